@@ -1,0 +1,238 @@
+"""The provider protocols and value types that plugins implement and return.
+
+Hooks in :mod:`aim_core.hookspecs` return *providers*: small objects with a
+``name`` and a few methods. The host picks providers by name and rejects
+duplicates. Everything here is plain data or a Protocol; plugins import these
+names from :mod:`aim_core` and nothing deeper.
+
+Objects exchanged with providers are Kubernetes objects as JSON-like dicts, so
+a plugin can build any third-party shape without the core knowing its fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from aim_core.health import Health
+
+KubeObject = dict[str, Any]
+
+
+@attrs.frozen
+class ResourceRef:
+    """A Kubernetes resource type: ``group/version`` plus plural and kind."""
+
+    api_version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
+
+# ---------------------------------------------------------------------------
+# GPU detection
+# ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class GpuDevice:
+    """GPUs of one model found on one node.
+
+    ``model`` is the vendor's normalised model name (``MI300X``, ``H100``).
+    ``vram_bytes`` is the memory of one device, ``None`` when unknown.
+    ``resource_name`` is the extended resource that schedules the device.
+    """
+
+    vendor: str
+    model: str
+    count: int
+    resource_name: str
+    vram_bytes: int | None = None
+
+
+@runtime_checkable
+class GpuVendor(Protocol):
+    """Reads one vendor's GPUs from Node objects and speaks for its models."""
+
+    name: str
+
+    def detect(self, node: Mapping[str, Any]) -> Sequence[GpuDevice]:
+        """GPUs this vendor sees on ``node``; empty when none."""
+
+    def normalize_model(self, model: str) -> str | None:
+        """Canonical model name for a user-written one, ``None`` if not this vendor's."""
+
+    def preference(self) -> Sequence[str]:
+        """This vendor's models, best first, for template auto-selection."""
+
+    def node_affinity_terms(
+        self, model: str | None, min_vram_bytes: int | None, inventory: Sequence[GpuDevice]
+    ) -> list[dict[str, Any]] | None:
+        """``matchExpressions`` that pin pods to nodes with the requested GPUs, or ``None``."""
+
+    def watches_node_key(self, key: str) -> bool:
+        """Whether a node label or resource key carries this vendor's GPU facts (F42)."""
+
+
+# ---------------------------------------------------------------------------
+# Runtime builders, routing, autoscaling
+# ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RuntimeRequest:
+    """Everything a runtime builder needs to build the serving objects of one service.
+
+    The core resolves AIM semantics (env layering, resources, cache volumes,
+    replicas); the builder only maps them onto its serving API.
+    """
+
+    service: Mapping[str, Any]  # the AIMService object as read
+    name: str  # name of the serving object
+    namespace: str
+    image: str
+    labels: Mapping[str, str]
+    env: Sequence[Mapping[str, Any]]
+    resources: Mapping[str, Any]
+    volumes: Sequence[Mapping[str, Any]] = ()
+    volume_mounts: Sequence[Mapping[str, Any]] = ()
+    node_affinity: Mapping[str, Any] | None = None
+    image_pull_secrets: Sequence[Mapping[str, Any]] = ()
+    service_account_name: str | None = None
+    priority_class_name: str | None = None
+    replicas: int | None = None  # fixed replicas; None when an autoscaler decides
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    live: Mapping[str, Any] | None = None  # the serving object currently on the server
+
+
+@runtime_checkable
+class RuntimeBuilder(Protocol):
+    """Turns a resolved service into serving objects and reads their health back."""
+
+    name: str
+    resource: ResourceRef
+
+    def build(self, request: RuntimeRequest) -> list[KubeObject]:
+        """The serving objects for ``request``; the first one is the main object."""
+
+    def health(
+        self, live: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]
+    ) -> Health:
+        """Health of the main serving object as read from the server."""
+
+    def backend_service(self, name: str) -> str:
+        """Name of the Service that receives traffic for serving object ``name``."""
+
+    def pod_selector(self, name: str) -> Mapping[str, str]:
+        """Labels that select the pods of serving object ``name``."""
+
+
+@attrs.frozen
+class RouteRequest:
+    """A resolved route for one service."""
+
+    service: Mapping[str, Any]
+    name: str
+    namespace: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    parent_ref: Mapping[str, Any]
+    path: str
+    backend_service: str
+    backend_port: int = 80
+    request_timeout: str | None = None
+
+
+@runtime_checkable
+class RouteBuilder(Protocol):
+    """Builds the route object of a service and reads its health."""
+
+    name: str
+    resource: ResourceRef
+
+    def build(self, request: RouteRequest) -> KubeObject:
+        """The route object for ``request``."""
+
+    def health(self, live: Mapping[str, Any] | None) -> Health:
+        """Route health from the object's ``status``."""
+
+
+@attrs.frozen
+class ScalingRequest:
+    """The autoscaling spec of a service (``spec.autoScaling`` plus bounds)."""
+
+    min_replicas: int
+    max_replicas: int
+    metrics: Sequence[Mapping[str, Any]] = ()
+
+
+@attrs.frozen
+class ReplicaStatus:
+    """Replica counts read back from the scaler."""
+
+    min_replicas: int
+    max_replicas: int
+    current_replicas: int
+    desired_replicas: int
+
+
+@runtime_checkable
+class Autoscaler(Protocol):
+    """Applies an autoscaling spec to serving objects and reads the scaler back."""
+
+    name: str
+
+    def apply(self, objects: list[KubeObject], request: ScalingRequest | None) -> None:
+        """Mutate ``objects`` in place; ``request`` is ``None`` for fixed replicas."""
+
+    def scaler(self, serving_name: str) -> tuple[ResourceRef, str]:
+        """The resource and name of the object that reports scaling (e.g. an HPA)."""
+
+    def health(self, live: Mapping[str, Any] | None, runtime_ready: bool) -> Health:
+        """Scaler health."""
+
+    def replicas(self, live: Mapping[str, Any]) -> ReplicaStatus | None:
+        """Replica counts from the scaler object, ``None`` if it reports none."""
+
+
+# ---------------------------------------------------------------------------
+# Registry listing
+# ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class RegistryCredentials:
+    """Credentials for one registry host, from image pull secrets."""
+
+    username: str | None = None
+    password: str | None = None
+    token: str | None = None
+
+
+@runtime_checkable
+class RegistryClient(Protocol):
+    """Lists repositories and tags and reads image labels on one registry host."""
+
+    name: str
+
+    async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
+        """Repositories (``org/repo``) matching a ``*`` glob."""
+
+    async def list_tags(self, repository: str, credentials: RegistryCredentials | None) -> list[str]:
+        """All tags of ``repository``."""
+
+    async def image_labels(
+        self, repository: str, reference: str, credentials: RegistryCredentials | None
+    ) -> dict[str, str]:
+        """The config labels of image ``repository:reference`` (tag or digest)."""
