@@ -1,0 +1,71 @@
+"""The ``aim-engine`` command: ``run``, ``crds``, ``plugins``, ``render``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+
+def _cmd_crds(args: argparse.Namespace) -> int:
+    from aim_core.api.crds import render_yaml
+
+    sys.stdout.write(render_yaml())
+    return 0
+
+
+def _cmd_plugins(args: argparse.Namespace) -> int:
+    from aim_core.plugins import describe_plugins, get_plugin_manager
+
+    rows = describe_plugins(get_plugin_manager())
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for row in rows:
+            hooks = ", ".join(row["hooks"]) or "(no hooks yet)"
+            sys.stdout.write(f"{row['name']} {row['version']}  [{row['distribution']}]\n    hooks: {hooks}\n")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from aim_core.operator.run import run
+
+    return run(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="aim-engine", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("crds", help="print the CustomResourceDefinitions of aim.eai.amd.com/v1alpha1")
+    p.set_defaults(func=_cmd_crds)
+
+    p = sub.add_parser("plugins", help="list installed plugins and the hooks they implement")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=_cmd_plugins)
+
+    p = sub.add_parser("run", help="run the operator against the current kubeconfig or in-cluster config")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch all namespaces (default)")
+    scope.add_argument("-n", "--namespace", action="append", default=[], help="watch this namespace (repeatable)")
+    p.add_argument("--operator-namespace", default=None, help="namespace for operator-owned objects (F16)")
+    p.add_argument("--liveness", default=None, metavar="URL", help="serve a liveness probe, e.g. http://0.0.0.0:8081/healthz")
+    p.add_argument("--peering", default=None, metavar="NAME", help="kopf peering name for running several replicas safely")
+    p.add_argument("--priority", type=int, default=0, help="peering priority of this replica")
+    p.add_argument("--standalone", action="store_true", help="no peering (single replica)")
+    p.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
+    p.add_argument("--log-format", choices=["json", "plain"], default="json")
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.set_defaults(func=_cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Test support shipped with the core: a Kubernetes API emulator and fixtures."""

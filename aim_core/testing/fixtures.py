@@ -1,0 +1,1 @@
+"""Pytest fixtures shared by core and plugin tests."""

@@ -1,0 +1,1 @@
+"""Routing: Gateway API HTTPRoute for AIMService."""

@@ -1,0 +1,1 @@
+"""GPU detection: AMD Instinct and Radeon GPUs from node labels."""

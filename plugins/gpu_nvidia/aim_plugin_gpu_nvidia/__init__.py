@@ -1,0 +1,1 @@
+"""GPU detection: NVIDIA GPUs from GPU Feature Discovery node labels."""

@@ -1,0 +1,1 @@
+"""Autoscaling: KEDA through KServe's integration, OpenTelemetry pod metrics."""

@@ -1,0 +1,1 @@
+"""Runtime builder: KServe InferenceService for AIMService."""

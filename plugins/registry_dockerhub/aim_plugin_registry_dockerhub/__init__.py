@@ -1,0 +1,1 @@
+"""Registry listing for Docker Hub (docker.io)."""

@@ -1,0 +1,1 @@
+"""Registry listing for GitHub Container Registry (ghcr.io)."""

@@ -1,0 +1,1 @@
+"""Hook implementations of the registry_ghcr plugin."""
