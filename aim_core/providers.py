@@ -51,6 +51,10 @@ class GpuDevice:
     ``model`` is the vendor's normalised model name (``MI300X``, ``H100``).
     ``vram_bytes`` is the memory of one device, ``None`` when unknown.
     ``resource_name`` is the extended resource that schedules the device.
+    ``product_id`` is the vendor's identifier of the device exactly as a node
+    label carries it (AMD PCI device ID ``74a1``, NVIDIA product
+    ``NVIDIA-H100-80GB-HBM3``), so node affinity can match the label; ``None``
+    when the node's labels give only a model name.
     """
 
     vendor: str
@@ -58,6 +62,7 @@ class GpuDevice:
     count: int
     resource_name: str
     vram_bytes: int | None = None
+    product_id: str | None = None
 
 
 @runtime_checkable
