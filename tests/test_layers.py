@@ -1,0 +1,181 @@
+"""Import layers: the contracts in ``.importlinter`` hold, and they can break.
+
+``lint-imports`` checks the real tree. To prove each contract bites, the same
+config is run over a scratch tree of empty packages with one seeded import
+that the contract must catch. What import-linter cannot say (plugins import
+only names in ``aim_core.__all__``) is an AST check here.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import aim_core
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / ".importlinter"
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+PLUGIN_PACKAGES = sorted(p.parent for p in ROOT.glob("plugins/*/aim_plugin_*/__init__.py"))
+
+
+def lint_imports(*args: str, cwd: Path = ROOT, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--config", str(CONFIG), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def config() -> configparser.ConfigParser:
+    parser = configparser.ConfigParser()
+    parser.read(CONFIG)
+    return parser
+
+
+def listed(section: str, key: str) -> set[str]:
+    return set(config()[section][key].split())
+
+
+def test_the_repository_keeps_every_layer_contract():
+    result = lint_imports()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert " 0 broken." in result.stdout
+
+
+def test_every_plugin_package_is_under_the_plugin_contracts():
+    packages = {p.name for p in PLUGIN_PACKAGES}
+    assert packages, "no plugin packages found under plugins/"
+    assert packages | {"aim_core"} <= listed("importlinter", "root_packages")
+    assert packages <= listed("importlinter:contract:plugins-public-api", "source_modules")
+    assert packages <= listed("importlinter:contract:core-without-plugins", "forbidden_modules")
+
+
+# ---------------------------------------------------------------------------
+# Each contract catches a seeded violation
+# ---------------------------------------------------------------------------
+
+
+SKELETON = [
+    "aim_core/api/__init__.py",
+    "aim_core/reconcile/__init__.py",
+    "aim_core/operator/__init__.py",
+    "aim_core/health.py",
+    "aim_core/providers.py",
+    "aim_core/hookspecs.py",
+    "aim_core/kube.py",
+]
+
+
+@pytest.fixture
+def scratch(tmp_path: Path):
+    """An empty copy of the package layout; ``write(path, source)`` seeds a module."""
+
+    def write(path: str, source: str = "") -> None:
+        file = tmp_path / path
+        for parent in reversed(file.relative_to(tmp_path).parents[:-1]):
+            init = tmp_path / parent / "__init__.py"
+            init.parent.mkdir(parents=True, exist_ok=True)
+            init.touch()
+        file.write_text(source)
+
+    for package in listed("importlinter", "root_packages"):
+        write(f"{package}/__init__.py")
+    for path in SKELETON:
+        write(path)
+    # The adapters doing what they may do must not break anything.
+    write("aim_core/kube.py", "import httpx\nimport kubernetes\n")
+    write("aim_core/operator/run.py", "import kopf\nimport kubernetes\nfrom aim_core import kube\n")
+    write("aim_core/reconcile/plan.py", "from aim_core import health, providers\n")
+    write("aim_plugin_kserve/plugin.py", "from aim_core import hookimpl\n")
+    write.root = tmp_path
+    return write
+
+
+def test_the_scratch_tree_keeps_every_contract(scratch):
+    result = lint_imports(cwd=scratch.root, pythonpath=scratch.root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+VIOLATIONS = [
+    ("pure", "aim_core/reconcile/observe.py", "import kubernetes\n"),
+    ("pure", "aim_core/api/models.py", "import aiohttp\n"),
+    ("pure", "aim_core/services/plan.py", "import httpx\n"),
+    ("pure", "aim_core/reconcile/apply.py", "from aim_core import kube\n"),  # indirect: kube imports httpx
+    ("pure", "aim_core/hookspecs.py", "import kopf\n"),
+    ("kube-adapter", "aim_core/registry.py", "import httpx\n"),
+    ("kube-adapter", "aim_core/operator/handlers.py", "import httpx\n"),
+    ("kube-adapter", "aim_core/store.py", "from kubernetes import client\n"),
+    ("kopf-adapter", "aim_core/controller.py", "import kopf\n"),
+    ("kopf-adapter", "aim_core/kube.py", "import httpx\nimport kopf\n"),
+    ("plugins-public-api", "aim_plugin_kserve/plugin.py", "from aim_core.providers import ResourceRef\n"),
+    ("plugins-public-api", "aim_plugin_gpu_amd/vendor.py", "import aim_core.health\n"),
+    ("plugins-public-api", "aim_plugin_keda/plugin.py", "from aim_core import providers\n"),
+    ("core-without-plugins", "aim_core/cli.py", "import aim_plugin_kserve\n"),
+]
+
+
+@pytest.mark.parametrize(("contract", "path", "source"), VIOLATIONS, ids=[f"{c}:{p}" for c, p, _ in VIOLATIONS])
+def test_contract_catches_a_seeded_violation(scratch, contract, path, source):
+    scratch(path, source)
+    result = lint_imports("--contract", contract, cwd=scratch.root, pythonpath=scratch.root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "BROKEN" in result.stdout
+
+
+# ---------------------------------------------------------------------------
+# Plugins import only aim_core's public names (import-linter cannot see __all__)
+# ---------------------------------------------------------------------------
+
+
+def non_public_imports(source: str, public: set[str]) -> list[str]:
+    """``aim_core`` imports in ``source`` that reach past the public names."""
+    bad = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            bad += [f"import {a.name}" for a in node.names if a.name.startswith("aim_core.")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.startswith("aim_core."):
+                bad.append(f"from {node.module} import ...")
+            elif node.module == "aim_core":
+                bad += [f"from aim_core import {a.name}" for a in node.names if a.name not in public]
+    return bad
+
+
+def test_the_public_name_check_catches_private_and_submodule_imports():
+    source = (
+        "import aim_core\n"
+        "from aim_core import Health, hookimpl\n"
+        "from aim_core import plugins\n"
+        "from aim_core.health import State\n"
+        "import aim_core.api.fields\n"
+        "from . import names\n"
+    )
+    assert non_public_imports(source, {"Health", "hookimpl"}) == [
+        "from aim_core import plugins",
+        "from aim_core.health import ...",
+        "import aim_core.api.fields",
+    ]
+
+
+@pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
+def test_plugin_code_imports_only_public_core_names(package):
+    public = set(aim_core.__all__)
+    offences = {
+        str(module.relative_to(ROOT)): bad
+        for module in sorted(package.rglob("*.py"))
+        if (bad := non_public_imports(module.read_text(), public))
+    }
+    assert offences == {}, "plugins may import only names in aim_core.__all__"
