@@ -35,7 +35,7 @@ class FieldMeta:
 
     description: str = ""
     json_name: str | None = None
-    schema_default: Any = attrs.NOTHING
+    schema_default: Any = attrs.field(factory=lambda: attrs.NOTHING)  # NOTHING = no default
     enum: tuple[Any, ...] | None = None
     minimum: int | float | None = None
     maximum: int | float | None = None
