@@ -1,0 +1,103 @@
+"""Registry of the ten top-level AIM kinds and their CRD naming facts."""
+
+import attrs
+
+from aim_core.api.common import API_GROUP, API_VERSION
+from aim_core.api.service import AIMService
+
+NAMESPACED = "Namespaced"
+CLUSTER = "Cluster"
+CATEGORIES = ("aim", "all")
+
+
+@attrs.frozen
+class PrinterColumn:
+    """An ``additionalPrinterColumns`` entry; priority 1 shows only with ``-o wide``."""
+
+    name: str
+    type: str
+    json_path: str
+    priority: int = 0
+
+
+@attrs.frozen
+class KindInfo:
+    """CRD facts of one kind."""
+
+    cls: type
+    kind: str
+    scope: str
+    short_name: str
+    printer_columns: tuple[PrinterColumn, ...] = ()
+    categories: tuple[str, ...] = CATEGORIES
+    status_subresource: bool = True
+
+    @property
+    def group(self) -> str:
+        return API_GROUP
+
+    @property
+    def api_version(self) -> str:
+        return API_VERSION
+
+    @property
+    def plural(self) -> str:
+        return self.kind.lower() + "s"
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def list_kind(self) -> str:
+        return self.kind + "List"
+
+    @property
+    def short_names(self) -> tuple[str, ...]:
+        return (self.short_name,)
+
+    @property
+    def namespaced(self) -> bool:
+        return self.scope == NAMESPACED
+
+    @property
+    def crd_name(self) -> str:
+        return f"{self.plural}.{API_GROUP}"
+
+
+def _col(name: str, path: str, type: str = "string", priority: int = 0) -> PrinterColumn:
+    return PrinterColumn(name=name, type=type, json_path=path, priority=priority)
+
+
+_STATUS = _col("Status", ".status.status")
+_AGE = _col("Age", ".metadata.creationTimestamp", "date")
+
+KINDS: tuple[KindInfo, ...] = (
+    KindInfo(
+        cls=AIMService,
+        kind="AIMService",
+        scope=NAMESPACED,
+        short_name="aimsvc",
+        printer_columns=(
+            _STATUS,
+            _col("Model", ".status.resolvedModel.name"),
+            _col("Template", ".status.resolvedTemplate.name"),
+            _col("Replicas", ".status.runtime.replicas"),
+            _AGE,
+        ),
+    ),
+)
+
+_BY_KIND = {k.kind: k for k in KINDS}
+_BY_CLASS = {k.cls: k for k in KINDS}
+
+
+def kind_info(kind: str) -> KindInfo | None:
+    """The :class:`KindInfo` of ``kind`` (e.g. ``"AIMService"``), or None if not an AIM kind."""
+    return _BY_KIND.get(kind)
+
+
+def info_for(cls_or_obj: object) -> KindInfo:
+    """The :class:`KindInfo` of a top-level model class or instance."""
+    cls = cls_or_obj if isinstance(cls_or_obj, type) else type(cls_or_obj)
+    return _BY_CLASS[cls]
