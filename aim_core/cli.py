@@ -52,9 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     scope.add_argument("-n", "--namespace", action="append", default=[], help="watch this namespace (repeatable)")
     p.add_argument("--operator-namespace", default=None, help="namespace for operator-owned objects (F16)")
     p.add_argument("--liveness", default=None, metavar="URL", help="serve a liveness probe, e.g. http://0.0.0.0:8081/healthz")
-    p.add_argument("--peering", default=None, metavar="NAME", help="kopf peering name for running several replicas safely")
-    p.add_argument("--priority", type=int, default=0, help="peering priority of this replica")
-    p.add_argument("--standalone", action="store_true", help="no peering (single replica)")
+    p.add_argument(
+        "--leader-elect",
+        action="store_true",
+        help="run several replicas safely: all watch, only the holder of the leader Lease reconciles",
+    )
     p.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
     p.add_argument("--log-format", choices=["json", "plain"], default="json")
     p.add_argument("-v", "--verbose", action="store_true")

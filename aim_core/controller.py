@@ -1,0 +1,82 @@
+"""What a controller declares, and the context its observe step reads from.
+
+A controller is a small object: the resource it reconciles, the resources
+whose changes should re-trigger it (with a mapper from a changed object to
+the keys to reconcile), an async ``observe`` that gathers inputs (mostly from
+the store, errors captured as values), and a pure ``plan``. The engine
+(:mod:`aim_core.engine`) does the rest, identically for every controller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+import attrs
+
+from aim_core.health import State
+from aim_core.providers import ResourceRef
+from aim_core.reconcile.plan import Plan
+from aim_core.store import ObjectKey, Store
+
+Mapper = Callable[[dict[str, Any]], Iterable[ObjectKey]]
+
+
+@attrs.frozen
+class Watch:
+    """Re-trigger the controller when an object of ``resource`` changes.
+
+    ``mapper`` returns the keys (namespace, name) of the controller's objects
+    that depend on the changed object; it must read indexes, not scan.
+    """
+
+    resource: ResourceRef
+    mapper: Mapper
+
+
+@attrs.define
+class Context:
+    """What observe steps may use: the store, the API adapter, the plugins, settings."""
+
+    store: Store
+    kube: Any  # aim_core.kube.Kube; typed loosely so plan-side modules need not import it
+    plugins: Any  # pluggy.PluginManager
+    operator_namespace: str
+    extras: dict[str, Any] = attrs.field(factory=dict)
+
+
+class Controller:
+    """Base class of all controllers; subclasses set the class attributes and implement the steps."""
+
+    name: ClassVar[str]  # e.g. "service" → field manager "aim-service-controller"
+    resource: ClassVar[ResourceRef]
+    finalizer: ClassVar[str | None] = None
+    status_map: ClassVar[dict[State, State]] = {}
+    writes_status: ClassVar[bool] = True
+    root_status: ClassVar[bool] = True  # whether the kind has a `status.status` field
+
+    @property
+    def field_manager(self) -> str:
+        return f"aim-{self.name}-controller"
+
+    def setup(self, store: Store) -> None:
+        """Register the store indexes this controller's mappers and observe step use."""
+
+    def watches(self) -> list[Watch]:
+        """Other resources whose changes re-trigger this controller."""
+        return []
+
+    def extra_resources(self) -> list[ResourceRef]:
+        """Resources the observe step reads from the store without being re-triggered."""
+        return []
+
+    async def observe(self, ctx: Context, obj: dict[str, Any]) -> Any:
+        """Gather inputs for :meth:`plan`; never raise for a failed read, return it."""
+        return None
+
+    def plan(self, obj: dict[str, Any], observed: Any) -> Plan:
+        """Decide children, components and status fields. Pure."""
+        raise NotImplementedError
+
+    async def finalize(self, ctx: Context, obj: dict[str, Any]) -> None:
+        """Clean up before the finalizer is removed (only called when ``finalizer`` is set)."""

@@ -1,0 +1,14 @@
+"""The controllers the operator runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aim_core.controller import Controller
+
+
+def build_controllers(plugins: Any = None) -> list[Controller]:
+    """A fresh instance of every controller, in start-up order."""
+    from aim_core.controllers.runtimeconfigs import ClusterRuntimeConfigController, RuntimeConfigController
+
+    return [RuntimeConfigController(), ClusterRuntimeConfigController()]

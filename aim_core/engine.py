@@ -1,0 +1,295 @@
+"""The reconcile engine every controller shares: observe → plan → apply → status.
+
+For one key it reads the object from the store, handles the finalizer and the
+paused annotation, runs the controller's observe and plan steps, applies the
+plan's children with server-side apply (fixed order, one field manager,
+owner references and identity labels set in :mod:`aim_core.applyset`),
+deletes what the plan drops, and writes status only when it changed. Errors
+never escape: they are classified (F10), reported in status, and decide the
+retry.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+from aim_core import applyset
+from aim_core.controller import Context, Controller
+from aim_core.health import Category
+from aim_core.kube import Kube
+from aim_core.providers import ResourceRef
+from aim_core.reconcile import events as eventing
+from aim_core.reconcile import labels as labelling
+from aim_core.reconcile import status as statusing
+from aim_core.reconcile.errors import classify
+from aim_core.reconcile.plan import Issue, Plan
+from aim_core.resources import EVENTS
+from aim_core.store import Store
+from aim_core.workqueue import WorkQueue
+
+log = logging.getLogger("aim_engine.engine")
+
+Key = tuple[str, str | None, str]  # (controller name, namespace, name)
+
+
+def utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+
+
+def rfc3339(ts: datetime.datetime) -> str:
+    return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Engine:
+    """Runs controllers over a store, a work queue and the API adapter."""
+
+    def __init__(self, ctx: Context, controllers: Iterable[Controller], *, recurring_warning_interval: float = 600.0):
+        self.ctx = ctx
+        self.controllers = {c.name: c for c in controllers}
+        self.queue = WorkQueue()
+        self._infra_since: dict[Key, datetime.datetime] = {}
+        self._warned: dict[tuple[Key, str], datetime.datetime] = {}
+        self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
+        self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
+        for controller in self.controllers.values():
+            controller.setup(ctx.store)
+            self._routes.setdefault(controller.resource, []).append((controller, None))
+            for watch in controller.watches():
+                self._routes.setdefault(watch.resource, []).append((controller, watch.mapper))
+        ctx.store.subscribe(self._on_change)
+
+    @property
+    def store(self) -> Store:
+        return self.ctx.store
+
+    @property
+    def kube(self) -> Kube:
+        return self.ctx.kube
+
+    def resources(self) -> list[ResourceRef]:
+        """Every resource the engine needs watched, primary ones first."""
+        seen: dict[ResourceRef, None] = {}
+        for controller in self.controllers.values():
+            seen[controller.resource] = None
+        for controller in self.controllers.values():
+            for watch in controller.watches():
+                seen[watch.resource] = None
+            for ref in controller.extra_resources():
+                seen[ref] = None
+        return list(seen)
+
+    # ------------------------------------------------------------- triggering
+
+    def _on_change(self, ref: ResourceRef, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        for controller, mapper in self._routes.get(ref, ()):
+            if mapper is None:
+                meta = obj["metadata"]
+                self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
+                continue
+            keys = set(mapper(obj))
+            if old is not None and old is not obj:
+                keys |= set(mapper(old))
+            for namespace, name in keys:
+                self.queue.add((controller.name, namespace, name))
+
+    def enqueue_all(self) -> None:
+        for controller in self.controllers.values():
+            for obj in self.store.list(controller.resource):
+                meta = obj["metadata"]
+                self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
+
+    async def run(self, workers: int = 4) -> None:
+        self.enqueue_all()
+        await self.queue.run(self.handle, workers)
+
+    # ---------------------------------------------------------------- handling
+
+    async def handle(self, key: Hashable) -> None:
+        controller_name, namespace, name = key  # type: ignore[misc]
+        controller = self.controllers[controller_name]
+        try:
+            requeue = await self.reconcile(controller, namespace, name)
+        except Exception as exc:  # noqa: BLE001 - the engine must survive any controller bug
+            category, reason = classify(exc)
+            log.exception("reconcile of %s %s/%s failed: %s (%s)", controller.name, namespace, name, reason, category.value)
+            delay = self.queue.backoff(key)
+            log.info("retrying %s %s/%s in %.1fs", controller.name, namespace, name, delay)
+            return
+        if requeue == "backoff":
+            self.queue.backoff(key)
+            return
+        self.queue.forget(key)
+        if requeue is not None:
+            self.queue.add_after(key, float(requeue))
+
+    async def reconcile(self, controller: Controller, namespace: str | None, name: str) -> float | str | None:
+        obj = self.store.get(controller.resource, namespace, name)
+        if obj is None:
+            return None
+        meta = obj["metadata"]
+        if controller.finalizer:
+            finalizers = list(meta.get("finalizers") or [])
+            if meta.get("deletionTimestamp"):
+                if controller.finalizer in finalizers:
+                    await controller.finalize(self.ctx, obj)
+                    remaining = [f for f in finalizers if f != controller.finalizer]
+                    await self.kube.patch(controller.resource, namespace, name, {"metadata": {"finalizers": remaining}})
+                return None
+            if controller.finalizer not in finalizers:
+                await self.kube.patch(
+                    controller.resource, namespace, name, {"metadata": {"finalizers": [*finalizers, controller.finalizer]}}
+                )
+        elif meta.get("deletionTimestamp"):
+            return None
+        if labelling.is_paused(meta):
+            return None
+
+        observed = await controller.observe(self.ctx, obj)
+        plan = controller.plan(obj, observed)
+        issues = list(plan.issues)
+        if statusing.should_apply([(i.category, i.reason, i.message) for i in issues]):
+            issues += await self._apply(controller, obj, plan)
+        if controller.writes_status:
+            await self._write_status(controller, obj, plan, issues)
+        if any(i.category.is_transient for i in issues):
+            return "backoff"
+        return plan.requeue_after
+
+    async def _apply(self, controller: Controller, obj: dict[str, Any], plan: Plan) -> list[Issue]:
+        issues: list[Issue] = []
+        for desired in sorted(plan.apply, key=lambda d: d.sort_key):
+            body = applyset.prepare(desired, obj, controller.name, plan.labels)
+            meta = body["metadata"]
+            live = self.store.get(desired.resource, meta.get("namespace"), meta["name"])
+            if not applyset.needs_apply(body, live, controller.field_manager):
+                continue
+            try:
+                result = await self.kube.apply(desired.resource, body, field_manager=controller.field_manager)
+            except Exception as exc:  # noqa: BLE001 - reported as a condition
+                issues.append(_issue(exc, f"applying {desired.resource.kind} {meta['name']}"))
+                continue
+            if isinstance(result, dict) and result.get("metadata"):
+                self.store.upsert(desired.resource, result)
+        for deletion in plan.delete:
+            if self.store.get(deletion.resource, deletion.namespace, deletion.name) is None:
+                continue
+            try:
+                await self.kube.delete(deletion.resource, deletion.namespace, deletion.name)
+            except Exception as exc:  # noqa: BLE001
+                issues.append(_issue(exc, f"deleting {deletion.resource.kind} {deletion.name}"))
+        return issues
+
+    async def _write_status(self, controller: Controller, obj: dict[str, Any], plan: Plan, issues: list[Issue]) -> None:
+        meta = obj["metadata"]
+        key: Key = (controller.name, meta.get("namespace") or None, meta["name"])
+        now = utcnow()
+        if any(i.category.is_transient for i in issues):
+            self._infra_since.setdefault(key, now)
+        else:
+            self._infra_since.pop(key, None)
+        old_status = obj.get("status") or {}
+        old_conditions = list(old_status.get("conditions") or [])
+        derived = statusing.derive(
+            plan.components,
+            [(i.category, i.reason, i.message) for i in issues],
+            old_conditions,
+            infra_since=self._infra_since.get(key),
+            now=now,
+            status_map=controller.status_map or None,
+        )
+        conditions = derived.conditions + [c for c in plan.conditions]
+        conditions = statusing.finalize_conditions(old_conditions, conditions, rfc3339(now), meta.get("generation"))
+        new_status = {**plan.status, "conditions": conditions}
+        if controller.root_status:
+            new_status["status"] = derived.status.value
+        if meta.get("generation") is not None:
+            new_status["observedGeneration"] = meta["generation"]
+        patch = _status_patch(old_status, new_status)
+        if patch:
+            try:
+                result = await self.kube.patch(
+                    controller.resource, meta.get("namespace"), meta["name"], {"status": patch}, subresource="status"
+                )
+                if isinstance(result, dict) and result.get("metadata"):
+                    self.store.upsert(controller.resource, result)
+            except Exception as exc:  # noqa: BLE001 - a status write failure is retried
+                log.warning("status write of %s %s/%s failed: %s", controller.name, meta.get("namespace"), meta["name"], exc)
+        await self._emit_events(controller, obj, key, old_conditions, conditions, derived, now)
+
+    async def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
+        specs = eventing.plan_events(old_conditions, conditions, derived.component_states)
+        for spec in specs:
+            if spec.recurring:
+                last = self._warned.get((key, spec.reason))
+                if last is not None and now - last < self._warning_interval:
+                    continue
+                self._warned[(key, spec.reason)] = now
+            await self._post_event(controller, obj, spec, now)
+
+    async def _post_event(self, controller: Controller, obj: dict[str, Any], spec: Any, now: datetime.datetime) -> None:
+        meta = obj["metadata"]
+        namespace = meta.get("namespace") or "default"
+        ts = rfc3339(now)
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"generateName": f"{meta['name']}.", "namespace": namespace},
+            "involvedObject": {
+                "apiVersion": obj["apiVersion"],
+                "kind": obj["kind"],
+                "name": meta["name"],
+                "namespace": meta.get("namespace"),
+                "uid": meta.get("uid"),
+            },
+            "type": spec.type,
+            "reason": spec.reason,
+            "message": spec.message[:1024],
+            "source": {"component": controller.field_manager},
+            "reportingComponent": controller.field_manager,
+            "firstTimestamp": ts,
+            "lastTimestamp": ts,
+            "count": 1,
+        }
+        try:
+            await self.kube.create(EVENTS, event)
+        except Exception as exc:  # noqa: BLE001 - events are best effort
+            log.debug("event for %s failed: %s", meta["name"], exc)
+
+
+def _issue(exc: BaseException, doing: str) -> Issue:
+    category, reason = classify(exc)
+    return Issue(category, reason, f"{doing}: {exc}")
+
+
+def _status_patch(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A merge patch turning ``old`` status into ``new`` (top-level keys; ``None`` removes)."""
+    patch: dict[str, Any] = {}
+    for k, v in new.items():
+        if old.get(k) != v:
+            patch[k] = v
+    for k in old:
+        if k not in new and k in _OWNED_STATUS_KEYS:
+            patch[k] = None
+    return patch
+
+
+# Status keys the engine owns and may remove; others (e.g. progress written by a
+# download pod) are left alone.
+_OWNED_STATUS_KEYS = frozenset(
+    {
+        "resolvedModel",
+        "resolvedTemplate",
+        "resolvedRuntimeConfig",
+        "routing",
+        "runtime",
+        "cache",
+        "effectiveSpec",
+        "resolvedHardware",
+        "resolvedNodeAffinity",
+    }
+)
+
+__all__ = ["Engine", "Category"]

@@ -1,0 +1,34 @@
+"""Operator settings resolved from flags and the environment (F16)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+DEFAULT_OPERATOR_NAMESPACE = "aim-system"
+
+
+def operator_namespace(explicit: str | None = None, *, sa_file: Path = SERVICE_ACCOUNT_NAMESPACE) -> str:
+    """``--operator-namespace``, else ``AIM_SYSTEM_NAMESPACE``, else the pod's namespace, else ``aim-system``."""
+    if explicit:
+        return explicit
+    env = os.environ.get("AIM_SYSTEM_NAMESPACE", "").strip()
+    if env:
+        return env
+    try:
+        text = sa_file.read_text().strip()
+    except OSError:
+        text = ""
+    return text or DEFAULT_OPERATOR_NAMESPACE
+
+
+@attrs.frozen
+class Settings:
+    namespaces: tuple[str, ...] = ()  # empty: all namespaces
+    operator_namespace: str = DEFAULT_OPERATOR_NAMESPACE
+    workers: int = 4
+    leader_election: bool = False
+    liveness: str | None = None

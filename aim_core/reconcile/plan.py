@@ -1,0 +1,87 @@
+"""The value a planner returns: what to apply, delete and report.
+
+Planners are pure functions ``plan(obj, observed) -> Plan``. The engine
+(:mod:`aim_core.engine`) carries a plan out: server-side apply of
+``apply`` in a fixed order with owner references and identity labels set in
+one place, deletions, then the status derived from ``components`` and
+``issues``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from aim_core.health import Category, Health
+from aim_core.providers import ResourceRef
+
+
+@attrs.frozen
+class Desired:
+    """An object the plan wants on the server.
+
+    ``owned`` objects get a controller owner reference to the reconciled
+    object (garbage-collected with it); unowned ones outlive it.
+    """
+
+    resource: ResourceRef
+    obj: dict[str, Any]
+    owned: bool = True
+
+    @property
+    def sort_key(self) -> tuple[str, str, str, str]:
+        meta = self.obj["metadata"]
+        return (self.resource.api_version, self.resource.kind, meta.get("namespace") or "", meta["name"])
+
+
+@attrs.frozen
+class Deletion:
+    """An object the plan wants gone."""
+
+    resource: ResourceRef
+    namespace: str | None
+    name: str
+
+
+@attrs.frozen
+class Issue:
+    """A reconcile-level error: invalid spec, missing reference, auth or infrastructure trouble."""
+
+    category: Category
+    reason: str
+    message: str
+
+
+@attrs.frozen
+class LabelPolicy:
+    """Which parent labels propagate to children (F81)."""
+
+    enabled: bool = False
+    patterns: tuple[str, ...] = ()
+
+
+@attrs.define
+class Plan:
+    """Everything one reconcile decided."""
+
+    components: dict[str, Health] = attrs.field(factory=dict)
+    issues: list[Issue] = attrs.field(factory=list)
+    apply: list[Desired] = attrs.field(factory=list)
+    delete: list[Deletion] = attrs.field(factory=list)
+    status: dict[str, Any] = attrs.field(factory=dict)  # kind-specific status fields, wire names
+    conditions: list[dict[str, Any]] = attrs.field(factory=list)  # extra non-component conditions
+    labels: LabelPolicy = attrs.field(factory=LabelPolicy)
+    requeue_after: float | None = None
+
+    def component(self, name: str, health: Health) -> None:
+        self.components[name] = health
+
+    def issue(self, category: Category, reason: str, message: str) -> None:
+        self.issues.append(Issue(category, reason, message))
+
+    def want(self, resource: ResourceRef, obj: dict[str, Any], *, owned: bool = True) -> None:
+        self.apply.append(Desired(resource, obj, owned))
+
+    def requeue(self, seconds: float) -> None:
+        self.requeue_after = seconds if self.requeue_after is None else min(self.requeue_after, seconds)

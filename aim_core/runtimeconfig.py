@@ -1,0 +1,157 @@
+"""Runtime config resolution (F17): which config applies and what it says.
+
+Objects name a config with ``spec.runtimeConfigName`` (empty → ``default``).
+The AIMRuntimeConfig of that name in the object's namespace is merged over the
+AIMClusterRuntimeConfig of that name, field by field, namespace winning.
+A missing ``default`` is fine; a missing named config is a missing reference.
+
+Everything here is pure and works on wire-format dicts (camelCase).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from aim_core.health import Category, Health
+from aim_core.reconcile.envvars import merge_env
+from aim_core.reconcile.plan import Issue
+
+DEFAULT_NAME = "default"
+DEFAULT_PVC_HEADROOM_PERCENT = 10
+
+
+def config_name(spec: Mapping[str, Any] | None) -> str:
+    """The runtime config an object asks for (``default`` when unset or blank)."""
+    return ((spec or {}).get("runtimeConfigName") or "").strip() or DEFAULT_NAME
+
+
+def normalize(spec: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A runtime-config spec with the deprecated top-level storage fields moved into ``storage`` (F5)."""
+    out = copy.deepcopy(dict(spec or {}))
+    legacy_class = out.pop("defaultStorageClassName", None)
+    legacy_headroom = out.pop("pvcHeadroomPercent", None)
+    if legacy_class is not None or legacy_headroom is not None:
+        storage = dict(out.get("storage") or {})
+        if legacy_class and not storage.get("defaultStorageClassName"):
+            storage["defaultStorageClassName"] = legacy_class
+        if legacy_headroom is not None and storage.get("pvcHeadroomPercent") is None:
+            storage["pvcHeadroomPercent"] = legacy_headroom
+        out["storage"] = storage
+    return out
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def merge_specs(base: Mapping[str, Any] | None, overlay: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Merge ``overlay`` over ``base`` field by field; non-empty overlay values win.
+
+    Nested objects merge recursively; ``env`` lists merge by variable name
+    (overlay entries replace in place, new ones are appended, ``AIM_ENGINE_ARGS``
+    JSON objects deep-merge); other lists are replaced whole. ``false`` and
+    ``0`` are values, so ``routing.enabled: false`` turns routing off.
+    """
+    result = copy.deepcopy(dict(base or {}))
+    for key, value in (overlay or {}).items():
+        if _is_empty(value) and not (key == "downloadFilter" and value == {}):
+            continue
+        current = result.get(key)
+        if key == "env" and isinstance(value, list):
+            result[key] = merge_env(list(current or []), list(value))
+        elif isinstance(value, Mapping) and isinstance(current, Mapping) and key not in _ATOMIC_OBJECTS:
+            result[key] = merge_specs(current, value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+# Objects that are one value, not a set of independent settings.
+_ATOMIC_OBJECTS = frozenset({"gatewayRef", "downloadFilter"})
+
+
+@attrs.frozen
+class Resolution:
+    """The outcome of resolving a runtime config for one object."""
+
+    name: str
+    spec: dict[str, Any]  # the merged, normalised view; empty when nothing was found
+    namespaced: Mapping[str, Any] | None = None
+    cluster: Mapping[str, Any] | None = None
+    issue: Issue | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.namespaced is not None or self.cluster is not None
+
+    @property
+    def reference(self) -> dict[str, Any] | None:
+        """``status.resolvedRuntimeConfig``: the object that satisfied the name (scope Merged when both did)."""
+        if self.namespaced is not None and self.cluster is not None:
+            meta = self.namespaced["metadata"]
+            return {"kind": "AIMRuntimeConfig", "name": meta["name"], "namespace": meta.get("namespace", ""),
+                    "scope": "Merged", "uid": meta.get("uid", "")}
+        for obj, kind, scope in ((self.namespaced, "AIMRuntimeConfig", "Namespace"),
+                                 (self.cluster, "AIMClusterRuntimeConfig", "Cluster")):
+            if obj is not None:
+                meta = obj["metadata"]
+                ref = {"kind": kind, "name": meta["name"], "scope": scope, "uid": meta.get("uid", "")}
+                if scope == "Namespace":
+                    ref["namespace"] = meta.get("namespace", "")
+                return ref
+        return None
+
+    def health(self, *, missing_reason: str = "ReferenceNotFound", found_reason: str = "ConfigFound") -> Health:
+        """The ``RuntimeConfig`` component as consumers report it (F17)."""
+        if self.issue is not None:
+            return Health.error(Category.MISSING_UPSTREAM, missing_reason, self.issue.message, upstream=True)
+        if not self.found:
+            return Health.ok("DefaultConfigNotFound", f"no runtime config named {self.name!r}; using built-in defaults",
+                             upstream=True)
+        return Health.ok(found_reason, f"using {_describe(self)}", upstream=True)
+
+
+def _describe(resolution: Resolution) -> str:
+    parts = []
+    if resolution.namespaced is not None:
+        parts.append(f"AIMRuntimeConfig {resolution.namespaced['metadata'].get('namespace')}/{resolution.name}")
+    if resolution.cluster is not None:
+        parts.append(f"AIMClusterRuntimeConfig {resolution.name}")
+    return " merged over ".join(parts)
+
+
+def resolve(
+    name: str,
+    namespaced: Mapping[str, Any] | None,
+    cluster: Mapping[str, Any] | None,
+) -> Resolution:
+    """Resolve config ``name`` from the namespaced and cluster objects of that name (either may be absent)."""
+    if namespaced is None and cluster is None:
+        issue = None
+        if name != DEFAULT_NAME:
+            issue = Issue(
+                Category.MISSING_UPSTREAM,
+                "ConfigNotFound",
+                f"runtime config {name!r} not found: create an AIMRuntimeConfig or AIMClusterRuntimeConfig "
+                f"named {name!r}, or remove spec.runtimeConfigName to use the default",
+            )
+        return Resolution(name, {}, issue=issue)
+    spec = merge_specs(normalize((cluster or {}).get("spec")), normalize((namespaced or {}).get("spec")))
+    return Resolution(name, spec, namespaced, cluster)
+
+
+def routing_enabled(service_routing: Mapping[str, Any] | None, config: Mapping[str, Any]) -> bool:
+    """Service ``routing.enabled`` if set, else the config's, else off (F58)."""
+    own = (service_routing or {}).get("enabled")
+    if own is not None:
+        return bool(own)
+    return bool((config.get("routing") or {}).get("enabled"))
+
+
+def pvc_headroom_percent(config: Mapping[str, Any]) -> int:
+    value = (config.get("storage") or {}).get("pvcHeadroomPercent")
+    return DEFAULT_PVC_HEADROOM_PERCENT if value is None else int(value)

@@ -1,0 +1,166 @@
+"""An in-memory cache of watched objects with secondary indexes.
+
+Watch events (from kopf) and the start-up listing feed the store; planners
+read from it instead of asking the API server. Indexes map a computed key to
+the objects that produce it, so "which services use runtime config X in
+namespace N" is a dictionary lookup, not a scan.
+
+The store is plain Python: no I/O, no kopf.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any
+
+from aim_core.providers import ResourceRef
+
+ObjectKey = tuple[str | None, str]  # (namespace, name)
+IndexFn = Callable[[dict[str, Any]], Iterable[Hashable]]
+Listener = Callable[[ResourceRef, str, dict[str, Any], dict[str, Any] | None], None]
+
+
+def object_key(obj: dict[str, Any]) -> ObjectKey:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or None, meta["name"])
+
+
+def _rv(obj: dict[str, Any]) -> int | None:
+    value = (obj.get("metadata") or {}).get("resourceVersion")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class _Table:
+    def __init__(self) -> None:
+        self.objects: dict[ObjectKey, dict[str, Any]] = {}
+        self.index_fns: dict[str, IndexFn] = {}
+        self.indexes: dict[str, dict[Hashable, set[ObjectKey]]] = {}
+        self.reverse: dict[str, dict[ObjectKey, set[Hashable]]] = {}
+
+    def add_index(self, name: str, fn: IndexFn) -> None:
+        self.index_fns[name] = fn
+        self.indexes[name] = defaultdict(set)
+        self.reverse[name] = {}
+        for key, obj in self.objects.items():
+            self._index_one(name, key, obj)
+
+    def _index_one(self, name: str, key: ObjectKey, obj: dict[str, Any]) -> None:
+        values = set(self.index_fns[name](obj))
+        self.reverse[name][key] = values
+        for value in values:
+            self.indexes[name][value].add(key)
+
+    def _unindex(self, key: ObjectKey) -> None:
+        for name, reverse in self.reverse.items():
+            for value in reverse.pop(key, ()):
+                bucket = self.indexes[name].get(value)
+                if bucket is not None:
+                    bucket.discard(key)
+                    if not bucket:
+                        del self.indexes[name][value]
+
+    def put(self, obj: dict[str, Any]) -> dict[str, Any] | None:
+        key = object_key(obj)
+        old = self.objects.get(key)
+        self._unindex(key)
+        self.objects[key] = obj
+        for name in self.index_fns:
+            self._index_one(name, key, obj)
+        return old
+
+    def remove(self, key: ObjectKey) -> dict[str, Any] | None:
+        self._unindex(key)
+        return self.objects.pop(key, None)
+
+
+class Store:
+    """Objects by resource, namespace and name, with named indexes per resource."""
+
+    def __init__(self) -> None:
+        self._tables: dict[ResourceRef, _Table] = defaultdict(_Table)
+        self._listeners: list[Listener] = []
+        self.synced: set[ResourceRef] = set()
+
+    # ----------------------------------------------------------- registration
+
+    def add_index(self, ref: ResourceRef, name: str, fn: IndexFn) -> None:
+        """Index objects of ``ref`` by the values ``fn`` returns."""
+        self._tables[ref].add_index(name, fn)
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call ``listener(ref, event_type, new_or_old_obj, old_obj)`` on every change."""
+        self._listeners.append(listener)
+
+    # ---------------------------------------------------------------- changes
+
+    def upsert(self, ref: ResourceRef, obj: dict[str, Any]) -> bool:
+        """Store ``obj``; return whether it changed what the store held.
+
+        An event older than what is held (lower numeric resourceVersion) is
+        ignored, so a late start-up listing cannot roll an object back.
+        """
+        table = self._tables[ref]
+        key = object_key(obj)
+        old = table.objects.get(key)
+        if old is not None:
+            new_rv, old_rv = _rv(obj), _rv(old)
+            if new_rv is not None and old_rv is not None and new_rv < old_rv:
+                return False
+            if old == obj:
+                return False
+        obj = copy.deepcopy(obj)
+        obj.setdefault("apiVersion", ref.api_version)
+        obj.setdefault("kind", ref.kind)
+        table.put(obj)
+        for listener in self._listeners:
+            listener(ref, "MODIFIED" if old is not None else "ADDED", obj, old)
+        return True
+
+    def delete(self, ref: ResourceRef, namespace: str | None, name: str) -> bool:
+        old = self._tables[ref].remove((namespace or None, name))
+        if old is None:
+            return False
+        for listener in self._listeners:
+            listener(ref, "DELETED", old, old)
+        return True
+
+    def replace_all(self, ref: ResourceRef, objs: Iterable[dict[str, Any]], namespaces: set[str] | None = None) -> None:
+        """Reconcile the table with a fresh listing (objects absent from it are deleted)."""
+        seen = set()
+        for obj in objs:
+            seen.add(object_key(obj))
+            self.upsert(ref, obj)
+        for key in list(self._tables[ref].objects):
+            if key not in seen and (namespaces is None or key[0] in namespaces):
+                self.delete(ref, *key)
+        self.synced.add(ref)
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, ref: ResourceRef, namespace: str | None, name: str) -> dict[str, Any] | None:
+        return self._tables[ref].objects.get((namespace or None, name))
+
+    def list(self, ref: ResourceRef, namespace: str | None = None) -> list[dict[str, Any]]:
+        objects = self._tables[ref].objects
+        if namespace is None:
+            return list(objects.values())
+        return [obj for (ns, _), obj in objects.items() if ns == namespace]
+
+    def by_index(self, ref: ResourceRef, index: str, value: Hashable) -> list[dict[str, Any]]:
+        table = self._tables[ref]
+        keys = table.indexes[index].get(value, ())
+        return [table.objects[key] for key in sorted(keys, key=lambda k: (k[0] or "", k[1]))]
+
+    def keys_by_index(self, ref: ResourceRef, index: str, value: Hashable) -> set[ObjectKey]:
+        return set(self._tables[ref].indexes[index].get(value, ()))
+
+    def __iter__(self) -> Iterator[ResourceRef]:
+        return iter(self._tables)
+
+    def count(self, ref: ResourceRef) -> int:
+        return len(self._tables[ref].objects)
