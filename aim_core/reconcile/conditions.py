@@ -1,0 +1,183 @@
+"""Status conditions as values, and how a new set is merged into the old one (F9).
+
+A reconcile computes the conditions it wants (:class:`Condition` values without
+times); :func:`merge_conditions` folds them into what the object already has:
+
+* ``lastTransitionTime`` moves only when the status **or** the reason changes;
+  a message-only change keeps the old time.
+* The three framework conditions ``DependenciesReachable``, ``AuthValid`` and
+  ``ConfigValid`` are *lazy*: they appear only after their first failure, and
+  once present they never disappear; when the failure is gone they flip back
+  to True (``Reachable`` / ``AuthenticationValid`` / ``ConfigurationValid``).
+* Every other condition type that is not in the new set is dropped: the new
+  set is authoritative (a component that is no longer looked at, such as a
+  finished discovery job, loses its condition).
+* Order is stable: ``Ready`` first, then the rest sorted by type. Sorting keeps
+  status patches minimal and diffs readable; ``Ready`` first puts the summary
+  where ``kubectl describe`` readers look.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any, Union
+
+import attrs
+
+__all__ = [
+    "AUTH_VALID",
+    "CONFIG_VALID",
+    "Condition",
+    "ConditionLike",
+    "DEPENDENCIES_REACHABLE",
+    "FRAMEWORK_TYPES",
+    "READY",
+    "RECOVERED",
+    "find",
+    "format_time",
+    "merge_conditions",
+    "parse_time",
+    "to_k8s",
+]
+
+READY = "Ready"
+DEPENDENCIES_REACHABLE = "DependenciesReachable"
+AUTH_VALID = "AuthValid"
+CONFIG_VALID = "ConfigValid"
+
+FRAMEWORK_TYPES = (DEPENDENCIES_REACHABLE, AUTH_VALID, CONFIG_VALID)
+
+#: Reason and message a lazy framework condition takes when its failure clears.
+RECOVERED: dict[str, tuple[str, str]] = {
+    DEPENDENCIES_REACHABLE: ("Reachable", "All dependencies are reachable"),
+    AUTH_VALID: ("AuthenticationValid", "Authentication is valid"),
+    CONFIG_VALID: ("ConfigurationValid", "Configuration is valid"),
+}
+
+_STATUSES = ("True", "False", "Unknown")
+
+
+@attrs.frozen
+class Condition:
+    """One entry of ``status.conditions``; times are strings as Kubernetes writes them."""
+
+    type: str
+    status: str = attrs.field(validator=attrs.validators.in_(_STATUSES))
+    reason: str
+    message: str = ""
+    last_transition_time: str = ""
+    observed_generation: int | None = None
+
+    @classmethod
+    def true(cls, type: str, reason: str, message: str = "") -> Condition:
+        return cls(type, "True", reason, message)
+
+    @classmethod
+    def false(cls, type: str, reason: str, message: str = "") -> Condition:
+        return cls(type, "False", reason, message)
+
+    @property
+    def is_true(self) -> bool:
+        return self.status == "True"
+
+    @classmethod
+    def from_k8s(cls, raw: Mapping[str, Any]) -> Condition:
+        return cls(
+            type=str(raw.get("type", "")),
+            status=str(raw.get("status", "Unknown")),
+            reason=str(raw.get("reason", "") or ""),
+            message=str(raw.get("message", "") or ""),
+            last_transition_time=str(raw.get("lastTransitionTime", "") or ""),
+            observed_generation=raw.get("observedGeneration"),
+        )
+
+    def to_k8s(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": self.type,
+            "status": self.status,
+            "reason": self.reason,
+            "message": self.message,
+            "lastTransitionTime": self.last_transition_time,
+        }
+        if self.observed_generation is not None:
+            out["observedGeneration"] = self.observed_generation
+        return out
+
+
+ConditionLike = Union[Condition, Mapping[str, Any]]
+
+
+def _coerce(c: ConditionLike) -> Condition:
+    return c if isinstance(c, Condition) else Condition.from_k8s(c)
+
+
+def find(conditions: Iterable[ConditionLike], type: str) -> Condition | None:
+    """The condition of ``type`` in ``conditions``, or None."""
+    for c in conditions:
+        cond = _coerce(c)
+        if cond.type == type:
+            return cond
+    return None
+
+
+def format_time(moment: datetime) -> str:
+    """RFC 3339 in UTC with second precision, as ``metav1.Time`` serialises."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: str) -> datetime | None:
+    """Inverse of :func:`format_time`; also accepts fractional seconds and offsets. Bad input → None."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _sort_key(c: Condition) -> tuple[int, str]:
+    return (0 if c.type == READY else 1, c.type)
+
+
+def _settle(new: Condition, old: Condition | None, now: str) -> Condition:
+    unchanged = old is not None and old.status == new.status and old.reason == new.reason
+    when = old.last_transition_time if unchanged and old.last_transition_time else now
+    generation = new.observed_generation
+    if generation is None and old is not None:
+        generation = old.observed_generation
+    return attrs.evolve(new, last_transition_time=when, observed_generation=generation)
+
+
+def merge_conditions(old: Iterable[ConditionLike], new: Iterable[ConditionLike], now: str) -> list[dict[str, Any]]:
+    """Fold the desired ``new`` conditions into the ``old`` ones; return Kubernetes dicts.
+
+    :param old: the object's current ``status.conditions`` (dicts or :class:`Condition`).
+    :param new: the conditions this reconcile computed; their times are ignored.
+    :param now: the time stamp for conditions that transition (see :func:`format_time`).
+    """
+    previous = {c.type: c for c in map(_coerce, old)}
+    merged: dict[str, Condition] = {}
+    for cond in map(_coerce, new):
+        before = previous.get(cond.type)
+        if cond.type in FRAMEWORK_TYPES and cond.is_true and before is None:
+            continue  # lazy: a framework condition is born False
+        merged[cond.type] = _settle(cond, before, now)
+    for type_ in FRAMEWORK_TYPES:
+        before = previous.get(type_)
+        if before is None or type_ in merged:
+            continue
+        if before.is_true:
+            merged[type_] = before
+        else:
+            reason, message = RECOVERED[type_]
+            merged[type_] = _settle(Condition.true(type_, reason, message), before, now)
+    return to_k8s(sorted(merged.values(), key=_sort_key))
+
+
+def to_k8s(conditions: Iterable[ConditionLike]) -> list[dict[str, Any]]:
+    """Kubernetes (camelCase) dicts for ``conditions``, order kept."""
+    return [_coerce(c).to_k8s() for c in conditions]

@@ -1,0 +1,85 @@
+"""Which Kubernetes Events a reconcile should emit, from its condition changes (F14).
+
+* A condition that appears or changes status or reason yields a ``Normal`` event.
+* "Error-level" conditions yield a ``Warning`` on *every* reconcile, changed or
+  not, so a stuck object keeps saying why: component conditions whose component
+  is Failed, Degraded or NotAvailable, and the framework conditions
+  (``DependenciesReachable``, ``AuthValid``, ``ConfigValid``) while False.
+* ``warn_on_transition`` names condition types whose False transitions are a
+  one-off ``Warning`` instead of ``Normal`` (the artifact's ``DownloadComplete``).
+
+Event reason = condition reason; message = condition message, or
+``"<Component> is ready: <reason>"`` / ``"<Component> is not ready: <reason>"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from typing import Literal
+
+import attrs
+
+from aim_core.health import Health, State
+from aim_core.reconcile.conditions import FRAMEWORK_TYPES, READY, Condition, ConditionLike, find
+
+__all__ = ["EventSpec", "plan_events"]
+
+_ERROR_STATES = (State.FAILED, State.DEGRADED, State.NOT_AVAILABLE)
+
+
+@attrs.frozen
+class EventSpec:
+    """An event to record on the reconciled object."""
+
+    type: Literal["Normal", "Warning"]
+    reason: str
+    message: str
+    condition: str = ""  #: the condition type that caused it (for logs)
+
+
+def _subject(type_: str) -> str:
+    if type_ == READY:
+        return "Resource"
+    return type_[: -len("Ready")] if type_.endswith("Ready") else type_
+
+
+def _message(cond: Condition) -> str:
+    if cond.message:
+        return cond.message
+    verdict = "is ready" if cond.is_true else "is not ready"
+    return f"{_subject(cond.type)} {verdict}: {cond.reason}"
+
+
+def _state(value: State | Health) -> State:
+    return value.state if isinstance(value, Health) else value
+
+
+def plan_events(
+    old_conditions: Iterable[ConditionLike],
+    new_conditions: Iterable[ConditionLike],
+    component_states: Mapping[str, State | Health] | None = None,
+    *,
+    warn_on_transition: Collection[str] = (),
+) -> list[EventSpec]:
+    """Return the events for going from ``old_conditions`` to ``new_conditions``.
+
+    :param component_states: component name (``Model`` for ``ModelReady``) to its
+        state, e.g. :attr:`aim_core.reconcile.status.Derived.component_states`.
+    :param warn_on_transition: condition types whose False transitions warn once.
+    """
+    old = list(old_conditions)
+    errors = {f"{name}Ready" for name, value in (component_states or {}).items() if _state(value) in _ERROR_STATES}
+    events = []
+    for raw in new_conditions:
+        cond = raw if isinstance(raw, Condition) else Condition.from_k8s(raw)
+        before = find(old, cond.type)
+        changed = before is None or before.status != cond.status or before.reason != cond.reason
+        recurring = cond.type in errors or (cond.type in FRAMEWORK_TYPES and not cond.is_true)
+        if recurring:
+            kind = "Warning"
+        elif changed:
+            kind = "Warning" if cond.type in warn_on_transition and not cond.is_true else "Normal"
+        else:
+            continue
+        events.append(EventSpec(kind, cond.reason, _message(cond), cond.type))
+    return events

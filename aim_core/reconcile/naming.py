@@ -1,0 +1,459 @@
+"""Names of child objects, reproduced byte for byte from upstream (spec 2.5).
+
+Most names follow one scheme (:func:`derived_name`): sanitised parts joined by
+``-`` plus a short SHA-256 over the hash inputs, encoded the way Go's
+``encoding/json`` encodes them (:func:`go_json`) and joined with ``|``. When the
+result is too long, the longest part loses characters from its end. Discovery
+jobs use their own scheme (:func:`discovery_job_name`).
+
+Every computed example of spec table 2.5 is pinned in
+``tests/reconcile/test_naming.py``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from decimal import Decimal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+from aim_core.reconcile.errors import ReconcileError
+
+__all__ = [
+    "ImageParts",
+    "ModelSourceKey",
+    "artifact_name",
+    "artifact_pvc_name",
+    "auto_custom_template_name",
+    "cache_volume_name",
+    "check_size_job_name",
+    "cluster_model_name_from_source",
+    "custom_model_name",
+    "custom_template_name",
+    "dedicated_cache_name",
+    "derived_name",
+    "derived_template_name",
+    "discovery_job_name",
+    "discovery_spec_hash",
+    "download_job_name",
+    "go_json",
+    "go_marshal",
+    "image_parts",
+    "inference_service_name",
+    "model_name_from_image",
+    "recommended_template_name",
+    "rfc1123",
+    "route_name",
+    "sanitize_label_value",
+    "sanitize_name_part",
+    "shared_cache_name",
+]
+
+_MAX = 63
+
+
+# ---------------------------------------------------------------- sanitisers
+
+
+def sanitize_name_part(value: str) -> str:
+    """Lower-case; each char outside ``[a-z0-9-]`` → ``-`` (runs kept); trim ``-``; cut to 63; empty → ``part``."""
+    cleaned = re.sub(r"[^a-z0-9-]", "-", value.lower()).strip("-")
+    return cleaned[:_MAX].rstrip("-") or "part"
+
+
+def sanitize_label_value(value: str) -> str | None:
+    """Label-value sanitiser (2.3): runs outside ``[a-z0-9._-]`` → ``_``, trimmed, ≤ 63; None when empty."""
+    cleaned = re.sub(r"[^a-z0-9._-]+", "_", value.lower()).strip("_.-")
+    return cleaned[:_MAX].strip("_.-") or None
+
+
+def rfc1123(value: str) -> str:
+    """An RFC 1123 label: lower-case, runs of other chars (dots included) → one ``-``, trimmed, ≤ 63."""
+    cleaned = re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")
+    return cleaned[:_MAX].strip("-")
+
+
+def _image_token(value: str) -> str:
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9-]", "-", value.lower())).strip("-")
+
+
+# ---------------------------------------------------------------- Go encoding/json
+
+_GO_ESCAPES = {
+    '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
+    "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029",
+}
+# Go struct field order of corev1.EnvVar and the selectors under valueFrom.
+_ENV_ORDER = ("name", "value", "valueFrom", "fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef",
+              "apiVersion", "fieldPath", "containerName", "resource", "divisor", "key", "optional")
+
+
+def _go_string(text: str) -> str:
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif code < 0x20:
+            out.append(f"\\u{code:04x}")
+        elif 0xD800 <= code <= 0xDFFF:  # lone surrogate: invalid UTF-8 to Go
+            out.append("\\ufffd")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _go_float(value: float) -> str:
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError(f"Go's encoding/json rejects {value!r}")
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if abs(value) < 1e-6 or abs(value) >= 1e21:
+        return re.sub(r"e([+-])0*(\d)", r"e\1\2", repr(value))
+    return format(Decimal(repr(value)), "f")
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value is False or (isinstance(value, (str, Mapping, list, tuple)) and not value)
+
+
+def _go_struct(entry: Mapping[str, Any]) -> str:
+    keys = [k for k in _ENV_ORDER if k in entry] + sorted(k for k in entry if k not in _ENV_ORDER)
+    fields = []
+    for key in keys:
+        value = entry[key]
+        if key != "name" and _is_empty(value):
+            continue
+        encoded = _go_struct(value) if isinstance(value, Mapping) else go_marshal(value)
+        fields.append(f"{_go_string(key)}:{encoded}")
+    return "{" + ",".join(fields) + "}"
+
+
+def go_json(value: Any) -> str:
+    """Encode one hash input as upstream does before hashing (spec 2.5).
+
+    Scalars as Go's ``encoding/json`` (compact, raw UTF-8, HTML-safe escapes);
+    ``None`` and empty lists/maps → ``null``; a mapping → the flat list
+    ``[k1, v1, k2, v2, ...]`` sorted by key; a list of ``{"name": ...}`` mappings
+    → env vars in ``corev1.EnvVar`` field order with empty fields omitted.
+    """
+    if isinstance(value, Mapping):
+        value = [item for key in sorted(value) for item in (key, value[key])]
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "null"
+        if all(isinstance(v, Mapping) and "name" in v for v in value):
+            return "[" + ",".join(_go_struct(v) for v in value) + "]"
+        return "[" + ",".join(go_json(v) for v in value) + "]"
+    return go_marshal(value)
+
+
+def go_marshal(value: Any) -> str:
+    """``json.Marshal`` of JSON-shaped data: objects with sorted keys, ``[]`` for empty lists."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_float(value)
+    if isinstance(value, str):
+        return _go_string(value)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{_go_string(str(k))}:{go_marshal(value[k])}" for k in sorted(value)) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(go_marshal(v) for v in value) + "]"
+    raise TypeError(f"cannot encode {type(value).__name__} as JSON")
+
+
+# ---------------------------------------------------------------- generic scheme
+
+
+def _hash(inputs: Iterable[Any], length: int) -> str:
+    payload = "|".join(go_json(i) for i in inputs)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:length]
+
+
+def derived_name(parts: Sequence[str], hash_inputs: Sequence[Any], hash_len: int, limit: int = _MAX) -> str:
+    """The generic derived-name algorithm of spec 2.5.
+
+    Parts are sanitised and joined with ``-``; ``-<hash>`` follows unless there
+    are no hash inputs. While too long, the first longest part drops its last
+    character (and trailing ``-``); stops when the longest part is one character.
+    """
+    names = [sanitize_name_part(p) for p in parts]
+    suffix = f"-{_hash(hash_inputs, hash_len)}" if hash_inputs else ""
+    while len("-".join(names)) + len(suffix) > limit:
+        longest = max(len(n) for n in names)
+        if longest <= 1:
+            break
+        i = next(i for i, n in enumerate(names) if len(n) == longest)
+        names[i] = names[i][:-1].rstrip("-")
+    return "-".join(names) + suffix
+
+
+# ---------------------------------------------------------------- images
+
+
+class ImageParts(NamedTuple):
+    registry: str
+    name: str  #: last path segment, normalised
+    tag: str  #: tag, or 6 hex chars of the digest, or ``latest``; normalised
+
+
+def _invalid_image(image: str, why: str) -> ReconcileError:
+    return ReconcileError.invalid_spec("InvalidImageReference", f"invalid image reference {image!r}: {why}")
+
+
+def image_parts(image: str) -> ImageParts:
+    """Split an image reference into registry, name and tag as model names need them.
+
+    Registry is the first path segment when it contains ``.`` or ``:`` or is
+    ``localhost``, else ``docker.io``. A digest wins over a tag. Name and tag are
+    lower-cased, other chars → ``-``, dash runs collapsed, trimmed.
+    Raises InvalidSpec ``InvalidImageReference`` for empty names, empty tags and
+    malformed digests.
+    """
+    ref = image.strip()
+    if not ref:
+        raise _invalid_image(image, "empty")
+    tag = ""
+    if "@" in ref:
+        ref, digest = ref.split("@", 1)
+        algorithm, _, hexpart = digest.partition(":")
+        if not algorithm or not re.fullmatch(r"[0-9a-fA-F]{6,}", hexpart):
+            raise _invalid_image(image, "malformed digest")
+        tag = hexpart[:6]
+    segments = ref.split("/")
+    first = segments[0]
+    has_registry = len(segments) > 1 and ("." in first or ":" in first or first == "localhost")
+    registry = first if has_registry else "docker.io"
+    last = segments[-1]
+    if ":" in last:
+        last, _, explicit = last.partition(":")
+        if not explicit:
+            raise _invalid_image(image, "empty tag")
+        tag = tag or explicit
+    name, tag = _image_token(last), _image_token(tag or "latest")
+    if not name or not tag:
+        raise _invalid_image(image, "no usable name or tag")
+    return ImageParts(registry, name, tag)
+
+
+def model_name_from_image(image: str) -> str:
+    """AIMModel created for a service's ``model.image``: ``aim-dummy-0-1-10-9bf80281``."""
+    image = image.strip()
+    parts = image_parts(image)
+    return derived_name([parts.name, parts.tag], [image], 8)
+
+
+class ModelSourceKey(NamedTuple):
+    """What identifies an inline model source for naming and de-duplication (F29)."""
+
+    model_id: str
+    source_uri: str
+    endpoint_url: str = ""  #: value of the source's ``AWS_ENDPOINT_URL`` env var
+
+    @classmethod
+    def from_spec(cls, source: Mapping[str, Any]) -> ModelSourceKey:
+        env = source.get("env") or []
+        endpoint = next((e.get("value") or "" for e in env if e.get("name") == "AWS_ENDPOINT_URL"), "")
+        return cls(source.get("modelId", ""), source.get("sourceUri", ""), endpoint)
+
+
+def custom_model_name(base_image: str, sources: Sequence[ModelSourceKey]) -> str:
+    """AIMModel created for a service's ``model.custom``: ``inline-test-model-2cfa2a00``."""
+    if not sources:
+        raise ReconcileError.invalid_spec("InvalidSpec", "model.custom needs at least one model source")
+    inputs: list[Any] = [base_image]
+    for source in sources:
+        inputs += [source.model_id, source.source_uri]
+        if source.endpoint_url:
+            inputs.append(source.endpoint_url)
+    return derived_name([sources[0].model_id], inputs, 8)
+
+
+def cluster_model_name_from_source(registry: str, repository: str, tag: str) -> str:
+    """AIMClusterModel created by a model source: ``amdenterpriseai-aim-qwen-qwen3-32b-0-8-5-72f726``."""
+    return derived_name([repository, tag], [registry, repository, tag], 6)
+
+
+# ---------------------------------------------------------------- services
+
+
+def inference_service_name(service: str, namespace: str) -> str:
+    """InferenceService name, short enough that ``<isvc>-predictor-<namespace>`` is a DNS label."""
+    limit = _MAX - len("-predictor-") - len(namespace)
+    if limit < 10:
+        raise ReconcileError.invalid_spec(
+            "NamespaceTooLong",
+            f"namespace {namespace!r} is too long ({len(namespace)} chars) to name an InferenceService: "
+            f"'<name>-predictor-<namespace>' must fit in 63 characters; use a namespace of at most 42 characters",
+        )
+    return derived_name([service], [namespace], 8, limit)
+
+
+def route_name(service: str, namespace: str) -> str:
+    """HTTPRoute name: as the InferenceService's but with the plain 63 limit."""
+    return derived_name([service], [namespace], 8)
+
+
+def shared_cache_name(template: str, namespace: str) -> str:
+    """Template cache a service uses in Shared mode: ``my-template-1080a608``."""
+    return derived_name([template], [namespace], 8)
+
+
+def dedicated_cache_name(template: str, service: str, service_uid: str) -> str:
+    """Template cache a service owns alone (Dedicated mode)."""
+    return derived_name([template, service], [service_uid], 8)
+
+
+# ---------------------------------------------------------------- templates
+
+
+def _metric_abbrev(metric: str) -> str:
+    return {"latency": "lat", "throughput": "thr"}.get(metric.lower(), metric)
+
+
+def recommended_template_name(
+    model_name: str, image: str, gpu_model: str = "", gpu_count: int = 0, metric: str = "", precision: str = ""
+) -> str:
+    """Template auto-created from a recommended deployment: ``ghcr-io-...-1x-mi300x-lat-fp16-0823``.
+
+    The suffix is ``<count>x-<gpu>-<metric abbrev>-<precision>`` with unset
+    fields left out (the all-set layout is pinned by the spec example; partial
+    layouts are our reading of the rule). The hash covers
+    ``<model>-<image>[-<gpu>][-x<count>][-<metric>][-<precision>]``.
+    """
+    suffix = [f"{gpu_count}x" if gpu_count > 0 else "", gpu_model.lower(), _metric_abbrev(metric), precision]
+    key = [model_name, image, gpu_model, f"x{gpu_count}" if gpu_count > 0 else "", metric, precision]
+    parts = [image] + (["-".join(s for s in suffix if s)] if any(suffix) else [])
+    return derived_name(parts, ["-".join(k for k in key if k)], 4)
+
+
+def custom_template_name(
+    model_name: str,
+    index: int,
+    alias: str = "",
+    profile: tuple[str, str] | None = None,
+    gpu: tuple[int, str] | None = None,
+) -> str:
+    """Template for ``customTemplates[index]``: ``custom-model-test-custom-multi-gpu-mi300x-e999d587``.
+
+    :param profile: ``(precision, metric)`` when the entry has a profile.
+    :param gpu: ``(requests, model)`` when the merged hardware has a GPU.
+    """
+    parts = [model_name, "custom"]
+    inputs: list[Any] = [model_name, index, alias]
+    if alias:
+        parts.append(alias)
+    if profile is not None:
+        inputs += [profile[0], profile[1]]
+        if profile[0]:
+            parts.append(profile[0])
+    if gpu is not None:
+        inputs += [gpu[0], gpu[1]]
+        if gpu[1]:
+            parts.append(gpu[1])
+    return derived_name(parts, inputs, 8)
+
+
+def auto_custom_template_name(model_name: str) -> str:
+    """The single template of a custom model without ``customTemplates``: ``<model>-custom-<hash>``."""
+    return derived_name([model_name, "custom"], [model_name, 0], 8)
+
+
+def derived_template_name(
+    base: str, gpu_model: str = "", gpu_count: int = 0, precision: str = "", metric: str = ""
+) -> str:
+    """Template derived from ``base`` by service overrides: ``my-template-ovr-mi300x-4gpu-fp8-throughput-b295``."""
+    parts, inputs = [base, "ovr"], []
+    if gpu_model:
+        parts.append(gpu_model.lower())
+        inputs += ["gpu", gpu_model]
+    if gpu_count:
+        parts.append(f"{gpu_count}gpu")
+        inputs += ["count", gpu_count]
+    if precision:
+        parts.append(precision)
+        inputs += ["precision", precision]
+    if metric:
+        parts.append(metric)
+        inputs += ["metric", metric]
+    return derived_name(parts, inputs, 4)
+
+
+def discovery_job_name(
+    template: str,
+    model_name: str,
+    image: str,
+    *,
+    service_account: str = "",
+    env: Sequence[Mapping[str, Any]] = (),
+    pull_secrets: Sequence[str] = (),
+    metric: str = "",
+    precision: str = "",
+    gpu: tuple[str, int] | None = None,
+    profile_id: str = "",
+) -> str:
+    """Discovery Job: ``discover-<template[:46]>-<8 hex>`` over the plain concatenation of the spec.
+
+    :param gpu: ``(model, count)`` when the template has a GPU block.
+    """
+    pieces = [model_name, image, service_account]
+    pieces += [f"{e.get('name', '')}{e.get('value') or ''}" for e in env]
+    pieces += list(pull_secrets) + [metric, precision]
+    if gpu is not None:
+        pieces += [gpu[0], str(gpu[1])]
+    pieces.append(profile_id)
+    digest = hashlib.sha256("".join(pieces).encode("utf-8")).hexdigest()[:8]
+    return f"discover-{template[:46]}-{digest}"
+
+
+def discovery_spec_hash(
+    model_name: str, image: str, metric: str = "", precision: str = "", gpu_model: str = "", gpu_count: int = 0,
+    profile_id: str = "",
+) -> str:
+    """Template ``status.discovery.specHash``: 16 hex chars; a change resets discovery backoff."""
+    text = f"{model_name}{image}{metric}{precision}{gpu_model}{gpu_count}{profile_id}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------- caches and artifacts
+
+
+def artifact_name(
+    source_uri: str,
+    env: Sequence[Mapping[str, Any]] | None = None,
+    storage_class: str = "",
+    *,
+    dedicated_to: str = "",
+) -> str:
+    """Artifact a template cache creates per model source: ``hf---sshleifer-tiny-gpt2-fc6a9647bb``.
+
+    :param env: the merged env (cache env + source env); empty and None hash alike.
+    :param dedicated_to: the cache name when the cache is in Dedicated mode.
+    """
+    inputs: list[Any] = [source_uri, list(env or []), storage_class]
+    if dedicated_to:
+        inputs += ["dedicated", dedicated_to]
+    return derived_name([source_uri.replace(".", "-")], inputs, 10)
+
+
+def artifact_pvc_name(artifact: str, artifact_uid: str) -> str:
+    return derived_name([artifact, "cache"], [artifact_uid], 8)
+
+
+def download_job_name(artifact: str, artifact_uid: str) -> str:
+    return derived_name([artifact, "download"], [artifact_uid], 8)
+
+
+def check_size_job_name(artifact: str, artifact_uid: str) -> str:
+    return derived_name([artifact, "check-size"], [artifact_uid], 8)
+
+
+def cache_volume_name(artifact: str) -> str:
+    """Volume name of a cached artifact on the InferenceService."""
+    return rfc1123(artifact.replace(".", "-"))
