@@ -3,7 +3,13 @@
 import attrs
 
 from aim_core.api.common import API_GROUP, API_VERSION
+from aim_core.api.artifact import AIMArtifact
+from aim_core.api.cache import AIMTemplateCache
+from aim_core.api.model import AIMClusterModel, AIMModel
+from aim_core.api.runtimeconfig import AIMClusterRuntimeConfig, AIMRuntimeConfig
 from aim_core.api.service import AIMService
+from aim_core.api.source import AIMClusterModelSource
+from aim_core.api.template import AIMClusterServiceTemplate, AIMServiceTemplate
 
 NAMESPACED = "Namespaced"
 CLUSTER = "Cluster"
@@ -71,6 +77,20 @@ def _col(name: str, path: str, type: str = "string", priority: int = 0) -> Print
 
 _STATUS = _col("Status", ".status.status")
 _AGE = _col("Age", ".metadata.creationTimestamp", "date")
+_MODEL_COLUMNS = (
+    _STATUS,
+    _col("Source", ".status.sourceType"),
+    _col("Image", ".spec.image"),
+    _col("Model", ".status.imageMetadata.model.canonicalName"),
+    _AGE,
+)
+_TEMPLATE_COLUMNS = (
+    _col("Model", ".spec.modelName"),
+    _STATUS,
+    _col("Hardware", ".status.hardwareSummary"),
+    _col("Metric", ".status.profile.metadata.metric"),
+    _col("Precision", ".status.profile.metadata.precision"),
+)
 
 KINDS: tuple[KindInfo, ...] = (
     KindInfo(
@@ -83,6 +103,81 @@ KINDS: tuple[KindInfo, ...] = (
             _col("Model", ".status.resolvedModel.name"),
             _col("Template", ".status.resolvedTemplate.name"),
             _col("Replicas", ".status.runtime.replicas"),
+            _AGE,
+        ),
+    ),
+    KindInfo(
+        cls=AIMModel,
+        kind="AIMModel",
+        scope=NAMESPACED,
+        short_name="aimmdl",
+        printer_columns=_MODEL_COLUMNS,
+    ),
+    KindInfo(
+        cls=AIMClusterModel,
+        kind="AIMClusterModel",
+        scope=CLUSTER,
+        short_name="aimclmdl",
+        printer_columns=_MODEL_COLUMNS,
+    ),
+    KindInfo(
+        cls=AIMServiceTemplate,
+        kind="AIMServiceTemplate",
+        scope=NAMESPACED,
+        short_name="aimtpl",
+        printer_columns=_TEMPLATE_COLUMNS,
+    ),
+    KindInfo(
+        cls=AIMClusterServiceTemplate,
+        kind="AIMClusterServiceTemplate",
+        scope=CLUSTER,
+        short_name="aimcltpl",
+        printer_columns=_TEMPLATE_COLUMNS,
+    ),
+    KindInfo(cls=AIMRuntimeConfig, kind="AIMRuntimeConfig", scope=NAMESPACED, short_name="aimrc"),
+    KindInfo(
+        cls=AIMClusterRuntimeConfig,
+        kind="AIMClusterRuntimeConfig",
+        scope=CLUSTER,
+        short_name="aimclrc",
+    ),
+    KindInfo(
+        cls=AIMTemplateCache,
+        kind="AIMTemplateCache",
+        scope=NAMESPACED,
+        short_name="aimtc",
+        printer_columns=(
+            _col("Template", ".spec.templateName"),
+            _col("Mode", ".spec.mode"),
+            _STATUS,
+            _col("Kind", ".status.resolvedTemplateKind"),
+            _AGE,
+        ),
+    ),
+    KindInfo(
+        cls=AIMArtifact,
+        kind="AIMArtifact",
+        scope=NAMESPACED,
+        short_name="aimart",
+        printer_columns=(
+            _STATUS,
+            _col("Mode", ".status.mode"),
+            _col("Model Size", ".status.displaySize"),
+            _col("Progress", ".status.progress.displayPercentage"),
+            _col("Protocol", ".status.download.protocol", priority=1),
+            _col("Attempt", ".status.download.attempt", priority=1),
+            _AGE,
+        ),
+    ),
+    KindInfo(
+        cls=AIMClusterModelSource,
+        kind="AIMClusterModelSource",
+        scope=CLUSTER,
+        short_name="aimclsrc",
+        printer_columns=(
+            _STATUS,
+            _col("Models", ".status.discoveredModels", "integer"),
+            _col("LastSync", ".status.lastSyncTime", "date"),
             _AGE,
         ),
     ),
