@@ -65,8 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from aim_core.plugins import PluginError
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except PluginError as exc:
+        sys.stderr.write(f"aim-engine: {exc}\n")
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -107,15 +107,15 @@ class Store:
         table = self._tables[ref]
         key = object_key(obj)
         old = table.objects.get(key)
+        obj = copy.deepcopy(obj)
+        obj.setdefault("apiVersion", ref.api_version)
+        obj.setdefault("kind", ref.kind)
         if old is not None:
             new_rv, old_rv = _rv(obj), _rv(old)
             if new_rv is not None and old_rv is not None and new_rv < old_rv:
                 return False
             if old == obj:
                 return False
-        obj = copy.deepcopy(obj)
-        obj.setdefault("apiVersion", ref.api_version)
-        obj.setdefault("kind", ref.kind)
         table.put(obj)
         for listener in self._listeners:
             listener(ref, "MODIFIED" if old is not None else "ADDED", obj, old)
