@@ -9,7 +9,7 @@ as upstream does; the ``amd.com/gpu`` resource only supplies a count.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aim_core import GpuDevice
@@ -55,7 +55,12 @@ def devices_on(node: Mapping[str, Any]) -> list[GpuDevice]:
     return devices
 
 
-def _read(labels, prop, to_model, to_product) -> list[tuple[str, str | None, int | None]]:
+def _read(
+    labels: Mapping[str, str],
+    prop: str,
+    to_model: Callable[[str], str],
+    to_product: Callable[[str], str | None],
+) -> list[tuple[str, str | None, int | None]]:
     """``(model, product_id, count from the label)`` for one label property, in F39 order."""
     for prefix in PREFIXES:
         value = labels.get(f"{prefix}gpu.{prop}", "").strip()
