@@ -193,7 +193,7 @@ class _Builder:
             raise SchemaError(f"{where}: int_or_string set but the type has no str | int")
         if meta.preserve_unknown:
             _leaf(node)["x-kubernetes-preserve-unknown-fields"] = True
-        _apply_value_constraints(_leaf(node), meta, where)
+        _apply_value_constraints(_leaf(node), meta)
         if meta.description:
             node["description"] = meta.description
         elif meta.deprecated and "description" not in node:
@@ -227,7 +227,7 @@ def _leaf(node: dict[str, Any]) -> dict[str, Any]:
             return node
 
 
-def _apply_value_constraints(leaf: dict[str, Any], meta: FieldMeta, where: str) -> None:
+def _apply_value_constraints(leaf: dict[str, Any], meta: FieldMeta) -> None:
     if meta.enum is not None:
         leaf["enum"] = list(meta.enum)
     for key, value in (
@@ -287,18 +287,12 @@ def root_schema(cls: type) -> dict[str, Any]:
 
 
 def _printer_column(col: Any) -> dict[str, Any]:
-    if isinstance(col, Mapping):
-        raw = dict(col)
-    else:
-        raw = {k: getattr(col, k) for k in attrs.fields_dict(type(col))} if attrs.has(type(col)) else dict(vars(col))
-    out: dict[str, Any] = {
-        "name": raw["name"],
-        "type": raw.get("type") or "string",
-        "jsonPath": raw.get("json_path") or raw.get("jsonPath"),
-    }
-    for src, dst in (("description", "description"), ("format", "format"), ("priority", "priority")):
-        if raw.get(src):
-            out[dst] = raw[src]
+    """An ``additionalPrinterColumns`` entry from a ``kinds.PrinterColumn`` (or a mapping alike)."""
+    get = col.get if isinstance(col, Mapping) else lambda key, default=None: getattr(col, key, default)
+    out: dict[str, Any] = {"name": get("name"), "type": get("type") or "string", "jsonPath": get("json_path")}
+    for key in ("description", "format", "priority"):
+        if get(key):
+            out[key] = get(key)
     return out
 
 
@@ -338,40 +332,24 @@ def crd(
     }
 
 
-def _kind_args(entry: Any) -> dict[str, Any]:
-    """Read one entry of :data:`aim_core.api.kinds.KINDS` into :func:`crd` keyword arguments."""
-
-    def get(*names: str, default: Any = None) -> Any:
-        for n in names:
-            if isinstance(entry, Mapping) and n in entry:
-                return entry[n]
-            if hasattr(entry, n):
-                return getattr(entry, n)
-        return default
-
-    short = get("short_names", "short_name", default=())
-    if isinstance(short, str):
-        short = (short,)
-    status = get("status_subresource", "subresource_status", default=True)
-    return {
-        "cls": get("cls", "model", "class_", "type"),
-        "kind": get("kind"),
-        "plural": get("plural"),
-        "singular": get("singular"),
-        "scope": get("scope"),
-        "short_names": tuple(short),
-        "categories": tuple(get("categories", default=())),
-        "printer_columns": tuple(get("printer_columns", "columns", default=())),
-        "status_subresource": bool(status),
-    }
-
-
 def generate_crds() -> list[dict[str, Any]]:
     """Return the ten CRDs, ordered by CRD name."""
     from aim_core.api.kinds import KINDS
 
-    entries = KINDS.values() if isinstance(KINDS, Mapping) else KINDS
-    crds = [crd(**_kind_args(e)) for e in entries]
+    crds = [
+        crd(
+            cls=info.cls,
+            kind=info.kind,
+            plural=info.plural,
+            singular=info.singular,
+            scope=info.scope,
+            short_names=info.short_names,
+            categories=info.categories,
+            printer_columns=info.printer_columns,
+            status_subresource=info.status_subresource,
+        )
+        for info in KINDS
+    ]
     return sorted(crds, key=lambda d: d["metadata"]["name"])
 
 

@@ -141,6 +141,10 @@ def structural_errors(root: dict[str, Any]) -> list[str]:
                 err(path, "validation rule without rule")
             if "\n" in rule.get("message", ""):
                 err(path, "validation message contains a line break")
+            for missing in cel_unknown_fields(node, rule.get("rule", "")):
+                err(path, f"CEL rule refers to {missing}, which the schema does not declare")
+        if "pattern" in node:
+            check_pattern(node["pattern"], path)
         for name, child in (node.get("properties") or {}).items():
             walk(child, f"{path}.{name}", in_junctor=in_junctor, under_metadata=under_metadata)
         if isinstance(node.get("items"), dict):
@@ -165,6 +169,15 @@ def structural_errors(root: dict[str, Any]) -> list[str]:
         problems = accepts(node, value)
         if problems:
             err(path, f"default {value!r} does not validate: {problems}")
+
+    def check_pattern(pattern: str, path: str) -> None:
+        # The API server compiles patterns with Go's RE2: no lookaround, no backreferences.
+        if re.search(r"\(\?<?[=!]|\\[1-9]", pattern):
+            err(path, f"pattern {pattern!r} uses lookaround or backreferences (not RE2)")
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            err(path, f"pattern {pattern!r} does not compile: {e}")
 
     def check_list_type(node: dict[str, Any], path: str) -> None:
         lt = node.get("x-kubernetes-list-type")
@@ -212,6 +225,30 @@ def structural_errors(root: dict[str, Any]) -> list[str]:
     for name, child in props.items():
         walk(child, "." + name, under_metadata=(name == "metadata"))
     return errors
+
+
+_SELF_PATH = re.compile(r"\b(?:self|oldSelf)((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+
+
+def cel_unknown_fields(node: dict[str, Any], rule: str) -> list[str]:
+    """``self.a.b`` chains in a CEL rule that name no declared property.
+
+    The API server type-checks rules against the schema at CRD creation, so a
+    misspelt field makes the whole CRD fail to install. Chains are followed
+    through objects and stop at lists, maps, free-form nodes and CEL functions.
+    """
+    missing = []
+    for match in _SELF_PATH.finditer(rule):
+        current = node
+        for name in match[1].split(".")[1:]:
+            if current.get("type") != "object" or "properties" not in current:
+                break  # list/map macros and functions (all, exists, size) or free-form values
+            props = current["properties"]
+            if name not in props:
+                missing.append(match[0])
+                break
+            current = props[name]
+    return missing
 
 
 # ---------------------------------------------------------------------------
@@ -303,6 +340,16 @@ _OK = {"type": "object", "properties": {"metadata": {"type": "object"}, "spec": 
         ),
         ({"type": "object", "properties": {"a": {"type": "string"}}, "$ref": "#/x"}, "not allowed"),
         ({"type": "string", "default": None}, "null default"),
+        (
+            {
+                "type": "object",
+                "properties": {"gpu": {"type": "object"}},
+                "x-kubernetes-validations": [{"rule": "has(self.gpu) || has(self.cpu)", "message": "m"}],
+            },
+            "refers to self.cpu",
+        ),
+        ({"type": "string", "pattern": "^(?!x)"}, "lookaround"),
+        ({"type": "string", "pattern": "^(a"}, "does not compile"),
     ],
 )
 def test_validator_rejects_non_structural_schemas(spec, expected):
