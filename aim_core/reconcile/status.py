@@ -197,7 +197,7 @@ def derive(
         states[name] = state
 
     invalid = by_cat.get(Category.INVALID_SPEC, [])
-    config_failing = invalid or by_cat.get(Category.MISSING_UPSTREAM, [])
+    config_failing = invalid + by_cat.get(Category.MISSING_UPSTREAM, [])  # reason: InvalidSpec wins
     for cond in (
         _framework(DEPENDENCIES_REACHABLE, transient, "InfrastructureError", previous_conditions),
         _framework(AUTH_VALID, by_cat.get(Category.AUTH, []), "AuthError", previous_conditions),

@@ -1,0 +1,95 @@
+import pytest
+
+from aim_core.health import Health, State
+from aim_core.reconcile.conditions import Condition
+from aim_core.reconcile.events import EventSpec, plan_events
+
+
+def old(type_, status, reason, message=""):
+    return {"type": type_, "status": status, "reason": reason, "message": message, "lastTransitionTime": "t"}
+
+
+T, F = Condition.true, Condition.false
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "states", "expected"),
+    [
+        # new condition: Normal, default message
+        ([], [T("ModelReady", "ModelResolved")], {"Model": State.READY}, [EventSpec("Normal", "ModelResolved", "Model is ready: ModelResolved", "ModelReady")]),
+        # unchanged, healthy: silent
+        ([old("ModelReady", "True", "ModelResolved")], [T("ModelReady", "ModelResolved", "new msg")], {"Model": State.READY}, []),
+        # transition of a progressing component: Normal with the condition message
+        (
+            [old("PodsReady", "False", "PodsPending")],
+            [F("PodsReady", "PodsStarting", "1/2 started")],
+            {"Pods": State.PROGRESSING},
+            [EventSpec("Normal", "PodsStarting", "1/2 started", "PodsReady")],
+        ),
+        # component in an error state: Warning every reconcile, even unchanged
+        (
+            [old("JobReady", "False", "JobFailed", "exit 1")],
+            [F("JobReady", "JobFailed", "exit 1")],
+            {"Job": State.FAILED},
+            [EventSpec("Warning", "JobFailed", "exit 1", "JobReady")],
+        ),
+        (
+            [],
+            [F("CacheReady", "CacheLost")],
+            {"Cache": Health(State.DEGRADED, "CacheLost")},
+            [EventSpec("Warning", "CacheLost", "Cache is not ready: CacheLost", "CacheReady")],
+        ),
+        (
+            [old("TemplateReady", "False", "GPUNotAvailable")],
+            [F("TemplateReady", "GPUNotAvailable", "no GPU")],
+            {"Template": State.NOT_AVAILABLE},
+            [EventSpec("Warning", "GPUNotAvailable", "no GPU", "TemplateReady")],
+        ),
+        # framework conditions: Warning while False, Normal when they flip back
+        (
+            [old("DependenciesReachable", "False", "InfrastructureError", "refused")],
+            [F("DependenciesReachable", "InfrastructureError", "refused")],
+            {},
+            [EventSpec("Warning", "InfrastructureError", "refused", "DependenciesReachable")],
+        ),
+        (
+            [old("AuthValid", "False", "AuthError")],
+            [T("AuthValid", "AuthenticationValid", "Authentication is valid")],
+            {},
+            [EventSpec("Normal", "AuthenticationValid", "Authentication is valid", "AuthValid")],
+        ),
+        # Ready transitions are Normal, even to False
+        (
+            [old("Ready", "True", "AllComponentsReady")],
+            [F("Ready", "Progressing")],
+            {},
+            [EventSpec("Normal", "Progressing", "Resource is not ready: Progressing", "Ready")],
+        ),
+        # a reason change is a transition
+        (
+            [old("ModelReady", "False", "CreatingModel")],
+            [F("ModelReady", "ModelNotReady", "m")],
+            {"Model": State.PENDING},
+            [EventSpec("Normal", "ModelNotReady", "m", "ModelReady")],
+        ),
+        # non-component condition types: default message uses the whole type
+        ([], [T("Discovered", "InlineModelSources")], {}, [EventSpec("Normal", "InlineModelSources", "Discovered is ready: InlineModelSources", "Discovered")]),
+    ],
+)
+def test_plan_events(before, after, states, expected):
+    assert plan_events(before, after, states) == expected
+
+
+def test_warn_on_transition_is_one_off():
+    before = [old("DownloadComplete", "True", "Downloading")]
+    failed = [F("DownloadComplete", "VerificationFailed", "checksum")]
+    assert plan_events(before, failed, warn_on_transition={"DownloadComplete"}) == [
+        EventSpec("Warning", "VerificationFailed", "checksum", "DownloadComplete")
+    ]
+    again = [old("DownloadComplete", "False", "VerificationFailed", "checksum")]
+    assert plan_events(again, failed, warn_on_transition={"DownloadComplete"}) == []
+
+
+def test_events_keep_condition_order_and_accept_dicts():
+    after = [old("ModelReady", "True", "ModelResolved", "ok"), old("Ready", "True", "AllComponentsReady", "all")]
+    assert [e.condition for e in plan_events([], after)] == ["ModelReady", "Ready"]
