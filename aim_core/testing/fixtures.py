@@ -1,1 +1,140 @@
-"""Pytest fixtures shared by core and plugin tests."""
+"""Pytest fixtures shared by core and plugin tests.
+
+Registered from the root ``conftest.py``, so every test under ``tests/`` and
+``plugins/*/tests/`` can ask for them:
+
+* ``kube`` -- a running :class:`~aim_core.testing.emulator.Emulator` with the
+  built-in, third-party and AIM resources declared, wrapped in :class:`Kube`;
+* ``api`` -- an ``httpx.AsyncClient`` whose ``base_url`` is the emulator;
+* ``kubeconfig`` -- a kubeconfig file for the emulator, exported as ``KUBECONFIG``
+  (for the kubernetes client and kopf's default login).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+import kmock
+import pytest
+import pytest_asyncio
+import yaml
+
+from aim_core.testing.emulator import ApiCall, Emulator, declare_resources
+
+
+@functools.cache
+def aim_crds() -> tuple[dict[str, Any], ...]:
+    """The operator's own CRDs, generated from the models once per session (read-only)."""
+    from aim_core.api.crds import generate_crds  # lazily: the models are a big import
+
+    return tuple(generate_crds())
+
+
+@attrs.define
+class Kube:
+    """The emulator as tests see it: read objects and events, count calls, seed objects.
+
+    ``resource`` arguments accept a key (``"v1/pods"``, ``"aim.eai.amd.com/v1alpha1/aimservices"``)
+    or a plural, kind or short name (``"aimservices"``, ``"AIMService"``). Everything of kmock
+    stays reachable: ``kube.emulator.objects[...]`` for histories, ``kube[...] << 500`` for
+    injected failures (a reaction that answers a write also prevents it).
+    """
+
+    emulator: Emulator
+
+    @property
+    def url(self) -> str:
+        """The base URL of the API server, e.g. ``http://127.0.0.1:41234``."""
+        return str(self.emulator.url).rstrip("/")
+
+    def path(self, resource: str, namespace: str | None = None, name: str | None = None,
+             subresource: str | None = None) -> str:
+        """The URL path of a collection, object or subresource, e.g. ``/api/v1/namespaces/ns/pods/p/log``."""
+        res = self.emulator.resolve(resource)
+        parts = ["/api" if not res.group else f"/apis/{res.group}", res.version]
+        if namespace is not None and self.emulator.resources[res].namespaced is not False:
+            parts += ["namespaces", namespace]
+        parts += [res.plural, name, subresource]
+        return "/".join(part for part in parts if part)
+
+    def put_object(self, body: Mapping[str, Any], *, resource: str | None = None) -> dict[str, Any]:
+        """Seed an object as is (status kept), with uid and resourceVersion; watchers see it."""
+        return self.emulator.put_object(body, resource=resource)
+
+    def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """The current object, or None if it does not exist."""
+        return self.emulator.get_object(resource, namespace, name)
+
+    def list(self, resource: str, namespace: str | None = None, *,
+             label_selector: str | None = None) -> list[dict[str, Any]]:
+        """The current objects (all namespaces if ``namespace`` is None), sorted by namespace and name."""
+        return self.emulator.list_objects(resource, namespace, label_selector=label_selector)
+
+    def events_for(self, name: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Events whose involvedObject/regarding has this name, oldest first."""
+        return self.emulator.events_for(name, namespace)
+
+    def set_log(self, namespace: str, pod: str, text: str) -> None:
+        """What ``GET .../pods/<pod>/log`` returns."""
+        self.emulator.logs[namespace, pod] = text
+
+    @property
+    def calls(self) -> list[ApiCall]:
+        """Every request so far, classified (verb, resource, namespace, name, subresource, manager, agent)."""
+        return self.emulator.calls
+
+    def mark(self) -> int:
+        """A position in :attr:`calls` to count from: ``n = kube.mark(); ...; kube.count(since=n)``."""
+        return len(self.emulator.calls)
+
+    def count(self, *verbs: str, resource: str | None = None, since: int = 0) -> int:
+        """Count calls by verb ("get", "apply", ...; "read" = get/list/watch; "write" = the rest).
+
+        ``resource`` is a key ("v1/pods") or a plural ("pods"). Discovery requests count only
+        when asked for with the verb "discovery".
+        """
+        return self.emulator.count(*verbs, resource=resource, since=since)
+
+    def reads(self, since: int = 0) -> int:
+        return self.count("read", since=since)
+
+    def writes(self, since: int = 0) -> int:
+        return self.count("write", since=since)
+
+    def __getitem__(self, criteria: Any) -> Any:
+        return self.emulator[criteria]
+
+
+@pytest_asyncio.fixture()
+async def kube() -> AsyncIterator[Kube]:
+    """A running Kubernetes API emulator with everything the operator uses declared."""
+    emulator = declare_resources(Emulator(), crds=aim_crds())
+    async with emulator, kmock.Server(emulator):
+        yield Kube(emulator)
+
+
+@pytest_asyncio.fixture()
+async def api(kube: Kube) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client for the emulator: ``await api.get("/api/v1/namespaces/ns/pods")``."""
+    async with httpx.AsyncClient(base_url=kube.url, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture()
+def kubeconfig(kube: Kube, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A kubeconfig naming the emulator, exported as ``KUBECONFIG`` for this test."""
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
+        "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
+        "users": [{"name": "emulator", "user": {"token": "emulator"}}],
+        "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator",
+                                                        "namespace": "default"}}],
+    }))
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    return path
