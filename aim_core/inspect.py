@@ -146,11 +146,12 @@ def inspect_pods(
     if not current:
         return Health.progressing("NoPods", "No pods exist yet")
     logs = logs or {}
-    for check in (_pull_failure, lambda pod, evs: _failure(pod, logs.get(_name(pod)))):
-        for pod in current:
-            found = check(pod, events)
-            if found is not None:
-                return found
+    for pod in current:
+        if (found := _pull_failure(pod, events)) is not None:
+            return found
+    for pod in current:
+        if (found := _failure(pod, logs.get(_name(pod)))) is not None:
+            return found
 
     ready = [p for p in current if _pod_ready(p) or _status(p).get("phase") == "Succeeded"]
     if ready:

@@ -174,4 +174,5 @@ def validate_against_crd(
     errors = crd_errors(obj, crd_path, version)
     if errors:
         name = (obj.get("metadata") or {}).get("name", "?")
-        raise CrdValidationError(f"{obj.get('kind')} {name} does not match {Path(crd_path).name}:\n  " + "\n  ".join(errors))
+        listing = "\n  ".join(errors)
+        raise CrdValidationError(f"{obj.get('kind')} {name} does not match {Path(crd_path).name}:\n  {listing}")
