@@ -181,6 +181,10 @@ class _Builder:
                 node["minProperties"] = cmeta.min_properties
             if cmeta.preserve_unknown:
                 node["x-kubernetes-preserve-unknown-fields"] = True
+            # Not in ClassMeta yet; read it when it appears (upstream marks selectors "atomic").
+            map_type = getattr(cmeta, "map_type", None)
+            if map_type:
+                node["x-kubernetes-map-type"] = map_type
             if cmeta.cel:
                 node["x-kubernetes-validations"] = [{"rule": r, "message": m} for r, m in cmeta.cel]
             return node
