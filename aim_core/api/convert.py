@@ -7,7 +7,14 @@ enums, bounds or patterns: the API server enforces those from the CRD schema.
 
 Errors are reported as :class:`ModelError` with one message per problem, each
 starting with the JSON path in wire names, e.g.
-``$.spec.hardware.gpu.requests: expected int, got 'two'``.
+``$.spec.hardware.gpu.requests: expected int, got 'two'`` or
+``$.spec.foo: unknown field``.
+
+Unstructuring leaves out exactly the fields that are ``None``; ``false``, ``0``,
+``[]`` and ``{}`` are kept (``downloadFilter: {}`` means "download everything").
+An explicit ``null`` in a document is read as an absent key: the API server
+prunes nulls from non-nullable fields, and no AIM field gives null a meaning of
+its own. Free-form values (``dict[str, Any]``, ``Any``) are passed through as is.
 """
 
 import types
@@ -230,8 +237,6 @@ def _describe(exc: BaseException, _type: Any) -> str:
         return str(exc)
     if isinstance(exc, KeyError):
         return "required field missing"
-    if isinstance(exc, ForbiddenExtraKeysError):
-        return f"unknown fields {', '.join(sorted(exc.extra_fields))}"
     return f"invalid value ({exc})"
 
 
@@ -250,7 +255,7 @@ def structure(cls: type[T], data: Any) -> T:
     """Build a ``cls`` from JSON-like ``data``; raise :class:`ModelError` if it does not fit."""
     try:
         return converter.structure(data, cls)
-    except Exception as exc:
+    except (cattrs.BaseValidationError, _WrongType) as exc:
         raise ModelError(_messages(exc)) from exc
 
 
