@@ -143,21 +143,26 @@ def _sort_key(c: Condition) -> tuple[int, str]:
     return (0 if c.type == READY else 1, c.type)
 
 
-def _settle(new: Condition, old: Condition | None, now: str) -> Condition:
+def _settle(new: Condition, old: Condition | None, now: str, generation: int | None = None) -> Condition:
     unchanged = old is not None and old.status == new.status and old.reason == new.reason
     when = old.last_transition_time if unchanged and old.last_transition_time else now
-    generation = new.observed_generation
-    if generation is None and old is not None:
+    if new.observed_generation is not None:
+        generation = new.observed_generation
+    elif generation is None and old is not None:
         generation = old.observed_generation
     return attrs.evolve(new, last_transition_time=when, observed_generation=generation)
 
 
-def merge_conditions(old: Iterable[ConditionLike], new: Iterable[ConditionLike], now: str) -> list[dict[str, Any]]:
+def merge_conditions(
+    old: Iterable[ConditionLike], new: Iterable[ConditionLike], now: str, *, observed_generation: int | None = None
+) -> list[dict[str, Any]]:
     """Fold the desired ``new`` conditions into the ``old`` ones; return Kubernetes dicts.
 
     :param old: the object's current ``status.conditions`` (dicts or :class:`Condition`).
     :param new: the conditions this reconcile computed; their times are ignored.
     :param now: the time stamp for conditions that transition (see :func:`format_time`).
+    :param observed_generation: stamped on every condition this reconcile set (one
+        that carries its own keeps it); otherwise a condition keeps its old value.
     """
     previous = {c.type: c for c in map(_coerce, old)}
     merged: dict[str, Condition] = {}
@@ -165,7 +170,7 @@ def merge_conditions(old: Iterable[ConditionLike], new: Iterable[ConditionLike],
         before = previous.get(cond.type)
         if cond.type in FRAMEWORK_TYPES and cond.is_true and before is None:
             continue  # lazy: a framework condition is born False
-        merged[cond.type] = _settle(cond, before, now)
+        merged[cond.type] = _settle(cond, before, now, observed_generation)
     for type_ in FRAMEWORK_TYPES:
         before = previous.get(type_)
         if before is None or type_ in merged:
@@ -174,7 +179,7 @@ def merge_conditions(old: Iterable[ConditionLike], new: Iterable[ConditionLike],
             merged[type_] = before
         else:
             reason, message = RECOVERED[type_]
-            merged[type_] = _settle(Condition.true(type_, reason, message), before, now)
+            merged[type_] = _settle(Condition.true(type_, reason, message), before, now, observed_generation)
     return to_k8s(sorted(merged.values(), key=_sort_key))
 
 

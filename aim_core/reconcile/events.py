@@ -35,6 +35,7 @@ class EventSpec:
     reason: str
     message: str
     condition: str = ""  #: the condition type that caused it (for logs)
+    recurring: bool = False  #: emitted on every reconcile while the condition stays bad (rate-limit these)
 
 
 def _subject(type_: str) -> str:
@@ -81,5 +82,5 @@ def plan_events(
             kind = "Warning" if cond.type in warn_on_transition and not cond.is_true else "Normal"
         else:
             continue
-        events.append(EventSpec(kind, cond.reason, _message(cond), cond.type))
+        events.append(EventSpec(kind, cond.reason, _message(cond), cond.type, recurring))
     return events

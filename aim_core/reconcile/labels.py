@@ -15,6 +15,7 @@ from aim_core.reconcile.naming import sanitize_label_value
 __all__ = [
     "AIM_PREFIX",
     "glob_match",
+    "glob_problem",
     "controller_labels",
     "is_paused",
     "propagate_labels",
@@ -190,6 +191,15 @@ def glob_match(pattern: str, key: str) -> bool:
         return _match(pattern, key)
     except _BadPattern:
         return False
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why ``pattern`` is malformed (Go would return ``ErrBadPattern``), or None when it is fine."""
+    try:
+        _match(pattern, "")  # matching the empty name scans every chunk of the pattern
+    except _BadPattern:
+        return f"malformed glob pattern {pattern!r}: check '[...]' classes and '\\' escapes; it never matches"
+    return None
 
 
 # ---------------------------------------------------------------- propagation

@@ -77,7 +77,7 @@ class Derived:
     """What a reconcile should write to status, and what it implies."""
 
     state: State  #: root state before ``status_map``
-    status: str  #: value for ``status.status``
+    status: State  #: root state after ``status_map``: ``status.value`` goes to ``status.status``
     conditions: tuple[Condition, ...]  #: component, framework and Ready conditions (no times)
     component_states: Mapping[str, State]  #: effective state per component (for events)
     errors: tuple[ErrorInfo, ...]  #: explicit errors plus those carried by component health
@@ -220,7 +220,7 @@ def derive(
     status = (status_map or {}).get(root, root)
     return Derived(
         state=root,
-        status=status.value,
+        status=status,
         conditions=tuple(conditions),
         component_states=states,
         errors=tuple(found),

@@ -80,6 +80,15 @@ def test_observed_generation_is_taken_from_new_or_kept():
     assert "observedGeneration" not in merge_conditions([], [Condition.true("Ready", "X")], T1)[0]
 
 
+def test_observed_generation_stamped_on_what_this_reconcile_set():
+    old = [k8s("Ready", "True", "AllComponentsReady", observedGeneration=3), k8s("AuthValid", "False", "AuthError")]
+    new = [Condition.true("Ready", "AllComponentsReady"), Condition("ModelReady", "True", "Ready", observed_generation=4)]
+    merged = {c["type"]: c for c in merge_conditions(old, new, T1, observed_generation=5)}
+    assert merged["Ready"]["observedGeneration"] == 5
+    assert merged["ModelReady"]["observedGeneration"] == 4  # its own value wins
+    assert merged["AuthValid"] == k8s("AuthValid", "True", "AuthenticationValid", "Authentication is valid", when=T1, observedGeneration=5)
+
+
 def test_old_entry_without_time_gets_now():
     old = [{"type": "Ready", "status": "True", "reason": "AllComponentsReady"}]
     assert merge_conditions(old, [Condition.true("Ready", "AllComponentsReady")], T1)[0]["lastTransitionTime"] == T1

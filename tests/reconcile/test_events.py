@@ -31,26 +31,26 @@ T, F = Condition.true, Condition.false
             [old("JobReady", "False", "JobFailed", "exit 1")],
             [F("JobReady", "JobFailed", "exit 1")],
             {"Job": State.FAILED},
-            [EventSpec("Warning", "JobFailed", "exit 1", "JobReady")],
+            [EventSpec("Warning", "JobFailed", "exit 1", "JobReady", recurring=True)],
         ),
         (
             [],
             [F("CacheReady", "CacheLost")],
             {"Cache": Health(State.DEGRADED, "CacheLost")},
-            [EventSpec("Warning", "CacheLost", "Cache is not ready: CacheLost", "CacheReady")],
+            [EventSpec("Warning", "CacheLost", "Cache is not ready: CacheLost", "CacheReady", recurring=True)],
         ),
         (
             [old("TemplateReady", "False", "GPUNotAvailable")],
             [F("TemplateReady", "GPUNotAvailable", "no GPU")],
             {"Template": State.NOT_AVAILABLE},
-            [EventSpec("Warning", "GPUNotAvailable", "no GPU", "TemplateReady")],
+            [EventSpec("Warning", "GPUNotAvailable", "no GPU", "TemplateReady", recurring=True)],
         ),
         # framework conditions: Warning while False, Normal when they flip back
         (
             [old("DependenciesReachable", "False", "InfrastructureError", "refused")],
             [F("DependenciesReachable", "InfrastructureError", "refused")],
             {},
-            [EventSpec("Warning", "InfrastructureError", "refused", "DependenciesReachable")],
+            [EventSpec("Warning", "InfrastructureError", "refused", "DependenciesReachable", recurring=True)],
         ),
         (
             [old("AuthValid", "False", "AuthError")],

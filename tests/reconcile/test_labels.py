@@ -4,6 +4,7 @@ from aim_core.reconcile.labels import (
     PAUSED_ANNOTATION,
     controller_labels,
     glob_match,
+    glob_problem,
     is_paused,
     propagate_labels,
 )
@@ -69,6 +70,20 @@ GO_CASES = [
 @pytest.mark.parametrize(("pattern", "name", "expected"), GO_CASES)
 def test_glob_match_like_go(pattern, name, expected):
     assert glob_match(pattern, name) is expected
+
+
+@pytest.mark.parametrize(("pattern", "name", "expected"), GO_CASES)
+def test_glob_problem_flags_exactly_the_malformed_patterns(pattern, name, expected):
+    malformed = GO_CASES.index((pattern, name, expected)) >= GO_CASES.index(("[]a]", "]", False))
+    problem = glob_problem(pattern)
+    assert (problem is not None) is malformed
+    if malformed:
+        assert repr(pattern) in problem
+
+
+@pytest.mark.parametrize("pattern", ["*", "**", "team.example.com/*", "[a-z]*", "a\\*b", ""])
+def test_glob_problem_accepts_valid_patterns(pattern):
+    assert glob_problem(pattern) is None
 
 
 @pytest.mark.parametrize(

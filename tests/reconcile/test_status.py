@@ -34,7 +34,7 @@ def table(derived):
 
 def test_all_ready():
     d = derive({"Model": ok("ModelResolved", upstream=True), "InferenceService": ok(reason="")}, now=NOW)
-    assert (d.state, d.status, d.ready, d.should_apply) == (State.READY, "Ready", True, True)
+    assert (d.state, d.status, d.ready, d.should_apply) == (State.READY, State.READY, True, True)
     assert table(d) == {
         "ModelReady": ("True", "ModelResolved", ""),
         "InferenceServiceReady": ("True", "Ready", ""),  # empty reason → literal Ready
@@ -44,7 +44,7 @@ def test_all_ready():
 
 
 def test_no_components_is_ready():
-    assert derive({}, now=NOW).status == "Ready"
+    assert derive({}, now=NOW).status is State.READY
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_no_components_is_ready():
 def test_worst_component_wins(components, state, ready):
     d = derive(components, now=NOW)
     assert d.state is state
-    assert d.status == state.value
+    assert d.status is state
     assert table(d)["Ready"] == ("False", *ready)
     assert d.should_apply is True
 
@@ -99,12 +99,12 @@ def test_worst_component_wins(components, state, ready):
 )
 def test_service_status_map(components, status):
     d = derive(components, now=NOW, status_map=SERVICE_STATUS_MAP)
-    assert d.status == status
+    assert d.status.value == status
 
 
 def test_not_available_service_names_the_component_in_ready():
     d = derive({"Template": Health(State.NOT_AVAILABLE, "GPUNotAvailable", "no GPU")}, now=NOW, status_map=SERVICE_STATUS_MAP)
-    assert (d.state, d.status) == (State.NOT_AVAILABLE, "Pending")
+    assert (d.state, d.status) == (State.NOT_AVAILABLE, State.PENDING)
     assert table(d)["Ready"] == ("False", "GPUNotAvailable", "Component Template is not ready: no GPU")
 
 
