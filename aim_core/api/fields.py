@@ -147,6 +147,7 @@ class ClassMeta:
     cel: tuple[tuple[str, str], ...] = ()
     min_properties: int | None = None
     preserve_unknown: bool = False
+    map_type: str | None = None  # x-kubernetes-map-type, e.g. "atomic"
 
 
 def schema(
@@ -155,6 +156,7 @@ def schema(
     cel: tuple[tuple[str, str], ...] | list[tuple[str, str]] = (),
     min_properties: int | None = None,
     preserve_unknown: bool = False,
+    map_type: str | None = None,
 ) -> Callable[[type[T]], type[T]]:
     """Class decorator attaching :class:`ClassMeta` to a model class."""
 
@@ -167,6 +169,7 @@ def schema(
                 cel=tuple(cel),
                 min_properties=min_properties,
                 preserve_unknown=preserve_unknown,
+                map_type=map_type,
             ),
         )
         return cls
