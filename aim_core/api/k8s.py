@@ -32,7 +32,7 @@ def env_list(**kw):
 
 
 @attrs.define(kw_only=True)
-@schema(description="Picks one key of a ConfigMap.")
+@schema(description="Picks one key of a ConfigMap.", map_type="atomic")
 class ConfigMapKeySelector:
     key: str = field(description="Key to read from the ConfigMap.")
     name: str | None = optional(description="ConfigMap name.", schema_default="")
@@ -40,7 +40,7 @@ class ConfigMapKeySelector:
 
 
 @attrs.define(kw_only=True)
-@schema(description="Picks one key of a Secret in the pod's namespace.")
+@schema(description="Picks one key of a Secret in the pod's namespace.", map_type="atomic")
 class SecretKeySelector:
     key: str = field(description="Key to read from the Secret.")
     name: str | None = optional(description="Secret name.", schema_default="")
@@ -48,14 +48,14 @@ class SecretKeySelector:
 
 
 @attrs.define(kw_only=True)
-@schema(description="Picks a field of the pod, such as metadata.name.")
+@schema(description="Picks a field of the pod, such as metadata.name.", map_type="atomic")
 class ObjectFieldSelector:
     api_version: str | None = optional(description="Schema version of field_path; v1 when unset.")
     field_path: str = field(description="Path of the pod field to read.")
 
 
 @attrs.define(kw_only=True)
-@schema(description="Picks a resource limit or request of a container.")
+@schema(description="Picks a resource limit or request of a container.", map_type="atomic")
 class ResourceFieldSelector:
     container_name: str | None = optional(description="Container to read; optional for env vars.")
     divisor: str | int | None = quantity(description="Unit the value is expressed in; 1 when unset.")
@@ -63,7 +63,7 @@ class ResourceFieldSelector:
 
 
 @attrs.define(kw_only=True)
-@schema(description="Picks one key of an env file in a volume.")
+@schema(description="Picks one key of an env file in a volume.", map_type="atomic")
 class FileKeySelector:
     key: str = field(description="Key inside the env file.")
     path: str = field(description="Relative path of the env file inside the volume.")
@@ -126,7 +126,7 @@ class ResourceRequirements:
 
 
 @attrs.define(kw_only=True)
-@schema(description="Names an object in the same namespace.")
+@schema(description="Names an object in the same namespace.", map_type="atomic")
 class LocalObjectReference:
     name: str | None = optional(description="Name of the object.", schema_default="")
 
@@ -146,7 +146,7 @@ class NodeSelectorRequirement:
 
 
 @attrs.define(kw_only=True)
-@schema(description="Requirements that must all hold for a node to match.")
+@schema(description="Requirements that must all hold for a node to match.", map_type="atomic")
 class NodeSelectorTerm:
     match_expressions: list[NodeSelectorRequirement] | None = optional(
         description="Requirements on node labels.", list_type="atomic"
@@ -157,7 +157,7 @@ class NodeSelectorTerm:
 
 
 @attrs.define(kw_only=True)
-@schema(description="Terms of which at least one must match a node.")
+@schema(description="Terms of which at least one must match a node.", map_type="atomic")
 class NodeSelector:
     node_selector_terms: list[NodeSelectorTerm] = field(
         description="Node selector terms, ORed.", list_type="atomic"

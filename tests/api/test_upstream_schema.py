@@ -1,7 +1,7 @@
 """The models carry every schema fact of the upstream CRDs, read straight from
 field metadata (no CRD generator involved): each upstream property exists with
 the same JSON type, enum, default, bounds, pattern, format, required flag, list
-type and CEL rules. Deliberate differences are listed in ``ALLOWED``.
+and map type and CEL rules. Deliberate differences are listed in ``ALLOWED``.
 """
 
 import copy
@@ -159,6 +159,8 @@ class _Walker:
         if rules != _rules(node):
             self.fail(path, "cel", sorted(rules), sorted(_rules(node)))
         if attrs.has(tp):
+            if class_meta(tp).map_type != node.get("x-kubernetes-map-type"):
+                self.fail(path, "map-type", class_meta(tp).map_type, node.get("x-kubernetes-map-type"))
             self.object(tp, node, path)
         elif typing.get_origin(tp) is list and "items" in node:
             self.descend(_unwrap(typing.get_args(tp)[0]), node["items"], path + "[]", set())
