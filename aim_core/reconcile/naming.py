@@ -7,48 +7,18 @@ result is too long, the longest part loses characters from its end. Discovery
 jobs use their own scheme (:func:`discovery_job_name`).
 
 Every computed example of spec table 2.5 is pinned in
-``tests/reconcile/test_naming.py``.
+``tests/reconcile/test_naming.py``. Public names are those without underscore.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from decimal import Decimal
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 from aim_core.reconcile.errors import ReconcileError
-
-__all__ = [
-    "ImageParts",
-    "ModelSourceKey",
-    "artifact_name",
-    "artifact_pvc_name",
-    "auto_custom_template_name",
-    "cache_volume_name",
-    "check_size_job_name",
-    "cluster_model_name_from_source",
-    "custom_model_name",
-    "custom_template_name",
-    "dedicated_cache_name",
-    "derived_name",
-    "derived_template_name",
-    "discovery_job_name",
-    "discovery_spec_hash",
-    "download_job_name",
-    "go_json",
-    "go_marshal",
-    "image_parts",
-    "inference_service_name",
-    "model_name_from_image",
-    "recommended_template_name",
-    "rfc1123",
-    "route_name",
-    "sanitize_label_value",
-    "sanitize_name_part",
-    "shared_cache_name",
-]
 
 _MAX = 63
 
@@ -313,8 +283,7 @@ def dedicated_cache_name(template: str, service: str, service_uid: str) -> str:
 # ---------------------------------------------------------------- templates
 
 
-def _metric_abbrev(metric: str) -> str:
-    return {"latency": "lat", "throughput": "thr"}.get(metric.lower(), metric)
+_METRIC_ABBREV = {"latency": "lat", "throughput": "thr"}
 
 
 def recommended_template_name(
@@ -327,17 +296,15 @@ def recommended_template_name(
     layouts are our reading of the rule). The hash covers
     ``<model>-<image>[-<gpu>][-x<count>][-<metric>][-<precision>]``.
     """
-    suffix = [f"{gpu_count}x" if gpu_count > 0 else "", gpu_model.lower(), _metric_abbrev(metric), precision]
+    metric_part = _METRIC_ABBREV.get(metric.lower(), metric)
+    suffix = [f"{gpu_count}x" if gpu_count > 0 else "", gpu_model.lower(), metric_part, precision]
     key = [model_name, image, gpu_model, f"x{gpu_count}" if gpu_count > 0 else "", metric, precision]
     parts = [image] + (["-".join(s for s in suffix if s)] if any(suffix) else [])
     return derived_name(parts, ["-".join(k for k in key if k)], 4)
 
 
 def custom_template_name(
-    model_name: str,
-    index: int,
-    alias: str = "",
-    profile: tuple[str, str] | None = None,
+    model_name: str, index: int, alias: str = "", profile: tuple[str, str] | None = None,
     gpu: tuple[int, str] | None = None,
 ) -> str:
     """Template for ``customTemplates[index]``: ``custom-model-test-custom-multi-gpu-mi300x-e999d587``.
@@ -369,33 +336,20 @@ def derived_template_name(
     base: str, gpu_model: str = "", gpu_count: int = 0, precision: str = "", metric: str = ""
 ) -> str:
     """Template derived from ``base`` by service overrides: ``my-template-ovr-mi300x-4gpu-fp8-throughput-b295``."""
-    parts, inputs = [base, "ovr"], []
-    if gpu_model:
-        parts.append(gpu_model.lower())
-        inputs += ["gpu", gpu_model]
-    if gpu_count:
-        parts.append(f"{gpu_count}gpu")
-        inputs += ["count", gpu_count]
-    if precision:
-        parts.append(precision)
-        inputs += ["precision", precision]
-    if metric:
-        parts.append(metric)
-        inputs += ["metric", metric]
+    fields = [("gpu", gpu_model, gpu_model.lower()), ("count", gpu_count, f"{gpu_count}gpu"),
+              ("precision", precision, precision), ("metric", metric, metric)]
+    parts: list[str] = [base, "ovr"]
+    inputs: list[Any] = []
+    for key, value, part in fields:
+        if value:
+            parts.append(part)
+            inputs += [key, value]
     return derived_name(parts, inputs, 4)
 
 
 def discovery_job_name(
-    template: str,
-    model_name: str,
-    image: str,
-    *,
-    service_account: str = "",
-    env: Sequence[Mapping[str, Any]] = (),
-    pull_secrets: Sequence[str] = (),
-    metric: str = "",
-    precision: str = "",
-    gpu: tuple[str, int] | None = None,
+    template: str, model_name: str, image: str, *, service_account: str = "", env: Sequence[Mapping[str, Any]] = (),
+    pull_secrets: Sequence[str] = (), metric: str = "", precision: str = "", gpu: tuple[str, int] | None = None,
     profile_id: str = "",
 ) -> str:
     """Discovery Job: ``discover-<template[:46]>-<8 hex>`` over the plain concatenation of the spec.
@@ -425,11 +379,7 @@ def discovery_spec_hash(
 
 
 def artifact_name(
-    source_uri: str,
-    env: Sequence[Mapping[str, Any]] | None = None,
-    storage_class: str = "",
-    *,
-    dedicated_to: str = "",
+    source_uri: str, env: Sequence[Mapping[str, Any]] | None = None, storage_class: str = "", *, dedicated_to: str = ""
 ) -> str:
     """Artifact a template cache creates per model source: ``hf---sshleifer-tiny-gpt2-fc6a9647bb``.
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import attrs
 
@@ -67,9 +68,19 @@ SERVICE_STATUS_MAP: Mapping[State, State] = {
 _KEPT_WHEN_FALSE = (State.FAILED, State.DEGRADED, State.NOT_AVAILABLE, State.PENDING)
 _ERROR_STATES = (State.FAILED, State.DEGRADED, State.NOT_AVAILABLE)
 # Ready reason override, in precedence order.
-_BLOCKING = ((Category.AUTH, "AuthError"), (Category.INVALID_SPEC, "InvalidSpec"), (Category.MISSING_UPSTREAM, "ReferenceNotFound"))
+_BLOCKING = (
+    (Category.AUTH, "AuthError"),
+    (Category.INVALID_SPEC, "InvalidSpec"),
+    (Category.MISSING_UPSTREAM, "ReferenceNotFound"),
+)
 
-ErrorTuple = tuple[Category, str, str]
+ErrorTuple = tuple[Category, str, str]  # or any object with .category, .reason, .message
+
+
+def _info(error: Any) -> ErrorInfo:
+    if hasattr(error, "category"):
+        return ErrorInfo(Category(error.category), error.reason, error.message)
+    return ErrorInfo(Category(error[0]), error[1], error[2])
 
 
 @attrs.frozen
@@ -91,7 +102,7 @@ class Derived:
 
 def should_apply(errors: Iterable[ErrorTuple]) -> bool:
     """False when any error is Auth, InvalidSpec or MissingUpstream (the user must act first)."""
-    return not any(Category(e[0]).blocks_apply for e in errors)
+    return not any(_info(e).category.blocks_apply for e in errors)
 
 
 def requeue_after(
@@ -108,7 +119,7 @@ def requeue_after(
     ``base * 2**retry`` capped at ``cap``; inside the grace period the answer is
     never later than the grace's end, so the Degraded verdict is not late.
     """
-    if not any(Category(e[0]).is_transient for e in errors):
+    if not any(_info(e).category.is_transient for e in errors):
         return None
     delay = min(cap, base * (2 ** max(retry, 0)))
     if grace_remaining is not None and grace_remaining > 0:
@@ -172,7 +183,7 @@ def derive(
         previous ``DependenciesReachable`` condition (or ``now`` when it was not False).
     :param now: the current time (timezone-aware).
     """
-    explicit = [ErrorInfo(Category(e[0]), e[1], e[2]) for e in errors]
+    explicit = [_info(e) for e in errors]
     found = explicit + [ErrorInfo(h.category, h.reason, h.message) for h in components.values() if h.category]
     by_cat: dict[Category, list[ErrorInfo]] = {}
     for e in found:
@@ -189,7 +200,8 @@ def derive(
     states: dict[str, State] = {}
     for name, health in components.items():
         cond, state = _component_condition(name, health), _effective(health)
-        kept = find(previous_conditions, cond.type) if in_grace and health.category and health.category.is_transient else None
+        transient_health = health.category is not None and health.category.is_transient
+        kept = find(previous_conditions, cond.type) if in_grace and transient_health else None
         if kept is not None:
             cond = Condition(kept.type, kept.status, kept.reason, kept.message)
             state = State.READY if kept.is_true else (State.PENDING if health.upstream else State.PROGRESSING)
@@ -197,11 +209,12 @@ def derive(
         states[name] = state
 
     invalid = by_cat.get(Category.INVALID_SPEC, [])
-    config_failing = invalid + by_cat.get(Category.MISSING_UPSTREAM, [])  # reason: InvalidSpec wins
+    config_failing = invalid + by_cat.get(Category.MISSING_UPSTREAM, [])
+    config_reason = "InvalidSpec" if invalid else "ReferenceNotFound"  # InvalidSpec wins
     for cond in (
         _framework(DEPENDENCIES_REACHABLE, transient, "InfrastructureError", previous_conditions),
         _framework(AUTH_VALID, by_cat.get(Category.AUTH, []), "AuthError", previous_conditions),
-        _framework(CONFIG_VALID, config_failing, "InvalidSpec" if invalid else "ReferenceNotFound", previous_conditions),
+        _framework(CONFIG_VALID, config_failing, config_reason, previous_conditions),
     ):
         if cond is not None:
             conditions.append(cond)
@@ -248,7 +261,8 @@ def _ready_condition(
     for name, state in states.items():
         if state in _ERROR_STATES:
             health = components[name]
-            return Condition.false(READY, health.reason or state.value, _not_ready(name, health.message or health.reason))
+            detail = health.message or health.reason
+            return Condition.false(READY, health.reason or state.value, _not_ready(name, detail))
     exhausted = [e for e in found if e.category is Category.RESOURCE_EXHAUSTION]
     if exhausted:
         return Condition.false(READY, exhausted[0].reason, exhausted[0].message)

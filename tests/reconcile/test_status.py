@@ -4,6 +4,7 @@ import pytest
 
 from aim_core.health import Category, Health, State
 from aim_core.reconcile.conditions import format_time
+from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.status import SERVICE_STATUS_MAP, derive, requeue_after, should_apply
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
@@ -51,18 +52,42 @@ def test_no_components_is_ready():
     ("components", "state", "ready"),
     [
         # not-ready upstream dependency → Pending; child → Progressing; worst wins
-        ({"Model": progressing("CreatingModel", "creating", upstream=True)}, State.PENDING, ("Progressing", "Component Model is not ready: creating")),
-        ({"Job": progressing("JobRunning")}, State.PROGRESSING, ("Progressing", "Component Job is not ready: JobRunning")),
-        ({"Pods": Health(State.STARTING, "PodsStarting", "1/2")}, State.PROGRESSING, ("Progressing", "Component Pods is not ready: 1/2")),
-        ({"Pods": Health(State.PENDING, "FailedScheduling", "0/3 nodes")}, State.PENDING, ("Progressing", "Component Pods is not ready: 0/3 nodes")),
         (
-            {"Model": ok(upstream=True), "Pods": progressing("PodsStarting"), "Template": progressing("TemplateNotReady", upstream=True)},
+            {"Model": progressing("CreatingModel", "creating", upstream=True)},
+            State.PENDING,
+            ("Progressing", "Component Model is not ready: creating"),
+        ),
+        (
+            {"Job": progressing("JobRunning")},
+            State.PROGRESSING,
+            ("Progressing", "Component Job is not ready: JobRunning"),
+        ),
+        (
+            {"Pods": Health(State.STARTING, "PodsStarting", "1/2")},
+            State.PROGRESSING,
+            ("Progressing", "Component Pods is not ready: 1/2"),
+        ),
+        (
+            {"Pods": Health(State.PENDING, "FailedScheduling", "0/3 nodes")},
+            State.PENDING,
+            ("Progressing", "Component Pods is not ready: 0/3 nodes"),
+        ),
+        (
+            {
+                "Model": ok(upstream=True),
+                "Pods": progressing("PodsStarting"),
+                "Template": progressing("TemplateNotReady", upstream=True),
+            },
             State.PENDING,
             ("Progressing", "Component Pods is not ready: PodsStarting"),
         ),
         # error states keep their own state; the first one explains Ready
         (
-            {"Pods": progressing("PodsStarting"), "Cache": Health(State.DEGRADED, "CacheLost", "pvc lost"), "Job": Health(State.FAILED, "JobFailed", "exit 1")},
+            {
+                "Pods": progressing("PodsStarting"),
+                "Cache": Health(State.DEGRADED, "CacheLost", "pvc lost"),
+                "Job": Health(State.FAILED, "JobFailed", "exit 1"),
+            },
             State.FAILED,
             ("CacheLost", "Component Cache is not ready: pvc lost"),
         ),
@@ -227,6 +252,18 @@ def test_explicit_infrastructure_errors(components, ago, state, ready):
     assert d.state is state
     assert table(d)["Ready"] == ready
     assert table(d)["DependenciesReachable"][:2] == ("False", "InfrastructureError")
+
+
+def test_errors_may_be_objects_with_category_reason_message():
+    issue = ErrorInfo(AUTH, "Forbidden", "rbac")  # a NamedTuple: attributes and indexing
+
+    class Issue:
+        category, reason, message = MISSING_UP, "ConfigNotFound", "no config"
+
+    d = derive({}, [Issue()], now=NOW)
+    assert table(d)["ConfigValid"] == ("False", "ReferenceNotFound", "no config")
+    assert should_apply([issue]) is False
+    assert requeue_after([Issue()]) is None
 
 
 @pytest.mark.parametrize(
