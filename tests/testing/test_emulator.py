@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
+import kopf
 import pytest
+from kopf.testing import KopfRunner
 
 from aim_core.testing.emulator import declare_crd
 from aim_core.testing.fixtures import Kube
@@ -404,3 +407,54 @@ async def test_seeding_reading_and_counting(api: httpx.AsyncClient, kube: Kube) 
     last = kube.calls[-1]
     assert (last.verb, last.resource, last.namespace, last.name, last.subresource) == (
         "patch", "example.com/v1/widgets", "ns1", "w1", "status")
+
+
+async def test_kubeconfig_points_the_kubernetes_client_at_the_emulator(kube: Kube, kubeconfig: Path) -> None:
+    import kubernetes  # a slow import; only this test needs it
+
+    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns1"}})
+
+    def list_pods() -> list[str]:
+        client = kubernetes.config.new_client_from_config(config_file=str(kubeconfig))
+        with client:
+            return [p.metadata.name for p in kubernetes.client.CoreV1Api(client).list_namespaced_pod("ns1").items]
+
+    assert await asyncio.to_thread(list_pods) == ["p"]
+
+
+# --------------------------------------------------------------------------- kopf against the emulator
+
+
+async def test_kopf_sees_a_new_object_and_patches_its_status(api: httpx.AsyncClient, kube: Kube) -> None:
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        return kopf.ConnectionInfo(server=kube.url, insecure=True)
+
+    @kopf.on.create("example.com", "v1", "widgets", registry=registry)
+    def created(body: kopf.Body, spec: Any, patch: kopf.Patch, **_: Any) -> None:
+        patch.status["seen"] = spec["size"]
+        kopf.info(body, reason="Seen", message=f"size {spec['size']}")
+
+    runner = KopfRunner(["run", "--standalone", "-A", "--verbose"], registry=registry, timeout=10)
+    await create(api, widget("listed", size=1))  # found by kopf's initial list
+    # The emulator serves from this event loop: enter and leave the runner from a worker thread.
+    await asyncio.to_thread(runner.__enter__)
+    try:
+        async with asyncio.timeout(10):
+            while not kube.count("watch", resource="example.com/v1/widgets"):
+                await asyncio.sleep(0.02)
+            await create(api, widget("watched", size=7))  # delivered by kopf's watch
+            while any("status" not in kube.get("widgets", "ns1", name) or not kube.events_for(name)
+                      for name in ("listed", "watched")):
+                await asyncio.sleep(0.02)
+    finally:
+        await asyncio.to_thread(runner.__exit__, None, None, None)
+    watched = kube.get("widgets", "ns1", "watched")
+    assert watched["status"] == {"seen": 7}
+    assert watched["spec"] == {"size": 7}
+    assert kube.get("widgets", "ns1", "listed")["status"] == {"seen": 1}
+    status_patches = [c.name for c in kube.calls if c.verb == "patch" and c.subresource == "status"]
+    assert sorted(status_patches) == ["listed", "watched"]
+    assert [(e["reason"], e["message"]) for e in kube.events_for("watched", "ns1")] == [("Seen", "size 7")]
