@@ -207,7 +207,7 @@ def _drop(node: Any, segment: str) -> None:
 
 
 def remove_path(obj: dict[str, Any], path: Path) -> None:
-    """Remove one field or list item in place; prune maps left empty (below the top level)."""
+    """Remove one field or list item in place; prune maps and lists left empty (below the top level)."""
     chain: list[tuple[Any, str]] = []
     node: Any = obj
     for segment in path[:-1]:
@@ -218,7 +218,7 @@ def remove_path(obj: dict[str, Any], path: Path) -> None:
     _drop(node, path[-1])
     for parent, segment in reversed(chain[1:]):
         child = _child(parent, segment)
-        if not (segment.startswith("f:") and isinstance(child, dict) and not child):
+        if not (segment.startswith("f:") and isinstance(child, dict | list) and not child):
             break
         _drop(parent, segment)
 
@@ -451,7 +451,7 @@ class Emulator(kmock.KubernetesEmulator):
         meta = obj.setdefault("metadata", {})
         obj.setdefault("apiVersion", _api_version(res))
         obj.setdefault("kind", info.kind)
-        key = (res, meta.get("namespace") if info.namespaced is not False else None, meta["name"])
+        key = (res, meta.get("namespace") if self.namespaced(res) else None, meta["name"])
         old = self._live(key)
         old_meta = (old or {}).get("metadata", {})
         meta.setdefault("uid", old_meta.get("uid") or str(uuid.uuid4()))
@@ -466,7 +466,7 @@ class Emulator(kmock.KubernetesEmulator):
     def get_object(self, resource: str | kmock.resource, namespace: str | None, name: str) -> dict[str, Any] | None:
         """The current state of one object, or None if it does not exist (now)."""
         res = self.resolve(resource)
-        live = self._live((res, namespace if self._info(res).namespaced is not False else None, name))
+        live = self._live((res, namespace if self.namespaced(res) else None, name))
         return copy.deepcopy(live) if live is not None else None
 
     def list_objects(self, resource: str | kmock.resource, namespace: str | None = None, *,
@@ -626,7 +626,8 @@ class Emulator(kmock.KubernetesEmulator):
         if meta.get("name", request.name) != request.name:
             raise api_error(400, "BadRequest", "the name of the object does not match the name on the URL")
         if meta.get("resourceVersion") is None and res in self.custom_resources:
-            raise api_error(422, "Invalid", "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update")
+            raise api_error(422, "Invalid", "metadata.resourceVersion: Invalid value: 0x0: "
+                            "must be specified for an update")
         _check_version(res, old, new)
         stored = self._write(res, info, key, old, new, manager=_manager(request), subresource=sub,
                              dry_run=_dry(request))
@@ -708,6 +709,8 @@ class Emulator(kmock.KubernetesEmulator):
             for field in _SYSTEM_META[2:]:
                 meta.pop(field, None)
             meta.update(uid=str(uuid.uuid4()), creationTimestamp=_now(), generation=1)
+            if key[1] is None:
+                meta.pop("namespace", None)
         else:
             if not internal:
                 new = _keep_system_fields(old, new, subresource, status_apart)
@@ -799,7 +802,11 @@ class Emulator(kmock.KubernetesEmulator):
         return res, self.resources[res]
 
     def _info(self, res: kmock.resource) -> kmock.ResourceInfo:
-        return self.resources[res] if res in self.resources else kmock.ResourceInfo()
+        return self.resources[res] if res in self.resources else kmock.ResourceInfo()  # no auto-creation
+
+    def namespaced(self, resource: str | kmock.resource) -> bool:
+        """Whether objects of this resource live in namespaces (False only if declared cluster-scoped)."""
+        return self._info(self.resolve(resource)).namespaced is not False
 
     def _resource_of(self, obj: Mapping[str, Any]) -> kmock.resource:
         for res, info in self.resources.items():

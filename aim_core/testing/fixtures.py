@@ -57,7 +57,7 @@ class Kube:
         """The URL path of a collection, object or subresource, e.g. ``/api/v1/namespaces/ns/pods/p/log``."""
         res = self.emulator.resolve(resource)
         parts = ["/api" if not res.group else f"/apis/{res.group}", res.version]
-        if namespace is not None and self.emulator.resources[res].namespaced is not False:
+        if namespace is not None and self.emulator.namespaced(res):
             parts += ["namespaces", namespace]
         parts += [res.plural, name, subresource]
         return "/".join(part for part in parts if part)

@@ -98,6 +98,7 @@ async def test_apply_removes_fields_the_manager_no_longer_applies(api: httpx.Asy
     assert obj["metadata"]["labels"] == {"app": "x"}
     assert obj["metadata"]["generation"] == 2
     assert kube.get("widgets", "ns1", "w1")["spec"] == obj["spec"]
+    assert (await apply(api, widget(size=2))).json()["spec"] == {"size": 2}  # the emptied list goes too
 
 
 async def test_apply_keeps_fields_owned_by_other_managers(api: httpx.AsyncClient) -> None:
@@ -107,7 +108,8 @@ async def test_apply_keeps_fields_owned_by_other_managers(api: httpx.AsyncClient
     obj = (await apply(api, widget(size=1))).json()  # the operator drops env[A]
     assert obj["spec"] == {"size": 1, "env": [{"name": "C", "value": "3"}], "replicas": 3}
     owners = managers(obj)
-    assert owners[("user", "Apply")] == {"f:spec": {"f:env": {'k:{"name":"C"}': {".": {}, "f:name": {}, "f:value": {}}}}}
+    item_c = {".": {}, "f:name": {}, "f:value": {}}
+    assert owners[("user", "Apply")] == {"f:spec": {"f:env": {'k:{"name":"C"}': item_c}}}
     assert owners[("python-httpx", "Update")] == {"f:spec": {"f:replicas": {}}}
 
 
@@ -181,7 +183,8 @@ async def test_without_a_status_subresource_the_status_is_plain_data(api: httpx.
 
 async def test_merge_patch_null_deletes_keys(api: httpx.AsyncClient) -> None:
     await create(api, widget(size=1, color="red", nested={"a": 1, "b": 2}))
-    obj = (await api.patch(f"{WIDGETS}/w1", headers=MERGE, json={"spec": {"color": None, "nested": {"a": None}}})).json()
+    patch = {"spec": {"color": None, "nested": {"a": None}}}
+    obj = (await api.patch(f"{WIDGETS}/w1", headers=MERGE, json=patch)).json()
     assert obj["spec"] == {"size": 1, "nested": {"b": 2}}
 
 
@@ -375,7 +378,8 @@ async def test_discovery_serves_declared_crds_and_builtins(api: httpx.AsyncClien
     assert {"aimservices", "aimservices/status", "aimclustermodels"} <= aim
     core = {r["name"] for r in (await api.get("/api/v1")).json()["resources"]}
     assert {"namespaces", "events", "pods", "pods/log", "nodes", "secrets"} <= core
-    assert kube.path("aimservices", "ns", "s", "status") == "/apis/aim.eai.amd.com/v1alpha1/namespaces/ns/aimservices/s/status"
+    assert kube.path("aimservices", "ns", "s", "status") == (
+        "/apis/aim.eai.amd.com/v1alpha1/namespaces/ns/aimservices/s/status")
     assert kube.path("nodes", "ignored", "n1") == "/api/v1/nodes/n1"
 
 
@@ -425,7 +429,10 @@ async def test_kubeconfig_points_the_kubernetes_client_at_the_emulator(kube: Kub
 # --------------------------------------------------------------------------- kopf against the emulator
 
 
-async def test_kopf_sees_a_new_object_and_patches_its_status(api: httpx.AsyncClient, kube: Kube) -> None:
+@pytest.mark.parametrize("scope", [["-A"], ["--namespace=ns*"]], ids=["cluster-wide", "namespace-glob"])
+async def test_kopf_sees_a_new_object_and_patches_its_status(
+        api: httpx.AsyncClient, kube: Kube, scope: list[str]) -> None:
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns1"}})
     registry = kopf.OperatorRegistry()
 
     @kopf.on.login(registry=registry)
@@ -437,7 +444,7 @@ async def test_kopf_sees_a_new_object_and_patches_its_status(api: httpx.AsyncCli
         patch.status["seen"] = spec["size"]
         kopf.info(body, reason="Seen", message=f"size {spec['size']}")
 
-    runner = KopfRunner(["run", "--standalone", "-A", "--verbose"], registry=registry, timeout=10)
+    runner = KopfRunner(["run", "--standalone", "--verbose", *scope], registry=registry, timeout=10)
     await create(api, widget("listed", size=1))  # found by kopf's initial list
     # The emulator serves from this event loop: enter and leave the runner from a worker thread.
     await asyncio.to_thread(runner.__enter__)
