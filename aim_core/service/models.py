@@ -1,0 +1,414 @@
+"""Which model an AIMService serves, and what to create when none fits (F46, F29, F45).
+
+A service names its model in exactly one of three ways:
+
+``spec.model.name``
+    An AIMModel of that name in the service's namespace, else an
+    AIMClusterModel of that name. Neither → MissingUpstream ``ModelNotFound``.
+``spec.model.image``
+    The models whose ``spec.image`` is that image. When none exists, a
+    namespaced AIMModel is planned for it (label ``origin=auto-generated``, no
+    owner: it outlives the service and is shared by every service asking for
+    the same image).
+``spec.model.custom``
+    An AIMModel in the service's namespace with the same image and the same
+    sources; when none exists, one is planned from the inline definition.
+
+Decisions where upstream leaves room (spec section 5):
+
+* **Several models with the image (Q9).** Upstream reports a plain error
+  (Unknown → service Degraded and retried forever). Here the namespace wins
+  over the cluster, as it does for ``model.name``: one AIMModel in the service
+  namespace is used even when AIMClusterModels carry the same image. Only
+  several matches in the deciding scope are an error: InvalidSpec
+  ``AmbiguousModelImage`` (service Failed, no hot loop), naming the models.
+* **Creation scope.** Upstream HEAD has no ``spec.model.creationScope`` on
+  runtime configs (D12: the field belongs to an older design) and neither does
+  our CRD, so auto-created models are always namespaced. ``config`` is taken
+  so the call site stays stable should such a setting return.
+* **Model states.** Ready → True ``ModelResolved``. Failed and Degraded →
+  Failed ``ModelNotReady`` (as upstream: the service is Failed). NotAvailable
+  (every template of the model lacks GPUs in this cluster) →
+  NotAvailable ``ModelNotReady``, exactly like a NotAvailable template; the
+  service's status map shows it as Pending while ``Ready`` names the model.
+  Anything else (Pending, Progressing, no status yet) → Pending ``ModelNotReady``.
+* **Sticky resolution (F45, Q25).** A model recorded in
+  ``status.resolvedModel`` is kept while it exists, is Ready and still
+  matches the spec, so a duplicate appearing later neither switches nor breaks
+  a running service.
+* **Name collisions.** When the name an auto-created model would get is held
+  by a model that does not match (another image, other sources), nothing is
+  applied over it: InvalidSpec ``ModelNameConflict``.
+
+Everything here is pure and works on wire-format dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from aim_core.health import Category, Health, State
+from aim_core.reconcile import naming
+from aim_core.reconcile.errors import ReconcileError
+from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL
+from aim_core.reconcile.plan import Issue, Plan
+from aim_core.resources import MODELS
+
+NAMESPACE = "Namespace"
+CLUSTER = "Cluster"
+COMPONENT = "Model"
+
+_KINDS = {NAMESPACE: "AIMModel", CLUSTER: "AIMClusterModel"}
+
+Model = Mapping[str, Any]
+
+
+def image_key(image: str) -> str:
+    """The key models are indexed and matched by: the image string, trimmed, otherwise exact."""
+    return (image or "").strip()
+
+
+def model_scope(model: Model) -> str:
+    """``Cluster`` for an AIMClusterModel, else ``Namespace`` (by kind, or by namespace when kind is absent)."""
+    kind = model.get("kind")
+    if kind:
+        return CLUSTER if kind == _KINDS[CLUSTER] else NAMESPACE
+    return NAMESPACE if (model.get("metadata") or {}).get("namespace") else CLUSTER
+
+
+def describe(model: Model, scope: str | None = None) -> str:
+    """``AIMModel ns/name`` or ``AIMClusterModel name``, for messages."""
+    scope = scope or model_scope(model)
+    meta = model.get("metadata") or {}
+    if scope == CLUSTER:
+        return f"AIMClusterModel {meta.get('name', '')}"
+    return f"AIMModel {meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def _status(model: Model) -> str:
+    return (model.get("status") or {}).get("status") or ""
+
+
+def _ready_message(model: Model) -> str:
+    for condition in (model.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return condition.get("message") or ""
+    return ""
+
+
+# ---------------------------------------------------------------- health
+
+
+def model_health(model: Model, scope: str | None = None) -> Health:
+    """The ``Model`` component of a service for an existing model (see the module docstring)."""
+    what = describe(model, scope)
+    state = _status(model)
+    if state == State.READY.value:
+        return Health.ok("ModelResolved", f"{what} is Ready", upstream=True)
+    detail = _ready_message(model)
+    message = f"{what} is {state or 'not reconciled yet'}" + (f": {detail}" if detail else "")
+    if state in (State.FAILED.value, State.DEGRADED.value):
+        return Health(State.FAILED, "ModelNotReady", message, upstream=True)
+    if state == State.NOT_AVAILABLE.value:
+        return Health(State.NOT_AVAILABLE, "ModelNotReady", message, upstream=True)
+    return Health(State.PENDING, "ModelNotReady", message, upstream=True)
+
+
+def resolved_reference(model: Model, scope: str | None = None) -> dict[str, Any] | None:
+    """``status.resolvedModel`` for ``model``, or None while it is not Ready (Q25).
+
+    ``namespace`` is present for AIMModels only; ``kind`` and ``uid`` when known.
+    """
+    if _status(model) != State.READY.value:
+        return None
+    scope = scope or model_scope(model)
+    meta = model.get("metadata") or {}
+    ref: dict[str, Any] = {"kind": _KINDS[scope], "name": meta.get("name", "")}
+    if scope == NAMESPACE:
+        ref["namespace"] = meta.get("namespace", "")
+    ref["scope"] = scope
+    if meta.get("uid"):
+        ref["uid"] = meta["uid"]
+    return ref
+
+
+# ---------------------------------------------------------------- result
+
+
+@attrs.frozen
+class ModelResolution:
+    """What model resolution decided for one service.
+
+    :ivar health: the ``Model`` component.
+    :ivar model: the model in use (it may not be Ready yet), or None.
+    :ivar scope: ``Namespace`` or ``Cluster`` when ``model`` is set.
+    :ivar create: an AIMModel to apply *unowned* (it outlives the service), or None.
+    """
+
+    health: Health
+    model: Model | None = None
+    scope: str | None = None
+    create: dict[str, Any] | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.model is not None and self.health.ready
+
+    @property
+    def reference(self) -> dict[str, Any] | None:
+        """``status.resolvedModel``: set only once the model is Ready."""
+        return resolved_reference(self.model, self.scope) if self.model is not None else None
+
+    @property
+    def issue(self) -> Issue | None:
+        """A problem that must stop the service's writes (invalid spec, missing model), if any."""
+        category = self.health.category
+        if category is not None and category.blocks_apply:
+            return Issue(category, self.health.reason, self.health.message)
+        return None
+
+    def contribute(self, plan: Plan, component: str = COMPONENT) -> None:
+        """Record this resolution on ``plan``: the component, a blocking issue, the model to create."""
+        plan.component(component, self.health)
+        if self.issue is not None:
+            plan.issues.append(self.issue)
+        if self.create is not None:
+            plan.want(MODELS, self.create, owned=False)
+
+
+def _found(model: Model) -> ModelResolution:
+    scope = model_scope(model)
+    return ModelResolution(model_health(model, scope), model, scope)
+
+
+def _failed(error: ReconcileError) -> ModelResolution:
+    return ModelResolution(Health.error(error.category, error.reason, error.message, upstream=True))
+
+
+def _creating(obj: dict[str, Any], why: str) -> ModelResolution:
+    meta = obj["metadata"]
+    message = f"creating AIMModel {meta['namespace']}/{meta['name']} {why}"
+    return ModelResolution(Health(State.PENDING, "CreatingModel", message, upstream=True), create=obj)
+
+
+# ---------------------------------------------------------------- resolution
+
+
+def resolve_model(
+    service: Model,
+    namespaced_models_by_name: Mapping[str, Model],
+    cluster_models_by_name: Mapping[str, Model],
+    models_by_image: Sequence[Model],
+    namespaced_models: Sequence[Model],
+    config: Mapping[str, Any] | None = None,
+) -> ModelResolution:
+    """Resolve the model of ``service`` from what was observed; never raises for user errors.
+
+    :param service: the AIMService (wire dict).
+    :param namespaced_models_by_name: AIMModels of the service namespace by name
+        (at least the one ``spec.model.name`` names, and the one an auto-created model would take).
+    :param cluster_models_by_name: AIMClusterModels by name.
+    :param models_by_image: models of both scopes whose :func:`image_key` equals
+        the service's image (models of other namespaces are ignored).
+    :param namespaced_models: every AIMModel of the service namespace (for ``model.custom``).
+    :param config: the service's merged runtime-config spec (currently unread, see module docstring).
+    """
+    del config  # no setting of the runtime config affects model resolution today (D12)
+    spec = service.get("spec") or {}
+    wanted = spec.get("model") or {}
+    namespace = (service.get("metadata") or {}).get("namespace", "")
+    known = _ModelsSeen(namespace, namespaced_models_by_name, cluster_models_by_name, models_by_image,
+                        namespaced_models)
+    try:
+        if wanted.get("name") is not None:
+            return _by_name(wanted["name"], namespace, known, service)
+        if wanted.get("image") is not None:
+            return _by_image(wanted["image"], namespace, known, service)
+        if wanted.get("custom") is not None:
+            return _by_custom(wanted["custom"], namespace, known, service)
+        raise ReconcileError.invalid_spec("InvalidSpec", "spec.model needs one of name, image or custom")
+    except ReconcileError as error:
+        return _failed(error)
+
+
+@attrs.frozen
+class _ModelsSeen:
+    """The observed models, filtered to what the service may use."""
+
+    namespace: str
+    by_name: Mapping[str, Model]
+    cluster_by_name: Mapping[str, Model]
+    image_matches: Sequence[Model]
+    in_namespace: Sequence[Model]
+
+    def usable(self, model: Model) -> bool:
+        return model_scope(model) == CLUSTER or (model.get("metadata") or {}).get("namespace") == self.namespace
+
+    def namespaced(self, name: str) -> Model | None:
+        """The AIMModel ``name`` of the service namespace, wherever it was passed in."""
+        for model in (self.by_name.get(name), *self.in_namespace, *self.image_matches):
+            if (model is not None and model_scope(model) == NAMESPACE and self.usable(model)
+                    and (model.get("metadata") or {}).get("name") == name):
+                return model
+        return None
+
+    def everything(self) -> Iterable[Model]:
+        yield from self.by_name.values()
+        yield from self.cluster_by_name.values()
+        yield from self.image_matches
+        yield from self.in_namespace
+
+    def recorded(self, service: Model) -> Model | None:
+        """The model of ``status.resolvedModel`` if it is still there and Ready (F45)."""
+        ref = (service.get("status") or {}).get("resolvedModel") or {}
+        scope = ref.get("scope") or (NAMESPACE if ref.get("namespace") else CLUSTER)
+        if not ref.get("name") or scope not in _KINDS:
+            return None
+        for model in self.everything():
+            meta = model.get("metadata") or {}
+            if (model_scope(model) == scope and meta.get("name") == ref["name"] and self.usable(model)
+                    and (not ref.get("uid") or not meta.get("uid") or ref["uid"] == meta["uid"])
+                    and _status(model) == State.READY.value):
+                return model
+        return None
+
+
+def _by_name(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> ModelResolution:
+    name = raw.strip()
+    if not name:
+        raise ReconcileError.invalid_spec("InvalidSpec", "spec.model.name is empty")
+    sticky = known.recorded(service)
+    if sticky is not None and (sticky.get("metadata") or {}).get("name") == name:
+        return _found(sticky)
+    model = known.namespaced(name) or known.cluster_by_name.get(name)
+    if model is None:
+        raise ReconcileError.missing_upstream(
+            "ModelNotFound",
+            f"model {name!r} not found: no AIMModel {name!r} in namespace {namespace!r} "
+            f"and no AIMClusterModel {name!r}",
+        )
+    return _found(model)
+
+
+def _same_image(model: Model, key: str) -> bool:
+    return image_key((model.get("spec") or {}).get("image") or "") == key
+
+
+def _by_image(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> ModelResolution:
+    image = image_key(raw)
+    naming.image_parts(image)  # raises InvalidImageReference for unusable strings
+    sticky = known.recorded(service)
+    if sticky is not None and _same_image(sticky, image):
+        return _found(sticky)
+    matches = [m for m in known.image_matches if known.usable(m) and _same_image(m, image)]
+    for scope in (NAMESPACE, CLUSTER):
+        scoped = sorted((m for m in matches if model_scope(m) == scope), key=lambda m: m["metadata"]["name"])
+        if len(scoped) == 1:
+            return _found(scoped[0])
+        if len(scoped) > 1:
+            where = f"namespace {namespace!r}" if scope == NAMESPACE else "the cluster"
+            names = ", ".join(m["metadata"]["name"] for m in scoped)
+            raise ReconcileError.invalid_spec(
+                "AmbiguousModelImage",
+                f"image {image!r} is used by {len(scoped)} {_KINDS[scope]}s in {where} ({names}); "
+                f"delete the duplicates, or recreate the service with spec.model.name set to one of them",
+            )
+    desired = image_model(service, image)
+    _guard_name(desired, known, lambda m: _same_image(m, image), f"image {image!r}")
+    return _creating(desired, f"for image {image!r}")
+
+
+def _guard_name(desired: dict[str, Any], known: _ModelsSeen, fits: Callable[[Model], bool], what: str) -> None:
+    name = desired["metadata"]["name"]
+    holder = known.namespaced(name)
+    if holder is not None and not fits(holder):
+        raise ReconcileError.invalid_spec(
+            "ModelNameConflict",
+            f"cannot create AIMModel {desired['metadata']['namespace']}/{name} for {what}: "
+            f"a model of that name exists with a different definition; rename or delete it",
+        )
+
+
+def _copied_from_service(spec: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if (spec.get("runtimeConfigName") or "").strip():
+        out["runtimeConfigName"] = spec["runtimeConfigName"].strip()
+    if spec.get("imagePullSecrets"):
+        out["imagePullSecrets"] = [dict(s) for s in spec["imagePullSecrets"]]
+    if spec.get("serviceAccountName"):
+        out["serviceAccountName"] = spec["serviceAccountName"]
+    return out
+
+
+def image_model(service: Model, image: str) -> dict[str, Any]:
+    """The AIMModel planned for a service's ``model.image`` (F46); apply it unowned."""
+    image = image_key(image)
+    spec = service.get("spec") or {}
+    return {
+        "metadata": {
+            "name": naming.model_name_from_image(image),
+            "namespace": (service.get("metadata") or {}).get("namespace", ""),
+            "labels": {ORIGIN_LABEL: ORIGIN_AUTO_GENERATED},
+        },
+        "spec": {"image": image, **_copied_from_service(spec)},
+    }
+
+
+# ---------------------------------------------------------------- custom models (F29)
+
+
+def _source_keys(sources: Sequence[Mapping[str, Any]] | None) -> list[naming.ModelSourceKey]:
+    return [naming.ModelSourceKey.from_spec(s) for s in sources or []]
+
+
+def _same_custom(model: Model, image: str, keys: list[naming.ModelSourceKey]) -> bool:
+    spec = model.get("spec") or {}
+    return image_key(spec.get("image") or "") == image and _source_keys(spec.get("modelSources")) == keys
+
+
+def _by_custom(custom: Mapping[str, Any], namespace: str, known: _ModelsSeen, service: Model) -> ModelResolution:
+    image = image_key(custom.get("baseImage") or "")
+    naming.image_parts(image)
+    keys = _source_keys(custom.get("modelSources"))
+    desired = custom_model(service)  # raises InvalidSpec without sources
+    sticky = known.recorded(service)
+    if sticky is not None and model_scope(sticky) == NAMESPACE and _same_custom(sticky, image, keys):
+        return _found(sticky)
+    name = desired["metadata"]["name"]
+    matches = [m for m in known.in_namespace
+               if known.usable(m) and model_scope(m) == NAMESPACE and _same_custom(m, image, keys)]
+    if matches:
+        # Prefer the model we would have created, then the first by name: stable across reconciles.
+        return _found(min(matches, key=lambda m: (m["metadata"]["name"] != name, m["metadata"]["name"])))
+    _guard_name(desired, known, lambda m: _same_custom(m, image, keys), "spec.model.custom")
+    return _creating(desired, f"for custom model {keys[0].model_id!r}")
+
+
+def custom_model(service: Model) -> dict[str, Any]:
+    """The AIMModel planned for a service's ``model.custom`` (F29); apply it unowned."""
+    meta = service.get("metadata") or {}
+    spec = service.get("spec") or {}
+    custom = (spec.get("model") or {}).get("custom") or {}
+    image = image_key(custom.get("baseImage") or "")
+    sources = [dict(s) for s in custom.get("modelSources") or []]
+    model_spec: dict[str, Any] = {"image": image, "modelSources": sources}
+    if custom.get("hardware") is not None:
+        model_spec["custom"] = {"hardware": custom["hardware"]}
+    model_spec.update(_copied_from_service(spec))
+    if spec.get("env"):
+        model_spec["env"] = [dict(e) for e in spec["env"]]
+    return {
+        "metadata": {
+            "name": naming.custom_model_name(image, _source_keys(sources)),
+            "namespace": meta.get("namespace", ""),
+            "labels": {
+                ORIGIN_LABEL: ORIGIN_AUTO_GENERATED,
+                CUSTOM_MODEL_LABEL: "true",
+                SERVICE_LABEL: meta.get("name", ""),
+            },
+        },
+        "spec": model_spec,
+    }
