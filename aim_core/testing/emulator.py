@@ -451,7 +451,9 @@ class Emulator(kmock.KubernetesEmulator):
         meta = obj.setdefault("metadata", {})
         obj.setdefault("apiVersion", _api_version(res))
         obj.setdefault("kind", info.kind)
-        key = (res, meta.get("namespace") if self.namespaced(res) else None, meta["name"])
+        if not self.namespaced(res):
+            meta.pop("namespace", None)
+        key = (res, meta.get("namespace"), meta["name"])
         old = self._live(key)
         old_meta = (old or {}).get("metadata", {})
         meta.setdefault("uid", old_meta.get("uid") or str(uuid.uuid4()))
@@ -492,12 +494,14 @@ class Emulator(kmock.KubernetesEmulator):
         """Every request served so far, classified by verb (discovery requests included)."""
         return [self._call_of(request) for request in self._requests]
 
-    def count(self, *verbs: str, resource: str | None = None, since: int = 0) -> int:
-        """Count API calls by verb (all verbs if none; "read"/"write" for the groups), from index ``since``."""
+    def count(self, *verbs: str, resource: str | None = None, agent: str | None = None, since: int = 0) -> int:
+        """Count API calls from index ``since`` by verb (all if none; "read"/"write" for the groups),
+        resource key or plural, and user-agent prefix (e.g. "kopf")."""
         wanted = set().union(*({"read": READ_VERBS, "write": WRITE_VERBS}.get(v, {v}) for v in verbs))
         plural = resource.rsplit("/", 1)[-1] if resource else None
         return sum(1 for call in self.calls[since:]
                    if (not wanted or call.verb in wanted)
+                   and (agent is None or call.user_agent.startswith(agent))
                    and (resource is None or call.resource == resource
                         or (call.resource or "").rsplit("/", 1)[-1] == plural and "/" not in resource))
 
@@ -531,9 +535,9 @@ class Emulator(kmock.KubernetesEmulator):
         timeout = float(request.params.get("timeoutSeconds") or 0) or None
         scope = (res, self._scope(info, request.namespace), request.name, match)
         bookmark = request.params.get("sendInitialEvents") == "true"
-        return self._stream(scope, int(since), bookmark, timeout, info)
+        return self._watch_stream(scope, int(since), bookmark, timeout, info)
 
-    async def _stream(self, scope: tuple[Any, ...], since: int, bookmark: bool, timeout: float | None,
+    async def _watch_stream(self, scope: tuple[Any, ...], since: int, bookmark: bool, timeout: float | None,
                       info: kmock.ResourceInfo) -> AsyncIterator[Any]:
         res, namespace, name, match = scope
         # Snapshot and subscribe with no await in between, so that no change is lost or doubled.

@@ -92,19 +92,20 @@ class Kube:
         """A position in :attr:`calls` to count from: ``n = kube.mark(); ...; kube.count(since=n)``."""
         return len(self.emulator.calls)
 
-    def count(self, *verbs: str, resource: str | None = None, since: int = 0) -> int:
+    def count(self, *verbs: str, resource: str | None = None, agent: str | None = None, since: int = 0) -> int:
         """Count calls by verb ("get", "apply", ...; "read" = get/list/watch; "write" = the rest).
 
-        ``resource`` is a key ("v1/pods") or a plural ("pods"). Discovery requests count only
-        when asked for with the verb "discovery".
+        ``resource`` is a key ("v1/pods") or a plural ("pods"); ``agent`` a user-agent prefix
+        ("kopf" for the operator, "python-httpx" for the ``api`` fixture). Discovery requests
+        count only when asked for with the verb "discovery".
         """
-        return self.emulator.count(*verbs, resource=resource, since=since)
+        return self.emulator.count(*verbs, resource=resource, agent=agent, since=since)
 
-    def reads(self, since: int = 0) -> int:
-        return self.count("read", since=since)
+    def reads(self, since: int = 0, agent: str | None = None) -> int:
+        return self.count("read", agent=agent, since=since)
 
-    def writes(self, since: int = 0) -> int:
-        return self.count("write", since=since)
+    def writes(self, since: int = 0, agent: str | None = None) -> int:
+        return self.count("write", agent=agent, since=since)
 
     def __getitem__(self, criteria: Any) -> Any:
         return self.emulator[criteria]

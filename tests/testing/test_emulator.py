@@ -462,6 +462,8 @@ async def test_kopf_sees_a_new_object_and_patches_its_status(
     assert watched["status"] == {"seen": 7}
     assert watched["spec"] == {"size": 7}
     assert kube.get("widgets", "ns1", "listed")["status"] == {"seen": 1}
+    assert kube.count("create", resource="events", agent="kopf") == 2
+    assert kube.count("create", resource="widgets", agent="kopf") == 0
     status_patches = [c.name for c in kube.calls if c.verb == "patch" and c.subresource == "status"]
     assert sorted(status_patches) == ["listed", "watched"]
     assert [(e["reason"], e["message"]) for e in kube.events_for("watched", "ns1")] == [("Seen", "size 7")]
