@@ -1,0 +1,220 @@
+"""How an AIMService finds, plans and judges its template cache (F63-F65). Pure.
+
+Every service needs an AIMTemplateCache for its resolved template before its
+InferenceService is built. The service's caching mode decides which one:
+
+* ``Shared`` (the default; legacy ``Always`` and ``Auto`` mean the same):
+  any healthy Shared cache of the namespace for the template is reused. When
+  none exists, the service plans ``<template>-<hash8(namespace)>`` *without*
+  an owner reference, so it outlives the service and other services reuse it.
+* ``Dedicated`` (legacy ``Never``): the service uses only its own cache,
+  ``<template>-<service>-<hash8(service uid)>``, owned by the service and
+  garbage-collected with it.
+
+The deprecated ``spec.cacheModel`` flag is ignored.
+
+Templates without model sources. Upstream creates a cache only when the
+template's ``status.modelSources`` lists something. We always plan one: a cache
+whose template lists no sources becomes Ready at once (its controller reports
+``ArtifactsReady`` True ``NoCachesNeeded``), so the service path is the same
+for every template and ``status.cache`` always names the cache in use.
+
+Functions take wire-format dicts (camelCase) and return dicts or
+:class:`~aim_core.health.Health` values; none of them reads a client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from aim_core.health import Health, State
+from aim_core.reconcile.envvars import merge_env
+from aim_core.reconcile.labels import SERVICE_LABEL
+from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
+from aim_core.resources import TEMPLATE_CACHES
+
+SHARED = "Shared"
+DEDICATED = "Dedicated"
+
+_LEGACY_MODES = {"Always": SHARED, "Auto": SHARED, "Never": DEDICATED}
+
+Obj = Mapping[str, Any]
+
+
+def caching_mode(service: Obj) -> str:
+    """The service's effective caching mode: ``"Shared"`` or ``"Dedicated"``."""
+    mode = (((service.get("spec") or {}).get("caching") or {}).get("mode") or "").strip()
+    mode = _LEGACY_MODES.get(mode, mode)
+    return DEDICATED if mode == DEDICATED else SHARED
+
+
+def cache_owned(mode: str) -> bool:
+    """Whether the service owns (and garbage-collects) the cache it plans in ``mode``."""
+    return mode == DEDICATED
+
+
+def cache_name(service: Obj, template_name: str, mode: str) -> str:
+    """The name of the cache a service creates for ``template_name`` in ``mode`` (spec 2.5)."""
+    meta = service["metadata"]
+    if mode == DEDICATED:
+        return dedicated_cache_name(template_name, meta["name"], meta.get("uid") or "")
+    return shared_cache_name(template_name, meta.get("namespace") or "")
+
+
+# ---------------------------------------------------------------- finding
+
+
+def _cache_mode(cache: Obj) -> str:
+    return (cache.get("spec") or {}).get("mode") or SHARED  # the CRD defaults mode to Shared
+
+
+def _state_rank(obj: Obj) -> int:
+    """Higher is healthier; an object without a known status ranks as Pending."""
+    value = (obj.get("status") or {}).get("status") or ""
+    try:
+        return State(value).priority
+    except ValueError:
+        return State.PENDING.priority
+
+
+def _owned_by(obj: Obj, uid: str) -> bool:
+    return bool(uid) and any(ref.get("uid") == uid for ref in (obj.get("metadata") or {}).get("ownerReferences") or ())
+
+
+def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace: Iterable[Obj]) -> dict[str, Any] | None:
+    """The cache the service should use, or None when it must plan one.
+
+    Shared: caches with ``spec.templateName == template_name`` and mode Shared;
+    the healthiest wins (ties: the name this service would create, then by name).
+    Dedicated: the service's own cache, found by its name or, failing that, by a
+    Dedicated cache of the template owned by the service. Caches being deleted
+    are skipped: they are on their way out, and a new one takes their place.
+    """
+    meta = service["metadata"]
+    wanted = cache_name(service, template_name, mode)
+    live = [c for c in caches_in_namespace if not (c.get("metadata") or {}).get("deletionTimestamp")]
+    if mode == DEDICATED:
+        by_name = next((c for c in live if c["metadata"]["name"] == wanted), None)
+        if by_name is not None:
+            return dict(by_name)
+        owned = sorted(
+            (c for c in live if _cache_mode(c) == DEDICATED and _owned_by(c, meta.get("uid") or "")
+             and (c.get("spec") or {}).get("templateName") == template_name),
+            key=lambda c: c["metadata"]["name"],
+        )
+        return dict(owned[0]) if owned else None
+    candidates = [
+        c for c in live if (c.get("spec") or {}).get("templateName") == template_name and _cache_mode(c) == SHARED
+    ]
+    if not candidates:
+        return None
+    best = min(candidates, key=lambda c: (-_state_rank(c), c["metadata"]["name"] != wanted, c["metadata"]["name"]))
+    return dict(best)
+
+
+# ---------------------------------------------------------------- planning
+
+
+def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj, mode: str) -> dict[str, Any]:
+    """The AIMTemplateCache a service creates when :func:`find_cache` found none (F64).
+
+    :param template: the resolved AIMServiceTemplate or AIMClusterServiceTemplate.
+    :param template_scope: ``"Namespace"`` or ``"Cluster"``, where the template was found.
+    :param config: the resolved runtime config spec (:attr:`aim_core.runtimeconfig.Resolution.spec`).
+    :param mode: the effective caching mode (:func:`caching_mode`).
+
+    Plan it with ``owned=cache_owned(mode)``: a Shared cache has no owner.
+    """
+    meta = service["metadata"]
+    spec = service.get("spec") or {}
+    template_spec = template.get("spec") or {}
+    template_name = template["metadata"]["name"]
+
+    env = list(template_spec.get("env") or [])
+    if template_scope == "Namespace":  # cluster templates have no caching block
+        env = merge_env(env, (template_spec.get("caching") or {}).get("env") or [])
+    env = merge_env(env, spec.get("env") or [])
+    storage_class = (
+        (spec.get("storage") or {}).get("defaultStorageClassName")
+        or (config.get("storage") or {}).get("defaultStorageClassName")
+        or ""
+    )
+
+    cache_spec: dict[str, Any] = {"templateName": template_name, "templateScope": template_scope, "mode": mode}
+    if storage_class:
+        cache_spec["storageClassName"] = storage_class
+    if spec.get("runtimeConfigName"):
+        cache_spec["runtimeConfigName"] = spec["runtimeConfigName"]
+    if env:
+        cache_spec["env"] = env
+
+    labels = {}
+    service_label = sanitize_label_value(meta["name"])
+    if service_label is not None:
+        labels[SERVICE_LABEL] = service_label
+    return {
+        "apiVersion": TEMPLATE_CACHES.api_version,
+        "kind": TEMPLATE_CACHES.kind,
+        "metadata": {"name": cache_name(service, template_name, mode), "namespace": meta.get("namespace"),
+                     "labels": labels},
+        "spec": cache_spec,
+    }
+
+
+# ---------------------------------------------------------------- judging
+
+
+def has_cache_volumes(isvc: Obj | None) -> bool:
+    """Whether a live InferenceService mounts volume claims (a cache was in use, F65)."""
+    predictor = ((isvc or {}).get("spec") or {}).get("predictor") or {}
+    return any("persistentVolumeClaim" in volume for volume in predictor.get("volumes") or ())
+
+
+def _ready_message(cache: Obj) -> str:
+    for cond in (cache.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == "Ready":
+            return cond.get("message") or ""
+    return ""
+
+
+def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str) -> Health:
+    """The service's ``Cache`` component (F65): reasons CacheReady, CacheNotReady, CacheFailed,
+    CacheCreating and CacheLost.
+
+    A running InferenceService with cache volumes whose cache is gone keeps
+    serving from its volumes while the cache is planned again: the service is
+    Degraded meanwhile (``CacheLost`` for a Shared cache, ``CacheCreating``
+    for a Dedicated one).
+    """
+    if cache is None:
+        name = "dedicated" if mode == DEDICATED else "shared"
+        if live_isvc_has_cache_volumes:
+            reason = "CacheCreating" if mode == DEDICATED else "CacheLost"
+            return Health(State.DEGRADED, reason,
+                          f"the {name} template cache in use is gone; it is being created again "
+                          "and the running deployment keeps its volumes meanwhile")
+        return Health.progressing("CacheCreating", f"creating the {name} template cache")
+    name = cache["metadata"]["name"]
+    status = (cache.get("status") or {}).get("status") or ""
+    detail = _ready_message(cache)
+    suffix = f": {detail}" if detail else ""
+    if status == State.READY.value:
+        return Health.ok("CacheReady", f"template cache {name} is ready")
+    if status == State.PROGRESSING.value:
+        return Health.progressing("CacheNotReady", f"template cache {name} is downloading{suffix}")
+    if status == State.FAILED.value:
+        return Health(State.FAILED, "CacheFailed", f"template cache {name} failed{suffix}")
+    shown = status or "created"
+    return Health.progressing("CacheCreating", f"template cache {name} is {shown}{suffix}")
+
+
+def cache_status(cache: Obj | None) -> dict[str, Any] | None:
+    """``status.cache`` of the service: the reference of a Ready cache, else None (leave the field out)."""
+    if cache is None or (cache.get("status") or {}).get("status") != State.READY.value:
+        return None
+    meta = cache["metadata"]
+    ref = {"kind": TEMPLATE_CACHES.kind, "name": meta["name"], "namespace": meta.get("namespace") or "", "scope": "Namespace"}
+    if meta.get("uid"):
+        ref["uid"] = meta["uid"]
+    return {"templateCacheRef": ref}
