@@ -24,6 +24,7 @@ from aim_core.providers import ResourceRef
 from aim_core.reconcile import events as eventing
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile import status as statusing
+from aim_core.reconcile.conditions import merge_conditions
 from aim_core.reconcile.errors import classify
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.resources import EVENTS
@@ -200,8 +201,9 @@ class Engine:
             now=now,
             status_map=controller.status_map or None,
         )
-        conditions = derived.conditions + [c for c in plan.conditions]
-        conditions = statusing.finalize_conditions(old_conditions, conditions, rfc3339(now), meta.get("generation"))
+        conditions = merge_conditions(
+            old_conditions, [*derived.conditions, *plan.conditions], rfc3339(now), observed_generation=meta.get("generation")
+        )
         new_status = {**plan.status, "conditions": conditions}
         if controller.root_status:
             new_status["status"] = derived.status.value
@@ -265,14 +267,33 @@ def _issue(exc: BaseException, doing: str) -> Issue:
 
 
 def _status_patch(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """A merge patch turning ``old`` status into ``new`` (top-level keys; ``None`` removes)."""
-    patch: dict[str, Any] = {}
-    for k, v in new.items():
-        if old.get(k) != v:
-            patch[k] = v
+    """A merge patch turning ``old`` status into ``new``.
+
+    Top-level keys the engine owns are removed (``None``) when the plan no
+    longer sets them; keys written by others are left alone. Nested objects
+    are diffed recursively so removed sub-keys are removed too.
+    """
+    patch = _merge_diff(old, new)
     for k in old:
         if k not in new and k in _OWNED_STATUS_KEYS:
             patch[k] = None
+    return patch
+
+
+def _merge_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    patch: dict[str, Any] = {}
+    for k, v in new.items():
+        before = old.get(k)
+        if before == v:
+            continue
+        if isinstance(v, dict) and isinstance(before, dict) and v:
+            sub = _merge_diff(before, v)
+            for gone in before:
+                if gone not in v:
+                    sub[gone] = None
+            patch[k] = sub
+        else:
+            patch[k] = v
     return patch
 
 

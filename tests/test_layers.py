@@ -95,6 +95,11 @@ def scratch(tmp_path: Path):
         write(f"{package}/__init__.py")
     for path in SKELETON:
         write(path)
+    for module in listed("importlinter:contract:pure", "source_modules"):
+        if "*" in module:
+            continue
+        path = module.replace(".", "/")
+        write(f"{path}/__init__.py" if (ROOT / path).is_dir() else f"{path}.py")
     # The adapters doing what they may do must not break anything.
     write("aim_core/kube.py", "import httpx\nimport kubernetes\n")
     write("aim_core/operator/run.py", "import kopf\nimport kubernetes\nfrom aim_core import kube\n")

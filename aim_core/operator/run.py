@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import kopf
@@ -41,12 +42,15 @@ async def operate(
     *,
     plugins: Any = None,
     login_override: Callable[..., kopf.ConnectionInfo] | None = None,
-    stop_flag: asyncio.Event | None = None,
-    ready_flag: asyncio.Event | None = None,
+    stop_flag: Any = None,
+    ready_flag: Any = None,
+    on_runtime: Callable[[Runtime], None] | None = None,
 ) -> Runtime:
     """Run the operator until ``stop_flag`` is set (or forever). Returns the runtime when stopped."""
     plugins = plugins if plugins is not None else get_plugin_manager()
     runtime = Runtime(settings, build_controllers(plugins), plugins)
+    if on_runtime is not None:
+        on_runtime(runtime)
     registry = handlers.build_registry(runtime.watched())
     kopf.on.startup(registry=registry, id="configure")(_configure_kopf)
     memo = kopf.Memo(runtime=runtime, login_override=login_override)
@@ -62,7 +66,7 @@ async def operate(
             ready_flag=ready_flag,
         )
     )
-    engine_task = asyncio.create_task(runtime.run_engine())
+    engine_task = asyncio.create_task(_until_stopped(runtime.run_engine(), stop_flag))
     done, _ = await asyncio.wait({kopf_task, engine_task}, return_when=asyncio.FIRST_COMPLETED)
     for task in (kopf_task, engine_task):
         if task not in done:
@@ -72,6 +76,32 @@ async def operate(
         if not task.cancelled() and task.exception() is not None:
             raise task.exception()  # type: ignore[misc]
     return runtime
+
+
+async def _wait_flag(flag: Any) -> None:
+    if flag is None:
+        await asyncio.Event().wait()
+    elif isinstance(flag, asyncio.Event):
+        await flag.wait()
+    elif isinstance(flag, asyncio.Future):
+        await asyncio.shield(flag)
+    elif isinstance(flag, threading.Event):
+        while not flag.is_set():
+            await asyncio.sleep(0.05)
+    else:  # concurrent.futures.Future
+        await asyncio.wrap_future(flag)
+
+
+async def _until_stopped(work: Coroutine[Any, Any, None], stop_flag: Any) -> None:
+    """Run ``work`` until it ends or the stop flag is set, so it stops before kopf sweeps its tasks."""
+    work_task = asyncio.create_task(work)
+    stop_task = asyncio.create_task(_wait_flag(stop_flag))
+    done, pending = await asyncio.wait({work_task, stop_task}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    if work_task in done:
+        work_task.result()
 
 
 def run(args: argparse.Namespace) -> int:

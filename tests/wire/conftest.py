@@ -1,0 +1,88 @@
+"""Run the real operator (kopf + engine) against the API emulator."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import kopf
+import pytest_asyncio
+
+from aim_core.operator.run import operate
+from aim_core.operator.settings import Settings
+
+
+class Operator:
+    """The operator in a thread of its own (kopf cancels every task started after it, so it gets its own loop)."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.runtime: Any = None
+        self.error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+
+    def start(self, settings: Settings, server: str) -> None:
+        login = lambda **_: kopf.ConnectionInfo(server=server, insecure=True)  # noqa: E731
+
+        def main() -> None:
+            try:
+                self.runtime = asyncio.run(
+                    operate(settings, login_override=login, stop_flag=self.stop, ready_flag=self.ready,
+                            on_runtime=self._keep)
+                )
+            except BaseException as exc:  # noqa: BLE001 - reported by the fixture
+                self.error = exc
+
+        self.thread = threading.Thread(target=main, name="aim-operator", daemon=True)
+        self.thread.start()
+
+    def _keep(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self.loop = asyncio.get_running_loop()
+
+    def requeue_all(self) -> None:
+        """Make the engine reconcile every object it knows again (from the operator's own thread)."""
+        self.loop.call_soon_threadsafe(self.runtime.engine.enqueue_all)
+
+    async def settle(self, timeout: float = 10.0) -> None:
+        """Wait until the engine has nothing queued or running."""
+        future = asyncio.run_coroutine_threadsafe(self.runtime.engine.queue.idle(timeout=timeout), self.loop)
+        await asyncio.wrap_future(future)
+
+
+@pytest_asyncio.fixture()
+async def operator(kube) -> AsyncIterator[Operator]:
+    """The real operator (kopf + engine) running against ``kube`` until the test ends."""
+    op = Operator()
+    op.start(Settings(operator_namespace="aim-system", workers=4), kube.url)
+    deadline = time.monotonic() + 10
+    while not (op.ready.is_set() and op.runtime is not None and op.runtime.ready.is_set()):
+        assert op.error is None, op.error
+        assert time.monotonic() < deadline, "operator did not start"
+        await asyncio.sleep(0.02)
+    yield op
+    op.stop.set()
+    while op.thread.is_alive():
+        await asyncio.sleep(0.05)
+    assert op.error is None, op.error
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 8.0, interval: float = 0.05) -> Any:
+    """Poll ``check`` until it returns something truthy without raising; fail with its last error."""
+    deadline = time.monotonic() + timeout
+    last: BaseException | None = None
+    while time.monotonic() < deadline:
+        try:
+            result = check()
+            if result:
+                return result
+        except (AssertionError, KeyError, TypeError, IndexError) as exc:
+            last = exc
+        await asyncio.sleep(interval)
+    if last is not None:
+        raise last
+    raise AssertionError("condition not met in time")

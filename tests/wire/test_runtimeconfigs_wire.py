@@ -1,0 +1,113 @@
+"""Runtime configs on a cluster with the operator running (F17-F19)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.wire.conftest import eventually
+
+RC = "aim.eai.amd.com/v1alpha1/aimruntimeconfigs"
+CRC = "aim.eai.amd.com/v1alpha1/aimclusterruntimeconfigs"
+
+
+def condition(obj, type_):
+    for c in (obj or {}).get("status", {}).get("conditions", []):
+        if c["type"] == type_:
+            return c
+    return None
+
+
+async def create(api, path, body):
+    response = await api.post(path, json=body)
+    assert response.status_code in (200, 201), response.text
+    return response.json()
+
+
+async def test_namespaced_config_shows_the_merged_view_and_follows_cluster_changes(kube, api, operator):
+    await create(api, kube.path(CRC), {
+        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
+        "metadata": {"name": "default"},
+        "spec": {"defaultStorageClassName": "standard",
+                 "routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "infra"}},
+                 "env": [{"name": "HF_HOME", "value": "/cache"}]},
+    })
+    await create(api, kube.path(RC, "team"), {
+        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
+        "metadata": {"name": "default", "namespace": "team"},
+        "spec": {"routing": {"requestTimeout": "60s"}, "env": [{"name": "HF_HOME", "value": "/team-cache"}]},
+    })
+
+    def merged():
+        obj = kube.get(RC, "team", "default")
+        effective = obj["status"]["effectiveSpec"]
+        assert effective["routing"] == {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "infra"},
+                                        "requestTimeout": "60s"}
+        assert effective["env"] == [{"name": "HF_HOME", "value": "/team-cache"}]
+        assert effective["storage"] == {"defaultStorageClassName": "standard"}  # deprecated field migrated
+        assert condition(obj, "ClusterConfigMerged")["status"] == "True"
+        assert condition(obj, "Ready")["status"] == "True"
+        return obj
+
+    await eventually(merged)
+    cluster = await eventually(lambda: condition(kube.get(CRC, None, "default"), "Ready"))
+    assert cluster["reason"] == "AllComponentsReady"
+
+    # A change to the cluster config reaches the namespaced config's merged view (F19 fan-out).
+    response = await api.patch(kube.path(CRC, None, "default"), json={"spec": {"routing": {"enabled": False}}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+
+    def follows():
+        effective = kube.get(RC, "team", "default")["status"]["effectiveSpec"]
+        assert effective["routing"]["enabled"] is False
+        return True
+
+    await eventually(follows)
+
+    # Deleting the cluster config leaves the namespaced config alone, and says so.
+    await api.delete(kube.path(CRC, None, "default"))
+
+    def alone():
+        obj = kube.get(RC, "team", "default")
+        c = condition(obj, "ClusterConfigMerged")
+        assert c["status"] == "False" and c["reason"] == "NoClusterConfig"
+        assert "gatewayRef" not in obj["status"]["effectiveSpec"].get("routing", {})
+        return True
+
+    await eventually(alone)
+
+
+async def test_malformed_engine_args_are_reported_not_crashed_on(kube, api, operator):
+    await create(api, kube.path(RC, "team"), {
+        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
+        "metadata": {"name": "broken", "namespace": "team"},
+        "spec": {"env": [{"name": "AIM_ENGINE_ARGS", "value": "{not json"}],
+                 "labelPropagation": {"enabled": True, "match": ["team[.io/*"]}},
+    })
+
+    def reported():
+        obj = kube.get(RC, "team", "broken")
+        ready = condition(obj, "Ready")
+        assert ready["status"] == "False" and ready["reason"] == "InvalidSpec"
+        assert "AIM_ENGINE_ARGS" in ready["message"] and "labelPropagation.match[0]" in ready["message"]
+        assert condition(obj, "ConfigValid")["status"] == "False"
+        return obj
+
+    await eventually(reported)
+    events = kube.events_for("broken", "team")
+    assert any(e["reason"] == "InvalidSpec" and e["type"] == "Warning" for e in events)
+
+
+async def test_steady_state_sends_no_writes(kube, api, operator):
+    await create(api, kube.path(RC, "team"), {
+        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
+        "metadata": {"name": "quiet", "namespace": "team"}, "spec": {"env": [{"name": "A", "value": "1"}]},
+    })
+    await eventually(lambda: condition(kube.get(RC, "team", "quiet"), "Ready"))
+    await operator.settle()
+    mark = kube.mark()
+    processed = operator.runtime.engine.queue.processed
+    operator.requeue_all()
+    await eventually(lambda: operator.runtime.engine.queue.processed > processed)
+    await operator.settle()
+    assert kube.writes(since=mark) == 0
