@@ -1,0 +1,410 @@
+"""What an AIMService asks of its runtime builder (F47-F52, spec 2.6 and 2.7).
+
+Pure functions over wire-format dicts. :func:`runtime_request` resolves the
+AIM semantics of one service into a :class:`~aim_core.providers.RuntimeRequest`:
+name, labels, image, layered environment, resources, cache volumes, node
+affinity, pod settings and replicas. The runtime builder (a plugin) only
+places those values in its own object; nothing here knows its field names.
+
+Decisions, where upstream leaves a choice:
+
+* **Problems are values.** A namespace too long for an InferenceService name
+  (``NamespaceTooLong``) and a malformed ``AIM_ENGINE_ARGS``
+  (``InvalidEngineArgs``) come back as an :class:`~aim_core.reconcile.plan.Issue`
+  of category InvalidSpec instead of a request, so the plan never raises and
+  the engine blocks the apply until the user fixes the spec.
+* **The GPU resource name** is never spelled here: template status
+  ``resolvedHardware.gpu.resourceName``, else template spec
+  ``hardware.gpu.resourceName``, else ``default_gpu_resource``, which the
+  controller takes from the detected GPU vendor.
+* **GPU requests and limits move together.** When a template or service
+  override sets the GPU resource in only one of ``requests``/``limits``, the
+  other follows: Kubernetes rejects pods whose extended-resource request and
+  limit differ or whose limit is missing, and upstream would leave
+  ``requests: N`` next to a new limit.
+* **Cache volumes** are built from whatever ``cache`` is passed; the builder
+  keeps volumes of the live object that the request lacks (Q16). Passing
+  ``cache=None`` once the object exists reproduces upstream's "resolve cache
+  volumes only on creation".
+* **Runtime status without a scaler** (Q14): an autoscaled service reports
+  its configured bounds (min, max), not ``min = max = minReplicas``; current and
+  desired are the minimum, as upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from aim_core.health import Category
+from aim_core.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
+from aim_core.reconcile import labels as keys
+from aim_core.reconcile import naming
+from aim_core.reconcile.envvars import ENGINE_ARGS, layer_env
+from aim_core.reconcile.errors import ReconcileError
+from aim_core.reconcile.plan import Issue
+from aim_core.runtimeconfig import config_name
+
+CACHE_PATH = "/workspace/cache"
+DEFAULT_ENV: tuple[Mapping[str, str], ...] = (
+    {"name": "AIM_CACHE_PATH", "value": CACHE_PATH},
+    {"name": "VLLM_ENABLE_METRICS", "value": "true"},
+)
+CPU_PER_GPU = 4
+MEMORY_REQUEST_GI_PER_GPU = 32
+MEMORY_LIMIT_GI_PER_GPU = 48
+INVALID_ENGINE_ARGS = "InvalidEngineArgs"
+
+_PROFILE_ENV = (("profileId", "AIM_PROFILE_ID"), ("metric", "AIM_METRIC"), ("precision", "AIM_PRECISION"))
+
+
+def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (obj or {}).get("spec") or {}
+
+
+def _status(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (obj or {}).get("status") or {}
+
+
+def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (obj or {}).get("metadata") or {}
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy of JSON-like data as dicts and lists, sharing nothing with the input."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- environment
+
+
+@attrs.frozen
+class EnvLayer:
+    """One layer of the inference container env; ``source`` names it in messages."""
+
+    source: str
+    env: tuple[Mapping[str, Any], ...]
+    user: bool = True  #: written by a user (checked for problems), not by the operator
+
+
+def _object_name(kind: str, meta: Mapping[str, Any]) -> str:
+    namespace = meta.get("namespace")
+    return f"{kind} {namespace}/{meta.get('name', '?')}" if namespace else f"{kind} {meta.get('name', '?')}"
+
+
+def env_layers(
+    service: Mapping[str, Any], template: Mapping[str, Any], template_scope: str, config: Mapping[str, Any]
+) -> list[EnvLayer]:
+    """The env layers of F49, lowest precedence first.
+
+    Defaults; runtime config ``env``; ``AIM_PROFILE_ID``/``AIM_METRIC``/
+    ``AIM_PRECISION`` from the template *spec* when set; template
+    ``spec.env``; ``AIM_MODEL_ID`` from the template's first model source;
+    service ``spec.env``. Upstream appends the template-derived variables
+    without merging; here they merge like every layer, so no name occurs twice.
+    """
+    tspec = _spec(template)
+    kind = "AIMClusterServiceTemplate" if template_scope == "Cluster" else "AIMServiceTemplate"
+    meta = dict(_meta(template))
+    if template_scope == "Cluster":
+        meta.pop("namespace", None)
+    profile = tuple({"name": env, "value": str(tspec[field])} for field, env in _PROFILE_ENV if tspec.get(field))
+    sources = tspec.get("modelSources") or ()
+    model_id = (sources[0] or {}).get("modelId") if sources else None
+    return [
+        EnvLayer("operator defaults", DEFAULT_ENV, user=False),
+        EnvLayer(f"runtime config {config_name(_spec(service))!r} env", tuple(config.get("env") or ())),
+        EnvLayer(f"{_object_name(kind, meta)} spec profileId/metric/precision", profile, user=False),
+        EnvLayer(f"{_object_name(kind, meta)} spec.env", tuple(tspec.get("env") or ())),
+        EnvLayer(
+            f"{_object_name(kind, meta)} spec.modelSources",
+            ({"name": "AIM_MODEL_ID", "value": model_id},) if model_id else (),
+            user=False,
+        ),
+        EnvLayer(f"{_object_name('AIMService', _meta(service))} spec.env", tuple(_spec(service).get("env") or ())),
+    ]
+
+
+def _engine_args_problem(value: str) -> str | None:
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        return f"is not valid JSON ({exc})"
+    if not isinstance(parsed, dict):
+        return f"is JSON but not an object (got {type(parsed).__name__})"
+    return None
+
+
+def engine_args_issue(layers: Iterable[EnvLayer]) -> Issue | None:
+    """InvalidSpec ``InvalidEngineArgs`` naming every user layer whose ``AIM_ENGINE_ARGS`` is not a JSON object.
+
+    Values from ``valueFrom`` and empty values are not checked. ``None`` when all are fine.
+    """
+    problems = []
+    for layer in layers:
+        if not layer.user:
+            continue
+        for entry in layer.env:
+            value = entry.get("value")
+            if entry.get("name") != ENGINE_ARGS or not isinstance(value, str) or not value.strip():
+                continue
+            problem = _engine_args_problem(value)
+            if problem:
+                problems.append(f"{ENGINE_ARGS} in {layer.source} {problem}")
+    if not problems:
+        return None
+    return Issue(
+        Category.INVALID_SPEC,
+        INVALID_ENGINE_ARGS,
+        "; ".join(problems) + f'. {ENGINE_ARGS} must be a JSON object, e.g. {{"max-model-len": 8192}}, '
+        "so that the layers can be merged",
+    )
+
+
+def container_env(layers: Iterable[EnvLayer]) -> list[dict[str, Any]]:
+    """The merged env, sorted by name (``AIM_ENGINE_ARGS`` objects deep-merged across layers)."""
+    return layer_env(*(layer.env for layer in layers))
+
+
+# ---------------------------------------------------------------- resources
+
+
+def gpu_resource_name(template: Mapping[str, Any], default_gpu_resource: str) -> str:
+    """Resolved hardware's resource name, else the template spec's, else ``default_gpu_resource``."""
+    resolved = (_status(template).get("resolvedHardware") or {}).get("gpu") or {}
+    declared = (_spec(template).get("hardware") or {}).get("gpu") or {}
+    return resolved.get("resourceName") or declared.get("resourceName") or default_gpu_resource
+
+
+def gpu_count(template: Mapping[str, Any]) -> int:
+    """GPUs per replica from the template's ``status.resolvedHardware.gpu.requests`` (0 when absent)."""
+    resolved = (_status(template).get("resolvedHardware") or {}).get("gpu") or {}
+    return int(resolved.get("requests") or 0)
+
+
+def _overlay(result: dict[str, dict[str, Any]], layer: Mapping[str, Any] | None, gpu: str) -> None:
+    if not layer:
+        return
+    for section, other in (("requests", "limits"), ("limits", "requests")):
+        for name, quantity in (layer.get(section) or {}).items():
+            result.setdefault(section, {})[name] = quantity
+            if name == gpu and name not in (layer.get(other) or {}):
+                result.setdefault(other, {})[name] = quantity  # extended resources need request == limit
+    if layer.get("claims"):
+        result["claims"] = _plain(layer["claims"])
+
+
+def container_resources(
+    service: Mapping[str, Any], template: Mapping[str, Any], default_gpu_resource: str
+) -> dict[str, Any]:
+    """Resources of F50: per-GPU defaults, then template ``spec.resources``, then service ``spec.resources``.
+
+    With N GPUs: requests cpu 4N, memory 32N Gi, GPU N; limits memory 48N Gi,
+    GPU N; no CPU limit. With none: nothing until an override sets something.
+    Overrides apply per resource name, ``requests`` and ``limits`` separately.
+    """
+    gpu = gpu_resource_name(template, default_gpu_resource)
+    count = gpu_count(template)
+    result: dict[str, dict[str, Any]] = {}
+    if count > 0:
+        result["requests"] = {
+            "cpu": str(CPU_PER_GPU * count),
+            "memory": f"{MEMORY_REQUEST_GI_PER_GPU * count}Gi",
+            gpu: str(count),
+        }
+        result["limits"] = {"memory": f"{MEMORY_LIMIT_GI_PER_GPU * count}Gi", gpu: str(count)}
+    _overlay(result, _spec(template).get("resources"), gpu)
+    _overlay(result, _spec(service).get("resources"), gpu)
+    return {k: v for k, v in result.items() if v}
+
+
+# ---------------------------------------------------------------- cache volumes
+
+
+def _mount_path(artifact: Mapping[str, Any]) -> str | None:
+    if artifact.get("mountPoint"):
+        return str(artifact["mountPoint"])
+    model_id = str(artifact.get("model") or "").replace("..", "").strip("/")
+    return posixpath.normpath(posixpath.join(CACHE_PATH, model_id)) if model_id else None
+
+
+def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Volumes and mounts for the Ready artifacts of a template cache that have a PVC (F51).
+
+    Volume name: the artifact name made an RFC 1123 label; claim: the
+    artifact's PVC; mount: the artifact's ``mountPoint``, else
+    ``/workspace/cache/<modelId>`` with ``..`` removed. Artifacts are taken in
+    name order; one whose volume name or mount path is already used is skipped.
+    """
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    artifacts = _status(cache).get("artifacts") or {}
+    for key in sorted(artifacts):
+        artifact = artifacts[key] or {}
+        claim = artifact.get("persistentVolumeClaim")
+        if artifact.get("status") != "Ready" or not claim:
+            continue
+        name = naming.cache_volume_name(artifact.get("name") or key)
+        path = _mount_path(artifact)
+        if not name or path is None or any(v["name"] == name for v in volumes) or any(
+            m["mountPath"] == path for m in mounts
+        ):
+            continue
+        volumes.append({"name": name, "persistentVolumeClaim": {"claimName": claim}})
+        mounts.append({"name": name, "mountPath": path})
+    return volumes, mounts
+
+
+# ---------------------------------------------------------------- labels and replicas
+
+
+def serving_labels(service: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, str]:
+    """F48 labels: template, service, model (template ``spec.modelName``), metric and precision
+    (template status profile); every value label-sanitised, empty ones left out."""
+    profile = ((_status(template).get("profile") or {}).get("metadata")) or {}
+    wanted = {
+        keys.TEMPLATE_LABEL: _meta(template).get("name"),
+        keys.SERVICE_LABEL: _meta(service).get("name"),
+        keys.MODEL_LABEL: _spec(template).get("modelName"),
+        keys.METRIC_LABEL: profile.get("metric"),
+        keys.PRECISION_LABEL: profile.get("precision"),
+    }
+    result = {}
+    for key, value in wanted.items():
+        clean = naming.sanitize_label_value(str(value)) if value else None
+        if clean:
+            result[key] = clean
+    return result
+
+
+def autoscaling(service: Mapping[str, Any]) -> bool:
+    """Autoscaling mode: any of ``autoScaling``, ``minReplicas``, ``maxReplicas`` set (F52)."""
+    spec = _spec(service)
+    return any(spec.get(k) is not None for k in ("autoScaling", "minReplicas", "maxReplicas"))
+
+
+def scaling_request(service: Mapping[str, Any]) -> ScalingRequest | None:
+    """The autoscaling request, ``None`` for fixed replicas.
+
+    min = ``minReplicas`` or 1; max = ``maxReplicas``, else ``minReplicas``,
+    else 1, and never below min (KServe scales up to the larger of the two
+    anyway); metrics = ``autoScaling.metrics`` in AIM's wire form.
+    """
+    if not autoscaling(service):
+        return None
+    spec = _spec(service)
+    minimum = spec.get("minReplicas") or 1
+    maximum = spec.get("maxReplicas") or spec.get("minReplicas") or 1
+    metrics = tuple(_plain(m) for m in ((spec.get("autoScaling") or {}).get("metrics") or ()))
+    return ScalingRequest(min_replicas=int(minimum), max_replicas=max(int(maximum), int(minimum)), metrics=metrics)
+
+
+def fixed_replicas(service: Mapping[str, Any]) -> int:
+    replicas = _spec(service).get("replicas")
+    return 1 if replicas is None else int(replicas)
+
+
+# ---------------------------------------------------------------- the request
+
+
+def runtime_request(
+    service: Mapping[str, Any],
+    model: Mapping[str, Any],
+    template: Mapping[str, Any],
+    template_scope: str,
+    config: Mapping[str, Any],
+    cache: Mapping[str, Any] | None = None,
+    live: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+    *,
+    default_gpu_resource: str,
+) -> RuntimeRequest | Issue:
+    """The runtime request for ``service``, or the InvalidSpec issue that prevents one.
+
+    :param model: the resolved AIMModel or AIMClusterModel (its ``spec.image`` is served).
+    :param template: the resolved template, with its status.
+    :param template_scope: ``Namespace`` or ``Cluster``; names the template in messages.
+    :param config: the merged runtime config spec (:func:`aim_core.runtimeconfig.resolve`).
+    :param cache: the service's template cache, for cache volumes; ``None`` adds none.
+    :param live: the serving object on the server, so the builder can carry its storage over.
+    :param labels: extra labels for the serving object; the F48 labels win on conflict.
+    :param default_gpu_resource: GPU resource name when the template names none.
+    :returns: ``NamespaceTooLong`` or ``InvalidEngineArgs`` issue, else the request.
+    """
+    meta, spec = _meta(service), _spec(service)
+    namespace = meta.get("namespace") or ""
+    try:
+        name = naming.inference_service_name(meta.get("name", ""), namespace)
+    except ReconcileError as exc:
+        return Issue(exc.category, exc.reason, exc.message)
+    layers = env_layers(service, template, template_scope, config)
+    problem = engine_args_issue(layers)
+    if problem is not None:
+        return problem
+
+    volumes, mounts = cache_volumes(cache)
+    scaling = scaling_request(service)
+    return RuntimeRequest(
+        service=service,
+        name=name,
+        namespace=namespace,
+        image=str(_spec(model).get("image") or "").strip(),
+        labels={**(labels or {}), **serving_labels(service, template)},
+        env=container_env(layers),
+        resources=container_resources(service, template, default_gpu_resource),
+        volumes=volumes,
+        volume_mounts=mounts,
+        node_affinity=_plain(_status(template).get("resolvedNodeAffinity")) or None,
+        image_pull_secrets=tuple(_plain(s) for s in spec.get("imagePullSecrets") or ()),
+        service_account_name=spec.get("serviceAccountName") or None,
+        priority_class_name=spec.get("priorityClassName") or None,
+        replicas=None if scaling else fixed_replicas(service),
+        min_replicas=scaling.min_replicas if scaling else None,
+        max_replicas=scaling.max_replicas if scaling else None,
+        live=live,
+    )
+
+
+# ---------------------------------------------------------------- status
+
+
+def replicas_text(current: int, desired: int, minimum: int, maximum: int) -> str:
+    """``status.runtime.replicas``: ``"<current>"`` when min == max, else ``"<current>/<desired> (<min>-<max>)"``."""
+    if minimum == maximum:
+        return str(current)
+    return f"{current}/{desired} ({minimum}-{maximum})"
+
+
+def runtime_status(service: Mapping[str, Any], replica_status: ReplicaStatus | None) -> dict[str, Any]:
+    """``status.runtime`` (F52) from the scaler's counts, or from the spec when there are none.
+
+    Without counts: fixed replicas report ``replicas`` for all four; an
+    autoscaled service reports its bounds as min and max and its minimum as
+    current and desired (Q14; upstream reports min = max = ``minReplicas``).
+    """
+    if replica_status is not None:
+        minimum, maximum = replica_status.min_replicas, replica_status.max_replicas
+        current, desired = replica_status.current_replicas, replica_status.desired_replicas
+    else:
+        scaling = scaling_request(service)
+        if scaling is None:
+            minimum = maximum = current = desired = fixed_replicas(service)
+        else:
+            minimum, maximum = scaling.min_replicas, scaling.max_replicas
+            current = desired = minimum
+    return {
+        "currentReplicas": current,
+        "desiredReplicas": desired,
+        "minReplicas": minimum,
+        "maxReplicas": maximum,
+        "replicas": replicas_text(current, desired, minimum, maximum),
+    }
+
