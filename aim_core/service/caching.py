@@ -82,8 +82,8 @@ def _owned_by(obj: Obj, uid: str) -> bool:
     return bool(uid) and any(ref.get("uid") == uid for ref in (obj.get("metadata") or {}).get("ownerReferences") or ())
 
 
-def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace: Iterable[Obj]) -> dict[str, Any] | None:
-    """The cache the service should use, or None when it must plan one.
+def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace: Iterable[Obj]) -> Obj | None:
+    """The cache the service should use (the given object, not a copy), or None when it must plan one.
 
     Shared: caches with ``spec.templateName == template_name`` and mode Shared;
     the healthiest wins (ties: the name this service would create, then by name).
@@ -97,20 +97,20 @@ def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace:
     if mode == DEDICATED:
         by_name = next((c for c in live if c["metadata"]["name"] == wanted), None)
         if by_name is not None:
-            return dict(by_name)
+            return by_name
         owned = sorted(
             (c for c in live if _cache_mode(c) == DEDICATED and _owned_by(c, meta.get("uid") or "")
              and (c.get("spec") or {}).get("templateName") == template_name),
             key=lambda c: c["metadata"]["name"],
         )
-        return dict(owned[0]) if owned else None
+        return owned[0] if owned else None
     candidates = [
         c for c in live if (c.get("spec") or {}).get("templateName") == template_name and _cache_mode(c) == SHARED
     ]
     if not candidates:
         return None
     best = min(candidates, key=lambda c: (-_state_rank(c), c["metadata"]["name"] != wanted, c["metadata"]["name"]))
-    return dict(best)
+    return best
 
 
 # ---------------------------------------------------------------- planning
