@@ -1,0 +1,380 @@
+"""Automatic template selection for an AIMService (F44, spec 2.11), and the whole resolution order. Pure.
+
+:func:`select_template` picks the best template for a model and records, for
+every candidate, why it was dropped or how it ranked (``render --explain``
+prints :meth:`Selection.explain`). Filters, in order:
+
+0. templates derived by a service for its overrides are not candidates (they
+   are reached through their base, see :mod:`aim_core.service.overrides`);
+1. status Ready;
+2. profile type ``optimized``, unless ``spec.template.allowUnoptimized``
+   (``preview`` does not pass either, as upstream and its docs);
+3. ``spec.overrides``: metric and precision equal (case-insensitive, profile
+   value first), GPU model the same when both are known, GPU count equal when
+   both are above 0;
+4. the GPU the template needs is in the cluster: its own model (spec, then
+   profile), or, for a template naming none, the model the overrides ask for
+   (the copy made for the overrides would need it); no model → passes;
+5. namespaced templates, when any is left, beat cluster ones.
+
+The rest rank lexicographically by profile type (optimized, preview,
+unoptimized), GPU (the vendors' preference, asked from the inventory), metric
+(latency, throughput) and precision (fp4, int4, fp8, int8, fp16, bf16, fp32);
+unknown values rank last.
+
+Outcomes and Q4. The reasons are upstream's, the messages say exactly why:
+
+* no template names the model → Pending ``TemplateNotFound`` (waiting for one);
+* some do, none is Ready → Progressing ``TemplateNotReady`` (service Pending);
+* none survives the filters → Pending ``TemplateNotFound``, the message naming
+  the filter that removed the last ones (not optimized, overrides, GPUs);
+* a tie on all four keys → Pending ``TemplateSelectionAmbiguous``: the reason
+  upstream documents and its API declares but never sets. It is not Failed,
+  because templates changing (one deleted, one turning NotAvailable) settles
+  it without the user touching the service.
+
+Resolution order (:func:`choose_template`): the template recorded in
+``status.resolvedTemplate`` while it exists and is Ready (F45); else
+``spec.template.name`` (:func:`resolve_explicit`: namespace, then cluster;
+neither → MissingUpstream ``TemplateNotFound``, service Failed); else
+:func:`select_template`. The result then goes through the overrides step
+(:func:`aim_core.service.overrides.with_overrides`).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from aim_core.gpu import GpuInventory
+from aim_core.health import Category, Health, State
+from aim_core.service.overrides import Overrides, with_overrides
+from aim_core.service.templates import (
+    Scope,
+    ScopedTemplate,
+    TemplateResolution,
+    is_derived,
+    profile_type,
+    same_gpu,
+    sticky,
+    template_gpu_model,
+    template_metric,
+    template_precision,
+    template_status,
+)
+
+Obj = Mapping[str, Any]
+
+PROFILE_TYPE_ORDER = ("optimized", "preview", "unoptimized")
+METRIC_ORDER = ("latency", "throughput")
+PRECISION_ORDER = ("fp4", "int4", "fp8", "int8", "fp16", "bf16", "fp32")
+_RANK_FIELDS = ("profile type", "GPU", "metric", "precision")
+
+
+class Filter(str, enum.Enum):
+    """The filter that dropped a candidate."""
+
+    DERIVED = "derived"
+    READY = "ready"
+    OPTIMIZATION = "optimization"
+    OVERRIDES = "overrides"
+    GPU = "gpu"
+    SCOPE = "scope"
+
+
+class Verdict(str, enum.Enum):
+    SELECTED = "selected"
+    REJECTED = "rejected"  #: dropped by a filter
+    OUTRANKED = "outranked"
+    TIED = "tied"  #: one of several best candidates: nothing is selected
+
+
+def _position(order: Sequence[str], value: str) -> int:
+    value = value.lower()
+    return order.index(value) if value in order else len(order)
+
+
+@attrs.frozen
+class Rank:
+    """A candidate's ranking values and their positions (lower is better)."""
+
+    profile_type: str
+    gpu: str
+    metric: str
+    precision: str
+    key: tuple[int, int, int, int]
+
+    @classmethod
+    def of(cls, t: Obj, inventory: GpuInventory, gpu: str) -> Rank:
+        kind, metric, precision = profile_type(t), template_metric(t), template_precision(t)
+        key = (_position(PROFILE_TYPE_ORDER, kind), inventory.preference_rank(gpu or None),
+               _position(METRIC_ORDER, metric), _position(PRECISION_ORDER, precision))
+        return cls(kind, gpu, metric, precision, key)
+
+    @property
+    def values(self) -> tuple[str, str, str, str]:
+        return (self.profile_type, self.gpu or "no GPU model", self.metric or "no metric",
+                self.precision or "no precision")
+
+    def describe(self) -> str:
+        return ", ".join(self.values)
+
+    def versus(self, winner: Rank) -> str:
+        """``GPU: MI300X before MI210``: the first key on which ``winner`` is better."""
+        for i, field in enumerate(_RANK_FIELDS):
+            if winner.key[i] != self.key[i]:
+                return f"{field}: {winner.values[i]} before {self.values[i]}"
+        return "every key equal"
+
+
+@attrs.frozen
+class Candidate:
+    """One template that names the model, and what selection made of it."""
+
+    template: ScopedTemplate
+    verdict: Verdict
+    filter: Filter | None = None
+    why: str = ""
+    rank: Rank | None = None
+
+    @property
+    def name(self) -> str:
+        return self.template.name
+
+    @property
+    def scope(self) -> Scope:
+        return self.template.scope
+
+
+@attrs.frozen
+class Selection:
+    """The outcome of auto-selection: the chosen template (or none), why, and every candidate's fate."""
+
+    model_name: str
+    health: Health
+    candidates: tuple[Candidate, ...] = ()
+
+    @property
+    def chosen(self) -> ScopedTemplate | None:
+        return next((c.template for c in self.candidates if c.verdict is Verdict.SELECTED), None)
+
+    @property
+    def template(self) -> Obj | None:
+        return self.chosen.template if self.chosen is not None else None
+
+    @property
+    def scope(self) -> Scope | None:
+        return self.chosen.scope if self.chosen is not None else None
+
+    def rejected_by(self, flt: Filter) -> list[str]:
+        return [c.name for c in self.candidates if c.filter is flt]
+
+    def explain(self) -> list[str]:
+        """Human-readable lines: the outcome, then one line per candidate."""
+        lines = [f"template for model {self.model_name}: {self.health.reason}: {self.health.message}"]
+        for c in self.candidates:
+            mark = {Verdict.SELECTED: "+", Verdict.TIED: "="}.get(c.verdict, "-")
+            where = f" [{c.filter.value}]" if c.filter else ""
+            lines.append(f"  {mark} {c.template.describe()}: {c.verdict.value}{where}: {c.why}")
+        return lines
+
+
+def _listing(items: Sequence[str], limit: int = 5) -> str:
+    shown = list(items[:limit])
+    if len(items) > limit:
+        shown.append(f"and {len(items) - limit} more")
+    return ", ".join(shown)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def select_template(
+    model_name: str,
+    namespaced: Sequence[Obj],
+    cluster: Sequence[Obj],
+    inventory: GpuInventory,
+    *,
+    allow_unoptimized: bool = False,
+    overrides: Obj | None = None,
+    namespace: str = "",
+) -> Selection:
+    """Pick the template for ``model_name`` (see the module docstring for filters, ranking and outcomes).
+
+    :param namespaced: AIMServiceTemplates of the service namespace (any model).
+    :param cluster: AIMClusterServiceTemplates (any model).
+    :param inventory: the cluster's GPUs, for presence and preference.
+    :param overrides: the service's ``spec.overrides``.
+    :param namespace: the service namespace, for messages.
+    """
+    o = Overrides.read(overrides)
+    pool = [ScopedTemplate(t, scope) for items, scope in ((namespaced, Scope.NAMESPACE), (cluster, Scope.CLUSTER))
+            for t in sorted(items, key=lambda t: (t.get("metadata") or {}).get("name", ""))
+            if (t.get("spec") or {}).get("modelName") == model_name]
+    done: list[Candidate] = []
+
+    def drop(alive: list[ScopedTemplate], flt: Filter, why: dict[int, str]) -> list[ScopedTemplate]:
+        """Record the candidates ``why`` names as rejected by ``flt``; return the others."""
+        done.extend(Candidate(s, Verdict.REJECTED, flt, why[i]) for i, s in enumerate(alive) if i in why)
+        return [s for i, s in enumerate(alive) if i not in why]
+
+    def out(health: Health) -> Selection:
+        order = {id(s): i for i, s in enumerate(pool)}
+        return Selection(model_name, health, tuple(sorted(done, key=lambda c: order[id(c.template)])))
+
+    alive = pool
+    alive = drop(alive, Filter.DERIVED, {i: "derived by a service for its overrides; never auto-selected"
+                                  for i, s in enumerate(alive) if is_derived(s.template)})
+    if not alive:
+        return out(Health(State.PENDING, "TemplateNotFound",
+                          f"no template for model {model_name!r} exists: no AIMServiceTemplate in namespace "
+                          f"{namespace!r} and no AIMClusterServiceTemplate has this modelName; waiting for one",
+                          upstream=True))
+    alive = drop(alive, Filter.READY, {i: f"not Ready ({template_status(s.template)})"
+                                for i, s in enumerate(alive) if not s.ready})
+    if not alive:
+        states = [f"{c.name} ({template_status(c.template.template)})" for c in done if c.filter is Filter.READY]
+        return out(Health.progressing("TemplateNotReady", f"no template for model {model_name!r} is Ready yet: "
+                                      f"{_listing(states)}", upstream=True))
+    ready = len(alive)
+    if not allow_unoptimized:
+        alive = drop(alive, Filter.OPTIMIZATION, {
+            i: f"profile type {profile_type(s.template)}; only optimized templates are selected unless "
+               "spec.template.allowUnoptimized is true"
+            for i, s in enumerate(alive) if profile_type(s.template) != "optimized"})
+        if not alive:
+            kinds = [f"{c.name}: {profile_type(c.template.template)}" for c in done if c.filter is Filter.OPTIMIZATION]
+            return out(_not_found(f"{_plural(ready, 'template')} for model {model_name!r} "
+                                  f"{'is' if ready == 1 else 'are'} Ready but none is optimized ({_listing(kinds)}); "
+                                  "set spec.template.allowUnoptimized: true to use them"))
+    if o:
+        mismatched = {i: m for i, s in enumerate(alive) if (m := o.mismatches(s.template, inventory))}
+        alive = drop(alive, Filter.OVERRIDES, {i: "; ".join(m) for i, m in mismatched.items()})
+        if not alive:
+            details = [f"{c.name}: {c.why}" for c in done if c.filter is Filter.OVERRIDES]
+            return out(_not_found(f"no usable template for model {model_name!r} matches spec.overrides "
+                                  f"({o.describe()}): {_listing(details)}"))
+    needs = {i: template_gpu_model(s.template) or o.gpu_model for i, s in enumerate(alive)}
+    missing = {i: gpu for i, gpu in needs.items() if gpu and not inventory.has_model(gpu)}
+    alive = drop(alive, Filter.GPU, {i: f"GPU {gpu} is not in the cluster" + (
+        " (asked by spec.overrides)" if not template_gpu_model(alive[i].template) else "")
+        for i, gpu in missing.items()})
+    if not alive:
+        found = _listing(inventory.models) or "no GPUs"
+        if o.gpu_model and all(same_gpu(gpu, o.gpu_model, inventory) for gpu in missing.values()):
+            message = f"spec.overrides asks for GPU {o.gpu_model}, which is not in the cluster (found: {found})"
+        else:
+            wanted = sorted({gpu for gpu in missing.values()})
+            message = f"no template's GPU ({_listing(wanted)}) is present in the cluster (found: {found})"
+        return out(_not_found(message))
+    if any(s.scope is Scope.NAMESPACE for s in alive):
+        alive = drop(alive, Filter.SCOPE, {i: "cluster template; a namespaced one is usable and wins"
+                                    for i, s in enumerate(alive) if s.scope is Scope.CLUSTER})
+    return out(_rank(model_name, alive, done, inventory, o))
+
+
+def _not_found(message: str) -> Health:
+    return Health(State.PENDING, "TemplateNotFound", message, upstream=True)
+
+
+def _rank(
+    model_name: str, alive: list[ScopedTemplate], done: list[Candidate], inventory: GpuInventory, o: Overrides
+) -> Health:
+    ranks = [Rank.of(s.template, inventory, template_gpu_model(s.template) or o.gpu_model) for s in alive]
+    best = min(r.key for r in ranks)
+    top = [i for i, r in enumerate(ranks) if r.key == best]
+    winner = alive[top[0]].name
+    tied = len(top) > 1
+    for i, (s, r) in enumerate(zip(alive, ranks, strict=True)):
+        if i in top:
+            verdict = Verdict.TIED if tied else Verdict.SELECTED
+            others = [alive[j].name for j in top if j != i]
+            why = f"ties with {_listing(others)} ({r.describe()})" if tied else f"best ({r.describe()})"
+            done.append(Candidate(s, verdict, None, why, r))
+        else:
+            done.append(Candidate(s, Verdict.OUTRANKED, None, f"outranked by {winner} on {r.versus(ranks[top[0]])}",
+                                  r))
+    if tied:
+        names = _listing([alive[i].name for i in top])
+        return Health(State.PENDING, "TemplateSelectionAmbiguous",
+                      f"{len(top)} templates for model {model_name!r} rank equally ({ranks[top[0]].describe()}): "
+                      f"{names}; set spec.template.name to choose one, or remove the duplicates", upstream=True)
+    chosen = alive[top[0]]
+    more = f" over {_plural(len(alive) - 1, 'other candidate')}" if len(alive) > 1 else ""
+    return Health.ok("Resolved", f"selected {chosen.describe()} ({ranks[top[0]].describe()}){more}", upstream=True)
+
+
+def resolve_explicit(
+    name: str,
+    service: Obj,
+    namespaced_by_name: Mapping[str, Obj],
+    cluster_by_name: Mapping[str, Obj],
+    inventory: GpuInventory | None = None,
+) -> TemplateResolution:
+    """Resolve ``spec.template.name`` (F43, F56; Q5 in :mod:`aim_core.service.overrides`).
+
+    The base is the AIMServiceTemplate of that name in the service namespace,
+    else the AIMClusterServiceTemplate; with overrides, an existing derived
+    template is used even when its base is gone. Nothing found →
+    MissingUpstream ``TemplateNotFound`` (service Failed) naming every lookup.
+    """
+    name = name.strip()
+    namespace = (service.get("metadata") or {}).get("namespace", "")
+    o = Overrides.read((service.get("spec") or {}).get("overrides"))
+    if name in namespaced_by_name:
+        return with_overrides(ScopedTemplate(namespaced_by_name[name], Scope.NAMESPACE), service, namespaced_by_name,
+                              inventory)
+    if name in cluster_by_name:
+        return with_overrides(ScopedTemplate(cluster_by_name[name], Scope.CLUSTER), service, namespaced_by_name,
+                              inventory)
+    derived_name = o.derived_name(name) if o else None
+    if derived_name and derived_name in namespaced_by_name:
+        existing = ScopedTemplate(namespaced_by_name[derived_name], Scope.NAMESPACE)
+        return TemplateResolution(existing.health(), existing)
+    looked = f"AIMServiceTemplate {derived_name!r} (derived for spec.overrides) or {name!r}" if derived_name else (
+        f"AIMServiceTemplate {name!r}")
+    message = f"template {name!r} not found: no {looked} in namespace {namespace!r} and no " \
+              f"AIMClusterServiceTemplate {name!r}"
+    return TemplateResolution(Health.error(Category.MISSING_UPSTREAM, "TemplateNotFound", message, upstream=True))
+
+
+def choose_template(
+    service: Obj,
+    model_name: str,
+    namespaced: Sequence[Obj],
+    cluster: Sequence[Obj],
+    inventory: GpuInventory,
+) -> TemplateResolution:
+    """Resolve the template of ``service`` for its resolved model: sticky, explicit or auto, then overrides.
+
+    :param namespaced: AIMServiceTemplates of the service namespace (derived ones included).
+    :param cluster: AIMClusterServiceTemplates.
+    """
+    spec = service.get("spec") or {}
+    conf = spec.get("template") or {}
+    ns_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in namespaced}
+    cl_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in cluster}
+    kept = sticky((service.get("status") or {}).get("resolvedTemplate"), ns_by_name, cl_by_name)
+    if kept is not None:
+        result = with_overrides(kept, service, ns_by_name, inventory)
+        if result.template is kept:
+            message = f"keeping {kept.describe()} recorded in status.resolvedTemplate; it is Ready"
+            result = attrs.evolve(result, health=attrs.evolve(result.health, message=message))
+        return result
+    name = (conf.get("name") or "").strip()
+    if name:
+        return resolve_explicit(name, service, ns_by_name, cl_by_name, inventory)
+    selection = select_template(model_name, namespaced, cluster, inventory,
+                                allow_unoptimized=bool(conf.get("allowUnoptimized")), overrides=spec.get("overrides"),
+                                namespace=(service.get("metadata") or {}).get("namespace", ""))
+    chosen = selection.chosen
+    if chosen is None:
+        return TemplateResolution(selection.health, selection=selection)
+    result = with_overrides(chosen, service, ns_by_name, inventory)
+    if result.template is chosen:
+        result = attrs.evolve(result, health=selection.health)
+    return attrs.evolve(result, selection=selection)
