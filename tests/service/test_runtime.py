@@ -28,7 +28,9 @@ ISVC_CRD = "serving.kserve.io_inferenceservices.yaml"
 IMAGE = "docker.io/amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
 AFFINITY = {
     "requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": ["74a1"]}]}]
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": ["74a1"]}]}
+        ]
     }
 }
 POD_METRIC = {
@@ -203,7 +205,8 @@ def test_engine_args_issue_lists_every_bad_layer_and_names_cluster_templates_wit
     ],
 )
 def test_engine_args_not_checked(entry):
-    assert engine_args_issue(env_layers(service().spec(env=[entry]).build(), template().build(), "Namespace", {})) is None
+    layers = env_layers(service().spec(env=[entry]).build(), template().build(), "Namespace", {})
+    assert engine_args_issue(layers) is None
 
 
 # ---------------------------------------------------------------- resources
