@@ -253,11 +253,17 @@ def artifacts_status(old: Obj | None, matches: Sequence[_Match]) -> dict[str, An
     return {**new, **stale} or None
 
 
+def namespace_going(namespace: Obj | None) -> bool:
+    """Whether a namespace is gone (not in the store) or terminating."""
+    if namespace is None:
+        return True
+    return bool((namespace.get("metadata") or {}).get("deletionTimestamp")) or \
+        (namespace.get("status") or {}).get("phase") == "Terminating"
+
+
 def cleanup_targets(cache: Obj, namespace: Obj | None, labelled: Iterable[Obj]) -> list[str]:
     """Artifacts the finalizer deletes: labelled with the cache and not Ready; none if the namespace is going (F15)."""
-    ns_meta = (namespace or {}).get("metadata") or {}
-    if namespace is None or ns_meta.get("deletionTimestamp") or (namespace.get("status") or {}).get("phase") == \
-            "Terminating":
+    if namespace_going(namespace):
         return []
     label = sanitize_label_value(cache["metadata"]["name"])
     return sorted(a["metadata"]["name"] for a in labelled
@@ -314,7 +320,8 @@ class TemplateCacheController(Controller):
         name = spec.get("templateName") or ""
         template, scope = find_template(spec, store.get(TEMPLATES, ns, name), store.get(CLUSTER_TEMPLATES, None, name))
         config = config_name(spec)
-        resolution = resolve(config, store.get(RUNTIME_CONFIGS, ns, config), store.get(CLUSTER_RUNTIME_CONFIGS, None, config))
+        resolution = resolve(config, store.get(RUNTIME_CONFIGS, ns, config),
+                             store.get(CLUSTER_RUNTIME_CONFIGS, None, config))
         artifacts: dict[str, Obj] = {}
         for source in ((template or {}).get("status") or {}).get("modelSources") or ():
             for artifact in store.by_index(ARTIFACTS, ARTIFACTS_BY_SOURCE, (ns, source.get("sourceUri") or "")):

@@ -214,7 +214,8 @@ def cache_status(cache: Obj | None) -> dict[str, Any] | None:
     if cache is None or (cache.get("status") or {}).get("status") != State.READY.value:
         return None
     meta = cache["metadata"]
-    ref = {"kind": TEMPLATE_CACHES.kind, "name": meta["name"], "namespace": meta.get("namespace") or "", "scope": "Namespace"}
+    ref = {"kind": TEMPLATE_CACHES.kind, "name": meta["name"], "namespace": meta.get("namespace") or "",
+           "scope": "Namespace"}
     if meta.get("uid"):
         ref["uid"] = meta["uid"]
     return {"templateCacheRef": ref}
