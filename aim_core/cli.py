@@ -35,6 +35,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _cmd_render(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from aim_core.plugins import get_plugin_manager
+    from aim_core.render import format_rendered, load_documents, render
+
+    docs = load_documents(args.file + (args.nodes or []))
+    results = asyncio.run(render(docs, plugins=get_plugin_manager(), operator_namespace=args.operator_namespace))
+    kinds = set(args.kind) if args.kind else None
+    sys.stdout.write(format_rendered(results, explain=args.explain, only_kinds=kinds))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="aim-engine", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -45,6 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plugins", help="list installed plugins and the hooks they implement")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(func=_cmd_plugins)
+
+    p = sub.add_parser("render", help="plan given AIM objects offline and print what the operator would apply")
+    p.add_argument("-f", "--file", action="append", required=True, help="YAML file or directory (repeatable)")
+    p.add_argument("--nodes", action="append", help="YAML file or directory with Nodes (cluster snapshot)")
+    p.add_argument("--explain", action="store_true", help="say why templates were chosen or rejected")
+    p.add_argument("--kind", action="append", help="only report objects of this kind (repeatable)")
+    p.add_argument("--operator-namespace", default="aim-system")
+    p.set_defaults(func=_cmd_render)
 
     p = sub.add_parser("run", help="run the operator against the current kubeconfig or in-cluster config")
     scope = p.add_mutually_exclusive_group()

@@ -32,6 +32,8 @@ class Watch:
 
     resource: ResourceRef
     mapper: Mapper
+    changed: Callable[[dict[str, Any] | None, dict[str, Any]], bool] | None = None
+    """Optional filter: only changes for which ``changed(old, new)`` is true re-trigger."""
 
 
 @attrs.define
@@ -69,6 +71,14 @@ class Controller:
     def extra_resources(self) -> list[ResourceRef]:
         """Resources the observe step reads from the store without being re-triggered."""
         return []
+
+    def store_filters(self) -> dict[ResourceRef, Callable[[dict[str, Any]], bool]]:
+        """Per watched resource, which objects are worth keeping in the store (default: all).
+
+        Objects of a resource are kept when any controller's filter accepts them
+        (or when a controller declares no filter for it).
+        """
+        return {}
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Any:
         """Gather inputs for :meth:`plan`; never raise for a failed read, return it."""

@@ -59,7 +59,7 @@ class Engine:
             controller.setup(ctx.store)
             self._routes.setdefault(controller.resource, []).append((controller, None))
             for watch in controller.watches():
-                self._routes.setdefault(watch.resource, []).append((controller, watch.mapper))
+                self._routes.setdefault(watch.resource, []).append((controller, watch))
         ctx.store.subscribe(self._on_change)
 
     @property
@@ -69,6 +69,19 @@ class Engine:
     @property
     def kube(self) -> Kube:
         return self.ctx.kube
+
+    def store_filter(self, ref: ResourceRef) -> Any:
+        """Which objects of ``ref`` the store keeps: accepted by any controller that filters it, else all."""
+        filters = []
+        for controller in self.controllers.values():
+            if ref in controller.store_filters():
+                filters.append(controller.store_filters()[ref])
+            elif ref == controller.resource or any(w.resource == ref for w in controller.watches()) \
+                    or ref in controller.extra_resources():
+                return None
+        if not filters:
+            return None
+        return lambda obj: any(f(obj) for f in filters)
 
     def resources(self) -> list[ResourceRef]:
         """Every resource the engine needs watched, primary ones first."""
@@ -90,9 +103,12 @@ class Engine:
                 meta = obj["metadata"]
                 self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
                 continue
-            keys = set(mapper(obj))
+            watch = mapper
+            if watch.changed is not None and event == "MODIFIED" and not watch.changed(old, obj):
+                continue
+            keys = set(watch.mapper(obj))
             if old is not None and old is not obj:
-                keys |= set(mapper(old))
+                keys |= set(watch.mapper(old))
             for namespace, name in keys:
                 self.queue.add((controller.name, namespace, name))
 
@@ -192,23 +208,7 @@ class Engine:
         else:
             self._infra_since.pop(key, None)
         old_status = obj.get("status") or {}
-        old_conditions = list(old_status.get("conditions") or [])
-        derived = statusing.derive(
-            plan.components,
-            [(i.category, i.reason, i.message) for i in issues],
-            old_conditions,
-            infra_since=self._infra_since.get(key),
-            now=now,
-            status_map=controller.status_map or None,
-        )
-        conditions = merge_conditions(
-            old_conditions, [*derived.conditions, *plan.conditions], rfc3339(now), observed_generation=meta.get("generation")
-        )
-        new_status = {**plan.status, "conditions": conditions}
-        if controller.root_status:
-            new_status["status"] = derived.status.value
-        if meta.get("generation") is not None:
-            new_status["observedGeneration"] = meta["generation"]
+        new_status, derived = build_status(controller, obj, plan, issues, now=now, infra_since=self._infra_since.get(key))
         patch = _status_patch(old_status, new_status)
         if patch:
             try:
@@ -219,7 +219,8 @@ class Engine:
                     self.store.upsert(controller.resource, result)
             except Exception as exc:  # noqa: BLE001 - a status write failure is retried
                 log.warning("status write of %s %s/%s failed: %s", controller.name, meta.get("namespace"), meta["name"], exc)
-        await self._emit_events(controller, obj, key, old_conditions, conditions, derived, now)
+        old_conditions = list(old_status.get("conditions") or [])
+        await self._emit_events(controller, obj, key, old_conditions, new_status["conditions"], derived, now)
 
     async def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
         specs = eventing.plan_events(old_conditions, conditions, derived.component_states)
@@ -259,6 +260,37 @@ class Engine:
             await self.kube.create(EVENTS, event)
         except Exception as exc:  # noqa: BLE001 - events are best effort
             log.debug("event for %s failed: %s", meta["name"], exc)
+
+
+def build_status(
+    controller: Controller,
+    obj: dict[str, Any],
+    plan: Plan,
+    issues: list[Issue],
+    *,
+    now: datetime.datetime,
+    infra_since: datetime.datetime | None = None,
+) -> tuple[dict[str, Any], Any]:
+    """The status a reconcile writes: plan fields, merged conditions, root state (pure)."""
+    meta = obj["metadata"]
+    old_conditions = list((obj.get("status") or {}).get("conditions") or [])
+    derived = statusing.derive(
+        plan.components,
+        [(i.category, i.reason, i.message) for i in issues],
+        old_conditions,
+        infra_since=infra_since,
+        now=now,
+        status_map=controller.status_map or None,
+    )
+    conditions = merge_conditions(
+        old_conditions, [*derived.conditions, *plan.conditions], rfc3339(now), observed_generation=meta.get("generation")
+    )
+    new_status = {**plan.status, "conditions": conditions}
+    if controller.root_status:
+        new_status["status"] = derived.status.value
+    if meta.get("generation") is not None:
+        new_status["observedGeneration"] = meta["generation"]
+    return new_status, derived
 
 
 def _issue(exc: BaseException, doing: str) -> Issue:

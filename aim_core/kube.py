@@ -167,11 +167,20 @@ class Kube:
             raise
 
     async def list(
-        self, ref: ResourceRef, namespace: str | None = None, *, label_selector: str | None = None
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
     ) -> list[dict[str, Any]]:
-        """All objects of a resource, optionally in one namespace and filtered by labels."""
-        params = {"labelSelector": label_selector} if label_selector else None
-        data = await self._request("list", "GET", resource_path(ref, namespace), params=params)
+        """All objects of a resource, optionally in one namespace and filtered by labels or fields."""
+        params = {}
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        data = await self._request("list", "GET", resource_path(ref, namespace), params=params or None)
         items = list((data or {}).get("items") or [])
         for item in items:  # list items come without apiVersion/kind
             item.setdefault("apiVersion", ref.api_version)

@@ -84,6 +84,7 @@ class Store:
     def __init__(self) -> None:
         self._tables: dict[ResourceRef, _Table] = defaultdict(_Table)
         self._listeners: list[Listener] = []
+        self._versions: dict[ResourceRef, int] = defaultdict(int)
         self.synced: set[ResourceRef] = set()
 
     # ----------------------------------------------------------- registration
@@ -117,6 +118,7 @@ class Store:
             if old == obj:
                 return False
         table.put(obj)
+        self._versions[ref] += 1
         for listener in self._listeners:
             listener(ref, "MODIFIED" if old is not None else "ADDED", obj, old)
         return True
@@ -125,6 +127,7 @@ class Store:
         old = self._tables[ref].remove((namespace or None, name))
         if old is None:
             return False
+        self._versions[ref] += 1
         for listener in self._listeners:
             listener(ref, "DELETED", old, old)
         return True
@@ -161,6 +164,10 @@ class Store:
 
     def __iter__(self) -> Iterator[ResourceRef]:
         return iter(self._tables)
+
+    def version(self, ref: ResourceRef) -> int:
+        """A counter that moves on every change of ``ref``'s objects (for caching derived values)."""
+        return self._versions[ref]
 
     def count(self, ref: ResourceRef) -> int:
         return len(self._tables[ref].objects)

@@ -37,8 +37,10 @@ class Runtime:
         self.credentials: asyncio.Future[Credentials] | None = None
         self.ready = asyncio.Event()
         self._by_plural: dict[tuple[str, str, str], ResourceRef] = {}
+        self._filters: dict[ResourceRef, Any] = {}
         for ref in self.watched():
             self._by_plural[(ref.group, ref.version, ref.plural)] = ref
+            self._filters[ref] = self.engine.store_filter(ref)
 
     def watched(self) -> list[ResourceRef]:
         refs = self.engine.resources()
@@ -58,7 +60,8 @@ class Runtime:
         ref = self._by_plural.get((group, version, plural))
         if ref is None or not body.get("metadata", {}).get("name"):
             return
-        if event_type == "DELETED":
+        keep = self._filters.get(ref)
+        if event_type == "DELETED" or (keep is not None and not keep(body)):
             meta = body["metadata"]
             self.store.delete(ref, meta.get("namespace"), meta["name"])
         else:
@@ -77,6 +80,9 @@ class Runtime:
                     items += await kube.list(ref, ns)
             else:
                 items = await kube.list(ref)
+            keep = self._filters.get(ref)
+            if keep is not None:
+                items = [item for item in items if keep(item)]
             self.store.replace_all(ref, items, namespaces if ref.namespaced else None)
         self.ready.set()
 

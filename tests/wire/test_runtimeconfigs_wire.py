@@ -94,8 +94,8 @@ async def test_malformed_engine_args_are_reported_not_crashed_on(kube, api, oper
         return obj
 
     await eventually(reported)
-    events = kube.events_for("broken", "team")
-    assert any(e["reason"] == "InvalidSpec" and e["type"] == "Warning" for e in events)
+    await eventually(lambda: any(e["reason"] == "InvalidSpec" and e["type"] == "Warning"
+                                 for e in kube.events_for("broken", "team")))
 
 
 async def test_steady_state_sends_no_writes(kube, api, operator):

@@ -1,0 +1,154 @@
+"""``aim-engine render``: run the operator's planners offline over files.
+
+The given AIM objects (with whatever status they carry) and cluster snapshot
+(Nodes, Namespaces, existing children) go into a store exactly like the one
+the operator fills from watches; every controller then observes and plans
+each of its objects, and the result is printed: the objects the operator
+would apply (owner references and labels included) and the status it would
+write. No cluster is contacted: an observe step that would need the API
+server gets an error, which shows up as a condition like it would live.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import yaml
+
+from aim_core import applyset
+from aim_core.controller import Context, Controller
+from aim_core.controllers import build_controllers
+from aim_core.engine import build_status
+from aim_core.providers import ResourceRef
+from aim_core.reconcile import status as statusing
+from aim_core.reconcile.errors import NetworkError
+from aim_core.resources import AIM_RESOURCES, NAMESPACES, NODES, PODS
+from aim_core.store import Store
+
+_BUILTIN = {(r.api_version, r.kind): r for r in (*AIM_RESOURCES, NODES, NAMESPACES, PODS)}
+
+
+class OfflineKube:
+    """Stands in for the API adapter: every call fails as if the server were unreachable."""
+
+    async def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise NetworkError("refused", "offline render: no API server")
+
+    get = list = read_log = apply = patch = create = replace = delete = _fail
+
+
+def load_documents(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    """Every YAML document under ``paths`` (files, or directories read recursively), ``List`` kinds flattened."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        files += sorted(p.rglob("*.y*ml")) if p.is_dir() else [p]
+    docs: list[dict[str, Any]] = []
+    for f in files:
+        for doc in yaml.safe_load_all(f.read_text()):
+            if not isinstance(doc, dict):
+                continue
+            if doc.get("kind", "").endswith("List") and isinstance(doc.get("items"), list):
+                docs += [d for d in doc["items"] if isinstance(d, dict)]
+            else:
+                docs.append(doc)
+    return docs
+
+
+@attrs.define
+class Rendered:
+    """What the operator would do for one object."""
+
+    obj: dict[str, Any]
+    controller: str
+    apply: list[dict[str, Any]]
+    delete: list[str]
+    status: dict[str, Any]
+    notes: list[str]
+
+
+def _fill_identity(doc: dict[str, Any]) -> dict[str, Any]:
+    meta = doc.setdefault("metadata", {})
+    if not meta.get("uid"):
+        digest = hashlib.sha256(f"{doc.get('kind')}/{meta.get('namespace')}/{meta.get('name')}".encode()).hexdigest()
+        meta["uid"] = f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
+    meta.setdefault("generation", 1)
+    return doc
+
+
+def _resource_for(doc: dict[str, Any], refs: Iterable[ResourceRef]) -> ResourceRef | None:
+    key = (doc.get("apiVersion"), doc.get("kind"))
+    if key in _BUILTIN:
+        return _BUILTIN[key]
+    for ref in refs:
+        if (ref.api_version, ref.kind) == key:
+            return ref
+    return None
+
+
+async def render(
+    docs: Sequence[dict[str, Any]],
+    *,
+    plugins: Any,
+    operator_namespace: str = "aim-system",
+    now: datetime.datetime | None = None,
+) -> list[Rendered]:
+    """Plan every object in ``docs`` as the operator would, without a cluster."""
+    now = now or datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    controllers: list[Controller] = build_controllers(plugins)
+    store = Store()
+    for controller in controllers:
+        controller.setup(store)
+    known = [ref for c in controllers for ref in [c.resource, *(w.resource for w in c.watches()), *c.extra_resources()]]
+    namespaces = set()
+    for doc in docs:
+        ref = _resource_for(doc, known)
+        if ref is None:
+            continue
+        doc = _fill_identity(dict(doc))
+        store.upsert(ref, doc)
+        if doc["metadata"].get("namespace"):
+            namespaces.add(doc["metadata"]["namespace"])
+    for ns in namespaces - {o["metadata"]["name"] for o in store.list(NAMESPACES)}:
+        store.upsert(NAMESPACES, {"metadata": {"name": ns}, "status": {"phase": "Active"}})
+    ctx = Context(store=store, kube=OfflineKube(), plugins=plugins, operator_namespace=operator_namespace)
+    out: list[Rendered] = []
+    for controller in controllers:
+        for obj in sorted(store.list(controller.resource), key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"])):
+            observed = await controller.observe(ctx, obj)
+            plan = controller.plan(obj, observed)
+            issues = list(plan.issues)
+            apply: list[dict[str, Any]] = []
+            if statusing.should_apply([(i.category, i.reason, i.message) for i in issues]):
+                apply = [applyset.prepare(d, obj, controller.name, plan.labels) for d in sorted(plan.apply, key=lambda d: d.sort_key)]
+            status, _ = build_status(controller, obj, plan, issues, now=now)
+            deletes = [f"{d.resource.kind} {d.namespace or ''}/{d.name}" for d in plan.delete]
+            out.append(Rendered(obj, controller.name, apply, deletes, status, list(plan.notes)))
+    return out
+
+
+def format_rendered(results: Sequence[Rendered], *, explain: bool = False, only_kinds: set[str] | None = None) -> str:
+    """YAML documents: for each object, what would be applied and the status it would get."""
+    chunks: list[str] = []
+    for r in results:
+        kind = r.obj["kind"]
+        if only_kinds and kind not in only_kinds:
+            continue
+        meta = r.obj["metadata"]
+        ident = f"{kind} {meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta['name']}"
+        header = [f"# ---- {ident}: status {r.status.get('status', '-')}"]
+        if explain:
+            header += [f"#   {line}" for note in r.notes for line in note.splitlines()]
+        report = {"object": ident, "status": r.status}
+        if r.delete:
+            report["delete"] = r.delete
+        chunks.append("\n".join(header) + "\n" + yaml.safe_dump(report, sort_keys=False))
+        for child in r.apply:
+            cmeta = child["metadata"]
+            chunks.append(f"# {ident} applies {child['kind']} {cmeta.get('namespace', '')}/{cmeta['name']}\n"
+                          + yaml.safe_dump(child, sort_keys=False))
+    return "---\n".join(chunks)
