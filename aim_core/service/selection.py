@@ -14,7 +14,8 @@ prints :meth:`Selection.explain`). Filters, in order:
    both are above 0;
 4. the GPU the template needs is in the cluster: its own model (spec, then
    profile), or, for a template naming none, the model the overrides ask for
-   (the copy made for the overrides would need it); no model → passes;
+   (the copy made for the overrides would need it, and that GPU also ranks
+   it); no model → passes;
 5. namespaced templates, when any is left, beat cluster ones.
 
 The rest rank lexicographically by profile type (optimized, preview,
