@@ -79,7 +79,7 @@ def model_scope(model: Model) -> str:
     return NAMESPACE if (model.get("metadata") or {}).get("namespace") else CLUSTER
 
 
-def describe(model: Model, scope: str | None = None) -> str:
+def _describe(model: Model, scope: str | None = None) -> str:
     """``AIMModel ns/name`` or ``AIMClusterModel name``, for messages."""
     scope = scope or model_scope(model)
     meta = model.get("metadata") or {}
@@ -104,7 +104,7 @@ def _ready_message(model: Model) -> str:
 
 def model_health(model: Model, scope: str | None = None) -> Health:
     """The ``Model`` component of a service for an existing model (see the module docstring)."""
-    what = describe(model, scope)
+    what = _describe(model, scope)
     state = _status(model)
     if state == State.READY.value:
         return Health.ok("ModelResolved", f"{what} is Ready", upstream=True)
