@@ -53,6 +53,7 @@ class Controller:
     name: ClassVar[str]  # e.g. "service" → field manager "aim-service-controller"
     resource: ClassVar[ResourceRef]
     finalizer: ClassVar[str | None] = None
+    eager_finalizer: ClassVar[bool] = True  # False: added only when a plan sets ``plan.finalizer``
     status_map: ClassVar[dict[State, State]] = {}
     writes_status: ClassVar[bool] = True
     root_status: ClassVar[bool] = True  # whether the kind has a `status.status` field

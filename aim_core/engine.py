@@ -155,10 +155,8 @@ class Engine:
                     remaining = [f for f in finalizers if f != controller.finalizer]
                     await self.kube.patch(controller.resource, namespace, name, {"metadata": {"finalizers": remaining}})
                 return None
-            if controller.finalizer not in finalizers:
-                await self.kube.patch(
-                    controller.resource, namespace, name, {"metadata": {"finalizers": [*finalizers, controller.finalizer]}}
-                )
+            if controller.eager_finalizer and controller.finalizer not in finalizers:
+                await self._add_finalizer(controller, obj)
         elif meta.get("deletionTimestamp"):
             return None
         if labelling.is_paused(meta):
@@ -168,12 +166,22 @@ class Engine:
         plan = controller.plan(obj, observed)
         issues = list(plan.issues)
         if statusing.should_apply([(i.category, i.reason, i.message) for i in issues]):
+            if controller.finalizer and plan.finalizer and controller.finalizer not in (meta.get("finalizers") or []):
+                await self._add_finalizer(controller, obj)
             issues += await self._apply(controller, obj, plan)
         if controller.writes_status:
             await self._write_status(controller, obj, plan, issues)
         if any(i.category.is_transient for i in issues):
             return "backoff"
         return plan.requeue_after
+
+    async def _add_finalizer(self, controller: Controller, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        finalizers = [*(meta.get("finalizers") or []), controller.finalizer]
+        result = await self.kube.patch(controller.resource, meta.get("namespace"), meta["name"],
+                                       {"metadata": {"finalizers": finalizers}})
+        if isinstance(result, dict) and result.get("metadata"):
+            self.store.upsert(controller.resource, result)
 
     async def _apply(self, controller: Controller, obj: dict[str, Any], plan: Plan) -> list[Issue]:
         issues: list[Issue] = []

@@ -10,10 +10,12 @@ from aim_core.controller import Controller
 def build_controllers(plugins: Any = None) -> list[Controller]:
     """A fresh instance of every controller, in start-up order."""
     from aim_core.controllers.runtimeconfigs import ClusterRuntimeConfigController, RuntimeConfigController
+    from aim_core.controllers.services import ServiceController
     from aim_core.controllers.templatecaches import TemplateCacheController
 
     return [
         RuntimeConfigController(),
         ClusterRuntimeConfigController(),
         TemplateCacheController(),
+        ServiceController(plugins),
     ]

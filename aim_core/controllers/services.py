@@ -1,0 +1,306 @@
+"""The AIMService controller: indexes, watches and the observe step.
+
+Everything a service depends on re-triggers it through a store index, never a
+scan: runtime configs (by namespace and name), models (by name, by image, by
+the resolved model), templates (by model name and by name), template caches
+(by service label and by template), the serving objects, route and scaler (by
+the ``aim.eai.amd.com/service.name`` identity label), predictor pods (by the
+serving object they belong to) and Nodes (only when a node's GPU facts change).
+
+The plan itself is pure and lives in :mod:`aim_core.service.plan`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from aim_core import plugins as plugin_host
+from aim_core.controller import Context, Controller, Watch
+from aim_core.gpu import GpuInventory, node_gpu_facts
+from aim_core.health import Health, State
+from aim_core.reconcile.errors import describe
+from aim_core.reconcile.labels import SERVICE_FINALIZER
+from aim_core.reconcile.naming import inference_service_name, sanitize_label_value
+from aim_core.reconcile.plan import Plan
+from aim_core.reconcile.status import SERVICE_STATUS_MAP
+from aim_core.resources import (
+    CLUSTER_MODELS,
+    CLUSTER_RUNTIME_CONFIGS,
+    CLUSTER_TEMPLATES,
+    EVENTS,
+    MODELS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    RUNTIME_CONFIGS,
+    SERVICES,
+    TEMPLATE_CACHES,
+    TEMPLATES,
+)
+from aim_core.runtimeconfig import config_name, resolve
+from aim_core.service.observed import Observed, Providers
+from aim_core.service.plan import plan_service
+from aim_core.store import ObjectKey, Store
+
+SERVICE_NAME_LABEL = "aim.eai.amd.com/service.name"
+SERVICE_LABEL = "aim.eai.amd.com/service"
+ISVC_POD_LABEL = "serving.kserve.io/inferenceservice"
+
+# index names (per resource)
+BY_CONFIG = "svc-by-config"
+BY_MODEL = "svc-by-model-name"
+BY_IMAGE = "svc-by-model-image"
+BY_TEMPLATE = "svc-by-template"
+BY_SERVING_NAME = "svc-by-serving-name"
+AUTO_SELECT = "svc-auto-select"
+TPL_BY_MODEL = "tpl-by-model"
+MODEL_BY_IMAGE = "model-by-image"
+CACHE_BY_TEMPLATE = "cache-by-template"
+BY_OWNER_SERVICE = "by-service-label"
+POD_BY_SERVING = "pod-by-serving"
+
+
+def _spec(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("spec") or {}
+
+
+def _ns(obj: dict[str, Any]) -> str | None:
+    return obj["metadata"].get("namespace")
+
+
+def _model_names(svc: dict[str, Any]) -> list[str]:
+    names = []
+    model = _spec(svc).get("model") or {}
+    if (model.get("name") or "").strip():
+        names.append(model["name"].strip())
+    resolved = ((svc.get("status") or {}).get("resolvedModel") or {}).get("name")
+    if resolved:
+        names.append(resolved)
+    return names
+
+
+def _template_names(svc: dict[str, Any]) -> list[str]:
+    names = []
+    explicit = ((_spec(svc).get("template") or {}).get("name") or "").strip()
+    if explicit:
+        names.append(explicit)
+    resolved = ((svc.get("status") or {}).get("resolvedTemplate") or {}).get("name")
+    if resolved:
+        names.append(resolved)
+    return names
+
+
+def _serving_name(svc: dict[str, Any]) -> list[str]:
+    try:
+        return [inference_service_name(svc["metadata"]["name"], _ns(svc) or "")]
+    except Exception:  # noqa: BLE001 - a name that cannot fit is reported by the plan
+        return []
+
+
+class ServiceController(Controller):
+    name: ClassVar[str] = "service"
+    resource = SERVICES
+    finalizer = SERVICE_FINALIZER
+    eager_finalizer = False  # only services that create a template cache have cleanup duties (F55)
+    status_map = SERVICE_STATUS_MAP
+
+    def __init__(self, plugins: Any) -> None:
+        self.plugins = plugins
+        self.providers = Providers.from_plugins(plugins)
+        self._store: Store | None = None
+        self._inventory: tuple[int, GpuInventory] | None = None
+
+    # ------------------------------------------------------------ indexes
+
+    def setup(self, store: Store) -> None:
+        self._store = store
+        store.add_index(SERVICES, BY_CONFIG, lambda s: [(_ns(s), config_name(_spec(s))), (None, config_name(_spec(s)))])
+        store.add_index(SERVICES, BY_MODEL, lambda s: [(_ns(s), n) for n in _model_names(s)] + [(None, n) for n in _model_names(s)])
+        store.add_index(SERVICES, BY_IMAGE, lambda s: [((_spec(s).get("model") or {}).get("image") or "").strip()] if (_spec(s).get("model") or {}).get("image") else [])
+        store.add_index(SERVICES, BY_TEMPLATE, lambda s: [(_ns(s), n) for n in _template_names(s)] + [(None, n) for n in _template_names(s)])
+        store.add_index(SERVICES, BY_SERVING_NAME, lambda s: [(_ns(s), n) for n in _serving_name(s)])
+        store.add_index(SERVICES, AUTO_SELECT, lambda s: [] if (_spec(s).get("template") or {}).get("name") else [True])
+        for ref in (TEMPLATES, CLUSTER_TEMPLATES):
+            store.add_index(ref, TPL_BY_MODEL, lambda t: [(_ns(t), _spec(t).get("modelName"))])
+        for ref in (MODELS, CLUSTER_MODELS):
+            store.add_index(ref, MODEL_BY_IMAGE, lambda m: [(_spec(m).get("image") or "").strip()])
+        store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), _spec(c).get("templateName"))])
+        store.add_index(PODS, POD_BY_SERVING, lambda p: [(_ns(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))])
+
+    # ------------------------------------------------------------- watches
+
+    def _keys(self, index: str, value: Any) -> set[ObjectKey]:
+        assert self._store is not None
+        return self._store.keys_by_index(SERVICES, index, value)
+
+    def watches(self) -> list[Watch]:
+        def by_config(cfg: dict[str, Any]) -> Iterable[ObjectKey]:
+            # namespaced config: services of its namespace using that name;
+            # cluster config (namespace None): services using that name anywhere
+            return self._keys(BY_CONFIG, (_ns(cfg), cfg["metadata"]["name"]))
+
+        def by_model(model: dict[str, Any]) -> Iterable[ObjectKey]:
+            keys = self._keys(BY_MODEL, (_ns(model), model["metadata"]["name"]))
+            image = (_spec(model).get("image") or "").strip()
+            if image:
+                keys |= {k for k in self._keys(BY_IMAGE, image) if _ns(model) in (None, k[0])}
+            owner = (model["metadata"].get("labels") or {}).get(SERVICE_LABEL)
+            if owner and _ns(model):
+                keys.add((_ns(model), owner))
+            return keys
+
+        def by_template(tpl: dict[str, Any]) -> Iterable[ObjectKey]:
+            ns = _ns(tpl)
+            keys = self._keys(BY_TEMPLATE, (ns, tpl["metadata"]["name"]))
+            model = _spec(tpl).get("modelName")
+            if model:
+                auto = self._keys(AUTO_SELECT, True)
+                keys |= auto & self._keys(BY_MODEL, (ns, model))
+            return keys
+
+        def by_cache(cache: dict[str, Any]) -> Iterable[ObjectKey]:
+            ns = _ns(cache)
+            keys = self._keys(BY_TEMPLATE, (ns, _spec(cache).get("templateName")))
+            owner = (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL)
+            if owner:
+                keys.add((ns, owner))
+            return keys
+
+        def by_identity(obj: dict[str, Any]) -> Iterable[ObjectKey]:
+            owner = (obj["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL)
+            return [(_ns(obj), owner)] if owner else []
+
+        def by_pod(pod: dict[str, Any]) -> Iterable[ObjectKey]:
+            serving = (pod["metadata"].get("labels") or {}).get(ISVC_POD_LABEL)
+            return self._keys(BY_SERVING_NAME, (_ns(pod), serving)) if serving else []
+
+        def by_node(node: dict[str, Any]) -> Iterable[ObjectKey]:
+            return self._keys(AUTO_SELECT, True)
+
+        def gpu_changed(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
+            vendors = self.providers.gpu_vendors
+            return old is None or node_gpu_facts(old, vendors) != node_gpu_facts(new, vendors)
+
+        watches = [
+            Watch(RUNTIME_CONFIGS, by_config),
+            Watch(CLUSTER_RUNTIME_CONFIGS, by_config),
+            Watch(MODELS, by_model),
+            Watch(CLUSTER_MODELS, by_model),
+            Watch(TEMPLATES, by_template),
+            Watch(CLUSTER_TEMPLATES, by_template),
+            Watch(TEMPLATE_CACHES, by_cache),
+            Watch(PODS, by_pod),
+            Watch(NODES, by_node, changed=gpu_changed),
+        ]
+        for ref in self.providers.child_resources():
+            watches.append(Watch(ref, by_identity))
+        return watches
+
+    def extra_resources(self) -> list[Any]:
+        return [NAMESPACES]
+
+    def store_filters(self) -> dict[Any, Any]:
+        return {PODS: lambda pod: ISVC_POD_LABEL in (pod["metadata"].get("labels") or {})}
+
+    # ------------------------------------------------------------- observe
+
+    def inventory(self, store: Store) -> GpuInventory:
+        version = store.version(NODES)
+        if self._inventory is None or self._inventory[0] != version:
+            self._inventory = (version, GpuInventory.from_nodes(store.list(NODES), self.providers.gpu_vendors))
+        return self._inventory[1]
+
+    async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
+        store = ctx.store
+        ns = _ns(obj) or ""
+        spec = _spec(obj)
+        name = config_name(spec)
+        config = resolve(name, store.get(RUNTIME_CONFIGS, ns, name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
+        models = {
+            "namespaced": {m["metadata"]["name"]: m for m in store.list(MODELS, ns)},
+            "cluster": {m["metadata"]["name"]: m for m in store.list(CLUSTER_MODELS)},
+        }
+        templates = {
+            "namespaced": {t["metadata"]["name"]: t for t in store.list(TEMPLATES, ns)},
+            "cluster": {t["metadata"]["name"]: t for t in store.list(CLUSTER_TEMPLATES)},
+        }
+        caches = store.list(TEMPLATE_CACHES, ns)
+        serving_names = _serving_name(obj)
+        live: dict[str, Any] = {}
+        pods: list[dict[str, Any]] = []
+        events: list[dict[str, Any]] = []
+        logs: dict[str, str] = {}
+        read_errors: list[Any] = []
+        if serving_names:
+            serving = serving_names[0]
+            for key, (ref, child_name) in self.providers.child_objects(serving, obj["metadata"]["name"], ns).items():
+                live[key] = store.get(ref, ns, child_name)
+            pods = store.by_index(PODS, POD_BY_SERVING, (ns, serving))
+            runtime_obj = live.get("runtime")
+            if runtime_obj is not None and not _ready(runtime_obj):
+                try:
+                    events = await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={serving}")
+                    for pod in pods:
+                        events += await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={pod['metadata']['name']}")
+                        if _failed(pod):
+                            logs[pod["metadata"]["name"]] = await ctx.kube.read_log(ns, pod["metadata"]["name"], tail_lines=50)
+                except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
+                    read_errors.append(describe(exc))
+        return Observed(
+            config=config,
+            models=models,
+            templates=templates,
+            caches=caches,
+            inventory=self.inventory(store),
+            live=live,
+            pods=pods,
+            events=events,
+            logs=logs,
+            read_errors=read_errors,
+            providers=self.providers,
+            namespace_terminating=_terminating(store.get(NAMESPACES, None, ns)),
+        )
+
+    def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
+        return plan_service(obj, observed)
+
+    async def finalize(self, ctx: Context, obj: dict[str, Any]) -> None:
+        """Delete the non-Ready template caches this service created (F55); never block namespace deletion."""
+        ns = _ns(obj) or ""
+        if _terminating(ctx.store.get(NAMESPACES, None, ns)):
+            return
+        label = sanitize_label_value(obj["metadata"]["name"])
+        for cache in ctx.store.list(TEMPLATE_CACHES, ns):
+            if (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL) != label:
+                continue
+            if ((cache.get("status") or {}).get("status")) != State.READY.value:
+                await ctx.kube.delete(TEMPLATE_CACHES, ns, cache["metadata"]["name"])
+
+
+def _ready(obj: dict[str, Any]) -> bool:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return False
+
+
+def _failed(pod: dict[str, Any]) -> bool:
+    status = pod.get("status") or {}
+    if status.get("phase") == "Failed":
+        return True
+    for cs in status.get("containerStatuses") or []:
+        terminated = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated")
+        if terminated and terminated.get("exitCode", 0) != 0 and terminated.get("reason") != "OOMKilled":
+            return True
+    return False
+
+
+def _terminating(namespace: dict[str, Any] | None) -> bool:
+    """A namespace that is gone, or being deleted: cleanup steps aside (F15)."""
+    if namespace is None:
+        return True
+    return bool(namespace["metadata"].get("deletionTimestamp")) or (namespace.get("status") or {}).get("phase") == "Terminating"
+
+
+__all__ = ["ServiceController", "Health"]

@@ -1,0 +1,252 @@
+"""The AIMService plan: model, template, cache, serving objects, route, scaler, status (F46-F65).
+
+Pure: :func:`plan_service` takes the service and what the controller
+observed and returns a :class:`~aim_core.reconcile.plan.Plan`. The order of
+components matters: the first failing one explains the ``Ready`` condition.
+
+Gates, in the order they apply:
+
+* A blocking issue (invalid spec, missing named model/template/config, routing
+  without a gateway, malformed ``AIM_ENGINE_ARGS``, a name that cannot fit)
+  stops every write; the service reports Failed with the reason.
+* Nothing template-dependent is planned until a template is resolved and
+  Ready (F47). The template cache is planned then.
+* The serving objects are created once the model and the cache are Ready too;
+  once they exist they are re-applied on every reconcile, so edits propagate
+  while a dependency is briefly unhealthy.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aim_core.health import Category, Health, State
+from aim_core.inspect import inspect_pods
+from aim_core.reconcile.errors import ErrorInfo
+from aim_core.reconcile.naming import inference_service_name
+from aim_core.reconcile.plan import Issue, LabelPolicy, Plan
+from aim_core.resources import TEMPLATE_CACHES
+from aim_core.runtimeconfig import routing_enabled
+from aim_core.service import caching, routing
+from aim_core.service.models import image_key, resolve_model
+from aim_core.service.observed import Observed
+from aim_core.service.runtime import autoscaling, runtime_request, runtime_status, scaling_request
+from aim_core.service.selection import choose_template
+from aim_core.service.templates import TemplateResolution, template_gpu_model
+from aim_core.spec_errors import spec_problems
+
+RUNTIME_CONFIG = "RuntimeConfig"
+TEMPLATE = "Template"
+CACHE = "Cache"
+RUNTIME = "InferenceService"
+PODS = "InferenceServicePods"
+ROUTE = "HTTPRoute"
+SCALER = "HPA"
+
+
+def _label_policy(config: dict[str, Any]) -> LabelPolicy:
+    lp = config.get("labelPropagation") or {}
+    return LabelPolicy(enabled=bool(lp.get("enabled")), patterns=tuple(lp.get("match") or ()))
+
+
+def _models_by_image(svc: dict[str, Any], ob: Observed) -> list[dict[str, Any]]:
+    image = ((svc.get("spec") or {}).get("model") or {}).get("image")
+    if not image:
+        return []
+    key = image_key(image)
+    found = [m for scope in ("namespaced", "cluster") for m in ob.models[scope].values()
+             if image_key((m.get("spec") or {}).get("image") or "") == key]
+    return found
+
+
+def _default_gpu_resource(template: dict[str, Any], ob: Observed) -> str:
+    """The GPU resource for a template's model, from the vendor that knows the model."""
+    model = template_gpu_model(template)
+    if model:
+        found = ob.inventory.resource_name(model)
+        if found:
+            return found
+        for vendor in ob.providers.gpu_vendors:
+            if vendor.normalize_model(model):
+                devices = [d for d in ob.inventory.devices if d.vendor == vendor.name]
+                if devices:
+                    return devices[0].resource_name
+    resources = sorted({d.resource_name for d in ob.inventory.devices})
+    return resources[0] if len(resources) == 1 else _first_vendor_resource(ob)
+
+
+def _first_vendor_resource(ob: Observed) -> str:
+    # No GPU of the template's model anywhere: any vendor's resource is as good a guess
+    # as another; the pod stays Pending either way and the pods component says why.
+    names = sorted({d.resource_name for d in ob.inventory.devices})
+    return names[0] if names else "gpu"
+
+
+def plan_service(svc: dict[str, Any], ob: Observed) -> Plan:
+    plan = Plan()
+    meta = svc["metadata"]
+    namespace = meta.get("namespace") or ""
+    spec = svc.get("spec") or {}
+    config = ob.config.spec
+    plan.labels = _label_policy(config)
+
+    problems = spec_problems(svc)
+    if problems:
+        plan.issue(Category.INVALID_SPEC, "InvalidSpec", "; ".join(problems))
+    for error in ob.read_errors:
+        info: ErrorInfo = error
+        plan.issue(info.category, info.reason, info.message)
+
+    # --- runtime config (only reported when one exists or the named one is missing)
+    if ob.config.found or ob.config.issue is not None:
+        plan.component(RUNTIME_CONFIG, ob.config.health(found_reason="RuntimeConfigResolved"))
+        if ob.config.issue is not None:
+            plan.issue(ob.config.issue.category, "ReferenceNotFound", ob.config.issue.message)
+    if ob.config.reference is not None:
+        plan.status["resolvedRuntimeConfig"] = ob.config.reference
+
+    # --- model
+    namespaced_models = list(ob.models["namespaced"].values())
+    model_res = resolve_model(svc, ob.models["namespaced"], ob.models["cluster"], _models_by_image(svc, ob),
+                              namespaced_models, config)
+    model_res.contribute(plan)
+    if model_res.reference is not None:
+        plan.status["resolvedModel"] = model_res.reference
+
+    # --- template
+    template_res: TemplateResolution | None = None
+    if model_res.model is not None:
+        template_res = choose_template(svc, model_res.model["metadata"]["name"],
+                                       list(ob.templates["namespaced"].values()),
+                                       list(ob.templates["cluster"].values()), ob.inventory)
+        template_res.contribute(plan)
+        if template_res.selection is not None:
+            plan.notes += template_res.selection.explain()
+        plan.notes.append(f"template: {template_res.health.reason}: {template_res.health.message}")
+        if template_res.reference is not None:
+            plan.status["resolvedTemplate"] = template_res.reference
+    else:
+        plan.component(TEMPLATE, Health(State.PENDING, "TemplateNotReady",
+                                        "waiting for the model to be resolved before choosing a template", upstream=True))
+
+    # --- template cache (F63-F65)
+    live_runtime = ob.live.get("runtime")
+    mode = caching.caching_mode(svc)
+    cache = None
+    ready_template = template_res.template if template_res is not None and template_res.ready else None
+    if ready_template is not None:
+        template = ready_template.template
+        cache = caching.find_cache(svc, template["metadata"]["name"], mode, ob.caches)
+        plan.finalizer = cache is None or _created_by(cache, svc)
+        if cache is None:
+            plan.want(TEMPLATE_CACHES, caching.desired_cache(svc, template, ready_template.scope.value, config, mode),
+                      owned=caching.cache_owned(mode))
+        plan.component(CACHE, caching.cache_health(cache, caching.has_cache_volumes(live_runtime), mode))
+        cache_status = caching.cache_status(cache)
+        if cache_status is not None:
+            plan.status["cache"] = cache_status
+    else:
+        plan.component(CACHE, Health(State.PROGRESSING, "CacheCreating", "waiting for a Ready template"))
+
+    # --- serving objects (F47-F53)
+    providers = ob.providers
+    serving_name = _serving_name(svc, plan)
+    runtime_ready = False
+    if ready_template is not None and serving_name is not None:
+        cache_ready = cache is not None and caching.cache_health(cache, False, mode).ready
+        if providers.runtime is None:
+            plan.component(RUNTIME, Health.error(Category.INVALID_SPEC, "RuntimeBuilderMissing",
+                                                 providers.missing.get("aim_runtime_builders", "no runtime builder")))
+        elif live_runtime is not None or (model_res.ready and cache_ready):
+            _plan_runtime(plan, svc, ob, model_res.model, ready_template, config, cache, live_runtime)
+        else:
+            waiting = "the model" if not model_res.ready else "the template cache"
+            plan.component(RUNTIME, Health(State.PROGRESSING, "CreatingRuntime", f"waiting for {waiting} to be Ready"))
+    if live_runtime is not None and providers.runtime is not None:
+        runtime_health = providers.runtime.health(live_runtime, ob.pods, ob.events)
+        plan.component(RUNTIME, runtime_health)
+        runtime_ready = runtime_health.ready
+        plan.component(PODS, inspect_pods(ob.pods, ob.events, ob.logs))
+
+    # --- route (F58-F60)
+    if routing_enabled(spec.get("routing"), config) and serving_name is not None:
+        _plan_route(plan, svc, ob, config, serving_name)
+
+    # --- scaler and replicas (F52, F62)
+    live_scaler = ob.live.get("scaler")
+    if providers.autoscaler is not None:
+        if autoscaling(svc):
+            plan.component(SCALER, providers.autoscaler.health(live_scaler, runtime_ready))
+        replicas = providers.autoscaler.replicas(live_scaler) if live_scaler is not None else None
+    else:
+        replicas = None
+    plan.status["runtime"] = runtime_status(svc, replicas)
+    del namespace
+    return plan
+
+
+def _created_by(cache: dict[str, Any], svc: dict[str, Any]) -> bool:
+    """Whether the service made this cache (so its finalizer must clean it up when it is not Ready)."""
+    from aim_core.reconcile.naming import sanitize_label_value
+
+    label = (cache["metadata"].get("labels") or {}).get("aim.eai.amd.com/service")
+    return label is not None and label == sanitize_label_value(svc["metadata"]["name"])
+
+
+def _serving_name(svc: dict[str, Any], plan: Plan) -> str | None:
+    meta = svc["metadata"]
+    try:
+        return inference_service_name(meta["name"], meta.get("namespace") or "")
+    except Exception as exc:  # noqa: BLE001 - ReconcileError with a category and a helpful message
+        plan.issue(getattr(exc, "category", Category.INVALID_SPEC), getattr(exc, "reason", "InvalidSpec"), str(exc))
+        return None
+
+
+def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, live) -> None:
+    providers = ob.providers
+    template = scoped.template
+    request = runtime_request(svc, model, template, scoped.scope.value, config, cache, live,
+                              default_gpu_resource=_default_gpu_resource(template, ob))
+    if isinstance(request, Issue):
+        plan.issues.append(request)
+        plan.component(RUNTIME, Health.error(request.category, request.reason, request.message))
+        return
+    objects = providers.runtime.build(request)
+    if providers.autoscaler is not None:
+        try:
+            providers.autoscaler.apply(objects, scaling_request(svc))
+        except ValueError as exc:
+            plan.issue(Category.INVALID_SPEC, "InvalidAutoscaling", f"spec.autoScaling: {exc}")
+            return
+    resource = providers.runtime.resource
+    for obj in objects:
+        if (obj.get("apiVersion"), obj.get("kind")) != (resource.api_version, resource.kind):
+            plan.issue(Category.UNKNOWN, "UnsupportedRuntimeObject",
+                       f"runtime builder {providers.runtime.name!r} returned a {obj.get('kind')}; only "
+                       f"{resource.kind} objects are applied")
+            continue
+        plan.want(resource, obj)
+    if live is None:
+        plan.component(RUNTIME, Health(State.PROGRESSING, "CreatingRuntime", f"creating {resource.kind} {request.name}"))
+
+
+def _plan_route(plan: Plan, svc, ob: Observed, config, serving_name: str) -> None:
+    providers = ob.providers
+    if providers.route is None:
+        plan.component(ROUTE, Health.error(Category.INVALID_SPEC, "RouteBuilderMissing",
+                                           providers.missing.get("aim_route_builders", "no route builder")))
+        return
+    backend = providers.runtime.backend_service(serving_name) if providers.runtime else f"{serving_name}-predictor"
+    request = routing.route_request(svc, config, backend)
+    if isinstance(request, Issue):
+        if routing.blocks_service(request):
+            plan.issues.append(request)
+        plan.component(ROUTE, routing.route_health(request))
+        return
+    if request is None:
+        return
+    plan.want(providers.route.resource, providers.route.build(request))
+    live = ob.live.get("route")
+    plan.component(ROUTE, providers.route.health(live))
+    if live is not None:
+        plan.status["routing"] = {"path": request.path}
