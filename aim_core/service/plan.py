@@ -84,15 +84,27 @@ def _first_vendor_resource(ob: Observed) -> str:
 
 def plan_service(svc: dict[str, Any], ob: Observed) -> Plan:
     plan = Plan()
+    problems = spec_problems(svc)
+    if problems:
+        plan.issue(Category.INVALID_SPEC, "InvalidSpec", "; ".join(problems))
+    try:
+        _plan_service(plan, svc, ob)
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        if not problems:
+            raise
+        # A spec the schema would reject (an older CRD, a write around validation) can trip
+        # any step below; the InvalidSpec issue already blocks every write and names the field.
+        plan.notes.append(f"planning stopped at the invalid spec: {type(exc).__name__}: {exc}")
+    return plan
+
+
+def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     meta = svc["metadata"]
     namespace = meta.get("namespace") or ""
     spec = svc.get("spec") or {}
     config = ob.config.spec
     plan.labels = _label_policy(config)
 
-    problems = spec_problems(svc)
-    if problems:
-        plan.issue(Category.INVALID_SPEC, "InvalidSpec", "; ".join(problems))
     for error in ob.read_errors:
         info: ErrorInfo = error
         plan.issue(info.category, info.reason, info.message)
@@ -182,7 +194,6 @@ def plan_service(svc: dict[str, Any], ob: Observed) -> Plan:
         replicas = None
     plan.status["runtime"] = runtime_status(svc, replicas)
     del namespace
-    return plan
 
 
 def _created_by(cache: dict[str, Any], svc: dict[str, Any]) -> bool:

@@ -264,3 +264,27 @@ def test_inputs_are_not_mutated_by_planning() -> None:
     plan_service(svc, observed(svc, *objects))
 
     assert (svc, objects) == before
+
+
+@pytest.mark.parametrize(("field", "value", "path"), [
+    ("replicas", "many", "$.spec.replicas"),
+    ("minReplicas", "two", "$.spec.minReplicas"),
+    ("model", QWEN, "$.spec.model"),
+    ("template", QWEN_TEMPLATE, "$.spec.template"),
+    ("env", {"VLLM_LOGGING_LEVEL": "DEBUG"}, "$.spec.env"),
+    ("routing", "on", "$.spec.routing"),
+    ("resources", {"requests": "4 GPUs"}, "$.spec.resources"),
+    ("overrides", {"hardware": {"gpu": {"requests": "four"}}}, "$.spec.overrides"),
+])
+def test_a_spec_the_schema_would_reject_is_invalid_spec_not_an_exception(field: str, value: Any, path: str) -> None:
+    """Objects from an older CRD (or written around validation) reach the plan; it must not crash on them."""
+    svc, objects, _ = malformed(field, value)()
+
+    plan = plan_service(svc, observed(svc, *objects))
+    status = status_of(svc, plan)
+
+    assert status["status"] == "Failed"
+    ready = condition(status, "Ready")
+    assert ready["reason"] == "InvalidSpec"
+    assert path in ready["message"]
+    assert not statusing.should_apply(plan.issues)
