@@ -30,7 +30,14 @@ from aim_core.runtimeconfig import routing_enabled
 from aim_core.service import caching, routing
 from aim_core.service.models import image_key, resolve_model
 from aim_core.service.observed import Observed
-from aim_core.service.runtime import autoscaling, runtime_request, runtime_status, scaling_request
+from aim_core.service.runtime import (
+    autoscaling,
+    engine_args_issue,
+    env_layers,
+    runtime_request,
+    runtime_status,
+    scaling_request,
+)
 from aim_core.service.selection import choose_template
 from aim_core.service.templates import TemplateResolution, template_gpu_model
 from aim_core.spec_errors import spec_problems
@@ -146,6 +153,11 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     mode = caching.caching_mode(svc)
     cache = None
     ready_template = template_res.template if template_res is not None and template_res.ready else None
+    engine_args = None
+    if ready_template is not None:  # checked before anything is written for a service that cannot run
+        engine_args = engine_args_issue(env_layers(svc, ready_template.template, ready_template.scope.value, config))
+        if engine_args is not None:
+            plan.issues.append(engine_args)
     if ready_template is not None:
         template = ready_template.template
         cache = caching.find_cache(svc, template["metadata"]["name"], mode, ob.caches)
@@ -166,7 +178,9 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     runtime_ready = False
     if ready_template is not None and serving_name is not None:
         cache_ready = cache is not None and caching.cache_health(cache, False, mode).ready
-        if providers.runtime is None:
+        if engine_args is not None:
+            plan.component(RUNTIME, Health.error(engine_args.category, engine_args.reason, engine_args.message))
+        elif providers.runtime is None:
             plan.component(RUNTIME, Health.error(Category.INVALID_SPEC, "RuntimeBuilderMissing",
                                                  providers.missing.get("aim_runtime_builders", "no runtime builder")))
         elif live_runtime is not None or (model_res.ready and cache_ready):

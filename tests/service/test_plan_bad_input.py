@@ -167,6 +167,10 @@ CASES: dict[str, Case] = {
     "engine-args-not-an-object": Case(
         lambda: world(_svc(env=("AIM_ENGINE_ARGS", '["--max-model-len", "8192"]'))), "Failed", "InvalidSpec",
         "is JSON but not an object", ("InferenceServiceReady", "InvalidEngineArgs"), refs=ALL_REFS),
+    "engine-args-before-the-cache-exists": Case(  # no shared cache is created for a service that cannot run
+        lambda: with_objects(_svc(env=("AIM_ENGINE_ARGS", "{bad")), qwen_model(), qwen_template()), "Failed",
+        "InvalidSpec", "is not valid JSON", ("InferenceServiceReady", "InvalidEngineArgs"),
+        refs=("resolvedModel", "resolvedTemplate")),
     "engine-args-in-runtime-config": Case(
         lambda: world(_svc(), cluster_config().env("AIM_ENGINE_ARGS", "max-model-len=8192")), "Failed",
         "InvalidSpec", "runtime config 'default' env", ("InferenceServiceReady", "InvalidEngineArgs"), refs=ALL_REFS),
@@ -193,6 +197,7 @@ def test_bad_input_ends_in_a_condition(case: str) -> None:
         assert cause is not None, f"no {expected.cause[0]} condition"
         assert (cause["status"], cause["reason"]) == ("False", expected.cause[1])
         assert expected.says in cause["message"] or cause["message"] in ready["message"]
+    assert len(set(plan.issues)) == len(plan.issues), "an issue is reported twice"
     sent = kinds(plan) if statusing.should_apply(plan.issues) else []
     assert tuple(sent) == expected.sends
     assert tuple(k for k in REFS if k in status) == expected.refs
