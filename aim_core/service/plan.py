@@ -223,7 +223,9 @@ def _serving_name(svc: dict[str, Any], plan: Plan) -> str | None:
     try:
         return inference_service_name(meta["name"], meta.get("namespace") or "")
     except Exception as exc:  # noqa: BLE001 - ReconcileError with a category and a helpful message
-        plan.issue(getattr(exc, "category", Category.INVALID_SPEC), getattr(exc, "reason", "InvalidSpec"), str(exc))
+        category, reason = getattr(exc, "category", Category.INVALID_SPEC), getattr(exc, "reason", "InvalidSpec")
+        plan.issue(category, reason, str(exc))
+        plan.component(RUNTIME, Health.error(category, reason, str(exc)))  # F54: present when the lookup errs
         return None
 
 

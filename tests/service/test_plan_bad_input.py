@@ -158,8 +158,8 @@ CASES: dict[str, Case] = {
                              qwen_template()),
         "Failed", "InvalidSpec", "(qwen-a, qwen-b)", ("ModelReady", "AmbiguousModelImage")),
     # ---- names and env
-    "namespace-too-long": Case(long_namespace, "Failed", "InvalidSpec", "is too long (45 chars)", None,
-                               refs=ALL_REFS),
+    "namespace-too-long": Case(long_namespace, "Failed", "InvalidSpec", "is too long (45 chars)",
+                               ("InferenceServiceReady", "NamespaceTooLong"), refs=ALL_REFS),
     "engine-args-not-json": Case(
         lambda: world(_svc(env=("AIM_ENGINE_ARGS", "{max-model-len: 8192}"))), "Failed", "InvalidSpec",
         "AIM_ENGINE_ARGS in AIMService ml-team/chat spec.env is not valid JSON",
