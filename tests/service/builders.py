@@ -107,11 +107,11 @@ class Obj(dict):
 
 class ServiceBuilder(Obj):
     def model_name(self, name: str) -> ServiceBuilder:
-        self["spec"]["model"] = {"name": name}
+        self["spec"].setdefault("model", {})["name"] = name
         return self
 
     def model_image(self, image: str) -> ServiceBuilder:
-        self["spec"]["model"] = {"image": image}
+        self["spec"].setdefault("model", {})["image"] = image
         return self
 
     def template_name(self, name: str) -> ServiceBuilder:

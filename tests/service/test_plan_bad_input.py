@@ -153,6 +153,9 @@ CASES: dict[str, Case] = {
         lambda: with_objects(_svc(), cluster_model_in("Degraded"), qwen_template()),
         "Failed", "ModelNotReady", "is Degraded", ("ModelReady", "ModelNotReady"),
         sends=("AIMTemplateCache",), refs=("resolvedTemplate",)),
+    "model-name-and-image": Case(  # the CRD's CEL rule; an object written around it must not pick one silently
+        lambda: world(service("chat").model_name(QWEN).model_image(IMAGE)), "Failed", "InvalidSpec",
+        "exactly one of name, image or custom", ("ModelReady", "InvalidSpec")),
     "model-image-ambiguous": Case(
         lambda: with_objects(service("chat").model_image(IMAGE), model("qwen-a").ready(), model("qwen-b").ready(),
                              qwen_template()),
