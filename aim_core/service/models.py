@@ -226,7 +226,9 @@ def resolve_model(
         given = [way for way in ("name", "image", "custom") if wanted.get(way) is not None]
         if len(given) > 1:  # the CRD's CEL rule; an object written around it must not pick one silently
             raise ReconcileError.invalid_spec(
-                "InvalidSpec", f"spec.model sets {' and '.join(given)}; exactly one of name, image or custom is allowed")
+                "InvalidSpec",
+                f"spec.model sets {' and '.join(given)}; exactly one of name, image or custom is allowed",
+            )
         if wanted.get("name") is not None:
             return _by_name(wanted["name"], namespace, known, service)
         if wanted.get("image") is not None:
