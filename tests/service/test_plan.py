@@ -168,6 +168,22 @@ def test_until_the_inference_service_and_its_pods_are_ready_the_service_is_start
     assert condition(status, "Ready")["message"].startswith("Component InferenceService")
 
 
+def test_an_existing_inference_service_is_reapplied_while_the_model_is_unhealthy() -> None:
+    """F47: once it exists, edits to the service reach it whatever the model's or cache's state."""
+    svc = service("chat").model_name(QWEN)
+    model, tpl, cache = ready_world(svc)
+    running = live(prepared(run(svc, model, tpl, cache)[0], svc, "InferenceService"), ready=True)
+    svc.replicas(3)
+
+    plan, status = run(svc, qwen_model().status("Degraded", "registry unreachable"), tpl, cache, runtime=running,
+                       pods=[pod(running["metadata"]["name"])])
+
+    assert one(plan, "InferenceService")["spec"]["predictor"]["minReplicas"] == 3
+    assert status["status"] == "Failed"
+    assert reason(status, "ModelReady") == ("False", "ModelNotReady")
+    assert "resolvedModel" not in status  # written only while the model is Ready
+
+
 # ---------------------------------------------------------------- routing (F58-F60)
 
 
@@ -213,6 +229,17 @@ def test_routing_on_plans_an_owned_httproute_to_the_predictor(case: str) -> None
     assert rule.get("timeouts") == ({"request": timeout} if timeout else None)
     assert reason(status, "HTTPRouteReady") == ("False", "HTTPRouteCreating")
     assert "routing" not in status  # written once the route exists
+
+
+def test_a_long_service_name_is_cut_for_the_inference_service_but_not_for_the_route() -> None:
+    svc = service("qwen3-32b-chat-for-the-customer-support-team-eu").model_name(QWEN).routing(gateway=GATEWAY)
+
+    plan, _ = run(svc, *ready_world(svc))
+
+    isvc, route = one(plan, "InferenceService")["metadata"]["name"], one(plan, "HTTPRoute")
+    assert len(f"{isvc}-predictor-{NS}") <= 63 and isvc.endswith("-a04542d9")
+    assert len(route["metadata"]["name"]) > len(isvc)
+    assert route["spec"]["rules"][0]["backendRefs"][0]["name"] == f"{isvc}-predictor"
 
 
 def test_an_accepted_route_is_ready_and_its_path_is_published() -> None:

@@ -117,6 +117,11 @@ def test_dedicated_mode_creates_an_owned_cache_named_after_the_service_uid_and_i
     assert kinds(plan) == ["AIMTemplateCache"]
     assert reason(status, "CacheReady") == ("False", "CacheCreating")
 
+    earlier = service("batch").model_name("qwen3-32b").caching("Dedicated")  # same name, recreated: new uid
+    earlier["metadata"]["uid"] = "0d9c8b7a-6f5e-4d3c-2b1a-098765432100"
+    plan, _ = run(svc, qwen_model(), tpl, ready_cache(earlier, tpl, mode="Dedicated"))
+    assert cache_desired(plan).obj["metadata"]["name"] == desired.obj["metadata"]["name"]  # not adopted
+
     own = ready_cache(svc, tpl, mode="Dedicated")
     plan, status = run(svc, qwen_model(), tpl, someone_elses, own)
     assert kinds(plan) == ["InferenceService"]
