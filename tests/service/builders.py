@@ -4,9 +4,9 @@ Every builder is a ``dict`` (so it goes anywhere an object goes) whose methods
 return the builder::
 
     svc = service("chat").model_name("qwen").routing(gateway=GATEWAY)
-    tpl = cluster_template("qwen-mi300x").model("qwen").ready().gpu("MI300X", 1).optimized()
-    ob = observed(svc, model("qwen").ready(), tpl, cache_for(svc, tpl).ready())
-    plan = plan_service(svc, ob)
+    tpl = cluster_template("qwen-mi300x", model="qwen").ready().optimized().gpu("MI300X", 1)
+    plan = plan_service(svc, observed(svc, model("qwen").ready(), tpl, cache_for(svc, tpl).ready()))
+    plan, status = run(svc, model("qwen").ready(), tpl, cache_for(svc, tpl).ready())  # the same, plus status
 
 :func:`observed` builds a real :class:`~aim_core.service.observed.Observed`
 with the installed plugins' providers and a GPU inventory read from
@@ -21,16 +21,17 @@ import datetime
 import functools
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Self
 
 from aim_core.controllers.services import ServiceController
 from aim_core.engine import build_status
 from aim_core.gpu import GpuInventory
 from aim_core.plugins import get_plugin_manager
-from aim_core.reconcile.naming import dedicated_cache_name, inference_service_name, shared_cache_name
+from aim_core.reconcile.naming import dedicated_cache_name, shared_cache_name
 from aim_core.reconcile.plan import Plan
 from aim_core.runtimeconfig import config_name, resolve
 from aim_core.service.observed import Observed, Providers
+from aim_core.service.plan import plan_service
 
 API = "aim.eai.amd.com/v1alpha1"
 NS = "ml-team"
@@ -72,62 +73,47 @@ class Obj(dict):
     def name(self) -> str:
         return self["metadata"]["name"]
 
-    def labels(self, **labels: str) -> Obj:
+    def labels(self, **labels: str) -> Self:
         self.meta.setdefault("labels", {}).update(labels)
         return self
 
-    def label(self, key: str, value: str) -> Obj:
+    def label(self, key: str, value: str) -> Self:
         self.meta.setdefault("labels", {})[key] = value
         return self
 
-    def status(self, state: str, message: str = "") -> Obj:
+    def status(self, state: str, message: str = "") -> Self:
         status = self.setdefault("status", {})
         status["status"] = state
         if message:
             status["conditions"] = [{"type": "Ready", "status": "False", "reason": "NotReady", "message": message}]
         return self
 
-    def ready(self) -> Obj:
+    def ready(self) -> Self:
         return self.status("Ready")
-
-    def with_status(self, **fields: Any) -> Obj:
-        self.setdefault("status", {}).update(fields)
-        return self
-
-    def deleting(self) -> Obj:
-        self.meta["deletionTimestamp"] = "2026-03-01T11:00:00Z"
-        return self
-
-    def copy(self) -> Obj:  # type: ignore[override]
-        return copy.deepcopy(self)
 
 
 # ---------------------------------------------------------------- AIMService
 
 
 class ServiceBuilder(Obj):
-    def model_name(self, name: str) -> ServiceBuilder:
+    def model_name(self, name: str) -> Self:
         self["spec"].setdefault("model", {})["name"] = name
         return self
 
-    def model_image(self, image: str) -> ServiceBuilder:
+    def model_image(self, image: str) -> Self:
         self["spec"].setdefault("model", {})["image"] = image
         return self
 
-    def template_name(self, name: str) -> ServiceBuilder:
+    def template_name(self, name: str) -> Self:
         self["spec"].setdefault("template", {})["name"] = name
         return self
 
-    def allow_unoptimized(self) -> ServiceBuilder:
-        self["spec"].setdefault("template", {})["allowUnoptimized"] = True
-        return self
-
-    def runtime_config(self, name: str) -> ServiceBuilder:
+    def runtime_config(self, name: str) -> Self:
         self["spec"]["runtimeConfigName"] = name
         return self
 
     def routing(self, enabled: bool | None = True, *, gateway: Mapping[str, Any] | None = None,
-                path: str | None = None, timeout: str | None = None, **extra: Any) -> ServiceBuilder:
+                path: str | None = None, timeout: str | None = None, **extra: Any) -> Self:
         routing: dict[str, Any] = {}
         if enabled is not None:
             routing["enabled"] = enabled
@@ -141,20 +127,20 @@ class ServiceBuilder(Obj):
         self["spec"]["routing"] = routing
         return self
 
-    def env(self, name: str, value: str) -> ServiceBuilder:
+    def env(self, name: str, value: str) -> Self:
         self["spec"].setdefault("env", []).append({"name": name, "value": value})
         return self
 
-    def caching(self, mode: str) -> ServiceBuilder:
+    def caching(self, mode: str) -> Self:
         self["spec"]["caching"] = {"mode": mode}
         return self
 
-    def replicas(self, n: int) -> ServiceBuilder:
+    def replicas(self, n: int) -> Self:
         self["spec"]["replicas"] = n
         return self
 
     def scaling(self, minimum: int | None = None, maximum: int | None = None, *metrics: Mapping[str, Any]
-                ) -> ServiceBuilder:
+                ) -> Self:
         if minimum is not None:
             self["spec"]["minReplicas"] = minimum
         if maximum is not None:
@@ -164,7 +150,7 @@ class ServiceBuilder(Obj):
         return self
 
     def overrides(self, *, gpu: str | None = None, count: int | None = None, metric: str | None = None,
-                  precision: str | None = None) -> ServiceBuilder:
+                  precision: str | None = None) -> Self:
         o: dict[str, Any] = {}
         if metric:
             o["metric"] = metric
@@ -175,7 +161,7 @@ class ServiceBuilder(Obj):
         self["spec"]["overrides"] = o
         return self
 
-    def resolved(self, field: str, target: Mapping[str, Any], scope: str) -> ServiceBuilder:
+    def resolved(self, field: str, target: Mapping[str, Any], scope: str) -> Self:
         """Record ``status.<field>`` (resolvedModel/resolvedTemplate) as an earlier reconcile wrote it."""
         meta = target["metadata"]
         ref = {"kind": target["kind"], "name": meta["name"], "scope": scope, "uid": meta["uid"]}
@@ -183,10 +169,6 @@ class ServiceBuilder(Obj):
             ref["namespace"] = meta["namespace"]
         self.setdefault("status", {})[field] = ref
         return self
-
-    @property
-    def serving_name(self) -> str:
-        return inference_service_name(self.name, self.meta.get("namespace") or "")
 
 
 def service(name: str, namespace: str = NS) -> ServiceBuilder:
@@ -198,7 +180,7 @@ def service(name: str, namespace: str = NS) -> ServiceBuilder:
 
 
 class ModelBuilder(Obj):
-    def image(self, image: str) -> ModelBuilder:
+    def image(self, image: str) -> Self:
         self["spec"]["image"] = image
         return self
 
@@ -216,21 +198,21 @@ def cluster_model(name: str, image: str = IMAGE) -> ModelBuilder:
 
 
 class TemplateBuilder(Obj):
-    def model(self, name: str) -> TemplateBuilder:
+    def model(self, name: str) -> Self:
         self["spec"]["modelName"] = name
         return self
 
-    def profile(self, **metadata: Any) -> TemplateBuilder:
+    def profile(self, **metadata: Any) -> Self:
         self.setdefault("status", {}).setdefault("profile", {}).setdefault("metadata", {}).update(metadata)
         return self
 
-    def optimized(self) -> TemplateBuilder:
+    def optimized(self) -> Self:
         return self.profile(type="optimized")
 
-    def unoptimized(self) -> TemplateBuilder:
+    def unoptimized(self) -> Self:
         return self.profile(type="unoptimized")
 
-    def gpu(self, model: str, count: int = 1, device_ids: Iterable[str] = MI300X_IDS) -> TemplateBuilder:
+    def gpu(self, model: str, count: int = 1, device_ids: Iterable[str] = MI300X_IDS) -> Self:
         """What discovery leaves for a GPU template: spec hardware, profile, resolved hardware and affinity."""
         hw = {"requests": count, "model": model, "resourceName": "amd.com/gpu"}
         self["spec"]["hardware"] = {"gpu": dict(hw)}
@@ -242,23 +224,19 @@ class TemplateBuilder(Obj):
             {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": list(device_ids)}]}]}}
         return self
 
-    def metric(self, value: str) -> TemplateBuilder:
+    def metric(self, value: str) -> Self:
         self["spec"]["metric"] = value
         return self.profile(metric=value)
 
-    def precision(self, value: str) -> TemplateBuilder:
+    def precision(self, value: str) -> Self:
         self["spec"]["precision"] = value
         return self.profile(precision=value)
 
-    def profile_id(self, value: str) -> TemplateBuilder:
+    def profile_id(self, value: str) -> Self:
         self["spec"]["profileId"] = value
         return self
 
-    def env(self, name: str, value: str) -> TemplateBuilder:
-        self["spec"].setdefault("env", []).append({"name": name, "value": value})
-        return self
-
-    def sources(self, model_id: str, size: str = "33Gi") -> TemplateBuilder:
+    def sources(self, model_id: str, size: str = "33Gi") -> Self:
         self.setdefault("status", {})["modelSources"] = [
             {"modelId": model_id, "sourceUri": f"hf://{model_id}", "size": size}]
         return self
@@ -280,7 +258,7 @@ def cluster_template(name: str, model: str = "qwen3-32b") -> TemplateBuilder:
 
 
 class CacheBuilder(Obj):
-    def artifact(self, model_id: str, pvc: str | None = None, state: str = "Ready") -> CacheBuilder:
+    def artifact(self, model_id: str, pvc: str | None = None, state: str = "Ready") -> Self:
         name = model_id.lower().replace("/", "-").replace(".", "-")
         entry = {"name": name, "uid": uid_of("AIMArtifact", self.meta.get("namespace"), name), "model": model_id,
                  "status": state}
@@ -288,7 +266,7 @@ class CacheBuilder(Obj):
         self.setdefault("status", {}).setdefault("artifacts", {})[name] = entry
         return self
 
-    def owned_by(self, svc: Mapping[str, Any]) -> CacheBuilder:
+    def owned_by(self, svc: Mapping[str, Any]) -> Self:
         m = svc["metadata"]
         self.meta["ownerReferences"] = [{"apiVersion": API, "kind": "AIMService", "name": m["name"],
                                          "uid": m["uid"], "controller": True}]
@@ -318,7 +296,7 @@ def cache_for(svc: Mapping[str, Any], tpl: TemplateBuilder, mode: str = "Shared"
 
 class ConfigBuilder(Obj):
     def routing(self, enabled: bool = True, *, gateway: Mapping[str, Any] | None = GATEWAY, **extra: Any
-                ) -> ConfigBuilder:
+                ) -> Self:
         routing: dict[str, Any] = {"enabled": enabled}
         if gateway is not None:
             routing["gatewayRef"] = dict(gateway)
@@ -326,21 +304,17 @@ class ConfigBuilder(Obj):
         self["spec"]["routing"] = routing
         return self
 
-    def env(self, name: str, value: str) -> ConfigBuilder:
+    def env(self, name: str, value: str) -> Self:
         self["spec"].setdefault("env", []).append({"name": name, "value": value})
         return self
 
-    def propagate(self, *patterns: str) -> ConfigBuilder:
+    def propagate(self, *patterns: str) -> Self:
         self["spec"]["labelPropagation"] = {"enabled": True, "match": list(patterns)}
         return self
 
 
 def cluster_config(name: str = "default") -> ConfigBuilder:
     return ConfigBuilder("AIMClusterRuntimeConfig", name, None)
-
-
-def namespace_config(name: str = "default", namespace: str = NS) -> ConfigBuilder:
-    return ConfigBuilder("AIMRuntimeConfig", name, namespace)
 
 
 # ---------------------------------------------------------------- nodes and live children
@@ -473,8 +447,21 @@ def status_of(svc: Mapping[str, Any], plan: Plan) -> dict[str, Any]:
     return status
 
 
+def run(svc: Mapping[str, Any], *objects: Mapping[str, Any], **observe: Any) -> tuple[Plan, dict[str, Any]]:
+    """Plan ``svc`` over ``objects`` (see :func:`observed` for the keywords); the plan and the status."""
+    plan = plan_service(dict(svc), observed(svc, *objects, **observe))
+    return plan, status_of(svc, plan)
+
+
 def condition(status: Mapping[str, Any], type_: str) -> dict[str, Any] | None:
     return next((c for c in status.get("conditions") or () if c["type"] == type_), None)
+
+
+def reason(status: Mapping[str, Any], type_: str) -> tuple[str, str]:
+    """``(status, reason)`` of condition ``type_``, which must be there."""
+    cond = condition(status, type_)
+    assert cond is not None, f"no {type_} condition in {[c['type'] for c in status['conditions']]}"
+    return cond["status"], cond["reason"]
 
 
 def applied(plan: Plan, kind: str) -> list[dict[str, Any]]:

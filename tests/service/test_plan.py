@@ -16,7 +16,6 @@ import pytest
 
 from aim_core.applyset import needs_apply
 from aim_core.reconcile.naming import derived_template_name, inference_service_name
-from aim_core.service.plan import plan_service
 from tests.service.builders import (
     GATEWAY,
     IMAGE,
@@ -26,12 +25,10 @@ from tests.service.builders import (
     QWEN_TEMPLATE,
     applied,
     cluster_config,
-    cluster_template,
     condition,
     controller,
     kinds,
     live,
-    observed,
     one,
     pod,
     prepared,
@@ -39,21 +36,13 @@ from tests.service.builders import (
     qwen_template,
     ready_cache,
     ready_world,
+    reason,
+    run,
     service,
-    status_of,
     template,
 )
 
 
-def run(svc: dict[str, Any], *objects: Any, **live_children: Any) -> tuple[Any, dict[str, Any]]:
-    plan = plan_service(svc, observed(svc, *objects, **live_children))
-    return plan, status_of(svc, plan)
-
-
-def reason(status: dict[str, Any], type_: str) -> tuple[str, str]:
-    cond = condition(status, type_)
-    assert cond is not None, f"no {type_} condition in {[c['type'] for c in status['conditions']]}"
-    return cond["status"], cond["reason"]
 
 
 # ---------------------------------------------------------------- happy path

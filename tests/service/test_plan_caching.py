@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from aim_core.reconcile.naming import dedicated_cache_name, shared_cache_name
-from aim_core.service.plan import plan_service
 from tests.service.builders import (
     NS,
     POD_METRIC,
@@ -17,7 +16,6 @@ from tests.service.builders import (
     hpa,
     kinds,
     live,
-    observed,
     one,
     pod,
     prepared,
@@ -25,20 +23,12 @@ from tests.service.builders import (
     qwen_template,
     ready_cache,
     ready_world,
+    reason,
+    run,
     service,
-    status_of,
 )
 
 
-def run(svc: dict[str, Any], *objects: Any, **live_children: Any) -> tuple[Any, dict[str, Any]]:
-    plan = plan_service(svc, observed(svc, *objects, **live_children))
-    return plan, status_of(svc, plan)
-
-
-def reason(status: dict[str, Any], type_: str) -> tuple[str, str]:
-    cond = condition(status, type_)
-    assert cond is not None, f"no {type_} condition"
-    return cond["status"], cond["reason"]
 
 
 def cache_desired(plan: Any) -> Any:
