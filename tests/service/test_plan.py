@@ -111,6 +111,8 @@ def test_ready_model_template_and_cache_plan_the_documented_inference_service() 
     assert reason(status, "CacheReady") == ("True", "CacheReady")
     assert reason(status, "InferenceServiceReady") == ("False", "CreatingRuntime")
     assert condition(status, "HTTPRouteReady") is None and condition(status, "HPAReady") is None
+    assert reason(status, "RuntimeConfigReady") == ("True", "RuntimeConfigResolved")
+    assert status["resolvedRuntimeConfig"]["kind"] == "AIMClusterRuntimeConfig"
     assert status["resolvedModel"] == {"kind": "AIMClusterModel", "name": QWEN, "scope": "Cluster",
                                        "uid": model["metadata"]["uid"]}
     assert status["resolvedTemplate"] == {"kind": "AIMClusterServiceTemplate", "name": QWEN_TEMPLATE,
@@ -379,6 +381,8 @@ def test_by_image_the_matching_cluster_model_is_used_and_no_model_is_created() -
 
     assert kinds(plan) == ["InferenceService"]
     assert status["resolvedModel"]["name"] == QWEN
+    # Q24: no runtime config at all is not an error, and the service then shows no RuntimeConfigReady
+    assert condition(status, "RuntimeConfigReady") is None and "resolvedRuntimeConfig" not in status
 
 
 def test_by_image_without_a_model_creates_a_shared_unowned_model_and_waits() -> None:
