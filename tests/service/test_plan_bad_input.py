@@ -296,3 +296,22 @@ def test_a_spec_the_schema_would_reject_is_invalid_spec_not_an_exception(field: 
     assert ready["reason"] == "InvalidSpec"
     assert path in ready["message"]
     assert not statusing.should_apply(plan.issues)
+
+
+def test_breaking_the_engine_args_of_a_running_service_stops_updates_and_says_why() -> None:
+    svc = _svc()
+    objects = ready_world(svc)
+    running = live(prepared(plan_service(svc, observed(svc, *objects)), svc, "InferenceService"), ready=True)
+    svc.env("AIM_ENGINE_ARGS", "--max-model-len 8192")
+
+    plan = plan_service(svc, observed(svc, *objects, runtime=running, pods=[pod(running["metadata"]["name"])]))
+    status = status_of(svc, plan)
+
+    assert status["status"] == "Failed"
+    ready = condition(status, "Ready")
+    assert ready["reason"] == "InvalidSpec"
+    assert "AIM_ENGINE_ARGS in AIMService ml-team/chat spec.env is not valid JSON" in ready["message"]
+    assert condition(status, "ConfigValid")["reason"] == "InvalidSpec"
+    # the running deployment is left as it is (its own health is still reported)
+    assert not statusing.should_apply(plan.issues)
+    assert condition(status, "InferenceServiceReady")["reason"] == "RuntimeReady"
