@@ -72,6 +72,7 @@ async def operate(
         if task not in done:
             task.cancel()
     await asyncio.gather(kopf_task, engine_task, return_exceptions=True)
+    await runtime.aclose()
     for task in done:
         if not task.cancelled() and task.exception() is not None:
             raise task.exception()  # type: ignore[misc]

@@ -105,4 +105,9 @@ class Runtime:
             else:
                 await self.engine.run(self.settings.workers)
         finally:
-            await self.ctx.kube.aclose()
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the API connections (idempotent): open keep-alive connections would hold servers up."""
+        if self.ctx.kube is not None:
+            await asyncio.shield(self.ctx.kube.aclose())

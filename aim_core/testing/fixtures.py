@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import aiohttp.test_utils
 import attrs
 import httpx
 import kmock
@@ -111,11 +112,24 @@ class Kube:
         return self.emulator[criteria]
 
 
+class _QuickServer(aiohttp.test_utils.RawTestServer):
+    """aiohttp's test server, but it waits only briefly for open requests when stopping.
+
+    Watch requests whose client went away stay blocked until an event arrives;
+    the default 60-second shutdown grace would make every test teardown wait.
+    """
+
+    async def _make_runner(self, **kwargs: Any) -> Any:
+        runner = await super()._make_runner(**kwargs)
+        runner._shutdown_timeout = 0.5
+        return runner
+
+
 @pytest_asyncio.fixture()
 async def kube() -> AsyncIterator[Kube]:
     """A running Kubernetes API emulator with everything the operator uses declared."""
     emulator = declare_resources(Emulator(), crds=aim_crds())
-    async with emulator, kmock.Server(emulator):
+    async with emulator, kmock.Server(emulator, server_cls=_QuickServer):
         yield Kube(emulator)
 
 

@@ -1,0 +1,213 @@
+"""AIMService end to end: the real operator against the API emulator.
+
+The cluster is the one in ``examples/``: MI300X nodes, runtime configs, Ready
+models and templates and a Ready shared template cache, all seeded with their
+status. Models, templates and the cache are created paused (F13), as
+upstream's frozen tests do, so only the service controller acts on them.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from aim_core.render import load_documents
+from aim_core.testing.crdschema import third_party_crd, validate_against_crd
+from tests.wire.conftest import eventually
+
+ROOT = Path(__file__).resolve().parents[2]
+SVC = "aim.eai.amd.com/v1alpha1/aimservices"
+ISVC = "serving.kserve.io/v1beta1/inferenceservices"
+ROUTE = "gateway.networking.k8s.io/v1/httproutes"
+CRC = "aim.eai.amd.com/v1alpha1/aimclusterruntimeconfigs"
+NS = "ml-team"
+PAUSED = {"aim.eai.amd.com/reconciliation-paused": "true"}
+
+
+def condition(obj, type_):
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c["type"] == type_:
+            return c
+    return None
+
+
+@pytest.fixture()
+def cluster(kube):
+    """Seed everything from examples/ except the services."""
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
+    services = []
+    for doc in load_documents([ROOT / "examples"]):
+        doc = copy.deepcopy(doc)
+        if doc["kind"] == "AIMService":
+            services.append(doc)
+            continue
+        if doc["kind"] in ("AIMTemplateCache", "AIMArtifact", "AIMModel", "AIMClusterModel",
+                           "AIMServiceTemplate", "AIMClusterServiceTemplate"):
+            doc["metadata"].setdefault("annotations", {}).update(PAUSED)
+        kube.put_object(doc)
+    return {s["metadata"]["name"]: s for s in services}
+
+
+async def create(api, kube, body):
+    body = copy.deepcopy(body)
+    body.pop("status", None)
+    response = await api.post(kube.path(SVC, body["metadata"]["namespace"]), json=body)
+    assert response.status_code in (200, 201), response.text
+    return response.json()
+
+
+async def test_service_gets_a_valid_inference_service_and_route_and_runs(kube, api, cluster, operator):
+    await create(api, kube, cluster["qwen-chat"])
+
+    def isvc():
+        found = kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")
+        assert len(found) == 1
+        return found[0]
+
+    obj = await eventually(isvc)
+    validate_against_crd(obj, third_party_crd("serving.kserve.io_inferenceservices.yaml"))
+    predictor = obj["spec"]["predictor"]
+    container = predictor["containers"][0]
+    assert container["image"] == "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
+    assert container["resources"]["requests"]["amd.com/gpu"] in ("1", 1)
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["AIM_PROFILE_ID"] == "vllm-mi300x-fp8-tp1-latency" and env["VLLM_LOGGING_LEVEL"] == "INFO"
+    assert any(v.get("persistentVolumeClaim") for v in predictor["volumes"])  # the cache's PVC is mounted
+    owner = obj["metadata"]["ownerReferences"][0]
+    assert owner["kind"] == "AIMService" and owner["name"] == "qwen-chat" and owner["controller"] is True
+    assert obj["metadata"]["labels"]["aim.eai.amd.com/service.name"] == "qwen-chat"
+    managers = {m["manager"] for m in obj["metadata"]["managedFields"]}
+    assert "aim-service-controller" in managers
+
+    route = await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
+    validate_against_crd(route, third_party_crd("gateway.networking.k8s.io_httproutes.yaml"))
+    assert route["spec"]["parentRefs"][0]["name"] == "kserve-ingress-gateway"
+    assert route["spec"]["rules"][0]["backendRefs"][0]["name"] == f"{obj['metadata']['name']}-predictor"
+
+    svc = await eventually(lambda: condition(kube.get(SVC, NS, "qwen-chat"), "InferenceServiceReady") and kube.get(SVC, NS, "qwen-chat"))
+    assert svc["status"]["status"] == "Starting"
+    assert condition(svc, "ModelReady")["reason"] == "ModelResolved"
+    assert condition(svc, "TemplateReady")["reason"] == "Resolved"
+    assert condition(svc, "CacheReady")["reason"] == "CacheReady"
+    assert svc["status"]["resolvedTemplate"]["name"].endswith("1x-mi300x-lat-fp8-31dd")
+
+    # KServe reports the InferenceService Ready and its pod runs; the gateway accepts the route.
+    name = obj["metadata"]["name"]
+    kube.put_object({**obj, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"{name}-predictor-0", "namespace": NS, "labels": {"serving.kserve.io/inferenceservice": name}},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                   "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}]}})
+    kube.put_object({**route, "status": {"parents": [{"parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
+                                                      "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}]}})
+
+    def running():
+        svc = kube.get(SVC, NS, "qwen-chat")
+        assert svc["status"]["status"] == "Running", svc["status"]
+        assert condition(svc, "Ready")["reason"] == "AllComponentsReady"
+        assert svc["status"]["routing"]["path"].startswith("/ml-team/")
+        return svc
+
+    await eventually(running, timeout=3)
+    await eventually(lambda: "AllComponentsReady" in {e["reason"] for e in kube.events_for("qwen-chat", NS)})
+
+
+async def test_dependency_changes_reach_the_service_within_a_second(kube, api, cluster, operator):
+    await create(api, kube, cluster["qwen-chat"])
+    obj = await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
+    name = obj["metadata"]["name"]
+
+    # A runtime-config change (F19) reaches the container env.
+    response = await api.patch(kube.path(CRC, None, "default"),
+                               json={"spec": {"env": [{"name": "EXTRA_FLAG", "value": "on"}]}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+
+    def env_updated():
+        env = {e["name"]: e.get("value") for e in kube.get(ISVC, NS, name)["spec"]["predictor"]["containers"][0]["env"]}
+        assert env.get("EXTRA_FLAG") == "on"
+        return True
+
+    await eventually(env_updated, timeout=1.0)
+
+    # An InferenceService edited by hand is put back.
+    edited = kube.get(ISVC, NS, name)
+    edited["spec"]["predictor"]["containers"][0]["image"] = "someone/else:latest"
+    response = await api.patch(kube.path(ISVC, NS, name), json={"spec": {"predictor": edited["spec"]["predictor"]}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+
+    def restored():
+        image = kube.get(ISVC, NS, name)["spec"]["predictor"]["containers"][0]["image"]
+        assert image == "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
+        return True
+
+    await eventually(restored, timeout=1.0)
+
+    # The service switches to autoscaling: the same object changes mode.
+    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), json={"spec": {"minReplicas": 1, "maxReplicas": 3}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200
+
+    def autoscaled():
+        isvc = kube.get(ISVC, NS, name)
+        assert isvc["metadata"]["annotations"]["serving.kserve.io/autoscalerClass"] == "keda"
+        assert isvc["spec"]["predictor"]["maxReplicas"] == 3
+        return True
+
+    await eventually(autoscaled, timeout=1.0)
+
+
+async def test_routing_without_a_gateway_fails_and_applies_nothing(kube, api, cluster, operator):
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["metadata"]["name"] = "no-gateway"
+    body["spec"]["runtimeConfigName"] = "bare"  # no such config: and routing explicitly on without a gateway
+    body["spec"]["routing"] = {"enabled": True}
+    await create(api, kube, body)
+
+    def failed():
+        svc = kube.get(SVC, NS, "no-gateway")
+        assert svc["status"]["status"] == "Failed"
+        ready = condition(svc, "Ready")
+        assert ready["status"] == "False"
+        return svc
+
+    svc = await eventually(failed)
+    reasons = {c["reason"] for c in svc["status"]["conditions"]}
+    assert "ReferenceNotFound" in reasons
+    assert kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=no-gateway") == []
+
+    # With the config name fixed, routing still lacks a gateway: GatewayNotConfigured.
+    del body["spec"]["runtimeConfigName"]
+    response = await api.patch(kube.path(SVC, NS, "no-gateway"),
+                               json={"spec": {"runtimeConfigName": None, "routing": {"enabled": True, "gatewayRef": None}}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200
+    # the cluster config names a gateway, so take it away from the config too
+    response = await api.patch(kube.path(CRC, None, "default"), json={"spec": {"routing": {"gatewayRef": None}}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200
+
+    def gateway_missing():
+        svc = kube.get(SVC, NS, "no-gateway")
+        assert condition(svc, "HTTPRouteReady")["reason"] == "GatewayNotConfigured"
+        assert svc["status"]["status"] == "Failed"
+        return svc
+
+    await eventually(gateway_missing)
+    assert kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=no-gateway") == []
+
+
+async def test_steady_state_service_reconcile_writes_nothing(kube, api, cluster, operator):
+    await create(api, kube, cluster["qwen-chat"])
+    await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat"))
+    await eventually(lambda: condition(kube.get(SVC, NS, "qwen-chat"), "InferenceServiceReady"))
+    await operator.settle()
+    mark = kube.mark()
+    processed = operator.runtime.engine.queue.processed
+    operator.requeue_all()
+    await eventually(lambda: operator.runtime.engine.queue.processed > processed)
+    await operator.settle()
+    assert kube.writes(since=mark) == 0, [c for c in kube.calls[mark:]]
