@@ -21,6 +21,7 @@ from aim_core.testing.emulator import READ_VERBS, ApiCall, Emulator
 
 OPERATOR_AGENT = "aim-engine"  # the User-Agent of aim_core.kube.Kube
 KOPF_AGENT = "kopf"
+QUIET = 0.3  # seconds without any request before the operator counts as settled
 
 
 @attrs.define(kw_only=True)
@@ -162,7 +163,7 @@ class OperatorThread:
         future = asyncio.run_coroutine_threadsafe(self.runtime.engine.queue.idle(timeout=timeout), self.loop)
         await asyncio.wrap_future(future)
 
-    async def settle(self, emulator: TimingEmulator, *, quiet: float = 0.3, timeout: float = 600.0) -> None:
+    async def settle(self, emulator: TimingEmulator, *, quiet: float = QUIET, timeout: float = 600.0) -> None:
         """Wait until the queue is idle and the operator sent no request for ``quiet`` seconds."""
         deadline = time.monotonic() + timeout
         while True:

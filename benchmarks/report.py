@@ -82,10 +82,10 @@ def render(results: dict[str, Any]) -> str:
     rows = []
     for name, phase in phases:
         o, per, cpu = phase["operator"], phase.get("per_service") or {}, phase.get("cpu_s") or {}
-        rows.append([name, phase.get("reconciles", "-"), o["total"], o["reads"], o["writes"], o["event_posts"],
+        rows.append([name, phase.get("seconds", "-"), phase.get("reconciles", "-"), o["total"], o["reads"], o["writes"], o["event_posts"],
                      per.get("total", "-"), per.get("total_without_event_posts", "-"),
                      per.get("operator_cpu_ms", "-"), cpu.get("emulator_and_driver", "-")])
-    out.append(_table(rows, ["phase", "reconciles", "requests", "reads", "writes", "Event posts",
+    out.append(_table(rows, ["phase", "s", "reconciles", "requests", "reads", "writes", "Event posts",
                              "per svc", "per svc w/o Event posts", "operator CPU ms/svc", "emulator CPU s"]))
     for name, phase in phases[1:]:
         detail = ", ".join(f"{k}: {v}" for k, v in phase["operator"]["by_request"].items()) or "none"
