@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from aim_core.health import Category, Health, State
 from aim_core.inspect import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
@@ -138,6 +140,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         template_res = choose_template(svc, model_res.model["metadata"]["name"],
                                        list(ob.templates["namespaced"].values()),
                                        list(ob.templates["cluster"].values()), ob.inventory)
+        template_res = _check_model_match(template_res, model_res.model["metadata"]["name"])
         template_res.contribute(plan)
         if template_res.selection is not None:
             plan.notes += template_res.selection.explain()
@@ -208,6 +211,21 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         replicas = None
     plan.status["runtime"] = runtime_status(svc, replicas)
     del namespace
+
+
+def _check_model_match(resolution: TemplateResolution, model_name: str) -> TemplateResolution:
+    """A template named explicitly must serve the service's model; otherwise the pod would run
+    one model's image with another model's profile (upstream does not check this)."""
+    scoped = resolution.template
+    if scoped is None:
+        return resolution
+    serves = ((scoped.template.get("spec") or {}).get("modelName") or "").strip()
+    if not serves or serves == model_name:
+        return resolution
+    message = (f"{scoped.describe()} serves model {serves!r}, but this service uses model {model_name!r}; "
+               f"name a template of {model_name!r} in spec.template.name or change spec.model")
+    health = Health.error(Category.INVALID_SPEC, "TemplateModelMismatch", message, upstream=True)
+    return attrs.evolve(resolution, health=health, derived=None)
 
 
 def _created_by(cache: dict[str, Any], svc: dict[str, Any]) -> bool:

@@ -20,6 +20,8 @@ from aim_core.reconcile import status as statusing
 from aim_core.service.observed import Providers
 from aim_core.service.plan import plan_service
 from tests.service.builders import (
+    cluster_template,
+    run,
     IMAGE,
     QWEN,
     QWEN_TEMPLATE,
@@ -315,3 +317,14 @@ def test_breaking_the_engine_args_of_a_running_service_stops_updates_and_says_wh
     # the running deployment is left as it is (its own health is still reported)
     assert not statusing.should_apply(plan.issues)
     assert condition(status, "InferenceServiceReady")["reason"] == "RuntimeReady"
+
+
+def test_explicit_template_of_another_model_is_rejected_before_anything_runs():
+    svc = service("chat").model_name(QWEN).template_name("llama-fp8")
+    other = cluster_template("llama-fp8", model="llama-3-1-8b").ready().gpu("MI300X", 1).optimized()
+    plan, status = run(svc, qwen_model(), other)
+    assert status["status"] == "Failed"
+    assert condition(status, "TemplateReady")["reason"] == "TemplateModelMismatch"
+    assert "serves model 'llama-3-1-8b'" in condition(status, "TemplateReady")["message"]
+    assert "resolvedTemplate" not in status
+    assert kinds(plan) == []
