@@ -211,3 +211,66 @@ async def test_steady_state_service_reconcile_writes_nothing(kube, api, cluster,
     await eventually(lambda: operator.runtime.engine.queue.processed > processed)
     await operator.settle()
     assert kube.writes(since=mark) == 0, [c for c in kube.calls[mark:]]
+
+
+async def test_model_template_and_node_changes_reach_the_service(kube, api, cluster, operator):
+    CM = "aim.eai.amd.com/v1alpha1/aimclustermodels"
+    CT = "aim.eai.amd.com/v1alpha1/aimclusterservicetemplates"
+    await create(api, kube, cluster["qwen-chat"])
+    await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat"))
+
+    # The model fails: the service follows within a second.
+    model = kube.get(CM, None, "qwen3-32b")
+    kube.put_object({**model, "status": {**model["status"], "status": "Failed"}})
+
+    def model_failed():
+        svc = kube.get(SVC, NS, "qwen-chat")
+        assert condition(svc, "ModelReady")["status"] == "False"
+        assert svc["status"]["status"] == "Failed"
+        return True
+
+    await eventually(model_failed, timeout=1.0)
+    kube.put_object(model)  # back to Ready
+    await eventually(lambda: condition(kube.get(SVC, NS, "qwen-chat"), "ModelReady")["status"] == "True", timeout=1.0)
+
+    # The template runs out of GPUs (NotAvailable). Auto-selection moves on to the next Ready
+    # template; a service that named the template waits as Pending, its Ready naming the template.
+    name = kube.get(SVC, NS, "qwen-chat")["status"]["resolvedTemplate"]["name"]
+    pinned = copy.deepcopy(cluster["qwen-chat"])
+    pinned["metadata"]["name"] = "pinned"
+    pinned["spec"]["template"] = {"name": name}
+    await create(api, kube, pinned)
+    await eventually(lambda: condition(kube.get(SVC, NS, "pinned"), "TemplateReady")["status"] == "True")
+    tpl = kube.get(CT, None, name)
+    kube.put_object({**tpl, "status": {**tpl["status"], "status": "NotAvailable"}})
+
+    def template_unavailable():
+        svc = kube.get(SVC, NS, "pinned")
+        assert condition(svc, "TemplateReady")["status"] == "False"
+        assert svc["status"]["status"] == "Pending"
+        assert name in condition(svc, "Ready")["message"]
+        other = kube.get(SVC, NS, "qwen-chat")["status"]["resolvedTemplate"]["name"]
+        assert other != name
+        return True
+
+    await eventually(template_unavailable, timeout=1.0)
+    kube.put_object(tpl)
+
+    # A service still choosing its template reacts to GPU nodes appearing and going away.
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["metadata"]["name"] = "needs-gpus"
+    for node in kube.list("v1/nodes"):
+        await api.delete(kube.path("v1/nodes", None, node["metadata"]["name"]))
+    await create(api, kube, body)
+
+    def waiting_for_gpus():
+        svc = kube.get(SVC, NS, "needs-gpus")
+        ready = condition(svc, "TemplateReady")
+        assert ready["status"] == "False" and ready["reason"] == "TemplateNotFound"
+        assert "gpu" in ready["message"].lower()
+        return True
+
+    await eventually(waiting_for_gpus)
+    for doc in load_documents([ROOT / "examples" / "nodes.yaml"]):
+        kube.put_object(doc)
+    await eventually(lambda: condition(kube.get(SVC, NS, "needs-gpus"), "TemplateReady")["status"] == "True", timeout=1.0)
