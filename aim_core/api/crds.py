@@ -287,7 +287,27 @@ def root_schema(cls: type) -> dict[str, Any]:
     props["kind"] = {"type": "string", "description": _KIND_DOC}
     props["metadata"] = {"type": "object"}
     node["properties"] = dict(sorted(props.items()))
+    for name, copy_node in ((props.get("status") or {}).get("properties") or {}).items():
+        if name in _REPORTED_SPEC_COPIES:
+            _strip_admission(copy_node)
     return node
+
+
+# Status fields that report a copy of a spec type. They must carry no defaults
+# or validation rules: the API server would add the defaults to every status
+# write, so what we wrote would never equal what we read back.
+_REPORTED_SPEC_COPIES = frozenset({"effectiveSpec"})
+
+
+def _strip_admission(node: Any) -> None:
+    if isinstance(node, dict):
+        node.pop("default", None)
+        node.pop("x-kubernetes-validations", None)
+        for child in node.values():
+            _strip_admission(child)
+    elif isinstance(node, list):
+        for child in node:
+            _strip_admission(child)
 
 
 def _printer_column(col: Any) -> dict[str, Any]:

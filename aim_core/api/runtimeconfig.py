@@ -87,6 +87,10 @@ class AIMClusterRuntimeConfigSpec(AIMRuntimeConfigSpec):
 class AIMRuntimeConfigStatus:
     conditions: list[Condition] | None = conditions_field()
     observed_generation: int | None = observed_generation_field()
+    effective_spec: AIMClusterRuntimeConfigSpec | None = optional(
+        description="The settings in effect: for a namespaced config, merged over the cluster config of the "
+        "same name (fields set here win); deprecated fields moved to their new place."
+    )
 
 
 @attrs.define(kw_only=True)

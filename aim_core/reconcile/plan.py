@@ -52,6 +52,13 @@ class Issue:
     reason: str
     message: str
 
+    @classmethod
+    def blocking(cls, health: Health) -> Issue | None:
+        """The issue a component's health raises when its category stops all writes (F10), else ``None``."""
+        if health.category is not None and health.category.blocks_apply:
+            return cls(health.category, health.reason, health.message)
+        return None
+
 
 @attrs.frozen
 class LabelPolicy:
@@ -76,8 +83,12 @@ class Plan:
     finalizer: bool = False  # for controllers with lazy finalizers: this object now has cleanup duties
     notes: list[str] = attrs.field(factory=list)  # why things were decided; shown by `aim-engine render --explain`
 
-    def component(self, name: str, health: Health) -> None:
+    def component(self, name: str, health: Health, *, blocking: bool = False) -> None:
+        """Report component ``name``; with ``blocking``, an error health that stops writes is also an issue."""
         self.components[name] = health
+        issue = Issue.blocking(health) if blocking else None
+        if issue is not None:
+            self.issues.append(issue)
 
     def issue(self, category: Category, reason: str, message: str) -> None:
         self.issues.append(Issue(category, reason, message))

@@ -165,16 +165,11 @@ class ModelResolution:
     @property
     def issue(self) -> Issue | None:
         """A problem that must stop the service's writes (invalid spec, missing model), if any."""
-        category = self.health.category
-        if category is not None and category.blocks_apply:
-            return Issue(category, self.health.reason, self.health.message)
-        return None
+        return Issue.blocking(self.health)
 
     def contribute(self, plan: Plan, component: str = COMPONENT) -> None:
         """Record this resolution on ``plan``: the component, a blocking issue, the model to create."""
-        plan.component(component, self.health)
-        if self.issue is not None:
-            plan.issues.append(self.issue)
+        plan.component(component, self.health, blocking=True)
         if self.create is not None:
             plan.want(MODELS, self.create, owned=False)
 

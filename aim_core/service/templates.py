@@ -262,15 +262,10 @@ class TemplateResolution:
     @property
     def issue(self) -> Issue | None:
         """A problem that must stop the service's writes (a missing named template), if any."""
-        category = self.health.category
-        if category is not None and category.blocks_apply:
-            return Issue(category, self.health.reason, self.health.message)
-        return None
+        return Issue.blocking(self.health)
 
     def contribute(self, plan: Plan, component: str = COMPONENT) -> None:
         """Record this resolution on ``plan``: the component, a blocking issue, the derived template."""
-        plan.component(component, self.health)
-        if self.issue is not None:
-            plan.issues.append(self.issue)
+        plan.component(component, self.health, blocking=True)
         if self.derived is not None:
             plan.want(TEMPLATES, self.derived)
