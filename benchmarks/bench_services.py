@@ -37,7 +37,7 @@ from aim_core.api.crds import generate_crds  # noqa: E402
 from aim_core.testing.emulator import declare_resources  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.harness import (  # noqa: E402
-    QUIET, LogCounter, OperatorThread, TimingEmulator, breakdown, operator_calls, thread_cpu)
+    QUIET, LogCounter, OperatorThread, QuickServer, TimingEmulator, breakdown, operator_calls, thread_cpu)
 from benchmarks.plantime import time_reconciles  # noqa: E402
 from benchmarks.report import check_targets, render, summary  # noqa: E402
 
@@ -117,7 +117,7 @@ class Benchmark:
                                 routing=cfg.routing):
             em.put_object(obj)
         results: dict[str, Any] = {"config": attrs.asdict(cfg), "environment": _environment()}
-        async with em, kmock.Server(em):
+        async with em, kmock.Server(em, server_cls=QuickServer):
             url = str(em.url).rstrip("/")
             self.op = OperatorThread(url, cfg.workers)
             try:
@@ -230,12 +230,18 @@ def _latencies(em: TimingEmulator, op: OperatorThread, wanted: list[tuple[str, s
             "wall_s": wall, "throughput_per_s": applied / wall if wall else 0.0}
 
 
+def _git(*args: str) -> str:
+    try:  # read-only: --no-optional-locks keeps status from rewriting the index others commit with
+        return subprocess.run(["git", "--no-optional-locks", *args], capture_output=True, text=True,
+                              cwd=Path(__file__).parent, check=False, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def _environment() -> dict[str, Any]:
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=Path(__file__).parent, check=False).stdout.strip()
-    except OSError:
-        commit = ""
+    commit = _git("rev-parse", "--short", "HEAD")
+    if commit and _git("status", "--porcelain", "--untracked-files=no"):
+        commit += " (working tree differs)"
     return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
             "commit": commit, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
 

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+import aiohttp.test_utils
 import attrs
 import kopf
 
@@ -85,6 +86,20 @@ class TimingEmulator(Emulator):
 
     def calls_since(self, position: int) -> list[ApiCall]:
         return self.log[position:]
+
+
+class QuickServer(aiohttp.test_utils.RawTestServer):
+    """aiohttp's test server waiting only briefly for open requests when stopping.
+
+    kopf's watch requests stay open after the operator stopped; aiohttp's
+    default 60 s shutdown grace would make every run wait that long at the end.
+    (The same as the ``kube`` test fixture does.)
+    """
+
+    async def _make_runner(self, **kwargs: Any) -> Any:
+        runner = await super()._make_runner(**kwargs)
+        runner._shutdown_timeout = 0.5  # noqa: SLF001 - no public knob
+        return runner
 
 
 class OperatorThread:
