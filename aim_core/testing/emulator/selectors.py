@@ -1,0 +1,86 @@
+"""Label and field selectors, on list, watch and deletecollection.
+
+Label selectors take the whole syntax (``=``, ``==``, ``!=``, ``in``, ``notin``,
+existence); field selectors take ``=``, ``==`` and ``!=`` on any dotted path.
+Watches turn selector transitions into ADDED/DELETED as the real server does
+(see :mod:`~aim_core.testing.emulator.server`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from aim_core.testing.emulator.errors import api_error
+
+_SET_REQ = re.compile(r"^([^\s!=(),]+)\s+(in|notin)\s*\(([^)]*)\)$")
+_EQ_REQ = re.compile(r"^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$")
+_EXISTS_REQ = re.compile(r"^(!?)\s*([^\s!=(),]+)$")
+
+Matcher = Callable[[Mapping[str, Any]], bool]
+
+
+def _split_requirements(selector: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for char in selector:
+        depth += (char == "(") - (char == ")")
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    parts.append(current.strip())
+    return [part for part in parts if part]
+
+
+def label_selector(selector: str) -> Matcher:
+    """Compile a label selector: ``a=b``, ``a==b``, ``a!=b``, ``a in (x,y)``, ``a notin (x)``, ``a``, ``!a``."""
+    checks: list[Callable[[Mapping[str, str]], bool]] = []
+    for req in _split_requirements(selector):
+        if m := _SET_REQ.match(req):
+            key, op, values = m[1], m[2], {v.strip() for v in m[3].split(",") if v.strip()}
+            if op == "in":
+                checks.append(lambda labels, k=key, vs=values: labels.get(k) in vs)
+            else:
+                checks.append(lambda labels, k=key, vs=values: labels.get(k) not in vs)
+        elif m := _EQ_REQ.match(req):
+            key, op, value = m[1], m[2], m[3]
+            if op == "!=":
+                checks.append(lambda labels, k=key, v=value: labels.get(k) != v)
+            else:
+                checks.append(lambda labels, k=key, v=value: labels.get(k) == v)
+        elif m := _EXISTS_REQ.match(req):
+            negate, key = bool(m[1]), m[2]
+            checks.append(lambda labels, k=key, n=negate: (k in labels) != n)
+        else:
+            raise api_error(400, "BadRequest", f"unable to parse requirement: {req!r}")
+    return lambda obj: all(check((obj.get("metadata") or {}).get("labels") or {}) for check in checks)
+
+
+def field_selector(selector: str) -> Matcher:
+    """Compile a field selector: ``path.to.field=value``, ``==``, ``!=`` (any dotted path)."""
+    checks: list[Matcher] = []
+    for req in _split_requirements(selector):
+        m = _EQ_REQ.match(req)
+        if not m:
+            raise api_error(400, "BadRequest", f"invalid field selector: {req!r}")
+        path, op, value = m[1].split("."), m[2], m[3]
+        checks.append(lambda obj, p=path, neg=(op == "!="), v=value: (_field_str(obj, p) == v) != neg)
+    return lambda obj: all(check(obj) for check in checks)
+
+
+def _field_str(obj: Any, path: list[str]) -> str:
+    for part in path:
+        obj = obj.get(part) if isinstance(obj, Mapping) else None
+    return "" if obj is None else str(obj).lower() if isinstance(obj, bool) else str(obj)
+
+
+def request_matcher(params: Mapping[str, str]) -> Matcher:
+    """The ``labelSelector`` and ``fieldSelector`` of a request, as one predicate."""
+    checks = []
+    if params.get("labelSelector"):
+        checks.append(label_selector(params["labelSelector"]))
+    if params.get("fieldSelector"):
+        checks.append(field_selector(params["fieldSelector"]))
+    return lambda obj: all(check(obj) for check in checks)
