@@ -100,6 +100,8 @@ class Engine:
     def _on_change(self, ref: ResourceRef, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         for controller, mapper in self._routes.get(ref, ()):
             if mapper is None:
+                if event == "MODIFIED" and old is not None and _same_but_status(old, obj):
+                    continue  # our own status write (or a resync): nothing to reconcile
                 meta = obj["metadata"]
                 self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
                 continue
@@ -197,7 +199,7 @@ class Engine:
                 issues.append(_issue(exc, f"applying {desired.resource.kind} {meta['name']}"))
                 continue
             if isinstance(result, dict) and result.get("metadata"):
-                self.store.upsert(desired.resource, result)
+                self.store.upsert(desired.resource, result, copy_obj=False)
         for deletion in plan.delete:
             if self.store.get(deletion.resource, deletion.namespace, deletion.name) is None:
                 continue
@@ -224,7 +226,7 @@ class Engine:
                     controller.resource, meta.get("namespace"), meta["name"], {"status": patch}, subresource="status"
                 )
                 if isinstance(result, dict) and result.get("metadata"):
-                    self.store.upsert(controller.resource, result)
+                    self.store.upsert(controller.resource, result, copy_obj=False)
             except Exception as exc:  # noqa: BLE001 - a status write failure is retried
                 log.warning("status write of %s %s/%s failed: %s", controller.name, meta.get("namespace"), meta["name"], exc)
         old_conditions = list(old_status.get("conditions") or [])
@@ -232,6 +234,7 @@ class Engine:
 
     async def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
         specs = eventing.plan_events(old_conditions, conditions, derived.component_states)
+        specs = eventing.summarize_first_appearance(old_conditions, specs)
         for spec in specs:
             if spec.recurring:
                 last = self._warned.get((key, spec.reason))
@@ -268,6 +271,18 @@ class Engine:
             await self.kube.create(EVENTS, event)
         except Exception as exc:  # noqa: BLE001 - events are best effort
             log.debug("event for %s failed: %s", meta["name"], exc)
+
+
+_BOOKKEEPING = ("resourceVersion", "managedFields", "generation")
+
+
+def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two versions of an object differ only in status and server bookkeeping."""
+    def core(obj: dict[str, Any]) -> dict[str, Any]:
+        meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _BOOKKEEPING}
+        return {**{k: v for k, v in obj.items() if k not in ("status", "metadata")}, "metadata": meta}
+
+    return core(old) == core(new)
 
 
 def build_status(

@@ -38,6 +38,7 @@ def _rv(obj: dict[str, Any]) -> int | None:
 class _Table:
     def __init__(self) -> None:
         self.objects: dict[ObjectKey, dict[str, Any]] = {}
+        self.by_namespace: dict[str | None, dict[ObjectKey, None]] = defaultdict(dict)
         self.index_fns: dict[str, IndexFn] = {}
         self.indexes: dict[str, dict[Hashable, set[ObjectKey]]] = {}
         self.reverse: dict[str, dict[ObjectKey, set[Hashable]]] = {}
@@ -69,12 +70,16 @@ class _Table:
         old = self.objects.get(key)
         self._unindex(key)
         self.objects[key] = obj
+        self.by_namespace[key[0]][key] = None
         for name in self.index_fns:
             self._index_one(name, key, obj)
         return old
 
     def remove(self, key: ObjectKey) -> dict[str, Any] | None:
         self._unindex(key)
+        bucket = self.by_namespace.get(key[0])
+        if bucket is not None:
+            bucket.pop(key, None)
         return self.objects.pop(key, None)
 
 
@@ -99,16 +104,19 @@ class Store:
 
     # ---------------------------------------------------------------- changes
 
-    def upsert(self, ref: ResourceRef, obj: dict[str, Any]) -> bool:
+    def upsert(self, ref: ResourceRef, obj: dict[str, Any], *, copy_obj: bool = True) -> bool:
         """Store ``obj``; return whether it changed what the store held.
 
         An event older than what is held (lower numeric resourceVersion) is
         ignored, so a late start-up listing cannot roll an object back.
+        ``copy_obj=False`` stores ``obj`` itself: for freshly decoded API
+        responses nobody else holds.
         """
         table = self._tables[ref]
         key = object_key(obj)
         old = table.objects.get(key)
-        obj = copy.deepcopy(obj)
+        if copy_obj:
+            obj = copy.deepcopy(obj)
         obj.setdefault("apiVersion", ref.api_version)
         obj.setdefault("kind", ref.kind)
         if old is not None:
@@ -149,10 +157,10 @@ class Store:
         return self._tables[ref].objects.get((namespace or None, name))
 
     def list(self, ref: ResourceRef, namespace: str | None = None) -> list[dict[str, Any]]:
-        objects = self._tables[ref].objects
+        table = self._tables[ref]
         if namespace is None:
-            return list(objects.values())
-        return [obj for (ns, _), obj in objects.items() if ns == namespace]
+            return list(table.objects.values())
+        return [table.objects[key] for key in table.by_namespace.get(namespace, ())]
 
     def by_index(self, ref: ResourceRef, index: str, value: Hashable) -> list[dict[str, Any]]:
         table = self._tables[ref]

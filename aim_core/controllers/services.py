@@ -12,6 +12,7 @@ The plan itself is pure and lives in :mod:`aim_core.service.plan`.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -238,10 +239,14 @@ class ServiceController(Controller):
                 live[key] = store.get(ref, ns, child_name)
             pods = store.by_index(PODS, POD_BY_SERVING, (ns, serving))
             runtime_obj = live.get("runtime")
-            if runtime_obj is not None and not _ready(runtime_obj):
+            if runtime_obj is not None and not _ready(runtime_obj) and _older_than(runtime_obj, EVENT_GRACE_SECONDS):
+                # Only a serving object that has had time to start is worth explaining with Events
+                # (KServe reports some failures only there); a fresh one is left alone.
                 try:
                     events = await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={serving}")
                     for pod in pods:
+                        if _pod_ready(pod):
+                            continue
                         events += await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={pod['metadata']['name']}")
                         if _failed(pod):
                             logs[pod["metadata"]["name"]] = await ctx.kube.read_log(ns, pod["metadata"]["name"], tail_lines=50)
@@ -276,6 +281,25 @@ class ServiceController(Controller):
                 continue
             if ((cache.get("status") or {}).get("status")) != State.READY.value:
                 await ctx.kube.delete(TEMPLATE_CACHES, ns, cache["metadata"]["name"])
+
+
+EVENT_GRACE_SECONDS = 10.0
+
+
+def _older_than(obj: dict[str, Any], seconds: float) -> bool:
+    created = obj["metadata"].get("creationTimestamp")
+    if not created:
+        return True
+    try:
+        born = datetime.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    except ValueError:
+        return True
+    return (datetime.datetime.now(datetime.timezone.utc) - born).total_seconds() >= seconds
+
+
+def _pod_ready(pod: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (pod.get("status") or {}).get("conditions") or [])
 
 
 def _ready(obj: dict[str, Any]) -> bool:

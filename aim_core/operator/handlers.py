@@ -50,8 +50,12 @@ def login(memo: kopf.Memo, logger: logging.Logger, **kwargs: Any) -> kopf.Connec
     return info
 
 
-def on_event(event: dict[str, Any], body: kopf.Body, resource: kopf.Resource, memo: kopf.Memo, **_: Any) -> None:
-    """Keep the store in step with the watch stream."""
+async def on_event(event: dict[str, Any], body: kopf.Body, resource: kopf.Resource, memo: kopf.Memo, **_: Any) -> None:
+    """Keep the store in step with the watch stream.
+
+    Async on purpose: kopf runs sync handlers in a thread pool, and the store
+    and the work queue belong to the event loop.
+    """
     memo.runtime.on_watch_event(resource.group, resource.version, resource.plural, event.get("type"), dict(body))
 
 

@@ -68,6 +68,10 @@ async def operate(
     )
     engine_task = asyncio.create_task(_until_stopped(runtime.run_engine(), stop_flag))
     done, _ = await asyncio.wait({kopf_task, engine_task}, return_when=asyncio.FIRST_COMPLETED)
+    if engine_task in done and kopf_task not in done and _flag_set(stop_flag):
+        # kopf sees the same stop flag; give it the time to run its cleanup and close its session.
+        done, _ = await asyncio.wait({kopf_task}, timeout=10)
+        done = done | {engine_task}
     for task in (kopf_task, engine_task):
         if task not in done:
             task.cancel()
@@ -77,6 +81,14 @@ async def operate(
         if not task.cancelled() and task.exception() is not None:
             raise task.exception()  # type: ignore[misc]
     return runtime
+
+
+def _flag_set(flag: Any) -> bool:
+    if flag is None:
+        return False
+    if isinstance(flag, (asyncio.Event, threading.Event)):
+        return flag.is_set()
+    return bool(flag.done())
 
 
 async def _wait_flag(flag: Any) -> None:

@@ -84,3 +84,24 @@ def plan_events(
             continue
         events.append(EventSpec(kind, cond.reason, _message(cond), cond.type, recurring))
     return events
+
+
+def summarize_first_appearance(old_conditions: Iterable[ConditionLike], events: list[EventSpec]) -> list[EventSpec]:
+    """Fold the Normal events of conditions that appear for the first time into one event.
+
+    An object's first reconcile makes every condition appear at once; one
+    event per condition (7 for a new AIMService) says little that one
+    summary does not, and costs a request each. The summary's reason is the
+    ``Ready`` condition's; its message lists every new condition with its
+    status and reason. Transitions of existing conditions and Warnings are
+    kept as they are.
+    """
+    seen = {(raw.type if isinstance(raw, Condition) else Condition.from_k8s(raw).type) for raw in old_conditions}
+    first = [e for e in events if e.type == "Normal" and e.condition not in seen]
+    if len(first) < 2:
+        return events
+    ready = next((e for e in first if e.condition == READY), first[0])
+    listing = ", ".join(f"{e.condition} {e.reason}" for e in first if e.condition != READY)
+    summary = EventSpec("Normal", ready.reason, f"{ready.message} ({listing})", ready.condition, False)
+    rest = [e for e in events if e not in first]
+    return [summary, *rest]

@@ -51,6 +51,7 @@ RUNTIME = "InferenceService"
 PODS = "InferenceServicePods"
 ROUTE = "HTTPRoute"
 SCALER = "HPA"
+NOT_READY_RECHECK_SECONDS = 30.0
 
 
 def _label_policy(config: dict[str, Any]) -> LabelPolicy:
@@ -196,6 +197,9 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         plan.component(RUNTIME, runtime_health)
         runtime_ready = runtime_health.ready
         plan.component(PODS, inspect_pods(ob.pods, ob.events, ob.logs))
+        if not runtime_ready:
+            # Failures KServe reports only as Events surface on this slow look-again.
+            plan.requeue(NOT_READY_RECHECK_SECONDS)
 
     # --- route (F58-F60)
     if routing_enabled(spec.get("routing"), config) and serving_name is not None:
@@ -271,8 +275,11 @@ def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, l
                        f"{resource.kind} objects are applied")
             continue
         plan.want(resource, obj)
-    if live is None:
-        plan.component(RUNTIME, Health(State.PROGRESSING, "CreatingRuntime", f"creating {resource.kind} {request.name}"))
+    if live is None and objects:
+        # Report what the next reconcile will read back from the object just created (no status
+        # yet, no pods), so that reconcile finds nothing to change and writes nothing.
+        plan.component(RUNTIME, providers.runtime.health(objects[0], [], []))
+        plan.component(PODS, inspect_pods([], [], {}))
 
 
 def _plan_route(plan: Plan, svc, ob: Observed, config, serving_name: str) -> None:

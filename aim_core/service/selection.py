@@ -360,18 +360,28 @@ def choose_template(
     ns_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in namespaced}
     cl_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in cluster}
     kept = sticky((service.get("status") or {}).get("resolvedTemplate"), ns_by_name, cl_by_name)
+    name = (conf.get("name") or "").strip()
+    selection = None
+    if not name:
+        selection = select_template(model_name, namespaced, cluster, inventory,
+                                    allow_unoptimized=bool(conf.get("allowUnoptimized")),
+                                    overrides=spec.get("overrides"),
+                                    namespace=(service.get("metadata") or {}).get("namespace", ""))
     if kept is not None:
         result = with_overrides(kept, service, ns_by_name, inventory)
         if result.template is kept:
-            message = f"keeping {kept.describe()} recorded in status.resolvedTemplate; it is Ready"
-            result = attrs.evolve(result, health=attrs.evolve(result.health, message=message))
+            # Say the same as the pass that chose it, so keeping a choice writes nothing new.
+            if selection is not None and selection.chosen is not None and selection.chosen.name == kept.name:
+                result = attrs.evolve(result, health=selection.health, selection=selection)
+            elif selection is not None:
+                better = selection.chosen.describe() if selection.chosen is not None else "none"
+                message = (f"keeping {kept.describe()} recorded in status.resolvedTemplate while it is Ready "
+                           f"(auto-selection would now choose {better})")
+                result = attrs.evolve(result, health=attrs.evolve(result.health, message=message), selection=selection)
         return result
-    name = (conf.get("name") or "").strip()
     if name:
         return resolve_explicit(name, service, ns_by_name, cl_by_name, inventory)
-    selection = select_template(model_name, namespaced, cluster, inventory,
-                                allow_unoptimized=bool(conf.get("allowUnoptimized")), overrides=spec.get("overrides"),
-                                namespace=(service.get("metadata") or {}).get("namespace", ""))
+    assert selection is not None
     chosen = selection.chosen
     if chosen is None:
         return TemplateResolution(selection.health, selection=selection)

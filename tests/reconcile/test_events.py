@@ -93,3 +93,21 @@ def test_warn_on_transition_is_one_off():
 def test_events_keep_condition_order_and_accept_dicts():
     after = [old("ModelReady", "True", "ModelResolved", "ok"), old("Ready", "True", "AllComponentsReady", "all")]
     assert [e.condition for e in plan_events([], after)] == ["ModelReady", "Ready"]
+
+
+def test_conditions_appearing_together_make_one_summary_event_and_later_transitions_their_own():
+    from aim_core.reconcile.events import plan_events, summarize_first_appearance
+
+    new = [
+        {"type": "Ready", "status": "False", "reason": "Progressing", "message": "Component InferenceService is not ready"},
+        {"type": "ModelReady", "status": "True", "reason": "ModelResolved", "message": "model m is Ready"},
+        {"type": "TemplateReady", "status": "True", "reason": "Resolved", "message": "template t"},
+    ]
+    events = summarize_first_appearance([], plan_events([], new))
+    assert len(events) == 1
+    assert events[0].type == "Normal" and events[0].reason == "Progressing"
+    assert "ModelReady ModelResolved" in events[0].message and "TemplateReady Resolved" in events[0].message
+
+    later = [dict(new[0], status="True", reason="AllComponentsReady", message="All components are ready"), *new[1:]]
+    events = summarize_first_appearance(new, plan_events(new, later))
+    assert [(e.type, e.reason) for e in events] == [("Normal", "AllComponentsReady")]

@@ -693,9 +693,18 @@ def test_a_recorded_template_stays_when_a_better_one_appears():
     old = good("old", "MI210")
     svc = service().resolved(resolved_reference(old, Scope.NAMESPACE))
     result = choose(svc, [old, good("new", "MI325X")], cluster_gpus=("MI210", "MI325X"))
-    assert result.template.name == "old" and result.ready and result.selection is None
-    assert result.health.message == "keeping AIMServiceTemplate ml-team/old recorded in status.resolvedTemplate; " \
-                                    "it is Ready"
+    assert result.template.name == "old" and result.ready
+    assert result.health.message == ("keeping AIMServiceTemplate ml-team/old recorded in status.resolvedTemplate "
+                                     "while it is Ready (auto-selection would now choose AIMServiceTemplate ml-team/new)")
+
+
+def test_keeping_the_template_auto_selection_still_picks_says_what_the_first_pass_said():
+    chosen = good("chosen", "MI300X")
+    first = choose(service(), [chosen])
+    svc = service().resolved(resolved_reference(chosen, Scope.NAMESPACE))
+    again = choose(svc, [chosen])
+    assert again.template.name == "chosen"
+    assert again.health == first.health  # nothing new to write on the next pass
 
 
 def test_a_recorded_template_that_failed_is_replaced_by_a_new_selection():

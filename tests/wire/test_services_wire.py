@@ -181,12 +181,16 @@ async def test_routing_without_a_gateway_fails_and_applies_nothing(kube, api, cl
 
     # With the config name fixed, routing still lacks a gateway: GatewayNotConfigured.
     del body["spec"]["runtimeConfigName"]
-    response = await api.patch(kube.path(SVC, NS, "no-gateway"),
-                               json={"spec": {"runtimeConfigName": None, "routing": {"enabled": True, "gatewayRef": None}}},
+    # (the cluster config names a gateway: take it away first, or the service would use it)
+    response = await api.patch(kube.path(CRC, None, "default"), json={"spec": {"routing": {"gatewayRef": None}}},
                                headers={"Content-Type": "application/merge-patch+json"})
     assert response.status_code == 200
-    # the cluster config names a gateway, so take it away from the config too
-    response = await api.patch(kube.path(CRC, None, "default"), json={"spec": {"routing": {"gatewayRef": None}}},
+    from aim_core.resources import CLUSTER_RUNTIME_CONFIGS
+
+    await eventually(lambda: "gatewayRef" not in operator.runtime.store.get(
+        CLUSTER_RUNTIME_CONFIGS, None, "default")["spec"]["routing"])  # the operator has seen it
+    response = await api.patch(kube.path(SVC, NS, "no-gateway"),
+                               json={"spec": {"runtimeConfigName": None, "routing": {"enabled": True, "gatewayRef": None}}},
                                headers={"Content-Type": "application/merge-patch+json"})
     assert response.status_code == 200
 
