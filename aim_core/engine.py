@@ -147,6 +147,7 @@ class Engine:
     async def reconcile(self, controller: Controller, namespace: str | None, name: str) -> float | str | None:
         obj = self.store.get(controller.resource, namespace, name)
         if obj is None:
+            self._forget((controller.name, namespace, name))
             return None
         meta = obj["metadata"]
         if controller.finalizer:
@@ -176,6 +177,12 @@ class Engine:
         if any(i.category.is_transient for i in issues):
             return "backoff"
         return plan.requeue_after
+
+    def _forget(self, key: Key) -> None:
+        """Drop what the engine remembers about an object that is gone."""
+        self._infra_since.pop(key, None)
+        for warned in [w for w in self._warned if w[0] == key]:
+            del self._warned[warned]
 
     async def _add_finalizer(self, controller: Controller, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]

@@ -179,13 +179,19 @@ class OperatorThread:
         await asyncio.wrap_future(future)
 
     async def settle(self, emulator: TimingEmulator, *, quiet: float = QUIET, timeout: float = 600.0) -> None:
-        """Wait until the queue is idle and the operator sent no request for ``quiet`` seconds."""
+        """Wait until the queue is idle and the operator wrote nothing for ``quiet`` seconds.
+
+        Reads may go on: services whose InferenceService is not Ready look at its
+        Events again now and then (with a growing interval), which is not work
+        caused by the phase being measured.
+        """
         deadline = time.monotonic() + timeout
         while True:
             await self.idle(max(1.0, deadline - time.monotonic()))
             before = emulator.served
             await asyncio.sleep(quiet)
-            if emulator.served == before and not self._busy():
+            writes = [c for c in emulator.calls_since(before) if c.verb not in READ_VERBS and c.verb != "discovery"]
+            if not writes and not self._busy():
                 return
             if time.monotonic() > deadline:
                 raise TimeoutError("the operator did not settle")

@@ -265,6 +265,7 @@ class ServiceController(Controller):
             read_errors=read_errors,
             providers=self.providers,
             namespace_terminating=_terminating(store.get(NAMESPACES, None, ns)),
+            runtime_age=_age(live.get("runtime")),
         )
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
@@ -286,15 +287,21 @@ class ServiceController(Controller):
 EVENT_GRACE_SECONDS = 10.0
 
 
-def _older_than(obj: dict[str, Any], seconds: float) -> bool:
-    created = obj["metadata"].get("creationTimestamp")
+def _age(obj: dict[str, Any] | None) -> float | None:
+    """Seconds since ``obj`` was created, ``None`` when unknown."""
+    created = (obj or {}).get("metadata", {}).get("creationTimestamp")
     if not created:
-        return True
+        return None
     try:
         born = datetime.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
     except ValueError:
-        return True
-    return (datetime.datetime.now(datetime.timezone.utc) - born).total_seconds() >= seconds
+        return None
+    return (datetime.datetime.now(datetime.timezone.utc) - born).total_seconds()
+
+
+def _older_than(obj: dict[str, Any], seconds: float) -> bool:
+    age = _age(obj)
+    return age is None or age >= seconds
 
 
 def _pod_ready(pod: dict[str, Any]) -> bool:

@@ -51,7 +51,8 @@ RUNTIME = "InferenceService"
 PODS = "InferenceServicePods"
 ROUTE = "HTTPRoute"
 SCALER = "HPA"
-NOT_READY_RECHECK_SECONDS = 30.0
+RECHECK_MIN_SECONDS = 15.0
+RECHECK_MAX_SECONDS = 600.0
 
 
 def _label_policy(config: dict[str, Any]) -> LabelPolicy:
@@ -198,8 +199,10 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         runtime_ready = runtime_health.ready
         plan.component(PODS, inspect_pods(ob.pods, ob.events, ob.logs))
         if not runtime_ready:
-            # Failures KServe reports only as Events surface on this slow look-again.
-            plan.requeue(NOT_READY_RECHECK_SECONDS)
+            # Failures KServe reports only as Events surface on this look-again, which slows
+            # down as the serving object ages (15 s, then its age, at most every 10 minutes).
+            age = ob.runtime_age if ob.runtime_age is not None else 0.0
+            plan.requeue(min(max(age, RECHECK_MIN_SECONDS), RECHECK_MAX_SECONDS))
 
     # --- route (F58-F60)
     if routing_enabled(spec.get("routing"), config) and serving_name is not None:
