@@ -25,7 +25,7 @@ from aim_core.reconcile import events as eventing
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile import status as statusing
 from aim_core.reconcile.conditions import merge_conditions
-from aim_core.reconcile.errors import classify
+from aim_core.reconcile.errors import ApiError, classify
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.resources import EVENTS
 from aim_core.store import Store
@@ -131,11 +131,14 @@ class Engine:
         controller = self.controllers[controller_name]
         try:
             requeue = await self.reconcile(controller, namespace, name)
+        except ApiError as exc:
+            if exc.status == 404 and self.store.get(controller.resource, namespace, name) is None:
+                log.debug("%s %s/%s went away during its reconcile", controller.name, namespace, name)
+                return
+            self._failed(controller, key, namespace, name, exc)
+            return
         except Exception as exc:  # noqa: BLE001 - the engine must survive any controller bug
-            category, reason = classify(exc)
-            log.exception("reconcile of %s %s/%s failed: %s (%s)", controller.name, namespace, name, reason, category.value)
-            delay = self.queue.backoff(key)
-            log.info("retrying %s %s/%s in %.1fs", controller.name, namespace, name, delay)
+            self._failed(controller, key, namespace, name, exc)
             return
         if requeue == "backoff":
             self.queue.backoff(key)
@@ -143,6 +146,13 @@ class Engine:
         self.queue.forget(key)
         if requeue is not None:
             self.queue.add_after(key, float(requeue))
+
+    def _failed(self, controller: Controller, key: Hashable, namespace: str | None, name: str, exc: BaseException) -> None:
+        category, reason = classify(exc)
+        log.error("reconcile of %s %s/%s failed: %s (%s): %s", controller.name, namespace, name, reason,
+                  category.value, exc, exc_info=not isinstance(exc, ApiError))
+        delay = self.queue.backoff(key)
+        log.info("retrying %s %s/%s in %.1fs", controller.name, namespace, name, delay)
 
     async def reconcile(self, controller: Controller, namespace: str | None, name: str) -> float | str | None:
         obj = self.store.get(controller.resource, namespace, name)

@@ -278,3 +278,25 @@ async def test_model_template_and_node_changes_reach_the_service(kube, api, clus
     for doc in load_documents([ROOT / "examples" / "nodes.yaml"]):
         kube.put_object(doc)
     await eventually(lambda: condition(kube.get(SVC, NS, "needs-gpus"), "TemplateReady")["status"] == "True", timeout=1.0)
+
+
+async def test_deleting_a_service_removes_the_caches_it_made_that_are_not_ready(kube, api, cluster, operator):
+    TC = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
+    await create(api, kube, cluster["llama-chat"])  # no cache exists for its template: it makes one
+
+    def made_cache():
+        svc = kube.get(SVC, NS, "llama-chat")
+        assert "aim.eai.amd.com/template-cache-cleanup" in svc["metadata"].get("finalizers", [])
+        caches = kube.list(TC, NS, label_selector="aim.eai.amd.com/service=llama-chat")
+        assert len(caches) == 1
+        return caches[0]
+
+    cache = await eventually(made_cache)
+    assert (cache.get("status") or {}).get("status") != "Ready"  # its artifacts are still to be downloaded
+
+    response = await api.delete(kube.path(SVC, NS, "llama-chat"))
+    assert response.status_code == 200, response.text
+    await eventually(lambda: kube.get(SVC, NS, "llama-chat") is None)
+    await eventually(lambda: kube.get(TC, NS, cache["metadata"]["name"]) is None)
+    # the Ready shared cache of the examples (made by qwen-chat) stays
+    assert kube.list(TC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")
