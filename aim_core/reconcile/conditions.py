@@ -112,6 +112,14 @@ def _coerce(c: ConditionLike) -> Condition:
     return c if isinstance(c, Condition) else Condition.from_k8s(c)
 
 
+def ready_message(obj: Mapping[str, Any] | None) -> str:
+    """The message of an object's ``Ready`` condition, empty when it has none."""
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or ():
+        if cond.get("type") == READY:
+            return cond.get("message") or ""
+    return ""
+
+
 def find(conditions: Iterable[ConditionLike], type: str) -> Condition | None:
     """The condition of ``type`` in ``conditions``, or None."""
     for c in conditions:

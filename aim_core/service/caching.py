@@ -33,6 +33,7 @@ from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
 from aim_core.resources import TEMPLATE_CACHES
+from aim_core.reconcile.conditions import ready_message
 
 SHARED = "Shared"
 DEDICATED = "Dedicated"
@@ -171,11 +172,6 @@ def has_cache_volumes(isvc: Obj | None) -> bool:
     return any("persistentVolumeClaim" in volume for volume in predictor.get("volumes") or ())
 
 
-def _ready_message(cache: Obj) -> str:
-    for cond in (cache.get("status") or {}).get("conditions") or ():
-        if cond.get("type") == "Ready":
-            return cond.get("message") or ""
-    return ""
 
 
 def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str) -> Health:
@@ -197,7 +193,7 @@ def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str
         return Health.progressing("CacheCreating", f"creating the {name} template cache")
     name = cache["metadata"]["name"]
     status = (cache.get("status") or {}).get("status") or ""
-    detail = _ready_message(cache)
+    detail = ready_message(cache)
     suffix = f": {detail}" if detail else ""
     if status == State.READY.value:
         return Health.ok("CacheReady", f"template cache {name} is ready")

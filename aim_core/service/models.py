@@ -56,6 +56,7 @@ from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.resources import MODELS
+from aim_core.reconcile.conditions import ready_message
 
 NAMESPACE = "Namespace"
 CLUSTER = "Cluster"
@@ -92,11 +93,6 @@ def _status(model: Model) -> str:
     return (model.get("status") or {}).get("status") or ""
 
 
-def _ready_message(model: Model) -> str:
-    for condition in (model.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("message") or ""
-    return ""
 
 
 # ---------------------------------------------------------------- health
@@ -108,7 +104,7 @@ def model_health(model: Model, scope: str | None = None) -> Health:
     state = _status(model)
     if state == State.READY.value:
         return Health.ok("ModelResolved", f"{what} is Ready", upstream=True)
-    detail = _ready_message(model)
+    detail = ready_message(model)
     message = f"{what} is {state or 'not reconciled yet'}" + (f": {detail}" if detail else "")
     if state in (State.FAILED.value, State.DEGRADED.value):
         return Health(State.FAILED, "ModelNotReady", message, upstream=True)

@@ -39,6 +39,7 @@ from aim_core.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.resources import TEMPLATES
+from aim_core.reconcile.conditions import ready_message
 
 if TYPE_CHECKING:
     from aim_core.service.selection import Selection
@@ -140,11 +141,6 @@ def same_gpu(a: str, b: str, inventory: GpuInventory | None = None) -> bool:
 # ---------------------------------------------------------------- health and references
 
 
-def _ready_message(t: Obj) -> str:
-    for condition in (t.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("message") or ""
-    return ""
 
 
 def template_health(t: Obj, scope: Scope | None = None) -> Health:
@@ -158,7 +154,7 @@ def template_health(t: Obj, scope: Scope | None = None) -> Health:
     state = template_status(t)
     if state == State.READY.value:
         return Health.ok("Resolved", f"{what} is Ready", upstream=True)
-    detail = _ready_message(t)
+    detail = ready_message(t)
     message = f"{what} is {state}" + (f": {detail}" if detail else "")
     if state in (State.FAILED.value, State.DEGRADED.value):
         return Health(State.FAILED, "TemplateNotReady", message, upstream=True)
