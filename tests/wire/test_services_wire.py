@@ -300,3 +300,22 @@ async def test_deleting_a_service_removes_the_caches_it_made_that_are_not_ready(
     await eventually(lambda: kube.get(TC, NS, cache["metadata"]["name"]) is None)
     # the Ready shared cache of the examples (made by qwen-chat) stays
     assert kube.list(TC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")
+
+
+async def test_a_paused_service_is_left_alone_until_the_annotation_goes(kube, api, cluster, operator):
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["metadata"].setdefault("annotations", {}).update(PAUSED)
+    await create(api, kube, body)
+    from aim_core.resources import SERVICES
+
+    await eventually(lambda: operator.runtime.store.get(SERVICES, NS, "qwen-chat"))  # the operator has seen it
+    await operator.settle()
+    svc = kube.get(SVC, NS, "qwen-chat")
+    assert "status" not in svc or not svc["status"].get("conditions")
+    assert kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat") == []
+
+    response = await api.patch(kube.path(SVC, NS, "qwen-chat"),
+                               json={"metadata": {"annotations": {"aim.eai.amd.com/reconciliation-paused": None}}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200
+    await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat"), timeout=1.0)
