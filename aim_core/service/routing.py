@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aim_core.durations import to_gateway_duration
-from aim_core.health import Category, Health
+from aim_core.health import Category, Health, State
 from aim_core.providers import RouteRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
@@ -363,8 +363,17 @@ def route_request(
 
 
 def route_health(issue: Issue) -> Health:
-    """The ``HTTPRoute`` component's health for an issue :func:`route_request` returned (Failed)."""
-    return Health.error(issue.category, issue.reason, issue.message)
+    """The ``HTTPRoute`` component's health for an issue :func:`route_request` returned.
+
+    A missing gateway fails the whole service (Q7, and the issue also blocks
+    every write). A bad path template or timeout leaves the model serving
+    without a route: the component is Degraded with the specific reason, which
+    makes the service Degraded and names the reason in ``Ready``, as the
+    upstream API documentation promises for ``PathTemplateInvalid``.
+    """
+    if blocks_service(issue):
+        return Health.error(issue.category, issue.reason, issue.message)
+    return Health(State.DEGRADED, issue.reason, issue.message)
 
 
 def blocks_service(issue: Issue) -> bool:

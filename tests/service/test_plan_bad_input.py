@@ -121,11 +121,11 @@ CASES: dict[str, Case] = {
         lambda: world(_svc(), cluster_config().routing(gateway=None)), "Failed", "InvalidSpec",
         "no gateway is configured", ("HTTPRouteReady", "GatewayNotConfigured"), refs=ALL_REFS),
     "path-template-invalid": Case(
-        lambda: world(_svc(), cluster_config().routing(pathTemplate="/{.metadata.labels['team']}")), "Failed",
-        "InvalidSpec", "has no key 'labels'", ("HTTPRouteReady", "PathTemplateInvalid"),
+        lambda: world(_svc(), cluster_config().routing(pathTemplate="/{.metadata.labels['team']}")), "Degraded",
+        "PathTemplateInvalid", "has no key 'labels'", ("HTTPRouteReady", "PathTemplateInvalid"),
         sends=("InferenceService",), refs=ALL_REFS),  # serving goes on; no route on a path nobody asked for
     "request-timeout-invalid": Case(
-        lambda: world(_svc(), cluster_config().routing(requestTimeout="soon")), "Failed", "InvalidSpec",
+        lambda: world(_svc(), cluster_config().routing(requestTimeout="soon")), "Degraded", "InvalidRequestTimeout",
         "request timeout 'soon'", ("HTTPRouteReady", "InvalidRequestTimeout"), sends=("InferenceService",),
         refs=ALL_REFS),
     # ---- templates
