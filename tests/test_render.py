@@ -1,0 +1,48 @@
+"""`aim-engine render`: the operator's planners over files, offline."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from aim_core.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def documents(text: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+
+
+def test_render_examples_prints_the_objects_and_status_the_operator_would_write(capsys):
+    assert main(["render", "-f", str(ROOT / "examples"), "--kind", "AIMService"]) == 0
+    docs = documents(capsys.readouterr().out)
+    reports = {d["object"]: d["status"] for d in docs if "object" in d}
+    chat = reports["AIMService ml-team/qwen-chat"]
+    assert chat["status"] == "Starting"
+    assert chat["resolvedTemplate"]["name"].endswith("1x-mi300x-lat-fp8-31dd")  # MI325X is not in the cluster
+    isvcs = [d for d in docs if d.get("kind") == "InferenceService"]
+    # only the services of the template whose shared cache is Ready get one; qwen-by-image shares it
+    assert sorted(i["metadata"]["name"] for i in isvcs) == ["qwen-by-image-a04542d9", "qwen-chat-a04542d9"]
+    chat_isvc = next(i for i in isvcs if i["metadata"]["name"] == "qwen-chat-a04542d9")
+    assert chat_isvc["spec"]["predictor"]["containers"][0]["image"] == "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
+    assert chat_isvc["metadata"]["ownerReferences"][0]["name"] == "qwen-chat"
+    assert {d["kind"] for d in docs if "kind" in d} >= {"InferenceService", "HTTPRoute", "AIMTemplateCache"}
+
+
+def test_explain_says_why_templates_were_rejected_and_nodes_can_come_separately(capsys, tmp_path):
+    for f in (ROOT / "examples").glob("*.yaml"):
+        if f.name != "nodes.yaml":
+            shutil.copy(f, tmp_path / f.name)
+    assert main(["render", "-f", str(tmp_path), "--explain", "--kind", "AIMService"]) == 0
+    without_nodes = capsys.readouterr().out
+    assert "rejected [gpu]: GPU MI300X is not in the cluster" in without_nodes
+    assert "# ---- AIMService ml-team/qwen-chat: status Pending" in without_nodes
+
+    assert main(["render", "-f", str(tmp_path), "--nodes", str(ROOT / "examples" / "nodes.yaml"), "--explain",
+                 "--kind", "AIMService"]) == 0
+    with_nodes = capsys.readouterr().out
+    assert "# ---- AIMService ml-team/qwen-chat: status Starting" in with_nodes
+    assert "rejected [gpu]: GPU MI325X is not in the cluster" in with_nodes
