@@ -65,7 +65,7 @@ class AIMTemplateCacheStatus:
     conditions: list[Condition] | None = conditions_field()
     observed_generation: int | None = observed_generation_field()
     artifacts: dict[str, AIMResolvedArtifact] | None = optional(
-        description="Artifacts by model name."
+        description="Artifacts by artifact name."
     )
     resolved_template_kind: str | None = optional(
         description="AIMServiceTemplate or AIMClusterServiceTemplate."
