@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aim_core.reconcile.naming import go_marshal
+from aim_core.reconcile.gojson import go_marshal
 
 __all__ = ["ENGINE_ARGS", "deep_merge", "engine_args_problems", "layer_env", "merge_env"]
 

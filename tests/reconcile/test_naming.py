@@ -21,8 +21,6 @@ from aim_core.reconcile.naming import (
     discovery_job_name,
     discovery_spec_hash,
     download_job_name,
-    go_json,
-    go_marshal,
     image_parts,
     inference_service_name,
     model_name_from_image,
@@ -33,6 +31,7 @@ from aim_core.reconcile.naming import (
     sanitize_name_part,
     shared_cache_name,
 )
+from aim_core.reconcile.gojson import go_json, go_marshal
 
 
 def sha(text: str, n: int) -> str:
