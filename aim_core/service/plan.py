@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.health import Category, Health, State
 from aim_core.inspect import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
@@ -71,7 +72,13 @@ def _models_by_image(svc: dict[str, Any], ob: Observed) -> list[dict[str, Any]]:
 
 
 def _default_gpu_resource(template: dict[str, Any], ob: Observed) -> str:
-    """The GPU resource for a template's model, from the vendor that knows the model."""
+    """The GPU resource for a template that names none itself (the CRD defaults it when a GPU block exists).
+
+    The vendor that knows the template's GPU model and has devices in the
+    cluster decides; else the cluster's only GPU resource; else the API's
+    default resource name (``hardware.gpu.resourceName`` in the CRDs). The pod
+    then stays Pending if no node offers it, and the pods component says why.
+    """
     model = template_gpu_model(template)
     if model:
         found = ob.inventory.resource_name(model)
@@ -83,14 +90,7 @@ def _default_gpu_resource(template: dict[str, Any], ob: Observed) -> str:
                 if devices:
                     return devices[0].resource_name
     resources = sorted({d.resource_name for d in ob.inventory.devices})
-    return resources[0] if len(resources) == 1 else _first_vendor_resource(ob)
-
-
-def _first_vendor_resource(ob: Observed) -> str:
-    # No GPU of the template's model anywhere: any vendor's resource is as good a guess
-    # as another; the pod stays Pending either way and the pods component says why.
-    names = sorted({d.resource_name for d in ob.inventory.devices})
-    return names[0] if names else "gpu"
+    return resources[0] if len(resources) == 1 else DEFAULT_GPU_RESOURCE
 
 
 def plan_service(svc: dict[str, Any], ob: Observed) -> Plan:
