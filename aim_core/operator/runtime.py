@@ -20,6 +20,7 @@ from aim_core.kube import Credentials, Kube
 from aim_core.operator.leader import LeaderElector
 from aim_core.operator.settings import Settings
 from aim_core.providers import ResourceRef
+from aim_core.reconcile.errors import ApiError
 from aim_core.resources import NAMESPACES
 from aim_core.store import Store
 
@@ -74,12 +75,20 @@ class Runtime:
         kube: Kube = self.ctx.kube
         namespaces = set(self.settings.namespaces) or None
         for ref in self.watched():
-            if ref.namespaced and namespaces:
-                items: list[dict[str, Any]] = []
-                for ns in sorted(namespaces):
-                    items += await kube.list(ref, ns)
-            else:
-                items = await kube.list(ref)
+            try:
+                if ref.namespaced and namespaces:
+                    items: list[dict[str, Any]] = []
+                    for ns in sorted(namespaces):
+                        items += await kube.list(ref, ns)
+                else:
+                    items = await kube.list(ref)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+                # The API is not installed (e.g. no Gateway API on a cluster that routes nothing):
+                # start without it; objects that need it report the failed apply in their status.
+                log.warning("%s (%s) is not served by this cluster; continuing without it", ref.kind, ref.api_version)
+                items = []
             keep = self._filters.get(ref)
             if keep is not None:
                 items = [item for item in items if keep(item)]
