@@ -94,6 +94,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginError as exc:
         sys.stderr.write(f"aim-engine: {exc}\n")
         return 2
+    except BrokenPipeError:  # e.g. `aim-engine crds | head`: the reader left, nothing to report
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover
