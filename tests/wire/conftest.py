@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import kopf
+import pytest
 import pytest_asyncio
 
 from aim_core.operator.run import operate
@@ -54,11 +55,17 @@ class Operator:
         await asyncio.wrap_future(future)
 
 
+@pytest.fixture()
+def operator_settings() -> Settings:
+    """What the ``operator`` fixture runs with; override it in a test module to change scope or workers."""
+    return Settings(operator_namespace="aim-system", workers=4)
+
+
 @pytest_asyncio.fixture()
-async def operator(kube) -> AsyncIterator[Operator]:
+async def operator(kube, operator_settings) -> AsyncIterator[Operator]:
     """The real operator (kopf + engine) running against ``kube`` until the test ends."""
     op = Operator()
-    op.start(Settings(operator_namespace="aim-system", workers=4), kube.url)
+    op.start(operator_settings, kube.url)
     deadline = time.monotonic() + 10
     while not (op.ready.is_set() and op.runtime is not None and op.runtime.ready.is_set()):
         assert op.error is None, op.error
