@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run several replicas safely: all watch, only the holder of the leader Lease reconciles",
     )
     p.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
+    p.add_argument("--resync-seconds", type=float, default=600.0,
+                   help="list everything again this often to forget objects deleted during a watch gap (0: never)")
     p.add_argument("--log-format", choices=["json", "plain"], default="json")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=_cmd_run)

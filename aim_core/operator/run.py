@@ -27,6 +27,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         workers=args.workers,
         leader_election=bool(args.leader_elect),
         liveness=args.liveness,
+        resync_seconds=args.resync_seconds,
     )
 
 

@@ -108,13 +108,36 @@ class Runtime:
                 except Exception as exc:  # noqa: BLE001 - API not reachable yet: retry
                     log.warning("initial listing failed (%s); retrying in 2s", exc)
                     await asyncio.sleep(2)
-            if self.settings.leader_election:
-                elector = LeaderElector(self.ctx.kube, self.settings.operator_namespace)
-                await elector.run(lambda: self.engine.run(self.settings.workers))
-            else:
-                await self.engine.run(self.settings.workers)
+            resync = asyncio.create_task(self._resync_forever())
+            try:
+                if self.settings.leader_election:
+                    elector = LeaderElector(self.ctx.kube, self.settings.operator_namespace)
+                    await elector.run(lambda: self.engine.run(self.settings.workers))
+                else:
+                    await self.engine.run(self.settings.workers)
+            finally:
+                resync.cancel()
+                await asyncio.gather(resync, return_exceptions=True)
         finally:
             await self.aclose()
+
+    async def _resync_forever(self) -> None:
+        """List everything again now and then.
+
+        Watch streams that reconnect re-list what exists but say nothing of
+        what was deleted while they were away; a periodic listing removes such
+        objects from the store (and re-triggers their dependants). Unchanged
+        objects cause no work.
+        """
+        interval = self.settings.resync_seconds
+        if not interval:
+            return
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.sync()
+            except Exception as exc:  # noqa: BLE001 - try again next time
+                log.warning("periodic listing failed: %s", exc)
 
     async def aclose(self) -> None:
         """Close the API connections (idempotent): open keep-alive connections would hold servers up."""

@@ -32,3 +32,4 @@ class Settings:
     workers: int = 4
     leader_election: bool = False
     liveness: str | None = None
+    resync_seconds: float = 600.0  # full re-listing to drop objects deleted while a watch was away; 0 = never

@@ -42,3 +42,27 @@ async def test_other_listing_errors_still_stop_the_start():
     with pytest.raises(ApiError):
         await runtime.sync()
     assert not runtime.ready.is_set()
+
+
+class Cluster:
+    def __init__(self, objects):
+        self.objects = objects
+
+    async def list(self, ref, namespace=None, **_):
+        return [dict(o) for o in self.objects.get(ref.plural, [])]
+
+
+async def test_a_later_listing_forgets_objects_deleted_while_nobody_watched():
+    from aim_core.resources import RUNTIME_CONFIGS
+
+    pm = get_plugin_manager()
+    runtime = Runtime(Settings(), build_controllers(pm), pm)
+    gone = {"metadata": {"name": "old", "namespace": "team", "resourceVersion": "5"}, "spec": {}}
+    kept = {"metadata": {"name": "kept", "namespace": "team", "resourceVersion": "6"}, "spec": {}}
+    runtime.ctx.kube = Cluster({"aimruntimeconfigs": [gone, kept]})
+    await runtime.sync()
+    assert runtime.store.get(RUNTIME_CONFIGS, "team", "old") is not None
+    runtime.ctx.kube = Cluster({"aimruntimeconfigs": [kept]})  # deleted during a watch gap
+    await runtime.sync()
+    assert runtime.store.get(RUNTIME_CONFIGS, "team", "old") is None
+    assert runtime.store.get(RUNTIME_CONFIGS, "team", "kept") is not None
