@@ -166,7 +166,7 @@ class Engine:
                 if controller.finalizer in finalizers:
                     await controller.finalize(self.ctx, obj)
                     remaining = [f for f in finalizers if f != controller.finalizer]
-                    await self.kube.patch(controller.resource, namespace, name, {"metadata": {"finalizers": remaining}})
+                    await self.kube.patch(controller.resource, namespace, name, _finalizers_patch(meta, remaining))
                 return None
             if controller.eager_finalizer and controller.finalizer not in finalizers:
                 await self._add_finalizer(controller, obj)
@@ -198,7 +198,7 @@ class Engine:
         meta = obj["metadata"]
         finalizers = [*(meta.get("finalizers") or []), controller.finalizer]
         result = await self.kube.patch(controller.resource, meta.get("namespace"), meta["name"],
-                                       {"metadata": {"finalizers": finalizers}})
+                                       _finalizers_patch(meta, finalizers))
         if isinstance(result, dict) and result.get("metadata"):
             self.store.upsert(controller.resource, result)
 
@@ -288,6 +288,19 @@ class Engine:
             await self.kube.create(EVENTS, event)
         except Exception as exc:  # noqa: BLE001 - events are best effort
             log.debug("event for %s failed: %s", meta["name"], exc)
+
+
+def _finalizers_patch(meta: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
+    """A merge patch setting the finalizer list, valid only against the version we read.
+
+    A merge patch replaces the whole list, so the resourceVersion precondition
+    keeps us from dropping a finalizer someone else added meanwhile (the
+    server answers 409 and the reconcile is retried).
+    """
+    patch: dict[str, Any] = {"finalizers": finalizers}
+    if meta.get("resourceVersion"):
+        patch["resourceVersion"] = meta["resourceVersion"]
+    return {"metadata": patch}
 
 
 _BOOKKEEPING = ("resourceVersion", "managedFields", "generation")
