@@ -47,6 +47,14 @@ class Context:
     extras: dict[str, Any] = attrs.field(factory=dict)
 
 
+def namespace_going(namespace: dict[str, Any] | None) -> bool:
+    """Whether a namespace is gone (not in the store) or terminating: finalizers then step aside (F15)."""
+    if namespace is None:
+        return True
+    return bool((namespace.get("metadata") or {}).get("deletionTimestamp")) or \
+        (namespace.get("status") or {}).get("phase") == "Terminating"
+
+
 class Controller:
     """Base class of all controllers; subclasses set the class attributes and implement the steps."""
 

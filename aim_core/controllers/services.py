@@ -16,10 +16,9 @@ import datetime
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from aim_core import plugins as plugin_host
-from aim_core.controller import Context, Controller, Watch
+from aim_core.controller import Context, Controller, Watch, namespace_going
 from aim_core.gpu import GpuInventory, node_gpu_facts
-from aim_core.health import Health, State
+from aim_core.health import State
 from aim_core.reconcile.errors import describe
 from aim_core.reconcile.labels import SERVICE_FINALIZER
 from aim_core.reconcile.naming import inference_service_name, sanitize_label_value
@@ -264,7 +263,7 @@ class ServiceController(Controller):
             logs=logs,
             read_errors=read_errors,
             providers=self.providers,
-            namespace_terminating=_terminating(store.get(NAMESPACES, None, ns)),
+            namespace_terminating=namespace_going(store.get(NAMESPACES, None, ns)),
             runtime_age=_age(live.get("runtime")),
         )
 
@@ -274,7 +273,7 @@ class ServiceController(Controller):
     async def finalize(self, ctx: Context, obj: dict[str, Any]) -> None:
         """Delete the non-Ready template caches this service created (F55); never block namespace deletion."""
         ns = _ns(obj) or ""
-        if _terminating(ctx.store.get(NAMESPACES, None, ns)):
+        if namespace_going(ctx.store.get(NAMESPACES, None, ns)):
             return
         label = sanitize_label_value(obj["metadata"]["name"])
         for cache in ctx.store.list(TEMPLATE_CACHES, ns):
@@ -327,11 +326,4 @@ def _failed(pod: dict[str, Any]) -> bool:
     return False
 
 
-def _terminating(namespace: dict[str, Any] | None) -> bool:
-    """A namespace that is gone, or being deleted: cleanup steps aside (F15)."""
-    if namespace is None:
-        return True
-    return bool(namespace["metadata"].get("deletionTimestamp")) or (namespace.get("status") or {}).get("phase") == "Terminating"
-
-
-__all__ = ["ServiceController", "Health"]
+__all__ = ["ServiceController"]

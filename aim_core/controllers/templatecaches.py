@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from aim_core.controller import Context, Controller, Watch
+from aim_core.controller import Context, Controller, Watch, namespace_going
 from aim_core.health import Category, Health, State
 from aim_core.providers import ResourceRef
 from aim_core.reconcile import labels as lbl
@@ -252,13 +252,6 @@ def artifacts_status(old: Obj | None, matches: Sequence[_Match]) -> dict[str, An
     stale = {name: None for name in (old or {}) if name not in new}
     return {**new, **stale} or None
 
-
-def namespace_going(namespace: Obj | None) -> bool:
-    """Whether a namespace is gone (not in the store) or terminating."""
-    if namespace is None:
-        return True
-    return bool((namespace.get("metadata") or {}).get("deletionTimestamp")) or \
-        (namespace.get("status") or {}).get("phase") == "Terminating"
 
 
 def cleanup_targets(cache: Obj, namespace: Obj | None, labelled: Iterable[Obj]) -> list[str]:

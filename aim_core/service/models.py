@@ -50,7 +50,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.health import Category, Health, State
+from aim_core.health import Health, State
 from aim_core.reconcile import naming
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL

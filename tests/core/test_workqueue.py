@@ -1,6 +1,5 @@
 import asyncio
 
-import pytest
 
 from aim_core.workqueue import WorkQueue
 
