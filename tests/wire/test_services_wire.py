@@ -319,3 +319,47 @@ async def test_a_paused_service_is_left_alone_until_the_annotation_goes(kube, ap
                                headers={"Content-Type": "application/merge-patch+json"})
     assert response.status_code == 200
     await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat"), timeout=1.0)
+
+
+async def test_pod_failures_are_explained_from_events_and_logs(kube, api, cluster, operator):
+    await create(api, kube, cluster["qwen-chat"])
+    isvc = await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
+    name = isvc["metadata"]["name"]
+    # The InferenceService has been failing for a while (KServe reports no Ready condition).
+    kube.put_object({**isvc, "metadata": {**isvc["metadata"], "creationTimestamp": "2026-01-01T00:00:00Z"}})
+    pull = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"{name}-predictor-0", "namespace": NS, "labels": {"serving.kserve.io/inferenceservice": name}},
+        "status": {"phase": "Pending", "containerStatuses": [{
+            "name": "kserve-container", "image": "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5", "ready": False,
+            "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}]}}
+    kube.put_object(pull)
+    kube.put_object({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "pull-failed", "namespace": NS},
+                     "involvedObject": {"kind": "Pod", "name": pull["metadata"]["name"], "namespace": NS},
+                     "reason": "Failed", "type": "Warning", "lastTimestamp": "2026-01-01T00:01:00Z",
+                     "message": "Failed to pull image: manifest unknown: manifest unknown"})
+
+    def image_not_found():
+        svc = kube.get(SVC, NS, "qwen-chat")
+        pods = condition(svc, "InferenceServicePodsReady")
+        assert (pods["status"], pods["reason"]) == ("False", "ImageNotFound"), pods
+        assert "manifest unknown" in pods["message"]
+        return True
+
+    await eventually(image_not_found, timeout=3)
+
+    # The container now starts but exits: the log tail says why.
+    crashed = copy.deepcopy(pull)
+    crashed["status"] = {"phase": "Running", "containerStatuses": [{
+        "name": "kserve-container", "ready": False, "restartCount": 3,
+        "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}
+    kube.set_log(NS, pull["metadata"]["name"], "loading weights\nRepositoryNotFoundError: 404 Client Error. Repository Not Found for url\n")
+    kube.put_object(crashed)
+
+    def source_not_found():
+        pods = condition(kube.get(SVC, NS, "qwen-chat"), "InferenceServicePodsReady")
+        assert pods["reason"] == "SourceNotFound", pods
+        assert "Log excerpt" in pods["message"]
+        return True
+
+    await eventually(source_not_found, timeout=3)
