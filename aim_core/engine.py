@@ -18,7 +18,6 @@ from typing import Any
 
 from aim_core import applyset
 from aim_core.controller import Context, Controller
-from aim_core.health import Category
 from aim_core.kube import Kube
 from aim_core.providers import ResourceRef
 from aim_core.reconcile import events as eventing
@@ -398,4 +397,3 @@ _OWNED_STATUS_KEYS = frozenset(
     }
 )
 
-__all__ = ["Engine", "Category"]

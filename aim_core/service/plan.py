@@ -26,7 +26,8 @@ from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.health import Category, Health, State
 from aim_core.inspect import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
-from aim_core.reconcile.naming import inference_service_name
+from aim_core.reconcile.labels import SERVICE_LABEL
+from aim_core.reconcile.naming import inference_service_name, sanitize_label_value
 from aim_core.reconcile.plan import Issue, LabelPolicy, Plan
 from aim_core.resources import TEMPLATE_CACHES
 from aim_core.runtimeconfig import routing_enabled
@@ -110,8 +111,6 @@ def plan_service(svc: dict[str, Any], ob: Observed) -> Plan:
 
 
 def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
-    meta = svc["metadata"]
-    namespace = meta.get("namespace") or ""
     spec = svc.get("spec") or {}
     config = ob.config.spec
     plan.labels = _label_policy(config)
@@ -217,7 +216,6 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     else:
         replicas = None
     plan.status["runtime"] = runtime_status(svc, replicas)
-    del namespace
 
 
 def _check_model_match(resolution: TemplateResolution, model_name: str) -> TemplateResolution:
@@ -237,9 +235,7 @@ def _check_model_match(resolution: TemplateResolution, model_name: str) -> Templ
 
 def _created_by(cache: dict[str, Any], svc: dict[str, Any]) -> bool:
     """Whether the service made this cache (so its finalizer must clean it up when it is not Ready)."""
-    from aim_core.reconcile.naming import sanitize_label_value
-
-    label = (cache["metadata"].get("labels") or {}).get("aim.eai.amd.com/service")
+    label = (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL)
     return label is not None and label == sanitize_label_value(svc["metadata"]["name"])
 
 
