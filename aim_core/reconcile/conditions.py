@@ -25,7 +25,11 @@ from typing import Any, Union
 
 import attrs
 
+from aim_core.health import Health, State
+
 __all__ = [
+    "dependency_health",
+    "ready_message",
     "AUTH_VALID",
     "CONFIG_VALID",
     "Condition",
@@ -118,6 +122,33 @@ def ready_message(obj: Mapping[str, Any] | None) -> str:
         if cond.get("type") == READY:
             return cond.get("message") or ""
     return ""
+
+
+def dependency_health(
+    obj: Mapping[str, Any],
+    what: str,
+    *,
+    ready_reason: str,
+    not_ready_reason: str,
+    waiting: State = State.PENDING,
+    unknown: str = "not reconciled yet",
+) -> Health:
+    """A dependency's health from its ``status.status``, as the object that uses it reports it.
+
+    Ready → ``ready_reason``; Failed/Degraded → Failed; NotAvailable →
+    NotAvailable; anything else → ``waiting``. Not-ready messages carry the
+    dependency's own ``Ready`` message. Always an upstream component.
+    """
+    state = ((obj.get("status") or {}).get("status")) or ""
+    if state == State.READY.value:
+        return Health.ok(ready_reason, f"{what} is Ready", upstream=True)
+    detail = ready_message(obj)
+    message = f"{what} is {state or unknown}" + (f": {detail}" if detail else "")
+    if state in (State.FAILED.value, State.DEGRADED.value):
+        return Health(State.FAILED, not_ready_reason, message, upstream=True)
+    if state == State.NOT_AVAILABLE.value:
+        return Health(State.NOT_AVAILABLE, not_ready_reason, message, upstream=True)
+    return Health(waiting, not_ready_reason, message, upstream=True)
 
 
 def find(conditions: Iterable[ConditionLike], type: str) -> Condition | None:

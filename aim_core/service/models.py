@@ -56,7 +56,7 @@ from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.resources import MODELS
-from aim_core.reconcile.conditions import ready_message
+from aim_core.reconcile.conditions import dependency_health
 
 NAMESPACE = "Namespace"
 CLUSTER = "Cluster"
@@ -100,17 +100,8 @@ def _status(model: Model) -> str:
 
 def model_health(model: Model, scope: str | None = None) -> Health:
     """The ``Model`` component of a service for an existing model (see the module docstring)."""
-    what = _describe(model, scope)
-    state = _status(model)
-    if state == State.READY.value:
-        return Health.ok("ModelResolved", f"{what} is Ready", upstream=True)
-    detail = ready_message(model)
-    message = f"{what} is {state or 'not reconciled yet'}" + (f": {detail}" if detail else "")
-    if state in (State.FAILED.value, State.DEGRADED.value):
-        return Health(State.FAILED, "ModelNotReady", message, upstream=True)
-    if state == State.NOT_AVAILABLE.value:
-        return Health(State.NOT_AVAILABLE, "ModelNotReady", message, upstream=True)
-    return Health(State.PENDING, "ModelNotReady", message, upstream=True)
+    return dependency_health(model, _describe(model, scope), ready_reason="ModelResolved",
+                             not_ready_reason="ModelNotReady")
 
 
 def resolved_reference(model: Model, scope: str | None = None) -> dict[str, Any] | None:

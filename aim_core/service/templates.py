@@ -39,7 +39,7 @@ from aim_core.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.resources import TEMPLATES
-from aim_core.reconcile.conditions import ready_message
+from aim_core.reconcile.conditions import dependency_health
 
 if TYPE_CHECKING:
     from aim_core.service.selection import Selection
@@ -151,16 +151,8 @@ def template_health(t: Obj, scope: Scope | None = None) -> Health:
     not-ready cases use ``TemplateNotReady``; the health is always upstream.
     """
     what = describe(t, scope or (Scope.NAMESPACE if _meta(t).get("namespace") else Scope.CLUSTER))
-    state = template_status(t)
-    if state == State.READY.value:
-        return Health.ok("Resolved", f"{what} is Ready", upstream=True)
-    detail = ready_message(t)
-    message = f"{what} is {state}" + (f": {detail}" if detail else "")
-    if state in (State.FAILED.value, State.DEGRADED.value):
-        return Health(State.FAILED, "TemplateNotReady", message, upstream=True)
-    if state == State.NOT_AVAILABLE.value:
-        return Health(State.NOT_AVAILABLE, "TemplateNotReady", message, upstream=True)
-    return Health.progressing("TemplateNotReady", message, upstream=True)
+    return dependency_health(t, what, ready_reason="Resolved", not_ready_reason="TemplateNotReady",
+                             waiting=State.PROGRESSING, unknown=State.PENDING.value)
 
 
 def resolved_reference(t: Obj, scope: Scope) -> dict[str, Any]:
