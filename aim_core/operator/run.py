@@ -13,6 +13,7 @@ import kopf
 
 from aim_core.controllers import build_controllers
 from aim_core.operator import handlers
+from aim_core.operator.leader import default_identity
 from aim_core.operator.runtime import Runtime
 from aim_core.operator.settings import Settings, operator_namespace
 from aim_core.plugins import get_plugin_manager
@@ -62,6 +63,9 @@ async def operate(
             clusterwide=not settings.namespaces,
             namespaces=list(settings.namespaces),
             standalone=True,
+            # kopf would otherwise name us after getpass.getuser(), which raises for a uid with no
+            # passwd entry, as in images run under an arbitrary uid (restricted namespaces, OpenShift).
+            identity=default_identity(),
             liveness_endpoint=settings.liveness,
             stop_flag=stop_flag,
             ready_flag=ready_flag,
