@@ -22,6 +22,14 @@ from aim_core.providers import (
     RuntimeRequest,
     ScalingRequest,
 )
+from aim_core.registry import (
+    ImageInfo,
+    ImageReference,
+    InvalidImageReference,
+    InvalidPullSecret,
+    RegistryError,
+    credentials_for,
+)
 
 __all__ = [
     "Autoscaler",
@@ -29,9 +37,14 @@ __all__ = [
     "GpuDevice",
     "GpuVendor",
     "Health",
+    "ImageInfo",
+    "ImageReference",
+    "InvalidImageReference",
+    "InvalidPullSecret",
     "KubeObject",
     "RegistryClient",
     "RegistryCredentials",
+    "RegistryError",
     "ReplicaStatus",
     "ResourceRef",
     "RouteBuilder",
@@ -40,6 +53,7 @@ __all__ = [
     "RuntimeRequest",
     "ScalingRequest",
     "State",
+    "credentials_for",
     "hookimpl",
     "inspect_job",
     "inspect_pods",

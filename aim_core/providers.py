@@ -12,11 +12,15 @@ a plugin can build any third-party shape without the core knowing its fields.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
 from aim_core.health import Health
+
+if TYPE_CHECKING:
+    from aim_core.registry.errors import ImageInfo
+    from aim_core.registry.reference import ImageReference
 
 KubeObject = dict[str, Any]
 
@@ -227,17 +231,19 @@ class RegistryCredentials:
 
 @runtime_checkable
 class RegistryClient(Protocol):
-    """Lists repositories and tags and reads image labels on one registry host."""
+    """Reads image metadata and lists tags and repositories on one registry host.
+
+    Failures raise :class:`aim_core.registry.RegistryError`; controllers reach
+    clients only through the :mod:`aim_core.registry` facade.
+    """
 
     name: str
+
+    async def image_info(self, image: ImageReference, credentials: RegistryCredentials | None) -> ImageInfo:
+        """Digest, config labels and platform of ``image`` (linux/amd64 of an index)."""
 
     async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
         """Repositories (``org/repo``) matching a ``*`` glob."""
 
     async def list_tags(self, repository: str, credentials: RegistryCredentials | None) -> list[str]:
         """All tags of ``repository``."""
-
-    async def image_labels(
-        self, repository: str, reference: str, credentials: RegistryCredentials | None
-    ) -> dict[str, str]:
-        """The config labels of image ``repository:reference`` (tag or digest)."""

@@ -402,8 +402,8 @@ class _Registry:
     async def list_tags(self, repository, credentials):
         return []
 
-    async def image_labels(self, repository, reference, credentials):
-        return {}
+    async def image_info(self, image, credentials):
+        raise NotImplementedError
 
 
 def test_registry_client_asks_plugins_until_one_answers_and_the_fallback_goes_last():
