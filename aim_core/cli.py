@@ -38,14 +38,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_render(args: argparse.Namespace) -> int:
     import asyncio
 
+    from aim_core.operator.settings import gpu_preference
     from aim_core.plugins import get_plugin_manager
     from aim_core.render import format_rendered, load_documents, render
 
     docs = load_documents(args.file + (args.nodes or []))
-    results = asyncio.run(render(docs, plugins=get_plugin_manager(), operator_namespace=args.operator_namespace))
+    results = asyncio.run(render(docs, plugins=get_plugin_manager(), operator_namespace=args.operator_namespace,
+                                 gpu_preference=gpu_preference(args.gpu_preference)))
     kinds = set(args.kind) if args.kind else None
     sys.stdout.write(format_rendered(results, explain=args.explain, only_kinds=kinds))
     return 0
+
+
+_GPU_PREFERENCE_HELP = (
+    "GPU models best first for template auto-selection, comma-separated (e.g. MI355X,MI350X,MI325X,MI300X); "
+    "models left out rank last, equal; default: $AIM_GPU_PREFERENCE, else upstream's MI325X,MI300X,MI250X,MI210"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true", help="say why templates were chosen or rejected")
     p.add_argument("--kind", action="append", help="only report objects of this kind (repeatable)")
     p.add_argument("--operator-namespace", default="aim-system")
+    p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=_GPU_PREFERENCE_HELP)
     p.set_defaults(func=_cmd_render)
 
     p = sub.add_parser("run", help="run the operator against the current kubeconfig or in-cluster config")
@@ -81,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
     p.add_argument("--resync-seconds", type=float, default=600.0,
                    help="list everything again this often to forget objects deleted during a watch gap (0: never)")
+    p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=_GPU_PREFERENCE_HELP)
     p.add_argument("--log-format", choices=["json", "plain"], default="json")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=_cmd_run)

@@ -33,13 +33,21 @@ class GpuInventory:
 
     devices: tuple[GpuDevice, ...] = ()
     vendors: tuple[GpuVendor, ...] = attrs.field(default=(), converter=lambda vs: tuple(sorted(vs, key=_name)))
+    #: the operator's GPU preference (best first), replacing the vendors' own; empty: the vendors'
+    preference: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
     @classmethod
-    def from_nodes(cls, nodes: Iterable[Mapping[str, Any]], vendors: Iterable[GpuVendor]) -> GpuInventory:
-        """Ask every vendor about every node."""
+    def from_nodes(
+        cls, nodes: Iterable[Mapping[str, Any]], vendors: Iterable[GpuVendor], preference: Iterable[str] = ()
+    ) -> GpuInventory:
+        """Ask every vendor about every node.
+
+        :param preference: GPU models best first, as an operator wrote them
+            (``--gpu-preference``); replaces the vendors' preference lists.
+        """
         ordered = tuple(sorted(vendors, key=_name))
         devices = tuple(device for node in nodes for vendor in ordered for device in vendor.detect(node))
-        return cls(devices, ordered)
+        return cls(devices, ordered, tuple(preference))
 
     # -- what is there -----------------------------------------------------
 
@@ -104,11 +112,21 @@ class GpuInventory:
     # -- preference ---------------------------------------------------------
 
     def preference_order(self) -> tuple[str, ...]:
-        """All vendors' preference lists, one after the other in vendor-name order."""
+        """The operator's preference if set (names made canonical by the vendors), else all vendors'
+        preference lists, one after the other in vendor-name order."""
         order: dict[str, None] = {}
+        if self.preference:
+            for written in self.preference:
+                claims = self._claims(written)
+                order.update(dict.fromkeys([claims[0][1]] if claims else [written.strip().upper()]))
+            return tuple(m for m in order if m)
         for vendor in self.vendors:
             order.update(dict.fromkeys(vendor.preference()))
         return tuple(order)
+
+    def unknown_preferences(self) -> tuple[str, ...]:
+        """Entries of the operator's preference that no installed vendor recognises (a likely typo)."""
+        return tuple(w for w in self.preference if w.strip() and not self._claims(w))
 
     def preference_rank(self, model: str | None) -> int:
         """Position of ``model`` in :meth:`preference_order`; lower is better.

@@ -85,6 +85,30 @@ class Health:
 
     @classmethod
     def error(
-        cls, category: Category, reason: str, message: str, *, state: State = State.FAILED, upstream: bool = False
+        cls, category: Category, reason: str, message: str, *, state: State | None = None, upstream: bool = False
     ) -> Health:
-        return cls(state, reason, message, category=category, upstream=upstream)
+        """An error's health; the state defaults to what the category implies (:func:`state_for`)."""
+        return cls(state or state_for(category), reason, message, category=category, upstream=upstream)
+
+
+_STATE_FOR: dict[Category, State] = {
+    Category.AUTH: State.FAILED,
+    Category.INVALID_SPEC: State.FAILED,
+    Category.RESOURCE_EXHAUSTION: State.FAILED,
+    Category.MISSING_UPSTREAM: State.FAILED,
+    Category.INFRASTRUCTURE: State.DEGRADED,
+    Category.UNKNOWN: State.DEGRADED,
+    Category.MISSING_DOWNSTREAM: State.PROGRESSING,
+}
+
+
+def state_for(category: Category) -> State:
+    """The component state an error of ``category`` implies.
+
+    User-fixable errors (auth, invalid spec, missing reference, exhaustion) are
+    ``Failed``; infrastructure and unknown are ``Degraded`` (they may recover and
+    are retried); a missing child is ``Progressing`` (the controller is about to
+    create it). Upstream docs list MissingUpstream as Degraded, but its code
+    forces root ``Failed`` for it anyway (F10), so the component says the same.
+    """
+    return _STATE_FOR[category]

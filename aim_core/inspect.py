@@ -222,7 +222,7 @@ def _failure(pod: Obj, log: str | None) -> Health | None:
         return Health.error(Category.INVALID_SPEC, "PodDeadlineExceeded", f"{what}; deadline exceeded{suffix}{excerpt}")
     if pod_reason == "Evicted":
         return Health.error(Category.INFRASTRUCTURE, "PodEvicted", f"{what}; evicted{suffix}{excerpt}")
-    return Health.error(Category.UNKNOWN, "PodFailed", f"{what}{suffix}{excerpt}")
+    return Health.error(Category.UNKNOWN, "PodFailed", f"{what}{suffix}{excerpt}", state=State.FAILED)
 
 
 def _failed_termination(pod: Obj) -> tuple[str, Obj] | None:
@@ -294,7 +294,7 @@ def inspect_job(job: Obj) -> Health:
             return Health.error(Category.INVALID_SPEC, "JobDeadlineExceeded", text)
         if "evict" in f"{reason} {message}".lower():
             return Health.error(Category.INFRASTRUCTURE, "JobEvicted", text)
-        return Health.error(Category.UNKNOWN, "JobFailed", text)
+        return Health.error(Category.UNKNOWN, "JobFailed", text, state=State.FAILED)
     status = _status(job)
     return Health.progressing(
         "JobRunning", f"Job {name} is running ({status.get('active', 0)} active, {status.get('failed', 0)} failed)"
@@ -317,7 +317,8 @@ def inspect_pvc(pvc: Obj, events: Sequence[Obj] = ()) -> Health:
     )
     if latest is not None and latest.get("reason") == "ProvisioningFailed":
         return Health.error(
-            Category.INFRASTRUCTURE, "PvcProvisioningFailed", _clip(f"PVC {name}: {latest.get('message', '')}")
+            Category.INFRASTRUCTURE, "PvcProvisioningFailed", _clip(f"PVC {name}: {latest.get('message', '')}"),
+            state=State.FAILED,  # usually a storage class that does not exist: it does not heal by itself
         )
     detail = f": {latest['message']}" if latest is not None and latest.get("message") else ""
     return Health.progressing("PvcPending", _clip(f"PVC {name} is {phase.lower()}{detail}"))

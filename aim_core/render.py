@@ -96,10 +96,17 @@ async def render(
     plugins: Any,
     operator_namespace: str = "aim-system",
     now: datetime.datetime | None = None,
+    gpu_preference: Sequence[str] = (),
 ) -> list[Rendered]:
-    """Plan every object in ``docs`` as the operator would, without a cluster."""
+    """Plan every object in ``docs`` as the operator would, without a cluster.
+
+    :param gpu_preference: the operator's ``--gpu-preference`` (GPU models best first).
+    """
+    from aim_core.operator.settings import Settings
+
     now = now or datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-    controllers: list[Controller] = build_controllers(plugins)
+    settings = Settings(operator_namespace=operator_namespace, gpu_preference=tuple(gpu_preference))
+    controllers: list[Controller] = build_controllers(plugins, settings)
     store = Store()
     for controller in controllers:
         controller.setup(store)

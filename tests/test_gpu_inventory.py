@@ -177,6 +177,23 @@ def test_preference_across_vendors(mixed, vendors):
     assert GpuInventory.from_nodes(MIXED, list(reversed(vendors))) == mixed
 
 
+def test_default_amd_preference_is_upstreams_and_newer_models_tie_last(mixed):
+    rank = mixed.preference_rank
+    assert rank("MI325X") < rank("MI300X") < rank("MI250X") < rank("MI210")
+    assert rank("MI355X") == rank("MI350X") == rank("MI308X") == len(mixed.preference_order())
+
+
+def test_an_operator_preference_replaces_the_vendors_order(vendors):
+    inventory = GpuInventory.from_nodes(MIXED, vendors, preference=("mi355x", "AMD Instinct MI350X", "MI325X",
+                                                                     "MI300X", "h100", "tpu"))
+    assert inventory.preference_order() == ("MI355X", "MI350X", "MI325X", "MI300X", "H100", "TPU")
+    rank = inventory.preference_rank
+    assert rank("MI355X") < rank("MI350X") < rank("MI325X") < rank("mi300x") < rank("nvidia h100")
+    # What the operator left out ranks last, all equal, like upstream's "others".
+    assert rank("MI250X") == rank("MI210") == rank("A100") == len(inventory.preference_order())
+    assert inventory.unknown_preferences() == ("tpu",)
+
+
 def test_watches_node_key(mixed):
     assert mixed.watches_node_key("amd.com/gpu.device-id")
     assert mixed.watches_node_key("beta.amd.com/gpu.family.AI")

@@ -239,7 +239,7 @@ TIMEOUT_PULL = 'Failed to pull image "quay.io/acme/x:1": dial tcp 10.0.0.1:443: 
             [pod().waiting("ErrImagePull", TIMEOUT_PULL)],
             [],
             {},
-            State.FAILED,
+            State.DEGRADED,  # a registry timeout is infrastructure: retried, not Failed
             "ImagePullBackOff",
             Category.INFRASTRUCTURE,
             "i/o timeout",
@@ -330,7 +330,7 @@ TIMEOUT_PULL = 'Failed to pull image "quay.io/acme/x:1": dial tcp 10.0.0.1:443: 
             [pod().failed(exit_code=137, pod_reason="Evicted")],
             [],
             {},
-            State.FAILED,
+            State.DEGRADED,
             "PodEvicted",
             Category.INFRASTRUCTURE,
             "evicted",
@@ -421,7 +421,7 @@ def job(*conditions: dict, active: int = 0, failed: int = 0) -> dict:
         ),
         (
             job({"type": "Failed", "status": "True", "reason": "PodFailurePolicy", "message": "Pod was evicted due to node pressure"}),
-            State.FAILED,
+            State.DEGRADED,
             "JobEvicted",
             Category.INFRASTRUCTURE,
         ),
@@ -462,7 +462,7 @@ def pvc(phase: str | None) -> dict:
     ("obj", "events", "state", "reason", "category", "in_message"),
     [
         (pvc("Bound"), [], State.READY, "Ready", None, "bound"),
-        (pvc("Lost"), [], State.FAILED, "PvcLost", Category.INFRASTRUCTURE, "lost"),
+        (pvc("Lost"), [], State.DEGRADED, "PvcLost", Category.INFRASTRUCTURE, "lost"),
         (pvc(None), [], State.PROGRESSING, "PvcPending", None, "pending"),
         (
             pvc("Pending"),

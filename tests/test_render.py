@@ -46,3 +46,26 @@ def test_explain_says_why_templates_were_rejected_and_nodes_can_come_separately(
     with_nodes = capsys.readouterr().out
     assert "# ---- AIMService ml-team/qwen-chat: status Starting" in with_nodes
     assert "rejected [gpu]: GPU MI325X is not in the cluster" in with_nodes
+
+
+def test_the_gpu_preference_setting_reaches_template_selection(capsys, tmp_path, monkeypatch):
+    from tests.service.builders import amd_node, cluster_template, qwen_model, service
+
+    monkeypatch.delenv("AIM_GPU_PREFERENCE", raising=False)
+    docs = [
+        qwen_model(), service("chat").model_name("qwen3-32b"),
+        cluster_template("qwen-mi355x", "qwen3-32b").ready().optimized().gpu("MI355X", 1, ["75a3"]),
+        cluster_template("qwen-mi325x", "qwen3-32b").ready().optimized().gpu("MI325X", 1, ["74a5"]),
+        amd_node("new", device_id="75a3", vram="288G"), amd_node("older", device_id="74a5", vram="256G"),
+    ]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all([dict(d) for d in docs]))
+
+    def chosen(*flags: str) -> str:
+        assert main(["render", "-f", str(tmp_path), "--kind", "AIMService", *flags]) == 0
+        reports = [d for d in documents(capsys.readouterr().out) if "object" in d]
+        return reports[0]["status"]["resolvedTemplate"]["name"]
+
+    assert chosen() == "qwen-mi325x"  # upstream's order (2.11): MI325X first, newer models last
+    assert chosen("--gpu-preference", "MI355X,MI350X,MI325X,MI300X") == "qwen-mi355x"
+    monkeypatch.setenv("AIM_GPU_PREFERENCE", "mi355x, mi325x")
+    assert chosen() == "qwen-mi355x"

@@ -7,8 +7,8 @@ from typing import Any
 from aim_core.controller import Controller
 
 
-def build_controllers(plugins: Any = None) -> list[Controller]:
-    """A fresh instance of every controller, in start-up order."""
+def build_controllers(plugins: Any = None, settings: Any = None) -> list[Controller]:
+    """A fresh instance of every controller, in start-up order (``settings``: the operator's Settings)."""
     from aim_core.controllers.runtimeconfigs import ClusterRuntimeConfigController, RuntimeConfigController
     from aim_core.controllers.services import ServiceController
     from aim_core.controllers.templatecaches import TemplateCacheController
@@ -17,5 +17,5 @@ def build_controllers(plugins: Any = None) -> list[Controller]:
         RuntimeConfigController(),
         ClusterRuntimeConfigController(),
         TemplateCacheController(),
-        ServiceController(plugins),
+        ServiceController(plugins, gpu_preference=getattr(settings, "gpu_preference", ())),
     ]

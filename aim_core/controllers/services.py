@@ -13,6 +13,7 @@ The plan itself is pure and lives in :mod:`aim_core.service.plan`.
 from __future__ import annotations
 
 import datetime
+import logging
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -42,6 +43,8 @@ from aim_core.runtimeconfig import config_name, resolve
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 from aim_core.store import ObjectKey, Store
+
+log = logging.getLogger("aim_engine.service")
 
 SERVICE_NAME_LABEL = "aim.eai.amd.com/service.name"
 SERVICE_LABEL = "aim.eai.amd.com/service"
@@ -102,12 +105,17 @@ class ServiceController(Controller):
     name: ClassVar[str] = "service"
     resource = SERVICES
     finalizer = SERVICE_FINALIZER
-    eager_finalizer = False  # only services that create a template cache have cleanup duties (F55)
+    # Added on the first reconcile, as upstream (2.3, F15); it never blocks namespace deletion (finalize).
+    eager_finalizer = True
     status_map = SERVICE_STATUS_MAP
 
-    def __init__(self, plugins: Any) -> None:
+    def __init__(self, plugins: Any, *, gpu_preference: Iterable[str] = ()) -> None:
         self.plugins = plugins
         self.providers = Providers.from_plugins(plugins)
+        self.gpu_preference = tuple(gpu_preference)
+        unknown = GpuInventory((), self.providers.gpu_vendors, self.gpu_preference).unknown_preferences()
+        if unknown:
+            log.warning("GPU preference names models no installed GPU vendor knows: %s", ", ".join(unknown))
         self._store: Store | None = None
         self._inventory: tuple[int, GpuInventory] | None = None
 
@@ -208,7 +216,8 @@ class ServiceController(Controller):
     def inventory(self, store: Store) -> GpuInventory:
         version = store.version(NODES)
         if self._inventory is None or self._inventory[0] != version:
-            self._inventory = (version, GpuInventory.from_nodes(store.list(NODES), self.providers.gpu_vendors))
+            self._inventory = (version, GpuInventory.from_nodes(store.list(NODES), self.providers.gpu_vendors,
+                                                                 self.gpu_preference))
         return self._inventory[1]
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:

@@ -15,7 +15,7 @@ from aim_core.controllers import build_controllers
 from aim_core.operator import handlers
 from aim_core.operator.leader import default_identity
 from aim_core.operator.runtime import Runtime
-from aim_core.operator.settings import Settings, operator_namespace
+from aim_core.operator.settings import Settings, gpu_preference, operator_namespace
 from aim_core.plugins import get_plugin_manager
 
 log = logging.getLogger("aim_engine.operator")
@@ -29,6 +29,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         leader_election=bool(args.leader_elect),
         liveness=args.liveness,
         resync_seconds=args.resync_seconds,
+        gpu_preference=gpu_preference(args.gpu_preference),
     )
 
 
@@ -50,7 +51,7 @@ async def operate(
 ) -> Runtime:
     """Run the operator until ``stop_flag`` is set (or forever). Returns the runtime when stopped."""
     plugins = plugins if plugins is not None else get_plugin_manager()
-    runtime = Runtime(settings, build_controllers(plugins), plugins)
+    runtime = Runtime(settings, build_controllers(plugins, settings), plugins)
     if on_runtime is not None:
         on_runtime(runtime)
     registry = handlers.build_registry(runtime.watched())

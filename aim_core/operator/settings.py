@@ -25,6 +25,12 @@ def operator_namespace(explicit: str | None = None, *, sa_file: Path = SERVICE_A
     return text or DEFAULT_OPERATOR_NAMESPACE
 
 
+def gpu_preference(explicit: str | None = None) -> tuple[str, ...]:
+    """``--gpu-preference``, else ``AIM_GPU_PREFERENCE``: comma-separated GPU models, best first."""
+    text = explicit if explicit is not None else os.environ.get("AIM_GPU_PREFERENCE", "")
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
 @attrs.frozen
 class Settings:
     namespaces: tuple[str, ...] = ()  # empty: all namespaces
@@ -33,3 +39,4 @@ class Settings:
     leader_election: bool = False
     liveness: str | None = None
     resync_seconds: float = 600.0  # full re-listing to drop objects deleted while a watch was away; 0 = never
+    gpu_preference: tuple[str, ...] = ()  # GPU models best first for template selection; empty: the vendors' (2.11)

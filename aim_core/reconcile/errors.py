@@ -23,7 +23,7 @@ import socket
 import ssl
 from typing import NamedTuple
 
-from aim_core.health import Category, Health, State
+from aim_core.health import Category, Health, state_for
 
 __all__ = [
     "ApiError",
@@ -199,29 +199,6 @@ def describe(exc: BaseException) -> ErrorInfo:
     return ErrorInfo(category, reason, message)
 
 
-_STATE_FOR: dict[Category, State] = {
-    Category.AUTH: State.FAILED,
-    Category.INVALID_SPEC: State.FAILED,
-    Category.RESOURCE_EXHAUSTION: State.FAILED,
-    Category.MISSING_UPSTREAM: State.FAILED,
-    Category.INFRASTRUCTURE: State.DEGRADED,
-    Category.UNKNOWN: State.DEGRADED,
-    Category.MISSING_DOWNSTREAM: State.PROGRESSING,
-}
-
-
-def state_for(category: Category) -> State:
-    """The component state an error of ``category`` implies.
-
-    User-fixable errors (auth, invalid spec, missing reference, exhaustion) are
-    ``Failed``; infrastructure and unknown are ``Degraded`` (they may recover); a
-    missing child is ``Progressing`` (the controller is about to create it).
-    Upstream docs list MissingUpstream as Degraded, but its code forces root
-    ``Failed`` for it anyway (F10), so the component says the same.
-    """
-    return _STATE_FOR[category]
-
-
 def health_from_error(exc: BaseException, *, upstream: bool = False) -> Health:
     """Turn an exception met while observing a component into that component's health.
 
@@ -235,4 +212,4 @@ def health_from_error(exc: BaseException, *, upstream: bool = False) -> Health:
             info = ErrorInfo(Category.MISSING_UPSTREAM, "ReferenceNotFound", info.message)
         else:
             info = ErrorInfo(Category.MISSING_DOWNSTREAM, "ResourceNotReady", info.message)
-    return Health.error(info.category, info.reason, info.message, state=state_for(info.category), upstream=upstream)
+    return Health.error(info.category, info.reason, info.message, upstream=upstream)

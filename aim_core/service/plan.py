@@ -26,8 +26,7 @@ from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.health import Category, Health, State
 from aim_core.inspect import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
-from aim_core.reconcile.labels import SERVICE_LABEL
-from aim_core.reconcile.naming import inference_service_name, sanitize_label_value
+from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Issue, LabelPolicy, Plan
 from aim_core.resources import TEMPLATE_CACHES
 from aim_core.runtimeconfig import routing_enabled
@@ -165,7 +164,6 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     if ready_template is not None:
         template = ready_template.template
         cache = caching.find_cache(svc, template["metadata"]["name"], mode, ob.caches)
-        plan.finalizer = cache is None or _created_by(cache, svc)
         if cache is None:
             plan.want(TEMPLATE_CACHES, caching.desired_cache(svc, template, ready_template.scope.value, config, mode),
                       owned=caching.cache_owned(mode))
@@ -192,6 +190,10 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         else:
             waiting = "the model" if not model_res.ready else "the template cache"
             plan.component(RUNTIME, Health(State.PROGRESSING, "CreatingRuntime", f"waiting for {waiting} to be Ready"))
+    if RUNTIME not in plan.components and live_runtime is None:
+        # Present from the first lookup, as upstream (2.1): the object does not exist yet.
+        why = "waiting for a Ready template" if ready_template is None else "not created while the spec has problems"
+        plan.component(RUNTIME, Health.progressing("CreatingRuntime", f"InferenceService not found; {why}"))
     if live_runtime is not None and providers.runtime is not None:
         runtime_health = providers.runtime.health(live_runtime, ob.pods, ob.events)
         plan.component(RUNTIME, runtime_health)
@@ -231,12 +233,6 @@ def _check_model_match(resolution: TemplateResolution, model_name: str) -> Templ
                f"name a template of {model_name!r} in spec.template.name or change spec.model")
     health = Health.error(Category.INVALID_SPEC, "TemplateModelMismatch", message, upstream=True)
     return attrs.evolve(resolution, health=health, derived=None)
-
-
-def _created_by(cache: dict[str, Any], svc: dict[str, Any]) -> bool:
-    """Whether the service made this cache (so its finalizer must clean it up when it is not Ready)."""
-    label = (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL)
-    return label is not None and label == sanitize_label_value(svc["metadata"]["name"])
 
 
 def _serving_name(svc: dict[str, Any], plan: Plan) -> str | None:

@@ -76,11 +76,12 @@ STATIC_VRAM: dict[str, int] = {
 }
 """Memory of one device when the node does not label it."""
 
-PREFERENCE: tuple[str, ...] = ("MI355X", "MI350X", "MI325X", "MI300X", "MI250X", "MI210")
-"""Best first. Upstream ranks MI325X > MI300X > MI250X > MI210 and everything
-else last; the newer MI355X/MI350X (288 GiB, CDNA4) go in front. Other models
-(MI308X, MI300A, MI100, workstation cards) keep upstream's "last" so the relative
-order of the upstream four never changes."""
+PREFERENCE: tuple[str, ...] = ("MI325X", "MI300X", "MI250X", "MI210")
+"""Best first, exactly upstream's order (2.11); every other model (MI355X,
+MI350X, MI308X, MI300A, MI100, workstation cards) ranks last, all equal, as
+upstream. Clusters that want newer GPUs first set the operator's GPU
+preference (``--gpu-preference`` / ``AIM_GPU_PREFERENCE``), which replaces
+this order."""
 
 
 def device_ids(model: str) -> set[str]:

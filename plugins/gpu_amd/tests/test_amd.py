@@ -196,12 +196,9 @@ def test_normalize_model(written, expected):
     assert amd.normalize_model(written) == expected
 
 
-def test_preference_keeps_upstream_order_with_newer_parts_in_front():
-    order = list(amd.preference())
-    assert order[:2] == ["MI355X", "MI350X"]
-    upstream = ["MI325X", "MI300X", "MI250X", "MI210"]
-    assert [m for m in order if m in upstream] == upstream
-    assert "MI308X" not in order  # upstream ranks it with "others", last
+def test_preference_is_upstreams_order_and_nothing_else():
+    # 2.11: MI325X > MI300X > MI250X > MI210, every other model last (newer parts too).
+    assert list(amd.preference()) == ["MI325X", "MI300X", "MI250X", "MI210"]
 
 
 def inventory(*nodes):

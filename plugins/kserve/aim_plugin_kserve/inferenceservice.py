@@ -23,7 +23,7 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aim_core import Category, Health, KubeObject, ResourceRef, RuntimeRequest, State
+from aim_core import Health, KubeObject, ResourceRef, RuntimeRequest, State
 
 INFERENCESERVICE = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices")
 
@@ -39,9 +39,14 @@ SHM_VOLUME = "dshm"
 SHM_MOUNT_PATH = "/dev/shm"
 SHM_SIZE = "8Gi"
 
-# KServe reports a failed optimistic-lock update as an InternalError; it
-# retries by itself, so the message does not make the runtime Failed.
-_TRANSIENT_INTERNAL_ERROR = "the object has been modified"
+# KServe reports a failed optimistic-lock update ("Operation cannot be fulfilled
+# on ...: the object has been modified") as an InternalError; it retries by
+# itself, so such a message does not make the runtime Failed (as upstream).
+_TRANSIENT_INTERNAL_ERRORS = ("Operation cannot be fulfilled", "the object has been modified")
+
+
+def _transient(message: str) -> bool:
+    return any(marker in message for marker in _TRANSIENT_INTERNAL_ERRORS)
 
 
 class InferenceServiceBuilder:
@@ -120,12 +125,15 @@ class InferenceServiceBuilder:
             if e.get("type") == "Warning"
             and (
                 e.get("reason") == "ServerlessModeRejected"
-                or (e.get("reason") == "InternalError" and _TRANSIENT_INTERNAL_ERROR not in e.get("message", ""))
+                or (e.get("reason") == "InternalError" and not _transient(e.get("message", "")))
             )
         )
         if warning is not None and warning.get("reason") == "ServerlessModeRejected":
-            return Health.error(
-                Category.INVALID_SPEC,
+            # Failed with this reason and no error category, as upstream: the service's Ready
+            # names ServerlessModeRejected and no ConfigValid appears (the AIMService spec is fine;
+            # KServe's deployment mode is what needs changing).
+            return Health(
+                State.FAILED,
                 "ServerlessModeRejected",
                 f"KServe rejected InferenceService {name} in Serverless mode: {warning.get('message', '')}. "
                 "AIM needs KServe's RawDeployment (Standard) deployment mode; set it as the KServe default",

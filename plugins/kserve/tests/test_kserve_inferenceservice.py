@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from aim_core import Category, RuntimeBuilder, RuntimeRequest, State
+from aim_core import RuntimeBuilder, RuntimeRequest, State
 from aim_core.testing.crdschema import third_party_crd, validate_against_crd
 from aim_plugin_kserve.inferenceservice import InferenceServiceBuilder
 
@@ -242,6 +242,10 @@ CONFLICT = (
     'Operation cannot be fulfilled on deployments.apps "qwen-chat-1080a608-predictor": '
     "the object has been modified; please apply your changes to the latest version and try again"
 )
+STORAGE_CONFLICT = (
+    'Operation cannot be fulfilled on inferenceservices.serving.kserve.io "qwen-chat-1080a608": '
+    "StorageError: invalid object, Code: 4"
+)
 SCALEDOBJECT_INVALID = 'ScaledObject.keda.sh "qwen-chat-1080a608-predictor" is invalid: spec.triggers: Required value'
 
 
@@ -264,7 +268,7 @@ SCALEDOBJECT_INVALID = 'ScaledObject.keda.sh "qwen-chat-1080a608-predictor" is i
             [isvc_event("ServerlessModeRejected", SERVERLESS, "2025-01-01T10:00:00Z")],
             State.FAILED,
             "ServerlessModeRejected",
-            Category.INVALID_SPEC,
+            None,  # upstream: Failed with this reason, no error category (so no ConfigValid)
             "RawDeployment",
         ),
         (
@@ -278,6 +282,15 @@ SCALEDOBJECT_INVALID = 'ScaledObject.keda.sh "qwen-chat-1080a608-predictor" is i
         (
             live_isvc([], []),
             [isvc_event("InternalError", CONFLICT, "2025-01-01T10:00:00Z")],
+            State.PROGRESSING,
+            "CreatingRuntime",
+            None,
+            "",
+        ),
+        (
+            # Any optimistic-lock conflict is transient, whatever follows "Operation cannot be fulfilled".
+            live_isvc([], []),
+            [isvc_event("InternalError", STORAGE_CONFLICT, "2025-01-01T10:00:00Z")],
             State.PROGRESSING,
             "CreatingRuntime",
             None,
@@ -309,7 +322,7 @@ SCALEDOBJECT_INVALID = 'ScaledObject.keda.sh "qwen-chat-1080a608-predictor" is i
             ],
             State.FAILED,
             "ServerlessModeRejected",
-            Category.INVALID_SPEC,
+            None,
             "",
         ),
         (

@@ -1,0 +1,46 @@
+"""AIMService parity with upstream (issue 11), end to end: the real operator against the API emulator.
+
+The cluster is the one in ``examples/`` (see ``test_services_wire.py``).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from tests.wire.conftest import eventually
+from tests.wire.test_services_wire import NS, SVC, cluster, condition, create  # noqa: F401 - cluster is a fixture
+
+FINALIZER = "aim.eai.amd.com/template-cache-cleanup"
+TC = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
+
+
+async def test_a_service_waiting_for_its_model_carries_the_finalizer_and_never_blocks_its_namespace(
+        kube, api, cluster, operator):
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["metadata"]["name"] = "waiting"
+    body["spec"]["model"] = {"name": "not-published-yet"}
+    await create(api, kube, body)
+
+    def has_finalizer():
+        svc = kube.get(SVC, NS, "waiting")
+        assert FINALIZER in svc["metadata"].get("finalizers", [])
+        assert condition(svc, "ModelReady")["reason"] == "ModelNotFound"
+        return svc
+
+    await eventually(has_finalizer)  # on the first reconcile, as upstream (2.3, F15)
+
+    # A service that made a cache which is not Ready yet, in the same namespace.
+    await create(api, kube, cluster["llama-chat"])
+    made = await eventually(lambda: kube.list(TC, NS, label_selector="aim.eai.amd.com/service=llama-chat")[0])
+
+    # The namespace is being deleted: the namespace controller deletes every object in it.
+    ns = kube.get("v1/namespaces", None, NS)
+    kube.put_object({**ns, "metadata": {**ns["metadata"], "deletionTimestamp": "2026-03-01T12:00:00Z"},
+                     "status": {"phase": "Terminating"}})
+    for name in ("waiting", "llama-chat"):
+        response = await api.delete(kube.path(SVC, NS, name))
+        assert response.status_code == 200, response.text
+
+    await eventually(lambda: kube.get(SVC, NS, "waiting") is None and kube.get(SVC, NS, "llama-chat") is None)
+    # No cleanup in a terminating namespace (F15): the finalizer only steps aside.
+    assert kube.get(TC, NS, made["metadata"]["name"]) is not None
