@@ -54,6 +54,7 @@ ROUTE = "HTTPRoute"
 SCALER = "HPA"
 RECHECK_MIN_SECONDS = 15.0
 RECHECK_MAX_SECONDS = 600.0
+RECHECK_AFTER_DROP_SECONDS = 1.0
 
 
 def _label_policy(config: dict[str, Any]) -> LabelPolicy:
@@ -134,22 +135,19 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     if model_res.reference is not None:
         plan.status["resolvedModel"] = model_res.reference
 
-    # --- template
-    template_res: TemplateResolution | None = None
-    if model_res.model is not None:
-        template_res = choose_template(svc, model_res.model["metadata"]["name"],
-                                       list(ob.templates["namespaced"].values()),
-                                       list(ob.templates["cluster"].values()), ob.inventory)
-        template_res = _check_model_match(template_res, model_res.model["metadata"]["name"])
-        template_res.contribute(plan)
-        if template_res.selection is not None:
-            plan.notes += template_res.selection.explain()
-        plan.notes.append(f"template: {template_res.health.reason}: {template_res.health.message}")
-        if template_res.reference is not None:
-            plan.status["resolvedTemplate"] = template_res.reference
-    else:
-        plan.component(TEMPLATE, Health(State.PENDING, "TemplateNotReady",
-                                        "waiting for the model to be resolved before choosing a template", upstream=True))
+    # --- template (an explicit name is resolved without waiting for the model, as upstream)
+    model_name = _expected_model_name(svc, model_res)
+    template_res = choose_template(svc, model_name, list(ob.templates["namespaced"].values()),
+                                   list(ob.templates["cluster"].values()), ob.inventory)
+    if model_name is not None:
+        template_res = _check_model_match(template_res, model_name)
+    template_res.contribute(plan)
+    if template_res.selection is not None:
+        plan.notes += template_res.selection.explain()
+    plan.notes.append(f"template: {template_res.health.reason}: {template_res.health.message}")
+    if template_res.reference is not None:
+        plan.status["resolvedTemplate"] = template_res.reference
+    _recheck_after_dropping(plan, svc)
 
     # --- template cache (F63-F65)
     live_runtime = ob.live.get("runtime")
@@ -218,6 +216,31 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     else:
         replicas = None
     plan.status["runtime"] = runtime_status(svc, replicas)
+
+
+def _expected_model_name(svc: dict[str, Any], model_res: Any) -> str | None:
+    """The model the service serves: the resolved one, else the one being created for it, else ``None``."""
+    if model_res.model is not None:
+        return str(model_res.model["metadata"]["name"])
+    if model_res.create is not None:
+        return str(model_res.create["metadata"]["name"])
+    return None
+
+
+def _recheck_after_dropping(plan: Plan, svc: dict[str, Any]) -> None:
+    """Look again soon when this pass drops or replaces the template recorded in status.
+
+    Our own status writes do not re-trigger the service, and the next pass
+    starts from the new record; without this, it would wait for some unrelated
+    change (a recorded template left behind by a spec edit kept the service
+    Failed until then).
+    """
+    recorded = ((svc.get("status") or {}).get("resolvedTemplate") or {})
+    if not recorded.get("name"):
+        return
+    now = plan.status.get("resolvedTemplate") or {}
+    if (now.get("name"), now.get("uid")) != (recorded.get("name"), recorded.get("uid") or now.get("uid")):
+        plan.requeue(RECHECK_AFTER_DROP_SECONDS)
 
 
 def _check_model_match(resolution: TemplateResolution, model_name: str) -> TemplateResolution:

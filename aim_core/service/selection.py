@@ -35,7 +35,9 @@ Outcomes and Q4. The reasons are upstream's, the messages say exactly why:
   it without the user touching the service.
 
 Resolution order (:func:`choose_template`): the template recorded in
-``status.resolvedTemplate`` while it exists and is Ready (F45); else
+``status.resolvedTemplate`` while it exists, is Ready and still fits the spec
+(serves the resolved model; is the named template or its derived copy) (F45,
+:func:`still_wanted`); else
 ``spec.template.name`` (:func:`resolve_explicit`: namespace, then cluster;
 neither → MissingUpstream ``TemplateNotFound``, service Failed); else
 :func:`select_template`. The result then goes through the overrides step
@@ -345,13 +347,17 @@ def resolve_explicit(
 
 def choose_template(
     service: Obj,
-    model_name: str,
+    model_name: str | None,
     namespaced: Sequence[Obj],
     cluster: Sequence[Obj],
     inventory: GpuInventory,
 ) -> TemplateResolution:
-    """Resolve the template of ``service`` for its resolved model: sticky, explicit or auto, then overrides.
+    """Resolve the template of ``service``: sticky, explicit or auto, then overrides.
 
+    :param model_name: the resolved model's name; ``None`` while the model is
+        not resolved. An explicit ``spec.template.name`` is resolved anyway
+        (upstream does not wait for the model); auto-selection then waits as
+        Pending ``TemplateNotFound``.
     :param namespaced: AIMServiceTemplates of the service namespace (derived ones included).
     :param cluster: AIMClusterServiceTemplates.
     """
@@ -359,10 +365,17 @@ def choose_template(
     conf = spec.get("template") or {}
     ns_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in namespaced}
     cl_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in cluster}
-    kept = sticky((service.get("status") or {}).get("resolvedTemplate"), ns_by_name, cl_by_name)
     name = (conf.get("name") or "").strip()
+    kept = sticky((service.get("status") or {}).get("resolvedTemplate"), ns_by_name, cl_by_name)
+    if kept is not None and not still_wanted(kept, service, model_name):
+        kept = None  # the spec was edited since it was recorded: the spec wins
+    if not name and model_name is None:
+        return TemplateResolution(Health(State.PENDING, "TemplateNotFound",
+                                         "waiting for the model to be resolved before choosing a template",
+                                         upstream=True))
     selection = None
     if not name:
+        assert model_name is not None
         selection = select_template(model_name, namespaced, cluster, inventory,
                                     allow_unoptimized=bool(conf.get("allowUnoptimized")),
                                     overrides=spec.get("overrides"),
@@ -389,3 +402,22 @@ def choose_template(
     if result.template is chosen:
         result = attrs.evolve(result, health=selection.health)
     return attrs.evolve(result, selection=selection)
+
+
+def still_wanted(recorded: ScopedTemplate, service: Obj, model_name: str | None) -> bool:
+    """Whether the template recorded in ``status.resolvedTemplate`` still fits the spec (item 1 of the parity list).
+
+    It must serve the resolved model (when known) and, when the spec names a
+    template, be that template or the copy derived from it for the
+    service's overrides. Upstream keeps a Ready recorded template whatever the
+    spec now says; here a spec edit wins.
+    """
+    spec = service.get("spec") or {}
+    serves = ((recorded.template.get("spec") or {}).get("modelName") or "").strip()
+    if model_name is not None and serves and serves != model_name:
+        return False
+    name = ((spec.get("template") or {}).get("name") or "").strip()
+    if not name:
+        return True
+    o = Overrides.read(spec.get("overrides"))
+    return recorded.name in {name, o.derived_name(name) if o else name}

@@ -144,3 +144,106 @@ def test_serverless_mode_rejected_fails_the_service_with_that_reason_and_no_conf
     assert reason(status, "InferenceServiceReady") == ("False", "ServerlessModeRejected")
     assert condition(status, "ConfigValid") is None
     assert not plan.issues  # the service's own spec is fine: edits still reach the InferenceService
+
+
+# ---------------------------------------------------------------- 1. spec edits win over what status recorded
+
+
+LLAMA = "llama-3-8b"
+
+
+def _llama_world(svc: Any, *, template_ready: bool = True) -> tuple[Any, ...]:
+    from tests.service.builders import cluster_model, ready_cache
+
+    tpl = cluster_template("llama-mi300x", LLAMA).optimized().gpu("MI300X", 1).sources("meta-llama/Llama-3-8B")
+    tpl = tpl.ready() if template_ready else tpl.status("Progressing")
+    return (cluster_model(LLAMA, image="amdenterpriseai/aim-llama:0.1").ready(), tpl, ready_cache(svc, tpl))
+
+
+def test_changing_the_model_of_a_running_service_drops_the_recorded_template() -> None:
+    svc = service("chat").model_name(QWEN)
+    qwen = ready_world(svc)
+    _, before = run(svc, *qwen)
+    svc["status"] = before
+    svc.model_name(LLAMA)  # the user edits spec.model.name
+
+    plan, status = run(svc, *qwen, *_llama_world(svc))
+
+    assert reason(status, "TemplateReady") == ("True", "Resolved")
+    assert status["resolvedTemplate"]["name"] == "llama-mi300x"
+    assert status["status"] != "Failed"
+    assert plan.requeue_after is not None and plan.requeue_after <= 1.0  # the next pass starts from the new record
+
+
+def test_the_pass_that_drops_a_recorded_template_is_followed_by_another_then_it_settles() -> None:
+    svc = service("chat").model_name(QWEN)
+    qwen = ready_world(svc)
+    _, before = run(svc, *qwen)
+    svc["status"] = before
+    svc.model_name(LLAMA)
+    llama = _llama_world(svc, template_ready=False)
+
+    plan, status = run(svc, *qwen, *llama)
+
+    assert "resolvedTemplate" not in status
+    assert reason(status, "TemplateReady")[1] == "TemplateNotReady"
+    assert plan.requeue_after is not None and plan.requeue_after <= 1.0
+    svc["status"] = status
+    again, _ = run(svc, *qwen, *llama)
+    assert again.requeue_after is None  # nothing recorded any more: no look-again loop
+
+
+def test_naming_another_template_in_the_spec_wins_over_the_recorded_one() -> None:
+    from tests.service.builders import qwen_template
+
+    svc = service("chat").model_name(QWEN)
+    qwen = ready_world(svc)
+    _, before = run(svc, *qwen)
+    svc["status"] = before
+    other = qwen_template("qwen-8x-mi300x", gpus=8)
+    svc.template_name("qwen-8x-mi300x")
+
+    _, status = run(svc, *qwen, other)
+
+    assert status["resolvedTemplate"]["name"] == "qwen-8x-mi300x"
+
+
+# ---------------------------------------------------------------- 12. template before the model
+
+
+def test_an_explicit_template_is_resolved_without_waiting_for_the_model() -> None:
+    from aim_core.reconcile.naming import model_name_from_image
+    from tests.service.builders import qwen_template
+
+    image = "ghcr.io/example/not-yet-a-model:1.0"
+    svc = service("chat").model_image(image).template_name("by-name")
+    tpl = qwen_template("by-name")
+    tpl["spec"]["modelName"] = model_name_from_image(image)  # the model the service is about to create
+
+    plan, status = run(svc, tpl)
+
+    assert reason(status, "ModelReady") == ("False", "CreatingModel")
+    assert reason(status, "TemplateReady") == ("True", "Resolved")
+    assert status["resolvedTemplate"]["name"] == "by-name"
+    assert status["status"] == "Pending"  # the model is still being created
+    assert "InferenceService" not in {d.resource.kind for d in plan.apply}  # created only once the model is Ready
+
+
+def test_an_explicit_template_of_another_model_is_refused_even_before_the_model_exists() -> None:
+    from tests.service.builders import qwen_template
+
+    svc = service("chat").model_image("ghcr.io/example/not-yet-a-model:1.0").template_name("by-name")
+
+    plan, status = run(svc, qwen_template("by-name"))  # serves qwen3-32b
+
+    assert reason(status, "TemplateReady") == ("False", "TemplateModelMismatch")
+    assert status["status"] == "Failed"
+    assert plan.issues
+
+
+def test_auto_selection_with_the_model_unresolved_says_template_not_found() -> None:
+    _, status = run(service("chat").model_image("ghcr.io/example/not-yet-a-model:1.0"))
+
+    assert reason(status, "ModelReady") == ("False", "CreatingModel")
+    assert reason(status, "TemplateReady") == ("False", "TemplateNotFound")
+    assert status["status"] == "Pending"

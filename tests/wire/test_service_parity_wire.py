@@ -44,3 +44,22 @@ async def test_a_service_waiting_for_its_model_carries_the_finalizer_and_never_b
     await eventually(lambda: kube.get(SVC, NS, "waiting") is None and kube.get(SVC, NS, "llama-chat") is None)
     # No cleanup in a terminating namespace (F15): the finalizer only steps aside.
     assert kube.get(TC, NS, made["metadata"]["name"]) is not None
+
+
+async def test_editing_the_model_of_a_running_service_moves_it_to_the_new_models_template(kube, api, cluster, operator):
+    await create(api, kube, cluster["qwen-chat"])
+    await eventually(lambda: kube.get(SVC, NS, "qwen-chat")["status"]["resolvedTemplate"]["name"].endswith("31dd"))
+
+    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), json={"spec": {"model": {"name": "llama-3-1-8b-instruct"}}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+
+    def moved():
+        svc = kube.get(SVC, NS, "qwen-chat")
+        template = condition(svc, "TemplateReady")
+        assert (template["status"], template["reason"]) == ("True", "Resolved"), template
+        assert svc["status"]["resolvedTemplate"]["name"] == "llama-3-1-8b-mi300x-fp8-latency"
+        assert svc["status"]["status"] != "Failed", svc["status"]
+        return True
+
+    await eventually(moved, timeout=3)
