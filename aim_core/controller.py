@@ -45,6 +45,9 @@ class Context:
     plugins: Any  # pluggy.PluginManager
     operator_namespace: str
     extras: dict[str, Any] = attrs.field(factory=dict)
+    wake: Callable[[str, str | None, str], None] | None = None
+    """Reconcile ``(controller name, namespace, name)`` soon; set by the engine. For work that
+    finishes outside a reconcile (a background registry sync) and must be looked at."""
 
 
 def namespace_going(namespace: dict[str, Any] | None) -> bool:

@@ -60,6 +60,7 @@ class Engine:
             for watch in controller.watches():
                 self._routes.setdefault(watch.resource, []).append((controller, watch))
         ctx.store.subscribe(self._on_change)
+        ctx.wake = lambda controller, namespace, name: self.queue.add((controller, namespace, name))
 
     @property
     def store(self) -> Store:

@@ -9,6 +9,7 @@ from aim_core.controller import Controller
 
 def build_controllers(plugins: Any = None, settings: Any = None) -> list[Controller]:
     """A fresh instance of every controller, in start-up order (``settings``: the operator's Settings)."""
+    from aim_core.controllers.modelsources import ClusterModelSourceController
     from aim_core.controllers.runtimeconfigs import ClusterRuntimeConfigController, RuntimeConfigController
     from aim_core.controllers.services import ServiceController
     from aim_core.controllers.templatecaches import TemplateCacheController
@@ -18,4 +19,5 @@ def build_controllers(plugins: Any = None, settings: Any = None) -> list[Control
         ClusterRuntimeConfigController(),
         TemplateCacheController(),
         ServiceController(plugins, gpu_preference=getattr(settings, "gpu_preference", ())),
+        ClusterModelSourceController(),
     ]

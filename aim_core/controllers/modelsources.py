@@ -1,0 +1,73 @@
+"""Controller for AIMClusterModelSource (F77-F80): wiring only.
+
+Watches the source and the AIMClusterModels labelled with its name (a model
+deleted by hand is created again; the count in status stays right). Only a
+model's labels, image or existence re-trigger the source, not its status.
+Registry syncs are decided and run by :class:`~aim_core.modelsource.runner.SyncRunner`;
+the plan is :func:`~aim_core.modelsource.plan.plan_source`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from aim_core.controller import Context, Controller, Watch
+from aim_core.modelsource.observed import Observed
+from aim_core.modelsource.plan import plan_source, source_label
+from aim_core.modelsource.runner import SyncRunner
+from aim_core.reconcile.labels import MODEL_SOURCE_LABEL
+from aim_core.reconcile.plan import Plan
+from aim_core.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS
+from aim_core.store import Store
+
+BY_SOURCE = "by-model-source"
+BY_LABEL = "by-label"
+
+
+def _source_label_of(model: dict[str, Any]) -> list[str]:
+    value = ((model.get("metadata") or {}).get("labels") or {}).get(MODEL_SOURCE_LABEL)
+    return [value] if value else []
+
+
+def _identity_changed(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
+    if old is None:
+        return True
+    return _source_label_of(old) != _source_label_of(new) or \
+        (old.get("spec") or {}).get("image") != (new.get("spec") or {}).get("image")
+
+
+class ClusterModelSourceController(Controller):
+    name: ClassVar[str] = "cluster-model-source"
+    resource = CLUSTER_MODEL_SOURCES
+
+    def __init__(self, runner: SyncRunner | None = None) -> None:
+        self.runner = runner or SyncRunner()
+
+    def setup(self, store: Store) -> None:
+        self._store = store
+        store.add_index(CLUSTER_MODELS, BY_SOURCE, _source_label_of)
+        store.add_index(CLUSTER_MODEL_SOURCES, BY_LABEL, lambda o: [source_label(o["metadata"]["name"])])
+
+    def watches(self) -> list[Watch]:
+        return [Watch(CLUSTER_MODELS, self._sources_of_model, changed=_identity_changed)]
+
+    def _sources_of_model(self, model: dict[str, Any]) -> list[tuple[str | None, str]]:
+        keys: list[tuple[str | None, str]] = []
+        for label in _source_label_of(model):
+            keys += self._store.keys_by_index(CLUSTER_MODEL_SOURCES, BY_LABEL, label)
+        return sorted(keys, key=str)
+
+    async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
+        store = ctx.store
+        name = obj["metadata"]["name"]
+        self.runner.forget_missing(lambda n: store.get(CLUSTER_MODEL_SOURCES, None, n) is not None)
+        models = store.by_index(CLUSTER_MODELS, BY_SOURCE, source_label(name))
+        wake = None
+        if ctx.wake is not None:
+            wake = lambda: ctx.wake(self.name, None, name)  # noqa: E731
+        return await self.runner.observe(
+            ctx, obj, models, lambda model: store.get(CLUSTER_MODELS, None, model), wake=wake
+        )
+
+    def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
+        return plan_source(obj, observed)

@@ -1,0 +1,271 @@
+"""The AIMClusterModelSource plan: models to create and the status (F79, F80, Q15, Q27).
+
+Pure: :func:`plan_source` takes the source and what the controller observed
+(the latest sync's matches, the models this source already made) and
+returns a :class:`~aim_core.reconcile.plan.Plan`.
+
+* Every matched image not yet represented by a model of this source (same
+  ``spec.image``) gets an AIMClusterModel named by rule 2.5, labelled
+  ``aim.eai.amd.com/model-source`` and ``origin=auto-generated``, annotated with
+  its registry, repository and tag, owned by the source (deleted with it).
+* Append-only: existing models are never updated or deleted, whatever the
+  registry or the filters say now. A model another source or a user made under
+  the same name is left alone.
+* ``maxModels`` caps existing plus new models. Matches are taken in selector
+  order, repository by repository, newest version first.
+* Components: ``ExistingModels`` (``Listed``), ``PullSecrets`` (only when the
+  source names secrets) and ``Filters`` (all succeeded → Ready
+  ``AllFiltersSucceeded``; some failed → Degraded ``SomeFiltersFailed``; all
+  failed → Failed ``AllFiltersFailed``), whose message names each failing
+  entry, its registry and the reason.
+* ``MaxModelsLimitReached`` True ``LimitReached`` / False ``WithinLimit``;
+  ``SyncIntervalValid`` False when ``spec.syncInterval`` had to be replaced.
+* ``availableModels`` counts distinct matching images (Q27: upstream counts an
+  image matched by two filters twice; we do not), ``modelsLimitReached`` is
+  true exactly when matches were left without a model because of the limit,
+  and ``lastSyncTime`` is the last sync in which anything could be listed
+  (Q15: the newer document's "last successful sync").
+* The plan asks to be looked at again when the next sync is due.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from aim_core.health import Health, State
+from aim_core.modelsource.intervals import Interval, retry_delay, sync_interval
+from aim_core.modelsource.observed import Failure, Observed, SelectorResult, Sync
+from aim_core.modelsource.selectors import Match, Selector
+from aim_core.modelsource.versions import parse_tag
+from aim_core.reconcile.labels import (
+    MODEL_SOURCE_LABEL,
+    ORIGIN_AUTO_GENERATED,
+    ORIGIN_LABEL,
+    SOURCE_REGISTRY_ANNOTATION,
+    SOURCE_REPOSITORY_ANNOTATION,
+    SOURCE_TAG_ANNOTATION,
+)
+from aim_core.reconcile.naming import cluster_model_name_from_source, sanitize_label_value
+from aim_core.reconcile.plan import Plan
+from aim_core.resources import CLUSTER_MODELS
+
+__all__ = ["DEFAULT_MAX_MODELS", "model_for", "next_sync_delay", "order_matches", "plan_source", "source_label"]
+
+DEFAULT_MAX_MODELS = 100
+EXISTING_MODELS = "ExistingModels"
+PULL_SECRETS = "PullSecrets"
+FILTERS = "Filters"
+LIMIT_CONDITION = "MaxModelsLimitReached"
+INTERVAL_CONDITION = "SyncIntervalValid"
+_MAX_LISTED_FAILURES = 5
+WHILE_SYNCING_RECHECK = 300.0  # safety net; a finished sync wakes the source itself
+
+
+def source_label(source_name: str) -> str:
+    """The ``aim.eai.amd.com/model-source`` value of a source's models."""
+    return sanitize_label_value(source_name) or "source"
+
+
+def _rfc3339(ts: datetime.datetime) -> str:
+    return ts.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def model_for(source: Mapping[str, Any], match: Match) -> dict[str, Any]:
+    """The AIMClusterModel a source creates for ``match`` (F79)."""
+    spec = source.get("spec") or {}
+    model_spec: dict[str, Any] = {"image": match.image}
+    secrets = [{"name": s["name"]} for s in spec.get("imagePullSecrets") or [] if isinstance(s, Mapping) and s.get("name")]
+    if secrets:
+        model_spec["imagePullSecrets"] = secrets
+    return {
+        "metadata": {
+            "name": cluster_model_name_from_source(match.registry, match.repository, match.tag),
+            "labels": {MODEL_SOURCE_LABEL: source_label(source["metadata"]["name"]), ORIGIN_LABEL: ORIGIN_AUTO_GENERATED},
+            "annotations": {
+                SOURCE_REGISTRY_ANNOTATION: match.registry,
+                SOURCE_REPOSITORY_ANNOTATION: match.repository,
+                SOURCE_TAG_ANNOTATION: match.tag,
+            },
+        },
+        "spec": model_spec,
+    }
+
+
+def _version_key(tag: str) -> tuple[int, Any]:
+    version = parse_tag(tag)
+    return (0, version) if version is not None else (1, tag)
+
+
+def order_matches(matches: Iterable[Match]) -> list[Match]:
+    """Repository by repository, newest semver first, then other tags alphabetically."""
+    by_repo: dict[str, list[Match]] = {}
+    for m in matches:
+        by_repo.setdefault(m.repository, []).append(m)
+    ordered: list[Match] = []
+    for repository in sorted(by_repo):
+        group = by_repo[repository]
+        semvers = sorted((m for m in group if parse_tag(m.tag) is not None), key=lambda m: parse_tag(m.tag), reverse=True)
+        others = sorted(m for m in group if parse_tag(m.tag) is None)
+        ordered += semvers + others
+    return ordered
+
+
+def next_sync_delay(sync: Sync, interval: Interval) -> float:
+    """Seconds after ``sync`` ended at which the next sync is due."""
+    failures = [f for r in sync.results for f in r.failures]
+    return retry_delay(
+        interval.seconds,
+        transient=any(f.transient for f in failures),
+        permanent=any(not f.transient for f in failures),
+        attempt=sync.attempt,
+        retry_after=max((f.retry_after or 0.0 for f in failures), default=0.0) or None,
+    )
+
+
+def _failure_text(failures: Sequence[Failure]) -> str:
+    shown = [f"{f.reason}: {f.message}" for f in failures[:_MAX_LISTED_FAILURES]]
+    more = len(failures) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+
+
+def _filters_health(selectors: Sequence[Selector], results: Sequence[SelectorResult], matched: int) -> Health:
+    if not selectors:
+        return Health(State.FAILED, "NoFilters", "the source has neither images nor filters; set exactly one")
+    failed = [(s, r) for s, r in zip(selectors, results) if not r.ok]
+    total = len(selectors)
+    if not failed:
+        noun = "image matches" if matched == 1 else "images match"
+        return Health.ok("AllFiltersSucceeded", f"{total} of {total} selectors synced; {matched} {noun}")
+    parts = []
+    for selector, result in failed:
+        if result.listed:
+            parts.append(f"{selector.label} synced only partly: {_failure_text(result.failures)}")
+        else:
+            parts.append(f"{selector.label} failed: {_failure_text(result.failures)}")
+    detail = " | ".join(parts)
+    if all(not r.listed for _, r in failed) and len(failed) == total:
+        return Health(State.FAILED, "AllFiltersFailed", f"all {total} selectors failed: {detail}")
+    return Health(State.DEGRADED, "SomeFiltersFailed", f"{len(failed)} of {total} selectors failed: {detail}")
+
+
+def _carried_filters_health(obj: Mapping[str, Any]) -> Health | None:
+    """The previous ``FiltersReady`` verdict, kept while the first sync after a restart runs."""
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == f"{FILTERS}Ready":
+            reason, message = cond.get("reason") or "", cond.get("message") or ""
+            if cond.get("status") == "True":
+                return Health.ok(reason, message)
+            state = {"AllFiltersFailed": State.FAILED, "NoFilters": State.FAILED}.get(reason, State.DEGRADED)
+            if reason == "Syncing":
+                return None
+            return Health(state, reason, message)
+    return None
+
+
+def _secrets_health(obj: Mapping[str, Any], observed: Observed) -> Health | None:
+    names = [s.get("name") for s in (obj.get("spec") or {}).get("imagePullSecrets") or [] if isinstance(s, Mapping)]
+    if not names:
+        return None
+    problems = observed.secret_problems
+    if not problems:
+        return Health.ok("SecretsFound", f"pull secrets {', '.join(map(str, names))} are usable")
+    return Health(State.DEGRADED, problems[0].reason, "; ".join(p.message for p in problems))
+
+
+def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
+    """Models to create and status for one AIMClusterModelSource."""
+    plan = Plan()
+    spec = obj.get("spec") or {}
+    old_status = obj.get("status") or {}
+    interval = sync_interval(spec.get("syncInterval"))
+    max_models = spec.get("maxModels") or DEFAULT_MAX_MODELS
+    label = source_label(obj["metadata"]["name"])
+
+    existing_images = {(m.get("spec") or {}).get("image") for m in observed.models}
+    plan.component(EXISTING_MODELS, Health.ok(
+        "Listed", f"{len(observed.models)} AIMClusterModels carry {MODEL_SOURCE_LABEL}={label}"))
+    secrets = _secrets_health(obj, observed)
+    if secrets is not None:
+        plan.component(PULL_SECRETS, secrets)
+
+    sync = observed.sync
+    if sync is None:
+        carried = _carried_filters_health(obj) if old_status else None
+        plan.component(FILTERS, carried or Health.progressing("Syncing", "first sync with the registries in progress"))
+        plan.status["discoveredModels"] = len(observed.models)
+        for key in ("availableModels", "modelsLimitReached", "lastSyncTime"):
+            if key in old_status:
+                plan.status[key] = old_status[key]
+        _interval_condition(plan, interval)
+        plan.requeue(WHILE_SYNCING_RECHECK)
+        return plan
+
+    matches: dict[Match, None] = {}
+    for result in sync.results:
+        for m in order_matches(result.matches):
+            matches.setdefault(m, None)
+    plan.component(FILTERS, _filters_health(observed.selectors, sync.results, len(matches)))
+
+    missing = [m for m in matches if m.image not in existing_images]
+    room = max(max_models - len(observed.models), 0)
+    created = skipped_for_limit = 0
+    planned_names: set[str] = set()
+    for m in missing:
+        name = _name(m)
+        if name in planned_names:
+            continue
+        live = observed.model_named(name)
+        if live is not None:
+            owner = ((live.get("metadata") or {}).get("labels") or {}).get(MODEL_SOURCE_LABEL)
+            if owner != label:
+                plan.notes.append(f"{m.image}: AIMClusterModel {name} exists and is not this source's; left alone")
+            continue  # ours under another spelling of the image: already represented
+        if created >= room:
+            skipped_for_limit += 1
+            continue
+        planned_names.add(name)
+        plan.want(CLUSTER_MODELS, model_for(obj, m))
+        created += 1
+
+    discovered = len(observed.models) + created
+    plan.status["discoveredModels"] = discovered
+    plan.status["availableModels"] = len(matches)
+    plan.status["modelsLimitReached"] = skipped_for_limit > 0
+    last_success = sync.last_success
+    if last_success is not None:
+        plan.status["lastSyncTime"] = _rfc3339(last_success)
+    elif "lastSyncTime" in old_status:
+        plan.status["lastSyncTime"] = old_status["lastSyncTime"]
+    if skipped_for_limit:
+        plan.conditions.append(_condition(
+            LIMIT_CONDITION, "True", "LimitReached",
+            f"Model creation limit reached ({discovered} models created, maxModels {max_models}). "
+            f"{skipped_for_limit} available images not created as models.",
+        ))
+    else:
+        plan.conditions.append(_condition(
+            LIMIT_CONDITION, "False", "WithinLimit", f"{discovered} of at most {max_models} models created",
+        ))
+    _interval_condition(plan, interval)
+
+    if observed.syncing:
+        plan.requeue(WHILE_SYNCING_RECHECK)
+    else:
+        due = sync.finished_at + datetime.timedelta(seconds=next_sync_delay(sync, interval))
+        plan.requeue(max((due - observed.now).total_seconds(), 1.0))
+    return plan
+
+
+def _name(m: Match) -> str:
+    return cluster_model_name_from_source(m.registry, m.repository, m.tag)
+
+
+def _interval_condition(plan: Plan, interval: Interval) -> None:
+    if interval.reason:
+        plan.conditions.append(_condition(INTERVAL_CONDITION, "False", interval.reason, interval.message))
+
+
+def _condition(type_: str, status: str, reason: str, message: str) -> dict[str, Any]:
+    return {"type": type_, "status": status, "reason": reason, "message": message}
