@@ -184,8 +184,7 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
     label = source_label(obj["metadata"]["name"])
 
     existing_images = {(m.get("spec") or {}).get("image") for m in observed.models}
-    plan.component(EXISTING_MODELS, Health.ok(
-        "Listed", f"{len(observed.models)} AIMClusterModels carry {MODEL_SOURCE_LABEL}={label}"))
+    plan.component(EXISTING_MODELS, _listed(len(observed.models), label))
     secrets = _secrets_health(obj, observed)
     if secrets is not None:
         plan.component(PULL_SECRETS, secrets)
@@ -230,6 +229,7 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
         created += 1
 
     discovered = len(observed.models) + created
+    plan.components[EXISTING_MODELS] = _listed(discovered, label)  # counted after this plan's creations
     plan.status["discoveredModels"] = discovered
     plan.status["availableModels"] = len(matches)
     plan.status["modelsLimitReached"] = skipped_for_limit > 0
@@ -256,6 +256,10 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
         due = sync.finished_at + datetime.timedelta(seconds=next_sync_delay(sync, interval))
         plan.requeue(max((due - observed.now).total_seconds(), 1.0))
     return plan
+
+
+def _listed(count: int, label: str) -> Health:
+    return Health.ok("Listed", f"{count} AIMClusterModels carry {MODEL_SOURCE_LABEL}={label}")
 
 
 def _name(m: Match) -> str:

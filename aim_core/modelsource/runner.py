@@ -78,9 +78,16 @@ class _State:
 class SyncRunner:
     """Per-source sync state and background sync tasks (one runner per controller)."""
 
-    def __init__(self, catalog: Callable[[Any], Catalog] | None = None, *, wait: float = SYNC_WAIT) -> None:
+    def __init__(
+        self,
+        catalog: Callable[[Any], Catalog] | None = None,
+        *,
+        wait: float = SYNC_WAIT,
+        clock: Callable[[], datetime.datetime] = utcnow,
+    ) -> None:
         self._catalog = catalog or RegistryCatalog
         self.wait = wait
+        self.clock = clock
         self._states: dict[str, _State] = {}
 
     def forget_missing(self, exists: Callable[[str], bool]) -> None:
@@ -108,7 +115,7 @@ class SyncRunner:
             if state is not None and state.task is not None:
                 state.task.cancel()
             state = self._states[name] = _State(meta.get("uid"))
-        now = utcnow()
+        now = self.clock()
         latest = state.latest if state.latest is not None and state.latest.generation == generation else None
         if state.task is not None and state.task_generation != generation:
             state.task.cancel()  # the spec changed under a running sync: start over
@@ -129,7 +136,7 @@ class SyncRunner:
                 self._take(state, state.task)
         latest = state.latest if state.latest is not None and state.latest.generation == generation else None
         return Observed(
-            now=utcnow(),
+            now=self.clock(),
             selectors=selectors,
             sync=latest,
             syncing=state.task is not None,
@@ -175,7 +182,7 @@ class SyncRunner:
             log.exception("model source sync failed")
             failure = Failure(SYNC_ERROR, f"sync failed: {type(exc).__name__}: {exc}", transient=True)
             problems, results = [], [SelectorResult(failures=(failure,), listed=False) for _ in selectors]
-        finished = utcnow()
+        finished = self.clock()
         failed = any(not r.ok for r in results)
         same = previous is not None and previous.generation == generation
         attempt = ((previous.attempt if same and previous else 0) + 1) if failed else 0

@@ -1,0 +1,198 @@
+"""AIMClusterModelSource end to end: the real controller and engine over HTTP against the API
+emulator, registries answered by a throwaway ``aim_registry_client`` plugin (F77-F80)."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+
+from aim_core.kube import Credentials, Kube
+from aim_core.registry import RegistryError
+from tests.modelsource.docexamples import EXAMPLES, QWEN, example
+from tests.modelsource.harness import START, Harness, MemoryRegistries, make_harness, pull_secret
+
+IDS = [s["metadata"]["name"] for s, _ in EXAMPLES]
+SECRET_PASSWORD = "s3cr3t-Pa55word"
+
+
+def condition(obj, type_):
+    return next(c for c in obj["status"]["conditions"] if c["type"] == type_)
+
+
+@pytest.fixture()
+def registries() -> MemoryRegistries:
+    return MemoryRegistries()
+
+
+@pytest_asyncio.fixture()
+async def harness(kube, registries) -> AsyncIterator[Harness]:
+    client = Kube(Credentials(server=kube.url, insecure=True))
+    kube.put_object(pull_secret("private-registry-creds", "private.registry.io", "robot", SECRET_PASSWORD))
+    yield make_harness(kube, client, registries)
+    await client.aclose()
+
+
+@pytest.mark.parametrize(("source", "expected"), EXAMPLES, ids=IDS)
+async def test_each_documented_source_creates_its_models_and_a_second_sync_writes_nothing_new(
+        harness, api, kube, registries, source, expected):
+    name = source["metadata"]["name"]
+    created = await harness.create(api, source)
+
+    requeue = await harness.reconcile(name)
+
+    models = harness.models(name)
+    assert {m["spec"]["image"] for m in models.values()} == expected
+    for model in models.values():
+        assert model["metadata"]["ownerReferences"] == [{
+            "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModelSource", "name": name,
+            "uid": created["metadata"]["uid"], "controller": True}]
+        assert model["metadata"]["labels"]["aim.eai.amd.com/origin"] == "auto-generated"
+        assert model["metadata"]["labels"]["aim.eai.amd.com/cluster-model-source.name"] == name
+    obj = harness.source(name)
+    assert obj["status"]["status"] == "Ready"
+    assert obj["status"]["discoveredModels"] == len(expected)
+    assert obj["status"]["availableModels"] == len(expected)
+    assert obj["status"]["modelsLimitReached"] is False
+    assert obj["status"]["lastSyncTime"] == "2026-03-01T12:00:00Z"
+    assert condition(obj, "FiltersReady")["reason"] == "AllFiltersSucceeded"
+    interval = {"2h": 7200, "6h": 21600}.get(source["spec"].get("syncInterval"), 3600)
+    assert requeue == pytest.approx(interval)
+
+    # Reconciles before the interval (a model changed, a resync) ask no registry and write nothing.
+    asked, mark = len(registries.requests), kube.mark()
+    await harness.reconcile(name)
+    assert len(registries.requests) == asked
+    assert kube.writes(since=mark) == 0, [c for c in kube.calls[mark:] if c.verb not in ("get", "list", "watch")]
+
+    # The next sync of an unchanged registry creates nothing; the only write is lastSyncTime.
+    harness.clock.advance(seconds=interval)
+    before, mark = harness.source(name)["status"], kube.mark()
+    await harness.reconcile(name)
+    after = harness.source(name)["status"]
+    assert kube.count("create", "apply", "update", "delete", since=mark) == 0
+    assert kube.count("patch", since=mark) == 1
+    assert after["lastSyncTime"] == (START + datetime.timedelta(seconds=interval)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert {k: v for k, v in after.items() if k != "lastSyncTime"} == \
+        {k: v for k, v in before.items() if k != "lastSyncTime"}
+
+
+async def test_private_registry_credentials_come_from_the_secret_in_the_operator_namespace(harness, api, registries):
+    source, _ = example("private-models")
+    await harness.create(api, source)
+
+    await harness.reconcile("private-models")
+
+    creds = {c for kind, host, _, c in registries.requests if host == "private.registry.io"}
+    assert len(creds) == 1
+    [cred] = creds
+    assert (cred.username, cred.password) == ("robot", SECRET_PASSWORD)
+    assert condition(harness.source("private-models"), "PullSecretsReady")["status"] == "True"
+
+
+async def test_a_missing_pull_secret_is_reported_and_public_entries_still_sync(harness, api, kube):
+    source, _ = example("amd-models")
+    source["spec"]["imagePullSecrets"] = [{"name": "nope"}]
+    await harness.create(api, source)
+
+    await harness.reconcile("amd-models")
+
+    obj = harness.source("amd-models")
+    cond = condition(obj, "PullSecretsReady")
+    assert (cond["status"], cond["reason"]) == ("False", "SecretNotFound")
+    assert "aim-system" in cond["message"]
+    assert obj["status"]["status"] == "Degraded"
+    assert len(harness.models("amd-models")) == 2
+
+
+async def test_registry_refusing_access_fails_that_selector_without_leaking_credentials(
+        harness, api, kube, registries):
+    registries.failures["private.registry.io"] = RegistryError(
+        "auth", "registry private.registry.io answered 401 Unauthorized for myorg/model-a",
+        registry="private.registry.io")
+    source, _ = example("private-models")
+    source["spec"]["images"].append("docker.io/amdenterpriseai/aim-qwen-qwen3-32b:0.8.5")
+    await harness.create(api, source)
+
+    requeue = await harness.reconcile("private-models")
+
+    obj = harness.source("private-models")
+    assert obj["status"]["status"] == "Degraded"
+    filters = condition(obj, "FiltersReady")
+    assert filters["reason"] == "SomeFiltersFailed"
+    assert "private.registry.io" in filters["message"] and "RegistryAuthFailed" in filters["message"]
+    assert SECRET_PASSWORD not in str(obj) and "robot" not in str(obj)
+    assert set(m["spec"]["image"] for m in harness.models("private-models").values()) == {f"{QWEN}:0.8.5"}
+    assert requeue == pytest.approx(600)  # the user has to act: looked at again in 10 minutes, not hot
+    events = kube.events_for("private-models")
+    assert all(SECRET_PASSWORD not in e.get("message", "") for e in events)
+
+
+async def test_all_selectors_failing_is_failed_and_a_recovered_registry_heals_it(harness, api, registries):
+    registries.failures["ghcr.io"] = RegistryError("unavailable", "registry ghcr.io answered 503",
+                                                   registry="ghcr.io")
+    source, _ = example("ghcr-stable-models")
+    await harness.create(api, source)
+
+    requeue = await harness.reconcile("ghcr-stable-models")
+
+    obj = harness.source("ghcr-stable-models")
+    assert obj["status"]["status"] == "Failed"
+    assert condition(obj, "FiltersReady")["reason"] == "AllFiltersFailed"
+    assert "lastSyncTime" not in obj["status"]  # never synced successfully
+    assert requeue == pytest.approx(30)
+
+    del registries.failures["ghcr.io"]
+    harness.clock.advance(seconds=30)
+    await harness.reconcile("ghcr-stable-models")
+
+    obj = harness.source("ghcr-stable-models")
+    assert obj["status"]["status"] == "Ready"
+    assert len(harness.models("ghcr-stable-models")) == 8
+
+
+async def test_a_spec_change_syncs_at_once_and_old_models_stay(harness, api, kube, registries):
+    source, _ = example("amd-models")
+    await harness.create(api, source)
+    await harness.reconcile("amd-models")
+
+    response = await api.patch(kube.path("aimclustermodelsources", None, "amd-models"),
+                               json={"spec": {"images": [f"{QWEN}:0.8.4"]}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+    await harness.reconcile("amd-models")
+
+    images = {m["spec"]["image"] for m in harness.models("amd-models").values()}
+    assert images == {f"{QWEN}:0.8.5", "amdenterpriseai/aim-deepseek-deepseek-r1:0.8.5", f"{QWEN}:0.8.4"}
+    assert harness.source("amd-models")["status"]["discoveredModels"] == 3
+
+
+async def test_a_model_deleted_by_hand_comes_back_without_asking_the_registry(harness, api, kube, registries):
+    source, _ = example("ghcr-stable-models")
+    await harness.create(api, source)
+    await harness.reconcile("ghcr-stable-models")
+    victim = sorted(harness.models("ghcr-stable-models"))[0]
+    asked = len(registries.requests)
+
+    await api.delete(kube.path("aimclustermodels", None, victim))
+    await harness.reconcile("ghcr-stable-models")
+
+    assert victim in harness.models("ghcr-stable-models")
+    assert len(registries.requests) == asked
+
+
+async def test_max_models_stops_creation_and_says_so(harness, api):
+    source, _ = example("multi-registry-models")  # 14 images
+    source["spec"]["maxModels"] = 4
+    await harness.create(api, source)
+
+    await harness.reconcile("multi-registry-models")
+
+    obj = harness.source("multi-registry-models")
+    assert len(harness.models("multi-registry-models")) == 4
+    assert obj["status"]["modelsLimitReached"] is True
+    assert (obj["status"]["discoveredModels"], obj["status"]["availableModels"]) == (4, 14)
+    limit = condition(obj, "MaxModelsLimitReached")
+    assert (limit["status"], limit["reason"]) == ("True", "LimitReached")
