@@ -1,4 +1,4 @@
-"""The ``aim-engine`` command: ``run``, ``crds``, ``plugins``, ``render``."""
+"""The ``aim-engine`` command: ``run``, ``crds``, ``plugins``, ``render``, ``tags``."""
 
 from __future__ import annotations
 
@@ -56,6 +56,26 @@ _GPU_PREFERENCE_HELP = (
 )
 
 
+def _cmd_tags(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from aim_core.modelsource.preview import format_preview, preview
+    from aim_core.plugins import get_plugin_manager
+
+    try:
+        selector, result = asyncio.run(preview(
+            get_plugin_manager(), args.repo, registry=args.registry, versions=args.versions or (),
+            exclude=args.exclude or (), docker_config=args.pull_secret,
+        ))
+    except (OSError, ValueError) as exc:  # unreadable --pull-secret file or docker config
+        sys.stderr.write(f"aim-engine: {exc}\n")
+        return 2
+    sys.stdout.write(format_preview(selector, result, as_json=args.json))
+    for failure in result.failures:
+        sys.stderr.write(f"aim-engine: {selector.text}: {failure.reason}: {failure.message}\n")
+    return 1 if result.failures else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="aim-engine", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--operator-namespace", default="aim-system")
     p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=_GPU_PREFERENCE_HELP)
     p.set_defaults(func=_cmd_render)
+
+    p = sub.add_parser("tags", help="list the images a model-source filter would match (same code as the controller)")
+    p.add_argument("repo", help="filter image: org/repo, org/repo*, org/repo:tag or host/org/repo...")
+    p.add_argument("--registry", default=None, help="registry of a REPO without host (spec.registry; docker.io)")
+    p.add_argument("--versions", action="append", metavar="CONSTRAINT", help="semver constraint (repeatable)")
+    p.add_argument("--exclude", action="append", metavar="REPOSITORY", help="repository to skip (repeatable)")
+    p.add_argument("--pull-secret", metavar="FILE", help="docker config JSON with credentials")
+    p.add_argument("--json", action="store_true", help="print JSON instead of one image per line")
+    p.set_defaults(func=_cmd_tags)
 
     p = sub.add_parser("run", help="run the operator against the current kubeconfig or in-cluster config")
     scope = p.add_mutually_exclusive_group()
