@@ -3,6 +3,7 @@ emulator, registries answered by a throwaway ``aim_registry_client`` plugin (F77
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 from collections.abc import AsyncIterator
 
@@ -10,6 +11,7 @@ import pytest
 import pytest_asyncio
 
 from aim_core.kube import Credentials, Kube
+from aim_core.modelsource.runner import RegistryCatalog
 from aim_core.registry import RegistryError
 from tests.modelsource.docexamples import EXAMPLES, QWEN, example
 from tests.modelsource.harness import START, Harness, MemoryRegistries, make_harness, pull_secret
@@ -196,3 +198,54 @@ async def test_max_models_stops_creation_and_says_so(harness, api):
     assert (obj["status"]["discoveredModels"], obj["status"]["availableModels"]) == (4, 14)
     limit = condition(obj, "MaxModelsLimitReached")
     assert (limit["status"], limit["reason"]) == ("True", "LimitReached")
+
+
+class SlowCatalog:
+    """A catalog that holds every listing until released: a sync longer than the reconcile waits."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.release = inner, asyncio.Event()
+
+    async def list_tags(self, registry, repository, credentials):
+        await self.release.wait()
+        return await self.inner.list_tags(registry, repository, credentials)
+
+    async def list_repositories(self, registry, pattern, credentials):
+        await self.release.wait()
+        return await self.inner.list_repositories(registry, pattern, credentials)
+
+
+async def test_a_long_sync_runs_in_the_background_and_wakes_the_source(kube, api, registries):
+    client = Kube(Credentials(server=kube.url, insecure=True))
+    slow: list[SlowCatalog] = []
+
+    def catalog(plugins):
+        slow.append(SlowCatalog(RegistryCatalog(plugins)))
+        return slow[-1]
+
+    harness = make_harness(kube, client, registries, catalog=catalog)
+    harness.controller.runner.wait = 0.05
+    woken, wake = [], harness.engine.ctx.wake
+    harness.engine.ctx.wake = lambda *key: (woken.append(key), wake(*key))
+    source, expected = example("ghcr-stable-models")
+    await harness.create(api, source)
+
+    await harness.reconcile("ghcr-stable-models")  # returns while the sync is still listing
+
+    obj = harness.source("ghcr-stable-models")
+    assert obj["status"]["status"] == "Progressing"
+    assert condition(obj, "FiltersReady")["reason"] == "Syncing"
+    assert woken == []
+
+    slow[0].release.set()
+    for _ in range(200):
+        if woken:
+            break
+        await asyncio.sleep(0.01)
+    assert woken == [("cluster-model-source", None, "ghcr-stable-models")]  # the finished sync woke the source
+
+    await harness.reconcile("ghcr-stable-models")
+
+    assert {m["spec"]["image"] for m in harness.models("ghcr-stable-models").values()} == expected
+    assert harness.source("ghcr-stable-models")["status"]["status"] == "Ready"
+    await client.aclose()
