@@ -56,11 +56,13 @@ def _combine(low: EnvVar, high: EnvVar) -> dict[str, Any]:
     return dict(high)
 
 
-def merge_env(base: Sequence[EnvVar], overlay: Iterable[EnvVar]) -> list[dict[str, Any]]:
+def merge_env(base: Sequence[EnvVar], overlay: Iterable[EnvVar], *, merge_engine_args: bool = True
+              ) -> list[dict[str, Any]]:
     """``overlay`` over ``base``: same name → replaced at the first such position; new names appended.
 
     The merged ``AIM_ENGINE_ARGS`` JSON is written compactly with sorted keys, as
-    Go's ``json.Marshal`` of a map writes it.
+    Go's ``json.Marshal`` of a map writes it. With ``merge_engine_args=False``
+    it is replaced like any variable (the higher value verbatim).
     """
     result = [dict(e) for e in base]
     for entry in overlay:
@@ -68,7 +70,7 @@ def merge_env(base: Sequence[EnvVar], overlay: Iterable[EnvVar]) -> list[dict[st
         if index is None:
             result.append(dict(entry))
         else:
-            result[index] = _combine(result[index], entry)
+            result[index] = _combine(result[index], entry) if merge_engine_args else dict(entry)
     return result
 
 

@@ -132,10 +132,13 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
     template_spec = template.get("spec") or {}
     template_name = template["metadata"]["name"]
 
+    # Plain name-by-name replacement, as upstream: AIM_ENGINE_ARGS is copied verbatim, not
+    # deep-merged, because this env feeds the artifact name hash (spec 2.5) and must give
+    # upstream's names so artifacts an existing cluster already holds are reused.
     env = list(template_spec.get("env") or [])
     if template_scope == "Namespace":  # cluster templates have no caching block
-        env = merge_env(env, (template_spec.get("caching") or {}).get("env") or [])
-    env = merge_env(env, spec.get("env") or [])
+        env = merge_env(env, (template_spec.get("caching") or {}).get("env") or [], merge_engine_args=False)
+    env = merge_env(env, spec.get("env") or [], merge_engine_args=False)
     storage_class = (
         (spec.get("storage") or {}).get("defaultStorageClassName")
         or (config.get("storage") or {}).get("defaultStorageClassName")

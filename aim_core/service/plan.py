@@ -272,7 +272,10 @@ def _serving_name(svc: dict[str, Any], plan: Plan) -> str | None:
 def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, live) -> None:
     providers = ob.providers
     template = scoped.template
-    request = runtime_request(svc, model, template, scoped.scope.value, config, cache, live,
+    # Cache volumes are resolved only when the object is created; afterwards the live ones are
+    # carried over by the builder (F51, Q16), so a changed cache never swaps a running mount.
+    volumes_from = cache if live is None else None
+    request = runtime_request(svc, model, template, scoped.scope.value, config, volumes_from, live,
                               default_gpu_resource=_default_gpu_resource(template, ob))
     if isinstance(request, Issue):
         plan.issues.append(request)

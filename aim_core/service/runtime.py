@@ -23,9 +23,10 @@ Decisions, where upstream leaves a choice:
   limit differ or whose limit is missing, and upstream would leave
   ``requests: N`` next to a new limit.
 * **Cache volumes** are built from whatever ``cache`` is passed; the builder
-  keeps volumes of the live object that the request lacks (Q16). Passing
-  ``cache=None`` once the object exists reproduces upstream's "resolve cache
-  volumes only on creation".
+  keeps volumes of the live object that the request lacks (Q16). The service
+  plan passes ``cache=None`` once the object exists, as upstream: cache
+  volumes are resolved only on creation, so a changed cache never swaps a
+  running deployment's mounts (which would roll its pods).
 * **Runtime status without a scaler** (Q14): an autoscaled service reports
   its configured bounds (min, max), not ``min = max = minReplicas``; current and
   desired are the minimum, as upstream.
@@ -229,11 +230,11 @@ def container_resources(
 # ---------------------------------------------------------------- cache volumes
 
 
-def _mount_path(artifact: Mapping[str, Any]) -> str | None:
+def _mount_path(artifact: Mapping[str, Any], volume_name: str) -> str:
     if artifact.get("mountPoint"):
         return str(artifact["mountPoint"])
     model_id = str(artifact.get("model") or "").replace("..", "").strip("/")
-    return posixpath.normpath(posixpath.join(CACHE_PATH, model_id)) if model_id else None
+    return posixpath.normpath(posixpath.join(CACHE_PATH, model_id or volume_name))
 
 
 def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -241,7 +242,8 @@ def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
 
     Volume name: the artifact name made an RFC 1123 label; claim: the
     artifact's PVC; mount: the artifact's ``mountPoint``, else
-    ``/workspace/cache/<modelId>`` with ``..`` removed. Artifacts are taken in
+    ``/workspace/cache/<modelId>`` with ``..`` removed, else (no ``model``)
+    ``/workspace/cache/<volume name>``, as upstream. Artifacts are taken in
     name order; one whose volume name or mount path is already used is skipped.
     """
     volumes: list[dict[str, Any]] = []
@@ -253,8 +255,8 @@ def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
         if artifact.get("status") != "Ready" or not claim:
             continue
         name = naming.cache_volume_name(artifact.get("name") or key)
-        path = _mount_path(artifact)
-        if not name or path is None or any(v["name"] == name for v in volumes) or any(
+        path = _mount_path(artifact, name)
+        if not name or any(v["name"] == name for v in volumes) or any(
             m["mountPath"] == path for m in mounts
         ):
             continue

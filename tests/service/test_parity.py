@@ -33,7 +33,8 @@ def _running_isvc(svc: Any, world: tuple[Any, ...], *, ready: bool = False) -> d
 
 def _isvc_warning(isvc: dict[str, Any], reason_: str, message: str) -> dict[str, Any]:
     meta = isvc["metadata"]
-    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{meta['name']}.1", "namespace": meta["namespace"]},
+    return {"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": f"{meta['name']}.1", "namespace": meta["namespace"]},
             "involvedObject": {"kind": "InferenceService", "name": meta["name"], "namespace": meta["namespace"],
                                "uid": meta["uid"]},
             "reason": reason_, "message": message, "type": "Warning", "lastTimestamp": "2026-03-01T11:59:00Z"}
@@ -122,8 +123,9 @@ def test_a_kserve_optimistic_lock_conflict_is_transient() -> None:
     svc = service("chat").model_name(QWEN)
     world = ready_world(svc)
     isvc = _running_isvc(svc, world)
-    conflict = _isvc_warning(isvc, "InternalError", f'Operation cannot be fulfilled on inferenceservices.serving.kserve.io '
-                                                   f'"{isvc["metadata"]["name"]}": StorageError: invalid object, Code: 4')
+    conflict = _isvc_warning(isvc, "InternalError",
+                             f'Operation cannot be fulfilled on inferenceservices.serving.kserve.io '
+                             f'"{isvc["metadata"]["name"]}": StorageError: invalid object, Code: 4')
 
     _, status = run(svc, *world, runtime=isvc, events=[conflict])
 
@@ -247,3 +249,80 @@ def test_auto_selection_with_the_model_unresolved_says_template_not_found() -> N
     assert reason(status, "ModelReady") == ("False", "CreatingModel")
     assert reason(status, "TemplateReady") == ("False", "TemplateNotFound")
     assert status["status"] == "Pending"
+
+
+# ---------------------------------------------------------------- 6. template-cache env copies AIM_ENGINE_ARGS
+
+
+def test_the_template_cache_env_copies_the_services_engine_args_verbatim() -> None:
+    from tests.service.builders import one, qwen_template
+
+    svc = service("chat").model_name(QWEN).env("AIM_ENGINE_ARGS", '{"max-model-len": 8192}')
+    tpl = qwen_template()
+    tpl["spec"]["env"] = [{"name": "AIM_ENGINE_ARGS", "value": '{"gpu-memory-utilization": 0.9}'},
+                          {"name": "HF_HUB_OFFLINE", "value": "0"}]
+
+    plan, _ = run(svc, qwen_model(), tpl)
+
+    cache_env = one(plan, "AIMTemplateCache")["spec"]["env"]
+    assert cache_env == [{"name": "AIM_ENGINE_ARGS", "value": '{"max-model-len": 8192}'},  # verbatim, in place
+                         {"name": "HF_HUB_OFFLINE", "value": "0"}]
+
+
+def test_the_inference_service_env_still_deep_merges_engine_args() -> None:
+    from tests.service.builders import one, qwen_template, ready_cache
+
+    svc = service("chat").model_name(QWEN).env("AIM_ENGINE_ARGS", '{"max-model-len": 8192}')
+    tpl = qwen_template()
+    tpl["spec"]["env"] = [{"name": "AIM_ENGINE_ARGS", "value": '{"gpu-memory-utilization": 0.9}'}]
+
+    plan, _ = run(svc, qwen_model(), tpl, ready_cache(svc, tpl))
+
+    env = {e["name"]: e["value"] for e in one(plan, "InferenceService")["spec"]["predictor"]["containers"][0]["env"]}
+    assert env["AIM_ENGINE_ARGS"] == '{"gpu-memory-utilization":0.9,"max-model-len":8192}'
+
+
+# ---------------------------------------------------------------- 7., 8. cache volumes
+
+
+def _volumes(isvc: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    predictor = isvc["spec"]["predictor"]
+    return predictor["volumes"], predictor["containers"][0]["volumeMounts"]
+
+
+def test_a_changed_cache_does_not_swap_the_volumes_of_a_running_inference_service() -> None:
+    from tests.service.builders import one, qwen_template, ready_cache
+
+    svc = service("chat").model_name(QWEN)
+    tpl = qwen_template()
+    first_cache = ready_cache(svc, tpl)
+    world = (qwen_model(), tpl)
+    running = live(prepared(run(svc, *world, first_cache)[0], svc, "InferenceService"), ready=True)
+    replaced = ready_cache(svc, tpl)
+    replaced["status"]["artifacts"] = {}
+    replaced.artifact("Qwen/Qwen3-32B-FP8", pvc="a-new-claim")
+
+    plan, _ = run(svc, *world, replaced, runtime=running)
+
+    assert _volumes(one(plan, "InferenceService")) == _volumes(running)  # kept as they are: no pod roll
+    claims = [v["persistentVolumeClaim"]["claimName"] for v in _volumes(one(plan, "InferenceService"))[0]
+              if "persistentVolumeClaim" in v]
+    assert claims == ["qwen-qwen3-32b-fp8-cache-bcc76768"]
+
+
+def test_a_ready_artifact_without_a_model_is_mounted_under_its_volume_name() -> None:
+    from tests.service.builders import one, qwen_template, ready_cache
+
+    svc = service("chat").model_name(QWEN)
+    tpl = qwen_template()
+    cache = ready_cache(svc, tpl)
+    cache["status"]["artifacts"] = {"s3---bucket.weights-0a1b2c3d4e": {
+        "name": "s3---bucket.weights-0a1b2c3d4e", "status": "Ready", "persistentVolumeClaim": "weights-cache-1234abcd"}}
+
+    plan, _ = run(svc, qwen_model(), tpl, cache)
+
+    volumes, mounts = _volumes(one(plan, "InferenceService"))
+    assert {"name": "s3---bucket-weights-0a1b2c3d4e",
+            "persistentVolumeClaim": {"claimName": "weights-cache-1234abcd"}} in volumes
+    assert {"name": "s3---bucket-weights-0a1b2c3d4e",
+            "mountPath": "/workspace/cache/s3---bucket-weights-0a1b2c3d4e"} in mounts

@@ -50,7 +50,8 @@ async def test_editing_the_model_of_a_running_service_moves_it_to_the_new_models
     await create(api, kube, cluster["qwen-chat"])
     await eventually(lambda: kube.get(SVC, NS, "qwen-chat")["status"]["resolvedTemplate"]["name"].endswith("31dd"))
 
-    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), json={"spec": {"model": {"name": "llama-3-1-8b-instruct"}}},
+    response = await api.patch(kube.path(SVC, NS, "qwen-chat"),
+                               json={"spec": {"model": {"name": "llama-3-1-8b-instruct"}}},
                                headers={"Content-Type": "application/merge-patch+json"})
     assert response.status_code == 200, response.text
 
