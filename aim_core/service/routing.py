@@ -21,6 +21,14 @@ Decisions, where upstream leaves a choice or does something we do not copy:
   InferenceService remains intact"). A route applied earlier is left as it was.
 * **Bad request timeout** (``InvalidRequestTimeout``): handled like a bad
   path template.
+* **Path-template edge cases**, as upstream: an expression whose value is
+  empty (a label set to ``""``) leaves an empty segment, which is dropped; a
+  ``}`` outside a placeholder is literal text, sanitised with its segment;
+  ``pathTemplate: ""`` on the service means the default path, not the runtime
+  config's template. Still refused (``PathTemplateInvalid``): unclosed
+  placeholders, expressions that match nothing (a missing key), a ``..``
+  segment (from the template text or an annotation value), and a path that
+  renders empty (a route at ``/`` would take all of the gateway's traffic).
 * **Annotations** (Q6): the runtime config's ``routing.annotations`` merged
   with the service's ``spec.routing.annotations``, the service winning, as the
   upstream docs promise (upstream code ignores the service's).
@@ -204,9 +212,7 @@ def _placeholders(template: str) -> list[tuple[str, bool]]:
     pos, literal = 0, []
     while pos < len(template):
         ch = template[pos]
-        if ch == "}":
-            raise PathTemplateError(f"unmatched '}}' at position {pos}")
-        if ch != "{":
+        if ch != "{":  # a '}' outside a placeholder is literal text, sanitised with its segment (as upstream)
             literal.append(ch)
             pos += 1
             continue
@@ -256,11 +262,15 @@ def render_path(template: str, service: Mapping[str, Any]) -> str:
             value = _scalar(evaluate(service, steps))
         except PathTemplateError as exc:
             raise PathTemplateError(f"expression {{{text}}}: {exc}") from None
-        clean = value if _is_annotation(steps) else naming.rfc1123(value)
-        if not clean.strip("/"):
-            raise PathTemplateError(f"expression {{{text}}} gives {value!r}, which leaves nothing for the path")
-        out.append(clean)
-    path = normalize_path("".join(out))
+        # An empty value leaves an empty segment, which normalisation drops (as upstream).
+        out.append(value if _is_annotation(steps) else naming.rfc1123(value))
+    raw = "".join(out)
+    if ".." in raw.split("/"):
+        raise PathTemplateError(f"it gives {raw!r}; a '..' segment is not allowed in a route path")
+    path = normalize_path(raw)
+    if path == "/":
+        raise PathTemplateError("the rendered path is empty; a route at '/' would take every request the gateway "
+                                "receives")
     if len(path) > MAX_PATH_LENGTH:
         raise PathTemplateError(f"the rendered path is {len(path)} characters long; at most {MAX_PATH_LENGTH} fit")
     return path
@@ -318,6 +328,8 @@ def route_request(
         )
 
     template, source = _pick(service, config, "pathTemplate")
+    if _own_routing(service).get("pathTemplate") == "":
+        template = None  # the service asks for the default path, as upstream (the config's is not used)
     if template is None:
         path = default_path(service)
     else:

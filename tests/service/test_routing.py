@@ -143,12 +143,16 @@ def test_default_path_is_namespace_and_uid():
         ("/{.metadata.annotations['gateway.example.com/prefix']}", "/tenant-a/chat"),  # raw: '/' makes segments
         ("models//{.metadata.name}///", "/models/qwen-chat"),  # leading '/', empty segments, no trailing '/'
         ("/Models/v1.0/{.metadata.name}", "/models/v1-0/qwen-chat"),  # literal segments sanitised too
+        # as upstream: an empty value drops its segment; a stray '}' is literal, then sanitised
+        ("/{.metadata.namespace}/{.metadata.labels['empty']}/{.metadata.name}", "/ml-team/qwen-chat"),
+        ("/x}y/{.metadata.name}", "/x-y/qwen-chat"),
+        ("/{.metadata.name}}", "/qwen-chat"),
     ],
 )
 def test_path_templates(template, path):
     svc = (
         Service()
-        .labels(team="NLP_Apps", version="v1.2", **{"app.kubernetes.io/part-of": "Chat.Suite"})
+        .labels(team="NLP_Apps", version="v1.2", empty="", **{"app.kubernetes.io/part-of": "Chat.Suite"})
         .annotations(**{"gateway.example.com/prefix": "Tenant-A/Chat"})
         .routing(extra=["first", "middle", "last"])
         .build()
@@ -161,6 +165,12 @@ def test_service_path_template_wins_over_the_config_one():
     svc = Service().routing(pathTemplate="/custom/{.metadata.name}").build()
     assert route(svc, config(pathTemplate="/ml/{.metadata.namespace}", **ON)).path == "/custom/qwen-chat"
     assert route(Service().build(), config(pathTemplate="/ml/{.metadata.namespace}", **ON)).path == "/ml/ml-team"
+
+
+def test_an_empty_service_path_template_means_the_default_path_not_the_configs():
+    svc = Service().routing(pathTemplate="").build()
+    uid = svc["metadata"]["uid"]
+    assert route(svc, config(pathTemplate="/ml/{.metadata.namespace}", **ON)).path == f"/ml-team/{uid}"
 
 
 @pytest.mark.parametrize(
@@ -176,13 +186,15 @@ def test_service_path_template_wins_over_the_config_one():
         ("/{metadata.name}", "starts with '.'"),
         ("/{}", "empty expression"),
         ("/{.metadata.name", "unclosed '{'"),
-        ("/x}", "unmatched '}'"),
-        ("/{.metadata.labels['empty']}", "leaves nothing for the path"),
+        ("/{.metadata.labels['empty']}", "the rendered path is empty"),
+        ("/{.metadata.namespace}/../{.metadata.name}", "a '..' segment is not allowed"),
+        ("/{.metadata.annotations['up']}/x", "a '..' segment is not allowed"),
         ("/" + "/".join(["a" * 60] * 4) + "/{.metadata.name}", "254 characters long; at most 200 fit"),
     ],
 )
 def test_invalid_path_templates_are_path_template_invalid(template, problem):
-    svc = Service().labels(empty="").routing(pathTemplate=template, extra=["a", "b"], **ON).build()
+    svc = Service().labels(empty="").annotations(up="../other").routing(pathTemplate=template, extra=["a", "b"],
+                                                                        **ON).build()
     with pytest.raises(PathTemplateError) as raised:
         render_path(template, svc)
     assert problem in str(raised.value)
