@@ -122,7 +122,8 @@ async def render(
             namespaces.add(doc["metadata"]["namespace"])
     for ns in namespaces - {o["metadata"]["name"] for o in store.list(NAMESPACES)}:
         store.upsert(NAMESPACES, {"metadata": {"name": ns}, "status": {"phase": "Active"}})
-    ctx = Context(store=store, kube=OfflineKube(), plugins=plugins, operator_namespace=operator_namespace)
+    ctx = Context(store=store, kube=OfflineKube(), plugins=plugins, operator_namespace=operator_namespace,
+                  extras={"offline": True})  # observe steps ask no registry either
     out: list[Rendered] = []
     for controller in controllers:
         for obj in sorted(store.list(controller.resource), key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"])):

@@ -310,7 +310,8 @@ class AIMCustomTemplate:
         description="Template name; derived from the model and profile when unset.", max_length=63
     )
     type: str | None = optional(
-        description="Optimisation level.", enum=PROFILE_TYPES, schema_default="unoptimized"
+        description="Optimisation level; unset: the model's custom.type, else unoptimized.",
+        enum=PROFILE_TYPES,
     )
     env: list[EnvVar] | None = env_list(
         description="Environment used when this template is selected.", max_items=64

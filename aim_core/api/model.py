@@ -87,6 +87,17 @@ class AIMModelSpec:
 
 
 @attrs.define(kw_only=True)
+@schema(description="The image that status.imageMetadata describes.")
+class AIMResolvedImage:
+    image: str | None = optional(description="spec.image when the metadata was taken.")
+    digest: str | None = optional(description="Manifest digest the metadata was read from (registry only).")
+    source: str | None = optional(
+        description="Registry when read from the image, Spec when given in spec.imageMetadata.",
+        enum=("Registry", "Spec"),
+    )
+
+
+@attrs.define(kw_only=True)
 @schema(description="Observed state of a model.")
 class AIMModelStatus:
     status: str | None = status_field()
@@ -97,6 +108,9 @@ class AIMModelStatus:
         enum=MODEL_SOURCE_TYPES,
     )
     image_metadata: AIMImageMetadata | None = optional(description="Metadata read from the image.")
+    resolved_image: AIMResolvedImage | None = optional(
+        description="The image the metadata was read for; a different spec.image is read again."
+    )
     resolved_runtime_config: AIMResolvedReference | None = optional(
         description="Runtime config in use."
     )

@@ -11,13 +11,18 @@ def build_controllers(plugins: Any = None, settings: Any = None) -> list[Control
     """A fresh instance of every controller, in start-up order (``settings``: the operator's Settings)."""
     from aim_core.controllers.modelsources import ClusterModelSourceController
     from aim_core.controllers.runtimeconfigs import ClusterRuntimeConfigController, RuntimeConfigController
+    from aim_core.controllers.models import ClusterModelController, ModelController
     from aim_core.controllers.services import ServiceController
+    from aim_core.model.fetch import ImageFetcher
     from aim_core.controllers.templatecaches import TemplateCacheController
 
+    images = ImageFetcher()  # one cache of image metadata for both model scopes
     return [
         RuntimeConfigController(),
         ClusterRuntimeConfigController(),
         TemplateCacheController(),
         ServiceController(plugins, gpu_preference=getattr(settings, "gpu_preference", ())),
         ClusterModelSourceController(),
+        ModelController(plugins, images),
+        ClusterModelController(plugins, images),
     ]

@@ -38,6 +38,23 @@ def sanitize_label_value(value: str) -> str | None:
     return cleaned[:_MAX].strip("_.-") or None
 
 
+_LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+
+
+def hashed_label_value(value: str) -> str:
+    """A label value standing for ``value``: ``value`` itself when it is a valid label value, else
+    the sanitised value cut short and followed by ``-`` and 8 hex chars of its SHA-256.
+
+    Unlike :func:`sanitize_label_value`, two long names sharing their first 63
+    characters get different values, and the result is never empty.
+    """
+    if value and _LABEL_VALUE.fullmatch(value):
+        return value
+    digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
+    clean = (sanitize_label_value(value) or "")[:_MAX - 9].strip("_.-")
+    return f"{clean}-{digest}" if clean else digest
+
+
 def rfc1123(value: str) -> str:
     """An RFC 1123 label: lower-case, runs of other chars (dots included) → one ``-``, trimmed, ≤ 63."""
     cleaned = re.sub(r"[^a-z0-9-]+", "-", value.lower()).strip("-")

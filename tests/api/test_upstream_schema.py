@@ -26,6 +26,9 @@ ALLOWED = {
     # Seed S4: spec.images was added; exactly one of images/filters, so filters is optional.
     ("AIMClusterModelSource", ".spec", "required"),
     ("AIMClusterModelSource", ".spec", "cel"),
+    # Q12: no CRD default, so a model's custom.type reaches its custom templates (docs/models.md).
+    ("AIMModel", ".spec.customTemplates[].type", "default"),
+    ("AIMClusterModel", ".spec.customTemplates[].type", "default"),
 }
 _ROOT = {"apiVersion", "kind", "metadata"}
 _VALUE_KEYS = ("enum", "minimum", "maximum", "minLength", "maxLength", "pattern", "format")

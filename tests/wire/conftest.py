@@ -26,14 +26,14 @@ class Operator:
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
 
-    def start(self, settings: Settings, server: str) -> None:
+    def start(self, settings: Settings, server: str, plugins: Any = None) -> None:
         login = lambda **_: kopf.ConnectionInfo(server=server, insecure=True)  # noqa: E731
 
         def main() -> None:
             try:
                 self.runtime = asyncio.run(
                     operate(settings, login_override=login, stop_flag=self.stop, ready_flag=self.ready,
-                            on_runtime=self._keep)
+                            on_runtime=self._keep, plugins=plugins)
                 )
             except BaseException as exc:  # noqa: BLE001 - reported by the fixture
                 self.error = exc
@@ -61,11 +61,20 @@ def operator_settings() -> Settings:
     return Settings(operator_namespace="aim-system", workers=4)
 
 
+@pytest.fixture()
+def operator_plugins() -> Any:
+    """The plugin manager the ``operator`` fixture runs with; None: the installed plugins.
+
+    Override it in a test module to add a throwaway plugin (e.g. a registry client).
+    """
+    return None
+
+
 @pytest_asyncio.fixture()
-async def operator(kube, operator_settings) -> AsyncIterator[Operator]:
+async def operator(kube, operator_settings, operator_plugins) -> AsyncIterator[Operator]:
     """The real operator (kopf + engine) running against ``kube`` until the test ends."""
     op = Operator()
-    op.start(operator_settings, kube.url)
+    op.start(operator_settings, kube.url, operator_plugins)
     deadline = time.monotonic() + 10
     while not (op.ready.is_set() and op.runtime is not None and op.runtime.ready.is_set()):
         assert op.error is None, op.error
