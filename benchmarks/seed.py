@@ -59,7 +59,12 @@ def cluster_model() -> dict[str, Any]:
         "metadata": {"name": MODEL, "generation": 1},
         "spec": {"image": IMAGE, "discovery": {"extractMetadata": True, "createServiceTemplates": True}},
         "status": {"status": "Ready", "observedGeneration": 1, "sourceType": "Image",
-                   "conditions": _ready(("MetadataExtracted", "MetadataExtracted"))},
+                   # the metadata the model controller read from the image: it is not read again
+                   "imageMetadata": {"model": {"canonicalName": "Qwen/Qwen3-32B", "recommendedDeployments": [
+                       {"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp8", "metric": "latency",
+                        "profileId": "vllm-mi300x-fp8-tp1-latency"}]}},
+                   "conditions": _ready(("ImageMetadataReady", "ImageFound"), ("RuntimeConfigReady", "ConfigFound"),
+                                        ("ClusterServiceTemplatesReady", "AllTemplatesReady"))},
     }
 
 
