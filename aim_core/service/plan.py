@@ -35,14 +35,13 @@ from aim_core.service.models import image_key, resolve_model
 from aim_core.service.observed import Observed
 from aim_core.service.runtime import (
     autoscaling,
-    engine_args_issue,
-    env_layers,
     runtime_request,
     runtime_status,
     scaling_request,
 )
 from aim_core.service.selection import choose_template
 from aim_core.service.templates import TemplateResolution, template_gpu_model
+from aim_core.service.validation import own_spec_issues
 from aim_core.spec_errors import spec_problems
 
 RUNTIME_CONFIG = "RuntimeConfig"
@@ -149,16 +148,15 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         plan.status["resolvedTemplate"] = template_res.reference
     _recheck_after_dropping(plan, svc)
 
+    # --- the service's own spec: reported on the first reconcile, whatever the model and template
+    own_issues = own_spec_issues(svc, config, template_res.template)
+    plan.issues += own_issues
+
     # --- template cache (F63-F65)
     live_runtime = ob.live.get("runtime")
     mode = caching.caching_mode(svc)
     cache = None
     ready_template = template_res.template if template_res is not None and template_res.ready else None
-    engine_args = None
-    if ready_template is not None:  # checked before anything is written for a service that cannot run
-        engine_args = engine_args_issue(env_layers(svc, ready_template.template, ready_template.scope.value, config))
-        if engine_args is not None:
-            plan.issues.append(engine_args)
     if ready_template is not None:
         template = ready_template.template
         cache = caching.find_cache(svc, template["metadata"]["name"], mode, ob.caches)
@@ -178,8 +176,8 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     runtime_ready = False
     if ready_template is not None and serving_name is not None:
         cache_ready = cache is not None and caching.cache_health(cache, False, mode).ready
-        if engine_args is not None:
-            plan.component(RUNTIME, Health.error(engine_args.category, engine_args.reason, engine_args.message))
+        if own_issues:
+            plan.component(RUNTIME, Health.error(own_issues[0].category, own_issues[0].reason, own_issues[0].message))
         elif providers.runtime is None:
             plan.component(RUNTIME, Health.error(Category.INVALID_SPEC, "RuntimeBuilderMissing",
                                                  providers.missing.get("aim_runtime_builders", "no runtime builder")))
@@ -190,8 +188,11 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
             plan.component(RUNTIME, Health(State.PROGRESSING, "CreatingRuntime", f"waiting for {waiting} to be Ready"))
     if RUNTIME not in plan.components and live_runtime is None:
         # Present from the first lookup, as upstream (2.1): the object does not exist yet.
-        why = "waiting for a Ready template" if ready_template is None else "not created while the spec has problems"
-        plan.component(RUNTIME, Health.progressing("CreatingRuntime", f"InferenceService not found; {why}"))
+        if own_issues:
+            plan.component(RUNTIME, Health.error(own_issues[0].category, own_issues[0].reason, own_issues[0].message))
+        else:
+            why = "waiting for a Ready template" if ready_template is None else "not created yet"
+            plan.component(RUNTIME, Health.progressing("CreatingRuntime", f"InferenceService not found; {why}"))
     if live_runtime is not None and providers.runtime is not None:
         runtime_health = providers.runtime.health(live_runtime, ob.pods, ob.events)
         plan.component(RUNTIME, runtime_health)

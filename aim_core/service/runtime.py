@@ -297,8 +297,9 @@ def scaling_request(service: Mapping[str, Any]) -> ScalingRequest | None:
     """The autoscaling request, ``None`` for fixed replicas.
 
     min = ``minReplicas`` or 1; max = ``maxReplicas``, else ``minReplicas``,
-    else 1, and never below min (KServe scales up to the larger of the two
-    anyway); metrics = ``autoScaling.metrics`` in AIM's wire form.
+    else 1; metrics = ``autoScaling.metrics`` in AIM's wire form. A max below
+    min never gets here as a request: the plan refuses it first
+    (:mod:`aim_core.service.validation`); it is clamped only for safety.
     """
     if not autoscaling(service):
         return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.service.builders import (
     QWEN,
     amd_node,
@@ -326,3 +328,73 @@ def test_a_ready_artifact_without_a_model_is_mounted_under_its_volume_name() -> 
             "persistentVolumeClaim": {"claimName": "weights-cache-1234abcd"}} in volumes
     assert {"name": "s3---bucket-weights-0a1b2c3d4e",
             "mountPath": "/workspace/cache/s3---bucket-weights-0a1b2c3d4e"} in mounts
+
+
+# ---------------------------------------------------------------- 14. own-spec errors at once
+
+
+OWN_SPEC_ERRORS = {
+    "min-above-max": (lambda s: s.scaling(3, 2), "spec.minReplicas (3) is above spec.maxReplicas (2)"),
+    "negative-replicas": (lambda s: s.replicas(-1), "spec.replicas is -1; it must be 0 or more"),
+    "min-replicas-zero": (lambda s: s.scaling(0), "spec.minReplicas is 0; it must be at least 1"),
+    "replicas-beyond-int32": (lambda s: s.replicas(2**31), "spec.replicas is 2147483648; at most 2147483647"),
+    "max-beyond-int32": (lambda s: s.scaling(1, 2**31), "spec.maxReplicas is 2147483648"),
+    "engine-args-service": (lambda s: s.env("AIM_ENGINE_ARGS", "--max-model-len 8192"),
+                            "AIM_ENGINE_ARGS in AIMService ml-team/chat spec.env is not valid JSON"),
+    "engine-args-array": (lambda s: s.env("AIM_ENGINE_ARGS", '["--max-model-len", "8192"]'),
+                          "is JSON but not an object"),
+}
+
+
+def _worlds(svc: Any) -> dict[str, tuple[tuple[Any, ...], dict[str, Any]]]:
+    from tests.service.builders import qwen_template
+
+    world = ready_world(svc)
+    running = _running_isvc(service("chat").model_name(QWEN), world, ready=True)
+    return {
+        "nothing-exists": ((), {}),
+        "model-not-ready": ((qwen_model().status("Progressing"), qwen_template()), {}),
+        "template-not-ready": ((qwen_model(), qwen_template().status("Progressing")), {}),
+        "all-ready": (world, {}),
+        "running": (world, {"runtime": running, "pods": [pod(running["metadata"]["name"])]}),
+    }
+
+
+@pytest.mark.parametrize("world", ["nothing-exists", "model-not-ready", "template-not-ready", "all-ready", "running"])
+@pytest.mark.parametrize("case", OWN_SPEC_ERRORS, ids=list(OWN_SPEC_ERRORS))
+def test_an_own_spec_error_fails_the_service_on_the_first_reconcile_and_applies_nothing(case: str, world: str) -> None:
+    from aim_core.reconcile import status as statusing
+
+    break_it, says = OWN_SPEC_ERRORS[case]
+    svc = break_it(service("chat").model_name(QWEN))
+    objects, observe = _worlds(svc)[world]
+
+    plan, status = run(svc, *objects, **observe)
+
+    assert status["status"] == "Failed"
+    assert reason(status, "ConfigValid") == ("False", "InvalidSpec")
+    assert says in condition(status, "ConfigValid")["message"]
+    assert reason(status, "Ready") == ("False", "InvalidSpec")
+    assert not statusing.should_apply(plan.issues)  # nothing at all is applied
+
+
+def test_an_engine_args_error_in_the_runtime_config_is_reported_before_any_template() -> None:
+    from tests.service.builders import cluster_config
+
+    _, status = run(service("chat").model_name(QWEN), cluster_config().env("AIM_ENGINE_ARGS", "max-model-len=8192"))
+
+    assert reason(status, "ConfigValid") == ("False", "InvalidSpec")
+    assert "runtime config 'default' env" in condition(status, "ConfigValid")["message"]
+    assert reason(status, "InferenceServiceReady") == ("False", "InvalidEngineArgs")
+
+
+def test_an_engine_args_error_in_a_template_that_is_not_ready_yet_is_reported() -> None:
+    from tests.service.builders import qwen_template
+
+    tpl = qwen_template().status("Progressing")
+    tpl["spec"]["env"] = [{"name": "AIM_ENGINE_ARGS", "value": "{oops"}]
+
+    _, status = run(service("chat").model_name(QWEN).template_name(tpl.name), qwen_model(), tpl)
+
+    assert reason(status, "ConfigValid") == ("False", "InvalidSpec")
+    assert f"AIMClusterServiceTemplate {tpl.name} spec.env" in condition(status, "ConfigValid")["message"]

@@ -64,3 +64,30 @@ async def test_editing_the_model_of_a_running_service_moves_it_to_the_new_models
         return True
 
     await eventually(moved, timeout=3)
+
+
+async def test_min_replicas_above_max_fails_the_service_at_once_and_nothing_is_created(kube, api, cluster, operator):
+    ISVC = "serving.kserve.io/v1beta1/inferenceservices"
+    body = copy.deepcopy(cluster["llama-chat"])  # its template has no Ready cache yet: a cache would be made
+    body["metadata"]["name"] = "upside-down"
+    body["spec"].update({"minReplicas": 3, "maxReplicas": 2})
+    await create(api, kube, body)
+
+    def refused():
+        svc = kube.get(SVC, NS, "upside-down")
+        config = condition(svc, "ConfigValid")
+        assert (config["status"], config["reason"]) == ("False", "InvalidSpec"), config
+        assert "spec.minReplicas (3) is above spec.maxReplicas (2)" in config["message"]
+        assert svc["status"]["status"] == "Failed"
+        return True
+
+    await eventually(refused)
+    await operator.settle()
+    assert kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=upside-down") == []
+    assert kube.list(TC, NS, label_selector="aim.eai.amd.com/service=upside-down") == []
+
+    response = await api.patch(kube.path(SVC, NS, "upside-down"), json={"spec": {"maxReplicas": 4}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+    await eventually(lambda: kube.list(TC, NS, label_selector="aim.eai.amd.com/service=upside-down"))
+    await eventually(lambda: condition(kube.get(SVC, NS, "upside-down"), "ConfigValid")["status"] == "True")
