@@ -24,6 +24,7 @@ from aim_core.testing.emulator.errors import not_found
 from aim_core.testing.emulator.fieldsets import Path, track
 from aim_core.testing.emulator.metadata import SYSTEM_META, api_version, comparable, keep_system_fields, now, spec
 from aim_core.testing.emulator.selectors import request_matcher
+from aim_core.testing.emulator.validation import check_metadata
 
 
 @attrs.frozen
@@ -128,6 +129,8 @@ class Storage(kmock.KubernetesEmulator):
                applied: dict[Path, Any] | None = None, dry_run: bool = False, internal: bool = False) -> dict[str, Any]:
         """Store a new state the way the API server would; return what a client gets back."""
         status_apart = "status" in info.subresources
+        if not internal:
+            check_metadata(info.kind, new, creating=old is None)
         if old is None:
             meta = new.setdefault("metadata", {})
             for field in SYSTEM_META[2:]:
