@@ -22,7 +22,7 @@ from aim_core.gpu import GpuInventory, node_gpu_facts
 from aim_core.health import State
 from aim_core.reconcile.errors import describe
 from aim_core.reconcile.labels import SERVICE_FINALIZER
-from aim_core.reconcile.naming import inference_service_name, sanitize_label_value
+from aim_core.reconcile.naming import hashed_label_value, inference_service_name, sanitize_label_value
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.status import SERVICE_STATUS_MAP
 from aim_core.resources import (
@@ -62,6 +62,7 @@ MODEL_BY_IMAGE = "model-by-image"
 CACHE_BY_TEMPLATE = "cache-by-template"
 BY_OWNER_SERVICE = "by-service-label"
 POD_BY_SERVING = "pod-by-serving"
+BY_LABEL_VALUE = "svc-by-label-value"
 
 
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
@@ -128,6 +129,7 @@ class ServiceController(Controller):
         store.add_index(SERVICES, BY_IMAGE, lambda s: [((_spec(s).get("model") or {}).get("image") or "").strip()] if (_spec(s).get("model") or {}).get("image") else [])
         store.add_index(SERVICES, BY_TEMPLATE, lambda s: [(_ns(s), n) for n in _template_names(s)] + [(None, n) for n in _template_names(s)])
         store.add_index(SERVICES, BY_SERVING_NAME, lambda s: [(_ns(s), n) for n in _serving_name(s)])
+        store.add_index(SERVICES, BY_LABEL_VALUE, lambda s: [(_ns(s), hashed_label_value(s["metadata"]["name"]))])
         store.add_index(SERVICES, AUTO_SELECT, lambda s: [] if (_spec(s).get("template") or {}).get("name") else [True])
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
             store.add_index(ref, TPL_BY_MODEL, lambda t: [(_ns(t), _spec(t).get("modelName"))])
@@ -154,8 +156,8 @@ class ServiceController(Controller):
             if image:
                 keys |= {k for k in self._keys(BY_IMAGE, image) if _ns(model) in (None, k[0])}
             owner = (model["metadata"].get("labels") or {}).get(SERVICE_LABEL)
-            if owner and _ns(model):
-                keys.add((_ns(model), owner))
+            if owner and _ns(model):  # custom models carry the (label-safe) name of the service that made them
+                keys |= self._keys(BY_LABEL_VALUE, (_ns(model), owner))
             return keys
 
         def by_template(tpl: dict[str, Any]) -> Iterable[ObjectKey]:

@@ -395,7 +395,7 @@ def custom_model(service: Model) -> dict[str, Any]:
             "labels": {
                 ORIGIN_LABEL: ORIGIN_AUTO_GENERATED,
                 CUSTOM_MODEL_LABEL: "true",
-                SERVICE_LABEL: meta.get("name", ""),
+                SERVICE_LABEL: naming.hashed_label_value(meta.get("name", "")),  # long names: cut + hash
             },
         },
         "spec": model_spec,

@@ -288,3 +288,43 @@ async def test_cluster_model_uses_secrets_of_the_operator_namespace(kube, api, r
     await create(api, kube, CLUSTER_MODELS, body)
     await eventually(lambda: len(kube.list(CLUSTER_TEMPLATES, label_selector="aim.eai.amd.com/model=shared")) == 2)
     assert registry.calls == [("org/aim-dummy:1.0", "robot")]
+
+
+async def test_a_service_with_an_inline_custom_model_gets_a_validated_custom_model_and_template(
+        kube, api, namespace, registry, operator):
+    name = "chat-" + "x" * 60  # longer than a label value may be
+    source = {"modelId": "inline/test-model", "sourceUri": "hf://sshleifer/tiny-gpt2"}
+    service = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
+               "metadata": {"name": name, "namespace": NS},
+               "spec": {"model": {"custom": {"baseImage": f"{HOST}/org/plain:1", "modelSources": [source],
+                                             "hardware": {"gpu": {"requests": 1, "model": "MI300X"}}}}}}
+    await create(api, kube, "aim.eai.amd.com/v1alpha1/aimservices", service)
+
+    def custom_model():
+        found = kube.list(MODELS, NS, label_selector="aim.eai.amd.com/custom-model=true")
+        assert len(found) == 1
+        return found[0]
+
+    m = await eventually(custom_model)
+    assert m["metadata"]["name"].startswith("inline-test-model-")
+    label = m["metadata"]["labels"]["aim.eai.amd.com/service"]
+    assert len(label) <= 63 and label.startswith("chat-xxx")
+    assert "ownerReferences" not in m["metadata"]  # it outlives the service (F29)
+
+    def custom_template():
+        found = kube.list(TEMPLATES, NS, label_selector=f"aim.eai.amd.com/model={m['metadata']['name']}")
+        assert len(found) == 1
+        return found[0]
+
+    tpl = await eventually(custom_template)
+    assert tpl["metadata"]["name"] == f"{m['metadata']['name']}-custom-" + tpl["metadata"]["name"][-8:]
+    assert tpl["spec"]["modelSources"][0]["modelId"] == "inline/test-model"
+    assert tpl["spec"]["hardware"]["gpu"]["model"] == "MI300X" and tpl["spec"]["type"] == "unoptimized"
+    m = await eventually(lambda: (x := kube.get(MODELS, NS, m["metadata"]["name"])).get("status") and x)
+    assert m["status"]["sourceType"] == "Custom"
+    assert condition(m, "ImageMetadataReady")["status"] == "True"  # the base image was checked (F27)
+    assert registry.calls == [("org/plain:1", None)]
+    # the service follows its model through the label fan-out, whatever state the template reaches
+    svc = await eventually(lambda: (s := kube.get("aim.eai.amd.com/v1alpha1/aimservices", NS, name))
+                           and condition(s, "ModelReady")["reason"] != "CreatingModel" and s)
+    assert m["metadata"]["name"] in condition(svc, "ModelReady")["message"]
