@@ -1,1 +1,1 @@
-pytest_plugins = ["aim_core.testing.fixtures"]
+pytest_plugins = ["aim_core.testing.fixtures", "aim_core.testing.registry.fixtures"]

@@ -10,6 +10,7 @@ through the ``aim_registry_client`` hook.
 from aim_core.registry.credentials import InvalidPullSecret, credentials_for
 from aim_core.registry.errors import ImageInfo, RegistryError
 from aim_core.registry.facade import close_clients, fetch_image_info, list_repositories, list_tags
+from aim_core.registry.patterns import repository_matches
 from aim_core.registry.reference import DOCKER_HUB, ImageReference, InvalidImageReference
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "fetch_image_info",
     "list_repositories",
     "list_tags",
+    "repository_matches",
 ]

@@ -87,6 +87,6 @@ class RegistryError(Exception):
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
     """``text`` with every non-trivial secret value replaced by ``***``."""
-    for value in sorted((s for s in secrets if s and len(s) >= 3), key=len, reverse=True):
+    for value in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
         text = text.replace(value, "***")
     return text

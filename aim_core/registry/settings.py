@@ -16,6 +16,8 @@
                                        ``rate_limited`` carrying ``retry_after``.
 ``AIM_ENGINE_REGISTRY_DEADLINE``       Seconds for one whole call such as listing every
                                        tag of a repository (default 300).
+``AIM_ENGINE_REGISTRY_BACKOFF``        First retry delay in seconds (default 0.5); it
+                                       doubles per retry, with jitter, up to 20 s.
 =====================================  =====================================================
 """
 
@@ -35,6 +37,7 @@ ENV_TIMEOUT = "AIM_ENGINE_REGISTRY_TIMEOUT"
 ENV_RETRIES = "AIM_ENGINE_REGISTRY_RETRIES"
 ENV_MAX_RETRY_AFTER = "AIM_ENGINE_REGISTRY_MAX_RETRY_AFTER"
 ENV_DEADLINE = "AIM_ENGINE_REGISTRY_DEADLINE"
+ENV_BACKOFF = "AIM_ENGINE_REGISTRY_BACKOFF"
 
 
 class InvalidRegistrySetting(ValueError):
@@ -95,6 +98,7 @@ class RegistrySettings:
             retries=int(_number(env, ENV_RETRIES, _DEFAULTS.retries)),
             max_retry_after=_number(env, ENV_MAX_RETRY_AFTER, _DEFAULTS.max_retry_after),
             deadline=_number(env, ENV_DEADLINE, _DEFAULTS.deadline, minimum=0.001),
+            backoff=_number(env, ENV_BACKOFF, _DEFAULTS.backoff),
         )
 
     def scheme(self, registry: str) -> str:

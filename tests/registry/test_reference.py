@@ -80,3 +80,24 @@ def test_familiar_form_and_what_is_asked_for(text, familiar, reference):
     ref = ImageReference.parse(text)
     assert ref.familiar == familiar
     assert ref.reference == reference
+
+
+@pytest.mark.parametrize(
+    ("pattern", "repository", "matches"),
+    [
+        ("org/aim-*", "org/aim-llama", True),
+        ("org/aim-*", "org/aim-", True),
+        ("org/aim-*", "org/aim-x/nested", True),
+        ("org/aim-*", "other/org/aim-x", False),
+        ("org/*-instruct", "org/llama-3.1-8b-instruct", True),
+        ("org/*-instruct", "org/llama-instruct-v2", False),
+        ("org/exact", "org/exact", True),
+        ("org/exact", "org/exactly", False),
+        ("org/a.b", "org/aXb", False),
+        ("*", "anything/at/all", True),
+    ],
+)
+def test_repository_globs_are_anchored_and_literal_but_for_the_star(pattern, repository, matches):
+    from aim_core.registry import repository_matches
+
+    assert repository_matches(pattern, repository) is matches

@@ -1,0 +1,470 @@
+"""HTTP to one registry host: auth challenges, retries, errors. The only registry module importing httpx.
+
+A :class:`RegistryTransport` owns one ``httpx.AsyncClient`` (keep-alive, one
+pool) per event loop. Each request:
+
+- carries what the host asked for last time (Basic credentials, or a bearer
+  token cached per scope and credentials), so a warm client sends no extra
+  round trip;
+- on ``401`` follows the ``WWW-Authenticate`` challenge once: Basic resends
+  with the credentials, Bearer fetches a token from the challenge's ``realm``
+  (credentials go to the token service only, never to the registry);
+- is retried with exponential backoff and jitter on ``429``, ``5xx``, timeouts
+  and network errors, honouring ``Retry-After`` up to
+  ``AIM_ENGINE_REGISTRY_MAX_RETRY_AFTER``;
+- ends in a :class:`RegistryError` naming the registry and the image when it
+  cannot succeed; credentials are redacted from every message.
+
+Redirects (blob downloads from a CDN) are followed; httpx drops the
+``Authorization`` header when a redirect leaves the origin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import email.utils
+import json
+import logging
+import random
+import re
+import socket
+import ssl
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import httpx
+
+from aim_core.registry.errors import RegistryError, redact
+from aim_core.registry.settings import RegistrySettings, is_loopback
+
+if TYPE_CHECKING:
+    from aim_core.providers import RegistryCredentials
+
+__all__ = ["Challenge", "RegistryTransport", "parse_challenge", "parse_link_next", "ssl_context"]
+
+logger = logging.getLogger("aim_engine.registry")
+
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_USER_AGENT = "aim-engine-registry/1"
+_MAX_ERROR_BODY = 64 * 1024
+
+
+def ssl_context(settings: RegistrySettings) -> ssl.SSLContext:
+    """The standard trust (``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured) plus ``AIM_ENGINE_REGISTRY_CA_FILE``."""
+    context = ssl.create_default_context()
+    if context.cert_store_stats().get("x509_ca", 0) == 0 and not context.get_ca_certs():
+        try:  # no system store (a bare container): fall back to the bundle httpx ships with
+            import certifi
+
+            context.load_verify_locations(certifi.where())
+        except (ImportError, OSError):  # pragma: no cover - depends on the image
+            pass
+    if settings.ca_file:
+        context.load_verify_locations(settings.ca_file)
+    return context
+
+
+@attrs.frozen
+class Challenge:
+    """A parsed ``WWW-Authenticate`` header."""
+
+    scheme: str  #: ``basic`` or ``bearer`` (lower case)
+    params: Mapping[str, str] = attrs.field(factory=dict)
+
+
+_PARAM = re.compile(r'\s*([A-Za-z0-9_\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
+
+
+def parse_challenge(header: str) -> Challenge | None:
+    """``Bearer realm="...",service="...",scope="..."`` -> Challenge; ``None`` when unreadable."""
+    header = header.strip()
+    if not header:
+        return None
+    scheme, _, rest = header.partition(" ")
+    params: dict[str, str] = {}
+    for match in _PARAM.finditer(rest):
+        value = match.group(2) if match.group(2) is not None else match.group(3)
+        params[match.group(1).lower()] = re.sub(r"\\(.)", r"\1", value or "")
+    return Challenge(scheme.lower(), params)
+
+
+def parse_link_next(header: str | None) -> str | None:
+    """The ``rel="next"`` target of an RFC 8288 ``Link`` header, as given (possibly relative)."""
+    if not header:
+        return None
+    for part in re.finditer(r"<([^>]*)>\s*((?:;\s*[^;,]+)*)", header):
+        params = part.group(2).lower().replace(" ", "")
+        if 'rel="next"' in params or "rel=next" in params:
+            return part.group(1)
+    return None
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """``Retry-After`` as seconds: a number, or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+@attrs.define
+class _Token:
+    value: str
+    expires: float
+
+
+class RegistryTransport:
+    """Requests to one registry host with auth, retries and error mapping."""
+
+    def __init__(self, registry: str, *, base_url: str | None = None, settings: RegistrySettings | None = None) -> None:
+        self.registry = registry
+        self.settings = settings or RegistrySettings.from_env()
+        self.base_url = (base_url or f"{self.settings.scheme(registry)}://{registry}").rstrip("/")
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._challenge: Challenge | None = None  # what the host asked for last
+        self._tokens: dict[tuple[str, str, str], _Token] = {}
+        self.requests = 0  #: HTTP requests sent (registry and token service), for tests and benchmarks
+
+    # ------------------------------------------------------------ lifecycle
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop or self._client.is_closed:
+            # A pool belongs to the loop that made it: a new loop (a test, a restarted
+            # operator) gets a new one instead of a pool that is bound to a dead loop.
+            self._client = httpx.AsyncClient(
+                verify=ssl_context(self.settings),
+                timeout=httpx.Timeout(self.settings.timeout),
+                follow_redirects=True,
+                max_redirects=5,
+                trust_env=not is_loopback(self.registry),  # proxies from the env, never for loopback
+                headers={"User-Agent": _USER_AGENT},
+                limits=httpx.Limits(max_connections=16, max_keepalive_connections=8),
+            )
+            self._loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None and self._loop is asyncio.get_running_loop():
+            await self._client.aclose()
+        self._client = None
+
+    def url(self, path: str) -> str:
+        return path if "://" in path else f"{self.base_url}{path}"
+
+    # ------------------------------------------------------------ requests
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        image: str,
+        scope: str | None,
+        credentials: RegistryCredentials | None,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        ok: tuple[int, ...] = (200,),
+    ) -> httpx.Response:
+        """Send with auth and retries; return a response whose status is in ``ok``.
+
+        :param scope: the token scope this request needs, e.g. ``repository:org/repo:pull``.
+        :raises RegistryError: for anything else.
+        """
+        url = self.url(path)
+        tried_auth = False
+        while True:
+            auth = await self._authorization(scope, credentials, image)
+            response = await self._send(method, url, image, credentials, headers, params, auth)
+            if response.status_code != 401 or tried_auth:
+                break
+            challenge = parse_challenge(response.headers.get("WWW-Authenticate", ""))
+            if challenge is None or challenge.scheme not in ("basic", "bearer"):
+                break
+            tried_auth = True
+            self._challenge = challenge
+            if challenge.scheme == "basic" and not _has_basic(credentials):
+                break
+            if challenge.scheme == "bearer" and auth is not None and auth.startswith("Bearer "):
+                if challenge.params.get("error") != "invalid_token":
+                    break  # the token was fine but does not reach far enough: asking again cannot help
+                self._tokens.clear()  # expired or revoked: fetch a new one once
+        if response.status_code in ok:
+            return response
+        raise await self._error(response, image, credentials)
+
+    async def get_json(
+        self,
+        path: str,
+        *,
+        image: str,
+        scope: str | None,
+        credentials: RegistryCredentials | None,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[Any, httpx.Response]:
+        response = await self.request(
+            "GET", path, image=image, scope=scope, credentials=credentials, params=params, headers=headers
+        )
+        try:
+            return response.json(), response
+        except ValueError:
+            raise RegistryError(
+                "invalid",
+                f"registry {self.registry} answered {response.url.path} for {image} with a body that is not JSON",
+                registry=self.registry,
+                image=image,
+                reason="InvalidRegistryResponse",
+                status=response.status_code,
+            ) from None
+
+    async def _send(
+        self,
+        method: str,
+        url: str,
+        image: str,
+        credentials: RegistryCredentials | None,
+        headers: Mapping[str, str] | None,
+        params: Mapping[str, Any] | None,
+        auth: str | None,
+    ) -> httpx.Response:
+        all_headers = dict(headers or {})
+        if auth is not None:
+            all_headers["Authorization"] = auth
+        settings = self.settings
+        attempt = 0
+        while True:
+            failure: RegistryError | None = None
+            wait = None
+            try:
+                self.requests += 1
+                response = await self.client.request(method, url, headers=all_headers, params=params)
+                if response.status_code not in _RETRY_STATUSES:
+                    return response
+                wait = retry_after_seconds(response.headers.get("Retry-After"))
+                if wait is not None and wait > settings.max_retry_after:
+                    raise await self._error(response, image, credentials, retry_after=wait)
+                if attempt >= settings.retries:
+                    raise await self._error(response, image, credentials, retry_after=wait)
+                await response.aclose()
+            except httpx.TimeoutException:
+                failure = RegistryError(
+                    "timeout",
+                    f"registry {self.registry} did not answer within {settings.timeout:g}s for {image}",
+                    registry=self.registry,
+                    image=image,
+                )
+            except httpx.TransportError as exc:
+                failure = self._network_error(exc, image, credentials)
+            if failure is not None and attempt >= settings.retries:
+                raise failure
+            delay = min(settings.max_backoff, settings.backoff * (2**attempt)) * random.uniform(0.5, 1.0)
+            if wait is not None:
+                delay = max(delay, wait)
+            logger.info("registry %s: retrying %s %s in %.2fs", self.registry, method, _path(url), delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    # ------------------------------------------------------------ auth
+
+    async def _authorization(self, scope: str | None, credentials: RegistryCredentials | None, image: str) -> str | None:
+        challenge = self._challenge
+        if challenge is None:
+            return None
+        if challenge.scheme == "basic":
+            if _has_basic(credentials):
+                assert credentials is not None
+                return _basic(credentials)
+            return None
+        if credentials is not None and credentials.token and not credentials.username:
+            return f"Bearer {credentials.token}"  # a registry token from the pull secret, used as is
+        token = await self._token(challenge, scope, credentials, image)
+        return f"Bearer {token}"
+
+    async def _token(
+        self, challenge: Challenge, scope: str | None, credentials: RegistryCredentials | None, image: str
+    ) -> str:
+        realm = challenge.params.get("realm", "")
+        service = challenge.params.get("service", "")
+        scope = scope if scope is not None else challenge.params.get("scope", "")
+        who = (credentials.username or "") if credentials else ""
+        key = (realm, scope, who)
+        cached = self._tokens.get(key)
+        if cached is not None and cached.expires > time.monotonic():
+            return cached.value
+        if not realm.startswith(("http://", "https://")):
+            raise RegistryError(
+                "auth",
+                f"registry {self.registry} asked for a bearer token without a usable realm (image {image})",
+                registry=self.registry,
+                image=image,
+            )
+        headers: dict[str, str] = {}
+        if _has_basic(credentials):
+            assert credentials is not None
+            realm_host = httpx.URL(realm).netloc.decode()
+            if realm.startswith("http://") and self.settings.scheme(realm_host) != "http":
+                raise RegistryError(
+                    "auth",
+                    f"registry {self.registry} sends its token requests to a plain-HTTP realm ({realm_host}); "
+                    f"credentials are not sent there (image {image}). List that host in "
+                    "AIM_ENGINE_REGISTRY_INSECURE if that is intended.",
+                    registry=self.registry,
+                    image=image,
+                )
+            headers["Authorization"] = _basic(credentials)
+        params = {k: v for k, v in (("service", service), ("scope", scope)) if v}
+        response = await self._send("GET", realm, image, credentials, headers, params, None)
+        if response.status_code != 200:
+            raise await self._error(response, image, credentials, token_service=True)
+        try:
+            body = response.json()
+            value = body.get("token") or body.get("access_token")
+            expires_in = float(body.get("expires_in") or 60)
+        except (ValueError, AttributeError, TypeError):
+            value, expires_in = None, 0.0
+        if not isinstance(value, str) or not value:
+            raise RegistryError(
+                "auth",
+                f"token service of registry {self.registry} gave no token for {image}",
+                registry=self.registry,
+                image=image,
+            )
+        # renew a little early; a token that expires sooner than that is used once
+        self._tokens[key] = _Token(value, time.monotonic() + max(0.0, expires_in - 10))
+        return value
+
+    # ------------------------------------------------------------ errors
+
+    def _network_error(self, exc: httpx.TransportError, image: str, credentials: RegistryCredentials | None) -> RegistryError:
+        reason, what = "NetworkError", "network error"
+        chain: BaseException | None = exc
+        while chain is not None:
+            if isinstance(chain, socket.gaierror):
+                reason, what = "DNSFailure", "host name could not be resolved"
+                break
+            if isinstance(chain, ConnectionRefusedError):
+                reason, what = "ConnectionRefused", "connection refused"
+                break
+            if isinstance(chain, ssl.SSLError):
+                reason, what = "TLSError", f"TLS failed ({getattr(chain, 'reason', None) or chain})"
+                break
+            chain = chain.__cause__ or chain.__context__
+        if reason == "NetworkError":
+            text = str(exc) or type(exc).__name__
+            if "Name or service not known" in text or "nodename nor servname" in text:
+                reason, what = "DNSFailure", "host name could not be resolved"
+            elif "refused" in text.lower():
+                reason, what = "ConnectionRefused", "connection refused"
+            elif "CERTIFICATE_VERIFY_FAILED" in text or "SSL" in text:
+                reason, what = "TLSError", f"TLS failed ({text})"
+            else:
+                what = f"network error ({type(exc).__name__}: {text})"
+        message = f"registry {self.registry} unreachable for {image}: {what}"
+        if reason == "TLSError":
+            message += "; to trust a private CA set AIM_ENGINE_REGISTRY_CA_FILE"
+        return RegistryError("unavailable", _redact(message, credentials), registry=self.registry, image=image, reason=reason)
+
+    async def _error(
+        self,
+        response: httpx.Response,
+        image: str,
+        credentials: RegistryCredentials | None,
+        *,
+        retry_after: float | None = None,
+        token_service: bool = False,
+    ) -> RegistryError:
+        status = response.status_code
+        detail = await _error_detail(response)
+        where = f"token service of registry {self.registry}" if token_service else f"registry {self.registry}"
+        suffix = f" ({detail})" if detail else ""
+        if status in (401, 403):
+            kind, reason = "auth", "Unauthorized" if status == 401 else "Forbidden"
+            hint = "credentials were refused" if credentials else "anonymous access was refused; add a pull secret"
+            challenge = parse_challenge(response.headers.get("WWW-Authenticate", ""))
+            if challenge is not None and challenge.params.get("error") == "insufficient_scope":
+                hint = (
+                    "these credentials may not read it" if credentials else "it needs credentials"
+                ) + " (or the repository does not exist)"
+            message = f"{where} answered {status} for {image}: {hint}{suffix}"
+        elif status == 404:
+            kind, reason = "not_found", "ImageNotFound"
+            message = f"{where} has no {image} (404){suffix}"
+        elif status == 429:
+            kind, reason = "rate_limited", "RateLimited"
+            after = f"; retry after {retry_after:g}s" if retry_after is not None else ""
+            message = f"{where} is rate limiting requests for {image} (429){after}{suffix}"
+        elif status >= 500:
+            kind, reason = "unavailable", "ServiceUnavailable" if status == 503 else "ServerError"
+            message = f"{where} failed with {status} for {image}{suffix}"
+        else:
+            kind, reason = "invalid", "ClientError"
+            message = f"{where} refused the request for {image} with {status}{suffix}"
+        return RegistryError(
+            kind,
+            _redact(message, credentials),
+            registry=self.registry,
+            image=image,
+            reason=reason,
+            retry_after=retry_after,
+            status=status,
+        )
+
+
+def _basic(credentials: RegistryCredentials) -> str:
+    pair = f"{credentials.username or ''}:{credentials.password or ''}".encode()
+    return "Basic " + base64.b64encode(pair).decode()
+
+
+def _has_basic(credentials: RegistryCredentials | None) -> bool:
+    return credentials is not None and bool(credentials.username) and credentials.password is not None
+
+
+def _redact(message: str, credentials: RegistryCredentials | None) -> str:
+    if credentials is None:
+        return message
+    return redact(message, (credentials.password, credentials.token, credentials.username))
+
+
+def _path(url: str) -> str:
+    return httpx.URL(url).path
+
+
+async def _error_detail(response: httpx.Response) -> str:
+    """``MANIFEST_UNKNOWN: manifest unknown`` from an OCI error body, else a short text."""
+    try:
+        body = await response.aread()
+    except httpx.HTTPError:
+        return ""
+    body = body[:_MAX_ERROR_BODY]
+    try:
+        data = json.loads(body)
+    except ValueError:
+        text = body.decode("utf-8", "replace").strip()
+        return text[:200] if text and not text.lstrip().startswith("<") else ""
+    errors = data.get("errors") if isinstance(data, dict) else None
+    if isinstance(errors, list) and errors:
+        parts = []
+        for err in errors[:3]:
+            if isinstance(err, dict):
+                code, msg = err.get("code", ""), err.get("message", "")
+                parts.append(f"{code}: {msg}" if code and msg else str(code or msg))
+        return "; ".join(p for p in parts if p)[:300]
+    if isinstance(data, dict):
+        for key in ("message", "detail", "error"):
+            if isinstance(data.get(key), str):
+                return data[key][:300]
+    return ""
