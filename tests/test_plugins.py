@@ -36,6 +36,7 @@ INSTALLED = {
     "kserve": "aim-engine-kserve",
     "registry_dockerhub": "aim-engine-registry-dockerhub",
     "registry_ghcr": "aim-engine-registry-ghcr",
+    "registry_oci": "aim-engine",  # the core's generic OCI registry client
 }
 
 
