@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resync-seconds", type=float, default=600.0,
                    help="list everything again this often to forget objects deleted during a watch gap (0: never)")
     p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=_GPU_PREFERENCE_HELP)
+    p.add_argument("--artifact-download-image", default=None, metavar="IMAGE",
+                   help="image of artifact size-check and download Jobs when an artifact names none "
+                        "(default: $AIM_ARTIFACT_DOWNLOAD_IMAGE, else ghcr.io/silogen/aim-artifact-downloader:0.2.0)")
     p.add_argument("--log-format", choices=["json", "plain"], default="json")
     p.add_argument("-v", "--verbose", action="store_true")
     p.set_defaults(func=_cmd_run)

@@ -108,6 +108,18 @@ def artifact(ns: str) -> dict[str, Any]:
     }
 
 
+def volume(art: dict[str, Any]) -> dict[str, Any]:
+    """The bound PVC a Ready artifact downloaded into (without it the artifact controller downloads again)."""
+    meta = art["metadata"]
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": art["status"]["persistentVolumeClaim"], "namespace": meta["namespace"],
+                         "labels": {"aim.eai.amd.com/cache.name": meta["name"]},
+                         "ownerReferences": [{"apiVersion": API, "kind": "AIMArtifact", "name": meta["name"],
+                                              "uid": meta["uid"], "controller": True}]},
+            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "37Gi"}}},
+            "status": {"phase": "Bound"}}
+
+
 def shared_cache(ns: str, art: dict[str, Any]) -> dict[str, Any]:
     """The Ready Shared template cache every service of ``ns`` reuses."""
     meta = art["metadata"]
@@ -144,7 +156,7 @@ def cluster(namespaces: list[str], *, nodes: int = 4, runtime_config: bool = Tru
     objects += [cluster_model(), cluster_template()]
     for ns in namespaces:
         art = artifact(ns)
-        objects += [art, shared_cache(ns, art)]
+        objects += [art, volume(art), shared_cache(ns, art)]
     return objects
 
 

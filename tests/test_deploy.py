@@ -69,6 +69,16 @@ def one(kind: str) -> dict[str, Any]:
     return found[0]
 
 
+def named(kind: str, name: str) -> dict[str, Any]:
+    found = [d for d in MANIFESTS if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected one {kind} {name} in deploy/, found {len(found)}"
+    return found[0]
+
+
+MANAGER_ROLE = "aim-engine-manager-role"
+STATUS_UPDATER_ROLE = "aim-engine-artifact-status-updater"
+
+
 def deployment() -> dict[str, Any]:
     return one("Deployment")
 
@@ -116,14 +126,16 @@ def scan_source() -> dict[tuple[str, str], set[str]]:
         if rel.startswith("aim_core/testing/") or rel == "aim_core/kube.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=rel)):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, (ast.Attribute, ast.Name)):
                 continue
-            method = node.func.attr
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
             if method == "read_log" and _is_kube(node.func.value):
                 found.setdefault(("PODS/log", "get"), set()).add(rel)
                 continue
             if method == "want":
                 verbs = APPLY
+            elif isinstance(node.func, ast.Name) and node.func.id == "Deletion":
+                verbs = ("delete",)
             elif method in KUBE_VERBS and _is_kube(node.func.value):
                 verbs = KUBE_VERBS[method]
             else:
@@ -195,7 +207,7 @@ def missing(rules: list[dict[str, Any]], needs: set[Need]) -> list[Need]:
 
 
 def cluster_rules() -> list[dict[str, Any]]:
-    return one("ClusterRole")["rules"]
+    return named("ClusterRole", MANAGER_ROLE)["rules"]
 
 
 def role_rules() -> list[dict[str, Any]]:
@@ -225,13 +237,14 @@ def test_every_manifest_is_well_formed():
             assert "namespace" not in doc["metadata"], doc["metadata"]
     kinds = sorted(d["kind"] for d in MANIFESTS)
     assert kinds == sorted(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
-                            "RoleBinding", "Deployment"])
+                            "RoleBinding", "Deployment", "ClusterRole"])
 
 
 def test_names_are_upstreams():
     assert one("Namespace")["metadata"]["name"] == "aim-system" == DEFAULT_OPERATOR_NAMESPACE
     assert one("ServiceAccount")["metadata"]["name"] == "aim-engine-controller-manager"
-    assert one("ClusterRole")["metadata"]["name"] == "aim-engine-manager-role"
+    assert {d["metadata"]["name"] for d in MANIFESTS if d["kind"] == "ClusterRole"} == {MANAGER_ROLE,
+                                                                                       STATUS_UPDATER_ROLE}
     assert deployment()["metadata"]["name"] == "aim-engine-controller-manager"
 
 
@@ -246,16 +259,17 @@ def test_deployment_runs_as_the_bound_service_account():
     sa = dep["spec"]["template"]["spec"]["serviceAccountName"]
     ns = dep["metadata"]["namespace"]
     assert one("ServiceAccount")["metadata"] == {**one("ServiceAccount")["metadata"], "name": sa, "namespace": ns}
-    for binding_kind, role_kind in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
+    for binding_kind, role_kind, role_name in (("ClusterRoleBinding", "ClusterRole", MANAGER_ROLE),
+                                               ("RoleBinding", "Role", one("Role")["metadata"]["name"])):
         binding = one(binding_kind)
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa, "namespace": ns}]
         assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind,
-                                      "name": one(role_kind)["metadata"]["name"]}
+                                      "name": named(role_kind, role_name)["metadata"]["name"]}
     assert one("RoleBinding")["metadata"]["namespace"] == one("Role")["metadata"]["namespace"] == ns
 
 
 def test_nothing_is_granted_with_wildcards():
-    for role in (one("ClusterRole"), one("Role")):
+    for role in [d for d in MANIFESTS if d["kind"] in ("ClusterRole", "Role")]:
         for rule in role["rules"]:
             assert "nonResourceURLs" not in rule
             for field in ("apiGroups", "resources", "verbs", "resourceNames"):
@@ -330,6 +344,7 @@ def test_cluster_role_grants_nothing_the_code_does_not_need():
     # our own API: full access to all ten kinds, also those whose controllers are still to come
     used |= {(r.group, r.plural) for r in res.AIM_RESOURCES}
     used |= {(r.group, f"{r.plural}/finalizers") for r in res.AIM_RESOURCES}  # owner-reference admission
+    used.add(("rbac.authorization.k8s.io", "clusterroles"))  # `bind` on the status-updater role (see below)
     granted = {(g, r) for rule in cluster_rules() for g in rule["apiGroups"] for r in rule["resources"]}
     assert granted - used == set()
 
@@ -351,9 +366,9 @@ def test_a_watched_resource_without_rbac_is_caught():
 
 def test_a_newly_watched_resource_is_caught():
     cluster, _ = code_needs()
-    jobs = res.JOBS
-    needs = cluster | {(jobs.group, jobs.plural, verb, None) for verb in READ}
-    assert missing(cluster_rules(), needs) == [("batch", "jobs", v, None) for v in ("get", "list", "watch")]
+    configmaps = res.ResourceRef("v1", "ConfigMap", "configmaps", True)
+    needs = cluster | {(configmaps.group, configmaps.plural, verb, None) for verb in READ}
+    assert missing(cluster_rules(), needs) == [("", "configmaps", v, None) for v in ("get", "list", "watch")]
 
 
 def test_a_missing_apply_or_status_verb_is_caught():
@@ -450,3 +465,34 @@ def test_readme_explains_the_install_order():
     section = text.split("## Installing in a cluster", 1)[1].split("\n## ", 1)[0]
     crds = section.index("kubectl apply -f aim_core/crds/aim.eai.amd.com_crds.yaml")
     assert crds < section.index("kubectl apply -k deploy/")
+
+
+# ------------------------------------------------------ tests: artifact status updater (F72)
+
+def test_status_updater_role_lets_download_pods_patch_artifact_status_only():
+    from aim_core.artifact.children import STATUS_UPDATER, status_updater_binding
+
+    role = named("ClusterRole", STATUS_UPDATER_ROLE)
+    assert role["rules"] == [{"apiGroups": ["aim.eai.amd.com"], "resources": ["aimartifacts/status"],
+                              "verbs": ["get", "patch", "update"]}]
+    binding = status_updater_binding("team")
+    assert STATUS_UPDATER == STATUS_UPDATER_ROLE == binding["roleRef"]["name"]
+    assert binding["roleRef"]["kind"] == "ClusterRole"
+
+
+def test_operator_may_bind_the_status_updater_role():
+    """RBAC escalation check: binding a ClusterRole needs `bind` on it or all of its permissions."""
+    rules = cluster_rules()
+    has_bind = grants(rules, ("rbac.authorization.k8s.io", "clusterroles", "bind", STATUS_UPDATER_ROLE))
+    holds_all = all(grants(rules, ("aim.eai.amd.com", "aimartifacts/status", verb, None))
+                    for verb in ("get", "patch", "update"))
+    assert has_bind and holds_all
+    assert not grants(rules, ("rbac.authorization.k8s.io", "clusterroles", "bind", "cluster-admin"))
+    assert grants(rules, ("rbac.authorization.k8s.io", "rolebindings", "create", None))
+
+
+def test_the_source_scan_finds_artifact_children_and_evictions():
+    found = scan_source()
+    for key in [("JOBS", "create"), ("PVCS", "create"), ("ROLE_BINDINGS", "create"), ("JOBS", "delete"),
+                ("ARTIFACTS", "delete")]:
+        assert key in found, key

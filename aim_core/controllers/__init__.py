@@ -9,6 +9,7 @@ from aim_core.controller import Controller
 
 def build_controllers(plugins: Any = None, settings: Any = None) -> list[Controller]:
     """A fresh instance of every controller, in start-up order (``settings``: the operator's Settings)."""
+    from aim_core.controllers.artifacts import ArtifactController
     from aim_core.controllers.modelsources import ClusterModelSourceController
     from aim_core.controllers.runtimeconfigs import ClusterRuntimeConfigController, RuntimeConfigController
     from aim_core.controllers.models import ClusterModelController, ModelController
@@ -21,6 +22,7 @@ def build_controllers(plugins: Any = None, settings: Any = None) -> list[Control
         RuntimeConfigController(),
         ClusterRuntimeConfigController(),
         TemplateCacheController(),
+        ArtifactController(getattr(settings, "artifact_download_image", None)),
         ServiceController(plugins, gpu_preference=getattr(settings, "gpu_preference", ())),
         ClusterModelSourceController(),
         ModelController(plugins, images),

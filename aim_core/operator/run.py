@@ -30,6 +30,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         liveness=args.liveness,
         resync_seconds=args.resync_seconds,
         gpu_preference=gpu_preference(args.gpu_preference),
+        artifact_download_image=getattr(args, "artifact_download_image", None),
     )
 
 

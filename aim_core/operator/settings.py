@@ -40,3 +40,4 @@ class Settings:
     liveness: str | None = None
     resync_seconds: float = 600.0  # full re-listing to drop objects deleted while a watch was away; 0 = never
     gpu_preference: tuple[str, ...] = ()  # GPU models best first for template selection; empty: the vendors' (2.11)
+    artifact_download_image: str | None = None  # None: AIM_ARTIFACT_DOWNLOAD_IMAGE, else the upstream downloader

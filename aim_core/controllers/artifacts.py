@@ -1,0 +1,352 @@
+"""Controller for AIMArtifact: indexes, watches and the observe step (F70-F76).
+
+The plan is pure and lives in :mod:`aim_core.artifact.plan`. Here:
+
+* the artifact's Jobs, their pods and its PVC come back to it through the
+  ``aim.eai.amd.com/cache.name`` label; the status-updater RoleBinding of a
+  namespace re-triggers every artifact of that namespace when it appears or
+  goes (F72);
+* runtime configs re-trigger the artifacts that use them; a change of any
+  cluster config (quota) or of another artifact's storage (deleted, sized,
+  Ready or not) re-triggers the artifacts waiting for quota;
+* services and template caches re-trigger the artifacts they use, which
+  keeps ``status.lastUsed`` and eviction eligibility current.
+
+Observe reads the store, and the API only for what the store does not hold:
+the log of a finished size check, the log of a failed pod (F12) and the
+Events of pending pods and claims.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+from aim_core.api.artifact import DEFAULT_DOWNLOAD_IMAGE
+from aim_core.artifact import children
+from aim_core.artifact.observed import Candidate, Observed, Quota, Usage
+from aim_core.artifact.plan import plan_artifact
+from aim_core.artifact.progress import discovered_size
+from aim_core.artifact.quantities import QuantityError, parse_bytes
+from aim_core.artifact.validation import spec_size
+from aim_core.controller import Context, Controller, Watch
+from aim_core.inspect import LOG_TAIL_LINES
+from aim_core.providers import ResourceRef
+from aim_core.reconcile import labels as lbl
+from aim_core.reconcile.errors import describe
+from aim_core.reconcile.naming import (
+    artifact_pvc_name,
+    check_size_job_name,
+    download_job_name,
+    sanitize_label_value,
+)
+from aim_core.reconcile.plan import Plan
+from aim_core.resources import (
+    ARTIFACTS,
+    CLUSTER_RUNTIME_CONFIGS,
+    EVENTS,
+    JOBS,
+    PODS,
+    PVCS,
+    ROLE_BINDINGS,
+    RUNTIME_CONFIGS,
+    SERVICES,
+    TEMPLATE_CACHES,
+)
+from aim_core.runtimeconfig import config_name, resolve
+from aim_core.store import ObjectKey, Store
+
+DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"
+
+BY_LABEL = "artifact:by-label"  # artifacts by (namespace, cache.name label value)
+BY_NAMESPACE = "artifact:by-namespace"
+BY_CONFIG = "artifact:by-config"  # (namespace, config) and (None, config)
+WAITING = "artifact:waiting-for-quota"
+CHILD_BY_LABEL = "artifact:child-by-label"  # Jobs, pods, PVCs by (namespace, cache.name label)
+CACHE_BY_ARTIFACT = "artifact:cache-by-artifact"  # template caches by (namespace, artifact in status.artifacts)
+SVC_BY_CACHE = "artifact:svc-by-cache"  # services by (namespace, cache or template name they use)
+CACHE_BY_TEMPLATE = "artifact:cache-by-template"  # template caches by (namespace, spec.templateName)
+
+_WAITING_REASONS = ("StorageQuotaExceeded", "EvictingArtifacts")
+_TEMPLATE_KINDS = ("AIMServiceTemplate", "AIMClusterServiceTemplate")
+
+Obj = Mapping[str, Any]
+
+
+def _ns(obj: Obj) -> str:
+    return (obj.get("metadata") or {}).get("namespace") or ""
+
+
+def _cache_label(obj: Obj) -> list[tuple[str, str]]:
+    value = ((obj.get("metadata") or {}).get("labels") or {}).get(lbl.CACHE_NAME_LABEL)
+    return [(_ns(obj), value)] if value else []
+
+
+def _waiting(artifact: Obj) -> bool:
+    return any(c.get("type") == "CachePvcReady" and c.get("reason") in _WAITING_REASONS
+               for c in (artifact.get("status") or {}).get("conditions") or ())
+
+
+def _deleting(obj: Obj) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _service_uses(svc: Obj) -> list[tuple[str, str]]:
+    """``(namespace, name)`` of the caches (by name) and templates (by name) a service uses."""
+    ns, spec, status = _ns(svc), svc.get("spec") or {}, svc.get("status") or {}
+    names = {((status.get("cache") or {}).get("templateCacheRef") or {}).get("name"),
+             (spec.get("template") or {}).get("name"), (status.get("resolvedTemplate") or {}).get("name")}
+    return [(ns, n) for n in names if n]
+
+
+def _storage_view(artifact: Obj) -> tuple[Any, ...]:
+    status = artifact.get("status") or {}
+    return (_deleting(artifact), status.get("allocatedSize"), status.get("status"))
+
+
+def parse_quota(configs: Iterable[Obj]) -> Quota:
+    """The strictest ``artifactStorageQuota`` over every AIMClusterRuntimeConfig that sets one."""
+    cluster: tuple[int, str] | None = None
+    namespace: tuple[int, str] | None = None
+    problems = []
+    for config in sorted(configs, key=lambda c: c["metadata"]["name"]):
+        quota = (config.get("spec") or {}).get("artifactStorageQuota") or {}
+        where = f"AIMClusterRuntimeConfig {config['metadata']['name']}"
+        for key in ("clusterLimit", "defaultNamespaceLimit"):
+            if quota.get(key) in (None, ""):
+                continue
+            try:
+                limit = parse_bytes(quota[key])
+            except QuantityError as exc:
+                problems.append(f"{where} artifactStorageQuota.{key}: {exc}")
+                continue
+            if key == "clusterLimit" and (cluster is None or limit < cluster[0]):
+                cluster = (limit, where)
+            if key == "defaultNamespaceLimit" and (namespace is None or limit < namespace[0]):
+                namespace = (limit, where)
+    sources = sorted({s for s in (cluster and cluster[1], namespace and namespace[1]) if s})
+    return Quota(cluster and cluster[0], namespace and namespace[0], ", ".join(sources), tuple(problems))
+
+
+def _allocated(artifact: Obj) -> int:
+    value = (artifact.get("status") or {}).get("allocatedSize")
+    if value in (None, ""):
+        return 0
+    try:
+        return parse_bytes(value)
+    except QuantityError:
+        return 0
+
+
+class ArtifactController(Controller):
+    name: ClassVar[str] = "artifact"
+    resource: ClassVar[ResourceRef] = ARTIFACTS
+
+    def __init__(self, default_image: str | None = None) -> None:
+        self.default_image = (default_image or os.environ.get(DOWNLOAD_IMAGE_ENV, "").strip()
+                              or DEFAULT_DOWNLOAD_IMAGE)
+        self._store: Store | None = None
+
+    # ------------------------------------------------------------ indexes
+
+    def setup(self, store: Store) -> None:
+        self._store = store
+        store.add_index(ARTIFACTS, BY_LABEL, lambda a: [(_ns(a), sanitize_label_value(a["metadata"]["name"]))])
+        store.add_index(ARTIFACTS, BY_NAMESPACE, lambda a: [_ns(a)])
+        store.add_index(ARTIFACTS, BY_CONFIG, lambda a: [(_ns(a), config_name(a.get("spec"))),
+                                                          (None, config_name(a.get("spec")))])
+        store.add_index(ARTIFACTS, WAITING, lambda a: [True] if _waiting(a) else [])
+        for ref in (JOBS, PODS, PVCS):
+            store.add_index(ref, CHILD_BY_LABEL, _cache_label)
+        store.add_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, lambda c: [
+            (_ns(c), name) for name in ((c.get("status") or {}).get("artifacts") or {})])
+        store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [
+            (_ns(c), (c.get("spec") or {}).get("templateName") or "")])
+        store.add_index(SERVICES, SVC_BY_CACHE, _service_uses)
+
+    def _artifacts(self, index: str, value: Any) -> set[ObjectKey]:
+        assert self._store is not None
+        return self._store.keys_by_index(ARTIFACTS, index, value)
+
+    # ------------------------------------------------------------- watches
+
+    def watches(self) -> list[Watch]:
+        def by_child(obj: Obj) -> Iterable[ObjectKey]:
+            keys: set[ObjectKey] = set()
+            for key in _cache_label(obj):
+                keys |= self._artifacts(BY_LABEL, key)
+            return keys
+
+        def by_binding(binding: Obj) -> Iterable[ObjectKey]:
+            return self._artifacts(BY_NAMESPACE, _ns(binding))
+
+        def by_config(config: Obj) -> Iterable[ObjectKey]:
+            ns = (config.get("metadata") or {}).get("namespace")
+            keys = self._artifacts(BY_CONFIG, (ns, config["metadata"]["name"]))
+            if ns is None:
+                keys = keys | self._artifacts(WAITING, True)
+            return keys
+
+        def waiting(_: Obj) -> Iterable[ObjectKey]:
+            return self._artifacts(WAITING, True)
+
+        def by_cache(cache: Obj) -> Iterable[ObjectKey]:
+            ns = _ns(cache)
+            return {(ns, name) for name in ((cache.get("status") or {}).get("artifacts") or {})}
+
+        def by_service(svc: Obj) -> Iterable[ObjectKey]:
+            assert self._store is not None
+            keys: set[ObjectKey] = set()
+            for ns, used in _service_uses(svc):
+                cache = self._store.get(TEMPLATE_CACHES, ns, used)
+                caches = [cache] if cache is not None else []
+                caches += self._store.by_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, (ns, used))
+                for c in caches:
+                    keys |= set(by_cache(c))
+            return keys
+
+        return [
+            Watch(JOBS, by_child),
+            Watch(PODS, by_child),
+            Watch(PVCS, by_child),
+            Watch(ROLE_BINDINGS, by_binding, changed=lambda old, new: False),
+            Watch(RUNTIME_CONFIGS, by_config),
+            Watch(CLUSTER_RUNTIME_CONFIGS, by_config),
+            Watch(ARTIFACTS, waiting, changed=lambda old, new: old is None or _storage_view(old) != _storage_view(new)),
+            Watch(TEMPLATE_CACHES, by_cache),
+            Watch(SERVICES, by_service),
+        ]
+
+    def store_filters(self) -> dict[ResourceRef, Any]:
+        labelled = lambda obj: lbl.CACHE_NAME_LABEL in ((obj.get("metadata") or {}).get("labels") or {})  # noqa: E731
+        return {
+            JOBS: labelled,
+            PODS: labelled,
+            PVCS: labelled,
+            ROLE_BINDINGS: lambda obj: obj["metadata"]["name"] == children.STATUS_UPDATER,
+        }
+
+    # ------------------------------------------------------------- observe
+
+    def in_use(self, store: Store, artifact: Obj) -> tuple[bool, tuple[str, ...]]:
+        """Whether a live service (or a template) uses a cache listing ``artifact``; the idle caches listing it."""
+        ns, name = _ns(artifact), artifact["metadata"]["name"]
+        used, idle = False, []
+        for cache in store.by_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, (ns, name)):
+            if _deleting(cache):
+                continue
+            owners = (cache.get("metadata") or {}).get("ownerReferences") or ()
+            users = [s for key in ((ns, cache["metadata"]["name"]),
+                                   (ns, (cache.get("spec") or {}).get("templateName") or ""))
+                     for s in store.by_index(SERVICES, SVC_BY_CACHE, key) if not _deleting(s)]
+            if users or any(o.get("kind") in _TEMPLATE_KINDS for o in owners):
+                used = True
+            else:
+                idle.append(cache["metadata"]["name"])
+        return used, tuple(sorted(idle))
+
+    def _retention(self, store: Store, artifact: Obj) -> int | None:
+        own = (artifact.get("spec") or {}).get("retentionPriority")
+        if isinstance(own, int) and not isinstance(own, bool):
+            return own
+        name = config_name(artifact.get("spec"))
+        config = resolve(name, store.get(RUNTIME_CONFIGS, _ns(artifact), name),
+                         store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
+        value = (config.spec.get("artifact") or {}).get("defaultRetentionPriority")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def usage(self, store: Store, artifact: Obj) -> Usage:
+        ns, me = _ns(artifact), artifact["metadata"].get("uid") or artifact["metadata"]["name"]
+        cluster = namespace = 0
+        candidates = []
+        for other in store.list(ARTIFACTS):
+            meta = other["metadata"]
+            if (meta.get("uid") or meta["name"]) == me or _deleting(other):
+                continue
+            allocated = _allocated(other)
+            if not allocated:
+                continue
+            cluster += allocated
+            if _ns(other) == ns:
+                namespace += allocated
+            status = other.get("status") or {}
+            used, idle = self.in_use(store, other)
+            candidates.append(Candidate(
+                namespace=_ns(other), name=meta["name"], allocated_bytes=allocated,
+                ready=status.get("status") == "Ready", in_use=used,
+                retention_priority=self._retention(store, other),
+                last_used=status.get("lastUsed") or meta.get("creationTimestamp") or "", caches=idle))
+        return Usage(cluster, namespace, tuple(candidates))
+
+    async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
+        store, meta, spec = ctx.store, obj["metadata"], obj.get("spec") or {}
+        ns, name, uid = meta.get("namespace") or "", meta["name"], meta.get("uid") or ""
+        cfg = config_name(spec)
+        config = resolve(cfg, store.get(RUNTIME_CONFIGS, ns, cfg), store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg))
+        check_job = store.get(JOBS, ns, check_size_job_name(name, uid))
+        download_job = store.get(JOBS, ns, download_job_name(name, uid))
+        pvc = store.get(PVCS, ns, artifact_pvc_name(name, uid))
+        label = sanitize_label_value(name) or "artifact"
+        pods = tuple(p for p in store.by_index(PODS, CHILD_BY_LABEL, (ns, label)) if not _deleting(p))
+        used, _ = self.in_use(store, obj)
+        quota, usage = Quota(), Usage()
+        if pvc is None:
+            quota = parse_quota(store.list(CLUSTER_RUNTIME_CONFIGS))
+            if quota.cluster_limit is not None or quota.namespace_limit is not None:
+                usage = self.usage(store, obj)
+
+        size_unknown = spec_size(spec)[0] is None and discovered_size(obj.get("status") or {}) is None
+        events: list[Obj] = []
+        logs: dict[str, str] = {}
+        errors: list[str] = []
+        try:
+            for pod in pods:
+                pod_name = pod["metadata"]["name"]
+                phase = (pod.get("status") or {}).get("phase")
+                component = (pod["metadata"].get("labels") or {}).get(lbl.COMPONENT_LABEL)
+                if phase == "Succeeded" and component == children.COMPONENT_CHECK_SIZE and size_unknown:
+                    logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=10)
+                elif _failed(pod):
+                    logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES)
+                elif phase == "Pending":
+                    events += await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={pod_name}")
+            if pvc is not None and (pvc.get("status") or {}).get("phase") != "Bound":
+                events += await ctx.kube.list(EVENTS, ns,
+                                              field_selector=f"involvedObject.name={pvc['metadata']['name']}")
+        except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
+            errors.append(describe(exc))
+        return Observed(
+            config=config,
+            default_image=self.default_image,
+            now=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            check_size_job=check_job,
+            download_job=download_job,
+            pvc=pvc,
+            role_binding=store.get(ROLE_BINDINGS, ns, children.STATUS_UPDATER),
+            pods=pods,
+            events=tuple(events),
+            logs=logs,
+            read_errors=tuple(errors),
+            in_use=used,
+            quota=quota,
+            usage=usage,
+        )
+
+    def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
+        return plan_artifact(obj, observed)
+
+
+def _failed(pod: Obj) -> bool:
+    status = pod.get("status") or {}
+    if status.get("phase") == "Failed":
+        return True
+    for cs in status.get("containerStatuses") or []:
+        terminated = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated")
+        if terminated and terminated.get("exitCode", 0) != 0 and terminated.get("reason") != "OOMKilled":
+            return True
+    return False
+
+
+__all__ = ["ArtifactController", "parse_quota"]

@@ -1,0 +1,356 @@
+"""The artifact controller run by the real engine over HTTP against the API emulator (F70-F76).
+
+The test plays the kubelet and the Job controller: it creates the pods a Job
+would run, sets their phase and log, and marks Jobs Complete or Failed
+through the status subresource, as a real cluster would.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+import pytest
+import pytest_asyncio
+
+from aim_core.controller import Context
+from aim_core.controllers.artifacts import ArtifactController
+from aim_core.controllers.templatecaches import TemplateCacheController
+from aim_core.engine import Engine
+from aim_core.kube import Credentials, Kube
+from aim_core.reconcile import naming
+from aim_core.resources import ARTIFACTS, JOBS, PVCS, TEMPLATE_CACHES
+from aim_core.store import Store
+
+NS = "ml-team"
+ART = "aim.eai.amd.com/v1alpha1/aimartifacts"
+CACHES = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
+CRC = "aim.eai.amd.com/v1alpha1/aimclusterruntimeconfigs"
+IMAGE = "registry.example/aim-downloader:1"
+
+
+@attrs.define
+class Harness:
+    kube: Any
+    client: Kube
+    store: Store
+    engine: Engine
+
+    async def reconcile(self, name: str, controller: str = "artifact", namespace: str = NS) -> Any:
+        """One reconcile; returns the engine's requeue hint (seconds, "backoff" or None)."""
+        for ref in self.engine.resources():  # what the operator's watches would have delivered
+            self.store.replace_all(ref, await self.client.list(ref))
+        return await self.engine.reconcile(self.engine.controllers[controller], namespace, name)
+
+    def artifact(self, name: str) -> dict[str, Any]:
+        return self.kube.get(ART, NS, name)
+
+    def names(self, name: str) -> dict[str, str]:
+        uid = self.artifact(name)["metadata"]["uid"]
+        return {"pvc": naming.artifact_pvc_name(name, uid), "download": naming.download_job_name(name, uid),
+                "check": naming.check_size_job_name(name, uid)}
+
+    async def job_status(self, name: str, **status: Any) -> None:
+        await self.client.patch(JOBS, NS, name, {"status": status}, subresource="status")
+
+    def run_pod(self, job_name: str, pod_name: str, phase: str, log: str = "", exit_code: int | None = None) -> None:
+        """A pod of ``job_name`` as the Job controller and the kubelet would make it."""
+        job = self.kube.get("batch/v1/jobs", NS, job_name)
+        template = job["spec"]["template"]
+        labels = {**template["metadata"]["labels"], "job-name": job_name}
+        status: dict[str, Any] = {"phase": phase}
+        if exit_code is not None:
+            status["containerStatuses"] = [{"name": template["spec"]["containers"][0]["name"], "image": "x",
+                                            "state": {"terminated": {"exitCode": exit_code,
+                                                                     "reason": "Error" if exit_code else "Completed"}}}]
+        self.kube.put_object({"apiVersion": "v1", "kind": "Pod",
+                              "metadata": {"name": pod_name, "namespace": NS, "labels": labels,
+                                           "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
+                                                                "name": job_name,
+                                                                "uid": job["metadata"]["uid"]}]},
+                              "spec": copy.deepcopy(template["spec"]), "status": status})
+        if log:
+            self.kube.set_log(NS, pod_name, log)
+
+    async def bind(self, pvc: str) -> None:
+        """What the volume controller does once the first consumer is scheduled."""
+        await self.client.patch(PVCS, NS, pvc, {"status": {"phase": "Bound"}}, subresource="status")
+
+    async def downloader_reports(self, name: str, percentage: int) -> None:
+        """What the download pod patches (2.13), with the namespace's default ServiceAccount."""
+        await self.client.patch(ARTIFACTS, NS, name, {"status": {
+            "progress": {"percentage": percentage, "displayPercentage": f"{percentage} %"},
+            "download": {"protocol": "XET", "attempt": 1, "totalAttempts": 2, "protocolSequence": "XET,HF_TRANSFER"},
+        }}, subresource="status")
+
+
+@pytest_asyncio.fixture()
+async def harness(kube) -> AsyncIterator[Harness]:
+    client = Kube(Credentials(server=kube.url, insecure=True))
+    store = Store()
+    engine = Engine(Context(store, client, None, "aim-system"),
+                    [ArtifactController(IMAGE), TemplateCacheController()])
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS},
+                     "status": {"phase": "Active"}})
+    yield Harness(kube, client, store, engine)
+    await client.aclose()
+
+
+def make_artifact(name: str = "tiny", uri: str = "hf://sshleifer/tiny-gpt2", **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMArtifact",
+            "metadata": {"name": name, "namespace": NS}, "spec": {"sourceUri": uri, **spec}}
+
+
+def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == type_), None)
+
+
+def jobs(kube) -> dict[str, dict[str, Any]]:
+    return {j["metadata"]["name"]: j for j in kube.list("batch/v1/jobs", NS)}
+
+
+async def test_hf_artifact_from_size_check_to_ready(harness: Harness):
+    kube = harness.kube
+    kube.put_object(make_artifact())
+    await harness.reconcile("tiny")
+    n = harness.names("tiny")
+
+    # 1. size unknown: only the size check
+    assert list(jobs(kube)) == [n["check"]]
+    check = jobs(kube)[n["check"]]
+    assert check["spec"]["template"]["spec"]["containers"][0]["command"] == ["/check-size.sh",
+                                                                              "hf://sshleifer/tiny-gpt2"]
+    assert check["metadata"]["ownerReferences"][0]["name"] == "tiny"
+    assert kube.list("v1/persistentvolumeclaims", NS) == [] and kube.list("rolebindings", NS) == []
+    art = harness.artifact("tiny")
+    assert art["status"]["status"] == "Progressing" and art["status"]["mode"] == "Shared"
+
+    # 2. the size check prints its JSON line and completes
+    harness.run_pod(n["check"], "check-1", "Succeeded", 'fetching\n{"url":"hf://sshleifer/tiny-gpt2","sizeBytes":2469200}\n',
+                    exit_code=0)
+    await harness.job_status(n["check"], conditions=[{"type": "Complete", "status": "True"}], succeeded=1)
+    await harness.reconcile("tiny")
+    art = harness.artifact("tiny")
+    assert art["status"]["discoveredSizeBytes"] == 2469200 and art["status"]["displaySize"] == "2.4 MiB"
+    (claim,) = kube.list("v1/persistentvolumeclaims", NS)
+    assert claim["metadata"]["name"] == n["pvc"] and claim["spec"]["resources"]["requests"]["storage"] == "1Gi"
+    assert claim["metadata"]["ownerReferences"][0]["uid"] == art["metadata"]["uid"]
+    (binding,) = kube.list("rolebindings", NS)
+    assert binding["metadata"]["name"] == "aim-engine-artifact-status-updater"
+    assert not binding["metadata"].get("ownerReferences")
+    assert art["status"]["persistentVolumeClaim"] == n["pvc"] and art["status"]["allocatedSize"] == "1Gi"
+
+    # 3. PVC and RoleBinding exist: the download Job
+    await harness.reconcile("tiny")
+    download = jobs(kube)[n["download"]]
+    container = download["spec"]["template"]["spec"]["containers"][0]
+    assert container["name"] == "model-download" and container["image"] == IMAGE
+    assert {e["name"]: e.get("value") for e in container["env"]}["EXPECTED_SIZE_BYTES"] == "2469200"
+
+    # 4. downloading, then all bytes there: Verifying
+    harness.run_pod(n["download"], "download-1", "Running")
+    await harness.bind(n["pvc"])
+    await harness.downloader_reports("tiny", 42)
+    await harness.reconcile("tiny")
+    art = harness.artifact("tiny")
+    assert condition(art, "DownloadComplete")["reason"] == "Downloading"
+    assert art["status"]["progress"]["percentage"] == 42  # the downloader's field is left alone
+    await harness.downloader_reports("tiny", 100)
+    await harness.reconcile("tiny")
+    assert condition(harness.artifact("tiny"), "DownloadComplete")["reason"] == "Verifying"
+
+    # 5. the Job completes: Ready
+    harness.run_pod(n["download"], "download-1", "Succeeded", exit_code=0)
+    await harness.job_status(n["download"], conditions=[{"type": "Complete", "status": "True"}], succeeded=1)
+    await harness.reconcile("tiny")
+    art = harness.artifact("tiny")
+    assert art["status"]["status"] == "Ready"
+    assert condition(art, "DownloadComplete")["reason"] == "Verified"
+    assert art["status"]["progress"]["displayPercentage"] == "100 %"
+    assert art["status"]["download"]["message"] == "Complete" and art["status"]["download"]["protocol"] == "XET"
+    reasons = {e["reason"] for e in kube.events_for("tiny", NS)}
+    assert {"Verified", "AllComponentsReady"} <= reasons
+
+    # 6. the Job expires (TTL): still Ready, nothing recreated, nothing written
+    await harness.client.delete(JOBS, NS, n["download"])
+    await harness.reconcile("tiny")
+    mark = kube.mark()
+    await harness.reconcile("tiny")
+    assert harness.artifact("tiny")["status"]["status"] == "Ready"
+    assert n["download"] not in jobs(kube)
+    assert kube.writes(since=mark) == 0
+
+
+async def test_s3_artifact_with_a_size_skips_the_check(harness: Harness):
+    kube = harness.kube
+    kube.put_object(make_artifact("weights", "s3://models/llama/7b", size="20Gi", storageClassName="nfs",
+                                  env=[{"name": "AWS_ENDPOINT_URL", "value": "http://minio:9000"}]))
+    await harness.reconcile("weights")
+    await harness.reconcile("weights")
+    n = harness.names("weights")
+    assert list(jobs(kube)) == [n["download"]]
+    (claim,) = kube.list("v1/persistentvolumeclaims", NS)
+    assert claim["spec"]["resources"]["requests"]["storage"] == "22Gi" and claim["spec"]["storageClassName"] == "nfs"
+    env = {e["name"]: e.get("value") for e in
+           jobs(kube)[n["download"]]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["AWS_ENDPOINT_URL"] == "http://minio:9000"
+
+
+@pytest.mark.parametrize("log, reason, ready", [
+    ("An error occurred (InvalidAccessKeyId) when calling the ListObjectsV2 operation", "AuthError", "AuthError"),
+    ("ERROR: S3 error: 404 (NoSuchBucket): The specified bucket does not exist", "SourceNotFound", "InvalidSpec"),
+    ("OSError: [Errno 28] No space left on device", "StorageFull", "StorageFull"),
+])
+async def test_failed_download_reports_why(harness: Harness, log: str, reason: str, ready: str):
+    kube = harness.kube
+    kube.put_object(make_artifact("weights", "s3://models/llama", size="1Gi"))
+    await harness.reconcile("weights")
+    await harness.reconcile("weights")
+    n = harness.names("weights")
+    harness.run_pod(n["download"], "download-1", "Failed", log, exit_code=1)
+    await harness.job_status(n["download"], failed=3, conditions=[
+        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+         "message": "Job has reached the specified backoff limit"}])
+    await harness.reconcile("weights")
+    art = harness.artifact("weights")
+    assert art["status"]["status"] == "Failed"
+    assert condition(art, "DownloadJobPodsReady")["reason"] == reason
+    assert condition(art, "Ready")["reason"] == ready
+    assert condition(art, "DownloadComplete")["status"] == "False"
+    assert art["status"]["progress"]["displayPercentage"] == "N/A"
+    assert any(e["reason"] == reason and e["type"] == "Warning" for e in kube.events_for("weights", NS))
+    # the failed Job is not replaced until it expires (Q17); then a new attempt starts
+    mark = kube.mark()
+    await harness.reconcile("weights")
+    assert kube.count("create", "apply", resource="jobs", since=mark) == 0
+    await harness.client.delete(JOBS, NS, n["download"])
+    await harness.reconcile("weights")
+    assert n["download"] in jobs(kube)
+    assert harness.artifact("weights")["status"]["status"] == "Progressing"
+
+
+@pytest.mark.parametrize("spec, why", [
+    ({"size": "-1Gi"}, "negative"),
+    ({"uri": "hf://org/../secrets"}, "'..'"),
+    ({"downloadFilter": {"include": ["[unclosed"]}}, "unclosed"),
+    ({"downloadFilter": {"exclude": ["../../etc/*"]}}, "outside the repository"),
+    ({"size": "1Gi", "runtimeConfigName": "missing"}, "not found"),
+])
+async def test_hostile_spec_is_refused_without_children_or_retries(harness: Harness, spec: dict[str, Any], why: str):
+    kube = harness.kube
+    spec = dict(spec)
+    kube.put_object(make_artifact("bad", spec.pop("uri", "hf://org/model"), **spec))
+    requeue = await harness.reconcile("bad")
+    art = harness.artifact("bad")
+    assert art["status"]["status"] == "Failed"
+    assert condition(art, "Ready")["reason"] in ("InvalidSpec", "ReferenceNotFound")
+    assert why in condition(art, "Ready")["message"]
+    assert jobs(kube) == {} and kube.list("v1/persistentvolumeclaims", NS) == []
+    assert requeue is None  # waits for a change of the spec or the config, no retry loop
+    mark = kube.mark()
+    assert await harness.reconcile("bad") is None
+    assert kube.writes(since=mark) == 0
+
+
+def _quota(cluster: str | None = None, namespace: str | None = None) -> dict[str, Any]:
+    quota = {k: v for k, v in (("clusterLimit", cluster), ("defaultNamespaceLimit", namespace)) if v}
+    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
+            "metadata": {"name": "default"}, "spec": {"artifactStorageQuota": quota}}
+
+
+def _stored(name: str, gib: int, **spec: Any) -> dict[str, Any]:
+    """A Ready artifact that holds a PVC of ``gib`` GiB."""
+    art = make_artifact(name, f"hf://org/{name}", size=f"{gib}Gi", **spec)
+    art["status"] = {"status": "Ready", "allocatedSize": f"{gib}Gi", "persistentVolumeClaim": f"{name}-pvc",
+                     "lastUsed": "2026-01-01T00:00:00Z"}
+    return art
+
+
+async def test_quota_refuses_a_pvc_and_says_why(harness: Harness):
+    kube = harness.kube
+    kube.put_object(_quota(namespace="10Gi"))
+    kube.put_object(_stored("kept", 5))  # no retention priority: never evicted
+    kube.put_object(make_artifact("big", size="8Gi"))
+    await harness.reconcile("big")
+    art = harness.artifact("big")
+    assert kube.list("v1/persistentvolumeclaims", NS) == [] and jobs(kube) == {}
+    pvc = condition(art, "CachePvcReady")
+    assert pvc["reason"] == "StorageQuotaExceeded" and "limit of 10 GiB" in pvc["message"]
+    assert art["status"]["status"] == "Pending"
+    assert harness.artifact("kept") is not None
+    # raising the limit lets it through
+    kube.put_object(_quota(namespace="20Gi"))
+    await harness.reconcile("big")
+    assert len(kube.list("v1/persistentvolumeclaims", NS)) == 1
+
+
+async def test_eviction_frees_space_lowest_priority_then_least_recently_used(harness: Harness):
+    kube = harness.kube
+    kube.put_object(_quota(cluster="20Gi"))
+    kube.put_object(_stored("a-recent", 6, retentionPriority=0))
+    await harness.client.patch(ARTIFACTS, NS, "a-recent", {"status": {"lastUsed": "2026-01-02T00:00:00Z"}},
+                               subresource="status")
+    kube.put_object(_stored("b-old", 6, retentionPriority=0))
+    kube.put_object(_stored("c-important", 6, retentionPriority=9))
+    # an idle Shared template cache that lists b-old (it would re-create it): evicted with it
+    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
+                     "metadata": {"name": "tc-old", "namespace": NS},
+                     "spec": {"templateName": "old-template", "mode": "Shared"},
+                     "status": {"status": "Ready", "artifacts": {"b-old": {"name": "b-old", "status": "Ready"}}}})
+    kube.put_object(make_artifact("new", size="5Gi"))  # 6Gi with headroom; 18 + 6 > 20
+    await harness.reconcile("new")
+    assert harness.artifact("b-old") is None and kube.get(CACHES, NS, "tc-old") is None
+    assert harness.artifact("a-recent") is not None
+    assert harness.artifact("c-important") is not None
+    assert condition(harness.artifact("new"), "CachePvcReady")["reason"] == "EvictingArtifacts"
+    assert kube.list("v1/persistentvolumeclaims", NS) == []
+    await harness.reconcile("new")
+    (claim,) = kube.list("v1/persistentvolumeclaims", NS)
+    assert claim["metadata"]["name"] == harness.names("new")["pvc"]
+
+
+async def test_artifacts_a_service_uses_are_not_evicted_and_their_last_use_is_kept(harness: Harness):
+    kube = harness.kube
+    kube.put_object(_quota(cluster="10Gi"))
+    kube.put_object(_stored("used", 8, retentionPriority=0))
+    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
+                     "metadata": {"name": "tc", "namespace": NS}, "spec": {"templateName": "tmpl"},
+                     "status": {"status": "Ready", "artifacts": {"used": {"name": "used", "status": "Ready"}}}})
+    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
+                     "metadata": {"name": "chat", "namespace": NS}, "spec": {"model": {"name": "m"}},
+                     "status": {"status": "Running", "cache": {"templateCacheRef": {"name": "tc"}}}})
+    kube.put_object(make_artifact("new", size="5Gi"))
+    await harness.reconcile("new")
+    assert harness.artifact("used") is not None
+    assert condition(harness.artifact("new"), "CachePvcReady")["reason"] == "StorageQuotaExceeded"
+    await harness.reconcile("used")
+    assert harness.artifact("used")["status"]["lastUsed"] > "2026-01-01T00:00:00Z"
+
+
+async def test_cache_finalizer_deletes_unready_artifacts_and_their_children_but_keeps_ready_ones(harness: Harness):
+    """Q23: a deleted template cache takes its non-Ready artifacts (and their Jobs and PVCs) along."""
+    kube = harness.kube
+    labels = {"aim.eai.amd.com/template-cache.name": "tc", "template-created": "true"}
+    for name in ("ready", "pending"):
+        body = make_artifact(name, f"hf://org/{name}", size="1Gi")
+        body["metadata"]["labels"] = labels
+        kube.put_object(body)
+        await harness.reconcile(name)
+        await harness.reconcile(name)
+    await harness.client.patch(ARTIFACTS, NS, "ready", {"status": {"status": "Ready"}}, subresource="status")
+    assert len(kube.list("v1/persistentvolumeclaims", NS)) == 2
+    assert kube.list("v1/persistentvolumeclaims", NS)[0]["metadata"]["labels"]["aim.eai.amd.com/cache.type"] == \
+        "template-cache"
+    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
+                     "metadata": {"name": "tc", "namespace": NS,
+                                  "finalizers": ["aim.eai.amd.com/artifactcleanup"]},
+                     "spec": {"templateName": "tmpl"}})
+    await harness.client.delete(TEMPLATE_CACHES, NS, "tc")
+    await harness.reconcile("tc", controller="template-cache")
+    assert kube.get(CACHES, NS, "tc") is None
+    assert harness.artifact("ready") is not None and harness.artifact("pending") is None
+    remaining = {c["metadata"]["ownerReferences"][0]["name"] for c in kube.list("v1/persistentvolumeclaims", NS)}
+    assert remaining == {"ready"}
+    assert {j["metadata"]["ownerReferences"][0]["name"] for j in jobs(kube).values()} == {"ready"}
