@@ -29,11 +29,16 @@ from aim_core.registry import (
     InvalidPullSecret,
     RegistryError,
     credentials_for,
+    repository_matches,
 )
+from aim_core.registry.oci import OciRegistryClient
+from aim_core.registry.settings import RegistrySettings
+from aim_core.registry.transport import Challenge, RegistryTransport, parse_link_next
 
 __all__ = [
     "Autoscaler",
     "Category",
+    "Challenge",
     "GpuDevice",
     "GpuVendor",
     "Health",
@@ -42,9 +47,12 @@ __all__ = [
     "InvalidImageReference",
     "InvalidPullSecret",
     "KubeObject",
+    "OciRegistryClient",
     "RegistryClient",
     "RegistryCredentials",
     "RegistryError",
+    "RegistrySettings",
+    "RegistryTransport",
     "ReplicaStatus",
     "ResourceRef",
     "RouteBuilder",
@@ -58,5 +66,7 @@ __all__ = [
     "inspect_job",
     "inspect_pods",
     "inspect_pvc",
+    "parse_link_next",
+    "repository_matches",
     "to_gateway_duration",
 ]

@@ -26,7 +26,7 @@ import attrs
 
 from aim_core.registry.errors import ImageInfo, RegistryError
 from aim_core.registry.patterns import repository_matches
-from aim_core.registry.transport import RegistryTransport, parse_link_next
+from aim_core.registry.transport import Challenge, RegistryTransport, parse_link_next
 
 if TYPE_CHECKING:
     import httpx
@@ -59,6 +59,7 @@ class OciRegistryClient:
         (Docker Hub's API lives at ``registry-1.docker.io``; tests use loopback).
     :param page_size: the ``n`` asked for on ``tags/list`` and ``_catalog``;
         ``None`` sends none.
+    :param challenge: the auth the host is known to ask for, to skip the first ``401``.
     """
 
     name = "oci"
@@ -71,9 +72,10 @@ class OciRegistryClient:
         settings: RegistrySettings | None = None,
         page_size: int | None = 1000,
         name: str | None = None,
+        challenge: Challenge | None = None,
     ) -> None:
         self.registry = registry
-        self.transport = RegistryTransport(registry, base_url=base_url, settings=settings)
+        self.transport = RegistryTransport(registry, base_url=base_url, settings=settings, challenge=challenge)
         self.page_size = page_size
         if name is not None:
             self.name = name

@@ -127,13 +127,22 @@ class _Token:
 class RegistryTransport:
     """Requests to one registry host with auth, retries and error mapping."""
 
-    def __init__(self, registry: str, *, base_url: str | None = None, settings: RegistrySettings | None = None) -> None:
+    def __init__(
+        self,
+        registry: str,
+        *,
+        base_url: str | None = None,
+        settings: RegistrySettings | None = None,
+        challenge: Challenge | None = None,
+    ) -> None:
+        """:param challenge: the auth the host is known to ask for (e.g. a bearer realm), so
+        the first request does not need a ``401`` round trip; a different answer still wins."""
         self.registry = registry
         self.settings = settings or RegistrySettings.from_env()
         self.base_url = (base_url or f"{self.settings.scheme(registry)}://{registry}").rstrip("/")
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._challenge: Challenge | None = None  # what the host asked for last
+        self._challenge: Challenge | None = challenge  # what the host asked for last
         self._tokens: dict[tuple[str, str, str], _Token] = {}
         self.requests = 0  #: HTTP requests sent (registry and token service), for tests and benchmarks
 
@@ -177,6 +186,7 @@ class RegistryTransport:
         credentials: RegistryCredentials | None,
         headers: Mapping[str, str] | None = None,
         params: Mapping[str, Any] | None = None,
+        json_body: Any = None,
         ok: tuple[int, ...] = (200,),
     ) -> httpx.Response:
         """Send with auth and retries; return a response whose status is in ``ok``.
@@ -188,7 +198,7 @@ class RegistryTransport:
         tried_auth = False
         while True:
             auth = await self._authorization(scope, credentials, image)
-            response = await self._send(method, url, image, credentials, headers, params, auth)
+            response = await self._send(method, url, image, credentials, headers, params, auth, json_body)
             if response.status_code != 401 or tried_auth:
                 break
             challenge = parse_challenge(response.headers.get("WWW-Authenticate", ""))
@@ -240,6 +250,7 @@ class RegistryTransport:
         headers: Mapping[str, str] | None,
         params: Mapping[str, Any] | None,
         auth: str | None,
+        json_body: Any = None,
     ) -> httpx.Response:
         all_headers = dict(headers or {})
         if auth is not None:
@@ -251,10 +262,12 @@ class RegistryTransport:
             wait = None
             try:
                 self.requests += 1
-                response = await self.client.request(method, url, headers=all_headers, params=params)
-                if response.status_code not in _RETRY_STATUSES:
+                response = await self.client.request(method, url, headers=all_headers, params=params, json=json_body)
+                if response.status_code not in _RETRY_STATUSES and not _quota_exhausted(response):
                     return response
                 wait = retry_after_seconds(response.headers.get("Retry-After"))
+                if wait is None and _quota_exhausted(response):
+                    wait = _reset_wait(response)
                 if wait is not None and wait > settings.max_retry_after:
                     raise await self._error(response, image, credentials, retry_after=wait)
                 if attempt >= settings.retries:
@@ -391,7 +404,11 @@ class RegistryTransport:
         detail = await _error_detail(response)
         where = f"token service of registry {self.registry}" if token_service else f"registry {self.registry}"
         suffix = f" ({detail})" if detail else ""
-        if status in (401, 403):
+        if _quota_exhausted(response):
+            kind, reason = "rate_limited", "RateLimited"
+            after = f"; retry after {retry_after:g}s" if retry_after is not None else ""
+            message = f"{where} is rate limiting requests for {image} ({status}, quota used up){after}{suffix}"
+        elif status in (401, 403):
             kind, reason = "auth", "Unauthorized" if status == 401 else "Forbidden"
             hint = "credentials were refused" if credentials else "anonymous access was refused; add a pull secret"
             challenge = parse_challenge(response.headers.get("WWW-Authenticate", ""))
@@ -422,6 +439,19 @@ class RegistryTransport:
             retry_after=retry_after,
             status=status,
         )
+
+
+def _quota_exhausted(response: httpx.Response) -> bool:
+    """A ``403`` that is a used-up API quota (``X-RateLimit-Remaining: 0``), as GitHub sends it."""
+    return response.status_code == 403 and response.headers.get("X-RateLimit-Remaining", "").strip() == "0"
+
+
+def _reset_wait(response: httpx.Response) -> float | None:
+    """Seconds until ``X-RateLimit-Reset`` (a unix time)."""
+    try:
+        return max(0.0, float(response.headers["X-RateLimit-Reset"]) - time.time())
+    except (KeyError, ValueError):
+        return None
 
 
 def _basic(credentials: RegistryCredentials) -> str:

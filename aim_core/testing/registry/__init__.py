@@ -45,6 +45,7 @@ when ``docker-registry`` is not installed (``./scripts/setup`` installs it).
 
 from aim_core.testing.registry.front import RegistryFront
 from aim_core.testing.registry.images import PushedImage, Registry
+from aim_core.testing.registry.jsonapi import ApiRequest, JsonApi
 from aim_core.testing.registry.server import RegistryServer, TokenServer, find_registry_binary
 
-__all__ = ["PushedImage", "Registry", "RegistryFront", "RegistryServer", "TokenServer", "find_registry_binary"]
+__all__ = ["ApiRequest", "JsonApi", "PushedImage", "Registry", "RegistryFront", "RegistryServer", "TokenServer", "find_registry_binary"]

@@ -1,1 +1,1 @@
-"""Registry listing for Docker Hub (docker.io)."""
+"""Docker Hub (docker.io): registry API at registry-1.docker.io with its token service, Hub API for wildcards."""

@@ -1,1 +1,1 @@
-"""Registry listing for GitHub Container Registry (ghcr.io)."""
+"""GitHub Container Registry (ghcr.io): its token service, tag paging by Link, GitHub packages API for wildcards."""
