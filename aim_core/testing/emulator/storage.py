@@ -24,6 +24,7 @@ from aim_core.testing.emulator.errors import not_found
 from aim_core.testing.emulator.fieldsets import Path, track
 from aim_core.testing.emulator.metadata import SYSTEM_META, api_version, comparable, keep_system_fields, now, spec
 from aim_core.testing.emulator.selectors import request_matcher
+from aim_core.testing.emulator.immutable import check_immutable
 from aim_core.testing.emulator.validation import check_metadata
 
 
@@ -141,6 +142,8 @@ class Storage(kmock.KubernetesEmulator):
         else:
             if not internal:
                 new = keep_system_fields(old, new, subresource, status_apart)
+                if subresource is None:
+                    check_immutable(info.kind, old, new)
             meta = new["metadata"]
             deleting = meta.get("deletionTimestamp") and not old["metadata"].get("deletionTimestamp")
             if deleting or spec(old, status_apart) != spec(new, status_apart):
