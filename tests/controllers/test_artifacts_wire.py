@@ -21,7 +21,7 @@ from aim_core.controllers.templatecaches import TemplateCacheController
 from aim_core.engine import Engine
 from aim_core.kube import Credentials, Kube
 from aim_core.reconcile import naming
-from aim_core.resources import ARTIFACTS, JOBS, PVCS, TEMPLATE_CACHES
+from aim_core.resources import ARTIFACTS, JOBS, PODS, PVCS, TEMPLATE_CACHES
 from aim_core.store import Store
 
 NS = "ml-team"
@@ -354,3 +354,64 @@ async def test_cache_finalizer_deletes_unready_artifacts_and_their_children_but_
     remaining = {c["metadata"]["ownerReferences"][0]["name"] for c in kube.list("v1/persistentvolumeclaims", NS)}
     assert remaining == {"ready"}
     assert {j["metadata"]["ownerReferences"][0]["name"] for j in jobs(kube).values()} == {"ready"}
+
+
+async def _downloading(harness: Harness, name: str = "weights") -> dict[str, str]:
+    harness.kube.put_object(make_artifact(name, "hf://org/model", size="1Gi"))
+    await harness.reconcile(name)
+    await harness.reconcile(name)
+    n = harness.names(name)
+    assert n["download"] in jobs(harness.kube)
+    return n
+
+
+async def test_download_pod_that_cannot_pull_its_image_is_explained_by_its_events(harness: Harness):
+    kube = harness.kube
+    n = await _downloading(harness)
+    harness.run_pod(n["download"], "download-1", "Pending")
+    pod = kube.get("v1/pods", NS, "download-1")
+    await harness.client.patch(PODS, NS, "download-1", {"status": {"containerStatuses": [
+        {"name": "model-download", "image": IMAGE,
+         "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}]}},
+        subresource="status")
+    kube.put_object({"apiVersion": "v1", "kind": "Event",
+                     "metadata": {"name": "download-1.pull", "namespace": NS},
+                     "involvedObject": {"kind": "Pod", "name": "download-1", "namespace": NS,
+                                        "uid": pod["metadata"]["uid"]},
+                     "reason": "Failed", "type": "Warning", "lastTimestamp": "2026-01-01T00:00:00Z",
+                     "message": f"Failed to pull image \"{IMAGE}\": 401 Unauthorized"})
+    await harness.reconcile("weights")
+    art = harness.artifact("weights")
+    assert condition(art, "DownloadJobPodsReady")["reason"] == "ImagePullAuthFailure"
+    assert condition(art, "Ready")["reason"] == "AuthError" and art["status"]["status"] == "Failed"
+
+
+async def test_download_pod_killed_for_memory(harness: Harness):
+    n = await _downloading(harness)
+    harness.run_pod(n["download"], "download-1", "Failed")
+    await harness.client.patch(PODS, NS, "download-1", {"status": {"containerStatuses": [
+        {"name": "model-download", "image": IMAGE, "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}},
+        subresource="status")
+    await harness.reconcile("weights")
+    art = harness.artifact("weights")
+    assert condition(art, "DownloadJobPodsReady")["reason"] == "PodOOMKilled"
+    assert art["status"]["status"] == "Failed"
+
+
+async def test_size_check_with_unusable_output_fails_until_a_new_check_runs(harness: Harness):
+    kube = harness.kube
+    kube.put_object(make_artifact())
+    await harness.reconcile("tiny")
+    n = harness.names("tiny")
+    harness.run_pod(n["check"], "check-1", "Succeeded", "Traceback (most recent call last):\nboom", exit_code=0)
+    await harness.job_status(n["check"], conditions=[{"type": "Complete", "status": "True"}], succeeded=1)
+    assert await harness.reconcile("tiny") is None  # no retry loop
+    art = harness.artifact("tiny")
+    assert condition(art, "CheckSizeOutputReady")["reason"] == "InvalidSizeOutput"
+    assert "not JSON: boom" in condition(art, "CheckSizeOutputReady")["message"]
+    assert art["status"]["status"] == "Failed" and kube.list("v1/persistentvolumeclaims", NS) == []
+    # the Job expires: a new size check starts
+    await harness.client.delete(JOBS, NS, n["check"])
+    await harness.client.delete(PODS, NS, "check-1")
+    await harness.reconcile("tiny")
+    assert n["check"] in jobs(kube) and harness.artifact("tiny")["status"]["status"] == "Progressing"
