@@ -38,7 +38,7 @@ from aim_core.health import Health, State
 from aim_core.modelsource.intervals import Interval, retry_delay, sync_interval
 from aim_core.modelsource.observed import Failure, Observed, SelectorResult, Sync
 from aim_core.modelsource.selectors import Match, Selector
-from aim_core.modelsource.versions import parse_tag
+from aim_core.modelsource.versions import tag_key
 from aim_core.reconcile.labels import (
     MODEL_SOURCE_LABEL,
     ORIGIN_AUTO_GENERATED,
@@ -93,11 +93,6 @@ def model_for(source: Mapping[str, Any], match: Match) -> dict[str, Any]:
     }
 
 
-def _version_key(tag: str) -> tuple[int, Any]:
-    version = parse_tag(tag)
-    return (0, version) if version is not None else (1, tag)
-
-
 def order_matches(matches: Iterable[Match]) -> list[Match]:
     """Repository by repository, newest semver first, then other tags alphabetically."""
     by_repo: dict[str, list[Match]] = {}
@@ -106,8 +101,8 @@ def order_matches(matches: Iterable[Match]) -> list[Match]:
     ordered: list[Match] = []
     for repository in sorted(by_repo):
         group = by_repo[repository]
-        semvers = sorted((m for m in group if parse_tag(m.tag) is not None), key=lambda m: parse_tag(m.tag), reverse=True)
-        others = sorted(m for m in group if parse_tag(m.tag) is None)
+        semvers = sorted((m for m in group if tag_key(m.tag) is not None), key=lambda m: tag_key(m.tag), reverse=True)
+        others = sorted(m for m in group if tag_key(m.tag) is None)
         ordered += semvers + others
     return ordered
 

@@ -26,15 +26,17 @@ Pure: uses the ``semver`` package for versions and ordering, no I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import attrs
 import semver
 
-__all__ = ["ConstraintError", "Constraints", "parse_constraints", "parse_tag"]
+__all__ = ["ConstraintError", "Constraints", "parse_constraints", "parse_tag", "tag_key"]
 
-Predicate = Callable[[semver.Version], bool]
+Predicate = Callable[[tuple[Any, ...]], bool]  # over a :func:`tag_key`
 
 _WILD = {"x", "X", "*"}
 _PARTIAL = re.compile(
@@ -46,6 +48,7 @@ _PARTIAL = re.compile(
 )
 _OPS = ("!=", ">=", "=>", "<=", "=<", "==", "~>", ">", "<", "=", "~", "^")
 _OP_ALIASES = {"=>": ">=", "=<": "<=", "==": "=", "~>": "~"}
+_MEMO_LIMIT = 200_000  # tags remembered per Constraints (one sync): names recur across repositories
 _HYPHEN = re.compile(r"^\s*(\S+)\s+-\s+(\S+)\s*$")
 
 
@@ -60,6 +63,28 @@ def parse_tag(tag: str) -> semver.Version | None:
         return semver.Version.parse(text)
     except (ValueError, TypeError):
         return None
+
+
+Key = tuple[Any, ...]  # (major, minor, patch, prerelease order): compares like semver precedence
+
+
+def _pre_key(prerelease: str | None) -> tuple[Any, ...]:
+    """Semver precedence of a prerelease: none sorts last; numeric identifiers below alphanumeric ones."""
+    if not prerelease:
+        return (1,)
+    return (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in prerelease.split(".")))
+
+
+def _key(v: semver.Version) -> Key:
+    return (v.major, v.minor, v.patch, _pre_key(v.prerelease))
+
+
+@functools.lru_cache(maxsize=65536)
+def tag_key(tag: str) -> Key | None:
+    """A sortable key for a semver tag (build metadata ignored), ``None`` for other tags. Cached:
+    the same tag names recur across the repositories of a catalog."""
+    version = parse_tag(tag)
+    return _key(version) if version is not None else None
 
 
 @attrs.frozen
@@ -83,17 +108,17 @@ class _Partial:
     def complete(self) -> bool:
         return self.specified == 3
 
-    def floor(self) -> semver.Version:
-        """Missing components padded with zeros (``0.8`` → ``0.8.0``)."""
-        return semver.Version(self.major or 0, self.minor or 0, self.patch or 0,
-                              self.prerelease if self.complete else None)
+    def floor(self) -> Key:
+        """Missing components padded with zeros (``0.8`` → ``0.8.0``), as a :func:`tag_key`."""
+        return (self.major or 0, self.minor or 0, self.patch or 0,
+                _pre_key(self.prerelease if self.complete else None))
 
     def prefix(self) -> tuple[int, ...]:
         return tuple(p for p in (self.major, self.minor, self.patch)[: self.specified])  # type: ignore[misc]
 
 
-def _prefix(v: semver.Version, n: int) -> tuple[int, ...]:
-    return (v.major, v.minor, v.patch)[:n]
+def _prefix(v: Key, n: int) -> tuple[int, ...]:
+    return v[:n]
 
 
 def _parse_partial(text: str, whole: str) -> _Partial:
@@ -122,7 +147,7 @@ def _parse_partial(text: str, whole: str) -> _Partial:
 def _equal(p: _Partial) -> Predicate:
     if p.complete:
         want = p.floor()
-        return lambda v: v.compare(want) == 0
+        return lambda v: v == want
     n, prefix = p.specified, p.prefix()
     return lambda v: _prefix(v, n) == prefix
 
@@ -130,24 +155,24 @@ def _equal(p: _Partial) -> Predicate:
 def _tilde(p: _Partial) -> Predicate:
     floor = p.floor()
     if p.specified == 0 or (p.specified == 3 and (p.major, p.minor, p.patch) == (0, 0, 0)):
-        return lambda v: v.compare(floor) >= 0
+        return lambda v: v >= floor
     keep = 1 if p.specified == 1 else 2
     prefix = _prefix(floor, keep)
-    return lambda v: v.compare(floor) >= 0 and _prefix(v, keep) == prefix
+    return lambda v: v >= floor and _prefix(v, keep) == prefix
 
 
 def _caret(p: _Partial) -> Predicate:
     floor = p.floor()
     if p.specified == 0:
         return lambda v: True
-    if floor.major > 0 or p.specified == 1:
+    if floor[0] > 0 or p.specified == 1:
         keep = 1
-    elif floor.minor > 0 or p.specified == 2:
+    elif floor[1] > 0 or p.specified == 2:
         keep = 2
     else:
         keep = 3
     prefix = _prefix(floor, keep)
-    return lambda v: v.compare(floor) >= 0 and _prefix(v, keep) == prefix
+    return lambda v: v >= floor and _prefix(v, keep) == prefix
 
 
 def _comparison(op: str, p: _Partial) -> Predicate:
@@ -164,13 +189,13 @@ def _comparison(op: str, p: _Partial) -> Predicate:
         return _caret(p)
     floor = p.floor()
     if op == ">=":
-        return lambda v: v.compare(floor) >= 0
+        return lambda v: v >= floor
     if op == "<":
-        return lambda v: v.compare(floor) < 0
+        return lambda v: v < floor
     if p.complete:
         if op == ">":
-            return lambda v: v.compare(floor) > 0
-        return lambda v: v.compare(floor) <= 0  # "<="
+            return lambda v: v > floor
+        return lambda v: v <= floor  # "<="
     n, prefix = p.specified, p.prefix()
     if op == ">":  # ">1.2" means above every 1.2.x
         return lambda v: _prefix(v, n) > prefix
@@ -188,7 +213,16 @@ def _single(text: str, whole: str) -> Predicate:
 
 
 def _all(predicates: Sequence[Predicate]) -> Predicate:
-    return lambda v: all(p(v) for p in predicates)
+    if len(predicates) == 1:
+        return predicates[0]
+
+    def every(v: Key) -> bool:
+        for p in predicates:
+            if not p(v):
+                return False
+        return True
+
+    return every
 
 
 def _conjunction(text: str, whole: str) -> Predicate:
@@ -208,6 +242,8 @@ def _one_constraint(text: str) -> Predicate:
     if not isinstance(text, str) or not text.strip():
         raise ConstraintError(f"version constraint {text!r} is empty; remove it or write e.g. '>=1.0.0'")
     alternatives = [_conjunction(part.strip(), text) for part in text.split("||")]
+    if len(alternatives) == 1:
+        return alternatives[0]
     return lambda v: any(p(v) for p in alternatives)
 
 
@@ -217,6 +253,11 @@ class Constraints:
 
     texts: tuple[str, ...] = ()
     _predicates: tuple[Predicate, ...] = attrs.field(default=(), repr=False, eq=False)
+    _memo: dict[str, bool] = attrs.field(factory=dict, init=False, repr=False, eq=False)
+    _every: Predicate = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_every", _all(self._predicates) if self._predicates else (lambda v: True))
 
     def __bool__(self) -> bool:
         return bool(self.texts)
@@ -225,14 +266,21 @@ class Constraints:
         """Whether ``tag`` passes: any tag when there are no constraints, else a semver tag inside all of them."""
         if not self.texts:
             return True
-        version = parse_tag(tag)
-        return version is not None and all(p(version) for p in self._predicates)
+        known = self._memo.get(tag)
+        if known is not None:
+            return known
+        key = tag_key(tag)
+        allowed = key is not None and self._every(key)
+        if len(self._memo) < _MEMO_LIMIT:
+            self._memo[tag] = allowed
+        return allowed
 
     def filter(self, tags: Iterable[str]) -> list[str]:
         """The tags of ``tags`` that pass, in their order."""
         if not self.texts:
             return list(tags)
-        return [t for t in tags if self.allows(t)]
+        allows = self.allows
+        return [t for t in tags if allows(t)]
 
 
 def parse_constraints(texts: Iterable[str] | None) -> Constraints:
