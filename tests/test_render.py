@@ -69,3 +69,20 @@ def test_the_gpu_preference_setting_reaches_template_selection(capsys, tmp_path,
     assert chosen("--gpu-preference", "MI355X,MI350X,MI325X,MI300X") == "qwen-mi355x"
     monkeypatch.setenv("AIM_GPU_PREFERENCE", "mi355x, mi325x")
     assert chosen() == "qwen-mi355x"
+
+
+def test_render_model_sources_offline_creates_explicit_images_and_lists_no_registry(capsys):
+    assert main(["render", "-f", str(ROOT / "examples" / "model-sources.yaml")]) == 0
+    docs = documents(capsys.readouterr().out)
+    reports = {d["object"]: d["status"] for d in docs if "object" in d}
+    models = [d for d in docs if d.get("kind") == "AIMClusterModel"]
+    assert sorted(m["spec"]["image"] for m in models) == [
+        "ghcr.io/amdenterpriseai/aim-deepseek-deepseek-r1:0.8.5",
+        "ghcr.io/amdenterpriseai/aim-qwen-qwen3-32b:0.8.4",
+        "ghcr.io/amdenterpriseai/aim-qwen-qwen3-32b:0.8.5",
+    ]
+    assert all(m["metadata"]["labels"]["aim.eai.amd.com/model-source"] == "specific-versions" for m in models)
+    assert reports["AIMClusterModelSource specific-versions"]["status"] == "Ready"
+    multi = reports["AIMClusterModelSource multi-registry-models"]
+    filters = next(c for c in multi["conditions"] if c["type"] == "FiltersReady")
+    assert multi["status"] == "Failed" and "NotListedOffline" in filters["message"]

@@ -59,7 +59,8 @@ PULL_SECRETS = "PullSecrets"
 FILTERS = "Filters"
 LIMIT_CONDITION = "MaxModelsLimitReached"
 INTERVAL_CONDITION = "SyncIntervalValid"
-_MAX_LISTED_FAILURES = 5
+_MAX_LISTED_FAILURES = 5  # per selector, in the FiltersReady message
+_MAX_LISTED_SELECTORS = 10
 WHILE_SYNCING_RECHECK = 300.0  # safety net; a finished sync wakes the source itself
 
 
@@ -134,11 +135,13 @@ def _filters_health(selectors: Sequence[Selector], results: Sequence[SelectorRes
         noun = "image matches" if matched == 1 else "images match"
         return Health.ok("AllFiltersSucceeded", f"{total} of {total} selectors synced; {matched} {noun}")
     parts = []
-    for selector, result in failed:
+    for selector, result in failed[:_MAX_LISTED_SELECTORS]:
         if result.listed:
             parts.append(f"{selector.label} synced only partly: {_failure_text(result.failures)}")
         else:
             parts.append(f"{selector.label} failed: {_failure_text(result.failures)}")
+    if len(failed) > _MAX_LISTED_SELECTORS:
+        parts.append(f"and {len(failed) - _MAX_LISTED_SELECTORS} more selectors")
     detail = " | ".join(parts)
     if all(not r.listed for _, r in failed) and len(failed) == total:
         return Health(State.FAILED, "AllFiltersFailed", f"all {total} selectors failed: {detail}")

@@ -33,7 +33,7 @@ from aim_core.modelsource.observed import Failure, Observed, SecretProblem, Sele
 from aim_core.modelsource.plan import next_sync_delay
 from aim_core.modelsource.secrets import read_pull_secrets, secret_names
 from aim_core.modelsource.selectors import Selector, parse_selectors
-from aim_core.modelsource.sync import SYNC_ERROR, Catalog, CountingCatalog, sync_selectors
+from aim_core.modelsource.sync import SYNC_ERROR, Catalog, CountingCatalog, OfflineCatalog, sync_selectors
 from aim_core.providers import RegistryCredentials
 from aim_core.registry import InvalidPullSecret, credentials_for
 from aim_core.registry import list_repositories as _list_repositories
@@ -110,6 +110,11 @@ class SyncRunner:
         name, generation = meta["name"], meta.get("generation")
         spec = obj.get("spec") or {}
         selectors = tuple(parse_selectors(spec))
+        if ctx.extras.get("offline"):  # aim-engine render: explicit images only, no registry, no secrets
+            results = await sync_selectors(selectors, OfflineCatalog(), lambda _registry: None)
+            sync = Sync(generation, tuple(results), self.clock(), 0, None)
+            return Observed(now=self.clock(), selectors=selectors, sync=sync, syncing=False, models=tuple(models),
+                            model_named=model_named)
         state = self._states.get(name)
         if state is None or state.uid != meta.get("uid"):
             if state is not None and state.task is not None:

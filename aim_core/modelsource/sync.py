@@ -32,6 +32,7 @@ __all__ = [
     "CONCURRENCY",
     "Catalog",
     "CountingCatalog",
+    "OfflineCatalog",
     "failure_from",
     "sync_selectors",
 ]
@@ -52,6 +53,7 @@ HOST_NOT_FOUND = "RegistryHostNotFound"
 INVALID_RESPONSE = "RegistryInvalidResponse"
 SYNC_ERROR = "SyncError"
 INVALID_PULL_SECRET = "InvalidPullSecret"
+NOT_LISTED_OFFLINE = "NotListedOffline"
 
 
 class Catalog(Protocol):
@@ -64,6 +66,22 @@ class Catalog(Protocol):
         self, registry: str, pattern: str, credentials: RegistryCredentials | None
     ) -> list[str]:
         """Repositories on ``registry`` that may match the ``*`` pattern (the caller re-checks)."""
+
+
+class OfflineListing(Exception):
+    """Raised by :class:`OfflineCatalog`: no registry is asked in ``aim-engine render``."""
+
+
+class OfflineCatalog:
+    """A catalog that lists nothing: explicit ``repo:tag`` entries still yield their image."""
+
+    async def list_tags(self, registry: str, repository: str, credentials: RegistryCredentials | None) -> list[str]:
+        raise OfflineListing(f"tags of {repository} on {registry}")
+
+    async def list_repositories(
+        self, registry: str, pattern: str, credentials: RegistryCredentials | None
+    ) -> list[str]:
+        raise OfflineListing(f"repositories matching {pattern} on {registry}")
 
 
 class CountingCatalog:
@@ -97,6 +115,9 @@ def failure_from(exc: BaseException, registry: str, what: str, credentials: Regi
     the registry layer's errors are free of them, and we add only whether any
     were sent.
     """
+    if isinstance(exc, OfflineListing):
+        return Failure(NOT_LISTED_OFFLINE, f"{what} on {registry} not listed: rendering offline asks no registry "
+                                           "(aim-engine tags lists what an entry matches)")
     kind = getattr(exc, "kind", None)
     detail = str(exc) or type(exc).__name__
     retry_after = getattr(exc, "retry_after", None)

@@ -218,3 +218,15 @@ def test_after_a_restart_the_previous_verdict_is_kept_until_the_sync_ends():
     assert status["status"] == "Ready"
     assert {k: status[k] for k in ("discoveredModels", "availableModels", "modelsLimitReached", "lastSyncTime")} == \
         {"discoveredModels": 2, "availableModels": 2, "modelsLimitReached": False, "lastSyncTime": "2026-03-01T11:00:00Z"}
+
+
+async def test_the_failure_message_stays_bounded_with_a_hundred_failing_selectors():
+    src = source("many", {"filters": [{"image": f"org/repo-{i}"} for i in range(100)]})
+    catalog = MemoryCatalog(fail={"docker.io": FakeRegistryError("unavailable", "registry docker.io answered 503 " * 5)})
+
+    _, status, _ = await plan_with(src, catalog)
+
+    message = condition(status, "FiltersReady")["message"]
+    assert message.startswith("all 100 selectors failed")
+    assert "and 90 more selectors" in message
+    assert len(message) < 5000
