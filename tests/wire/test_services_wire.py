@@ -35,13 +35,15 @@ def condition(obj, type_):
 
 @pytest.fixture()
 def cluster(kube):
-    """Seed everything from examples/ except the services."""
+    """Seed everything from examples/ except the services (and model sources, which would list registries)."""
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     services = []
     for doc in load_documents([ROOT / "examples"]):
         doc = copy.deepcopy(doc)
         if doc["kind"] == "AIMService":
             services.append(doc)
+            continue
+        if doc["kind"] == "AIMClusterModelSource":
             continue
         if doc["kind"] in ("AIMTemplateCache", "AIMArtifact", "AIMModel", "AIMClusterModel",
                            "AIMServiceTemplate", "AIMClusterServiceTemplate"):
