@@ -43,7 +43,14 @@ from aim_core.artifact.progress import (
 )
 from aim_core.artifact.quantities import GIB, INT64_MAX, display_size, gib_with_headroom
 from aim_core.artifact.quota import decide
-from aim_core.artifact.validation import effective_filter, filter_json, filter_problems, source_problems, spec_size
+from aim_core.artifact.validation import (
+    effective_filter,
+    filter_json,
+    filter_problems,
+    object_problems,
+    source_problems,
+    spec_size,
+)
 from aim_core.health import Category, Health, State
 from aim_core.inspect import inspect_job, inspect_pods, inspect_pvc
 from aim_core.reconcile import labels as lbl
@@ -123,6 +130,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     problems += filter_problems(spec.get("downloadFilter"), "spec.downloadFilter")
     problems += filter_problems((ob.config.spec.get("storage") or {}).get("downloadFilter"),
                                 f"runtime config {ob.config.name!r} storage.downloadFilter")
+    problems += object_problems(spec, ob.config.spec, ob.config.name)
     if problems:
         plan.issue(Category.INVALID_SPEC, "InvalidSpec", "; ".join(problems))
         return plan

@@ -12,7 +12,10 @@ Job or PVC the API server (or the downloader) would refuse is ever sent:
 * download filters (D35): empty patterns, unclosed ``[`` classes, absolute
   patterns and patterns with ``..`` segments (they could only match files
   outside the repository), more than 100 patterns or patterns over 512
-  characters.
+  characters;
+* what would make the API server refuse the Job or the PVC: environment
+  variable names, storage class and pull-secret names that are not DNS
+  subdomains, an image reference with spaces.
 
 Each finding is a sentence naming the field and what to do.
 """
@@ -142,3 +145,37 @@ def effective_filter(spec: Mapping[str, Any], config: Mapping[str, Any]) -> tupl
 def filter_json(flt: Mapping[str, Any]) -> str:
     """The filter as the downloader reads it from ``AIM_DOWNLOAD_FILTER``: compact JSON."""
     return json.dumps({k: flt[k] for k in ("include", "exclude") if k in flt}, separators=(",", ":"))
+
+
+_ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def env_problems(env: Any, where: str) -> list[str]:
+    """Environment variable names the API server would refuse in a container."""
+    problems = []
+    for entry in env or ():
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        if not isinstance(name, str) or not _ENV_NAME.match(name):
+            problems.append(f"{where}: {name!r} is not a valid environment variable name (letters, digits, '_', "
+                            "'-' and '.', not starting with a digit)")
+    return problems
+
+
+def object_problems(spec: Mapping[str, Any], config: Mapping[str, Any], config_name: str) -> list[str]:
+    """Names and values the API server would refuse in the artifact's Jobs and PVC."""
+    problems = env_problems(spec.get("env"), "spec.env")
+    problems += env_problems(config.get("env"), f"runtime config {config_name!r} env")
+    for value, where in ((spec.get("storageClassName"), "spec.storageClassName"),
+                         ((config.get("storage") or {}).get("defaultStorageClassName"),
+                          f"runtime config {config_name!r} storage.defaultStorageClassName")):
+        if value and (len(value) > 253 or not _SUBDOMAIN.match(value)):
+            problems.append(f"{where} {value!r} is not a valid storage class name (lower-case DNS subdomain)")
+    for secret in spec.get("imagePullSecrets") or ():
+        name = secret.get("name") if isinstance(secret, Mapping) else None
+        if name and (len(name) > 253 or not _SUBDOMAIN.match(name)):
+            problems.append(f"spec.imagePullSecrets: {name!r} is not a valid Secret name (lower-case DNS subdomain)")
+    image = spec.get("modelDownloadImage")
+    if isinstance(image, str) and image and (image != image.strip() or any(c.isspace() for c in image)):
+        problems.append(f"spec.modelDownloadImage {image!r} contains spaces")
+    return problems

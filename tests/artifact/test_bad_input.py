@@ -105,3 +105,23 @@ def test_parse_bytes(value, expected):
 def test_parse_bytes_refuses(value):
     with pytest.raises(QuantityError):
         parse_bytes(value)
+
+
+@pytest.mark.parametrize("spec, config, why", [
+    ({"env": [{"name": "1BAD", "value": "x"}]}, None, "spec.env: '1BAD' is not a valid environment variable name"),
+    ({"env": [{"name": "A=B", "value": "x"}]}, None, "'A=B'"),
+    ({}, {"env": [{"name": "has space", "value": "x"}]}, "runtime config 'default' env"),
+    ({"storageClassName": "Fast_SSD"}, None, "spec.storageClassName 'Fast_SSD'"),
+    ({}, {"storage": {"defaultStorageClassName": "-x"}}, "storage.defaultStorageClassName"),
+    ({"imagePullSecrets": [{"name": "My Secret"}]}, None, "spec.imagePullSecrets"),
+    ({"modelDownloadImage": "registry/img :1"}, None, "spec.modelDownloadImage"),
+])
+def test_values_the_api_server_would_refuse_in_a_job_or_pvc_are_invalid_spec(spec, config, why):
+    status = _invalid(make_artifact(size="1Gi", **spec), observed(config))
+    assert why in cond(status, "Ready")["message"]
+
+
+def test_valid_env_names_pass():
+    art = make_artifact(size="1Gi", env=[{"name": "HF_TOKEN", "value": "x"}, {"name": "my.var-1", "value": "y"}],
+                        storageClassName="nfs.csi", imagePullSecrets=[{"name": "pull-secret"}])
+    assert not plan_artifact(art, observed()).issues
