@@ -36,7 +36,6 @@ from aim_core.artifact import children
 from aim_core.artifact.observed import Observed
 from aim_core.artifact.progress import (
     discovered_size,
-    download_condition,
     download_phase,
     parse_check_size,
     was_downloaded,
@@ -216,7 +215,6 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
                                                   source_uri=uri, image=image, env=env, pvc=pvc_name,
                                                   pull_secrets=secrets))
             plan.component("DownloadJob", Health.progressing("ResourceNotReady", f"creating download Job {job_name}"))
-        plan.conditions.append(download_condition("Downloading", "the download has not started"))
         plan.requeue(PROGRESS_REQUEUE)
         return plan
     job_health = inspect_job(job)

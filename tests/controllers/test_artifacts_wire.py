@@ -221,6 +221,7 @@ async def test_failed_download_reports_why(harness: Harness, log: str, reason: s
     assert condition(art, "DownloadComplete")["status"] == "False"
     assert art["status"]["progress"]["displayPercentage"] == "N/A"
     assert any(e["reason"] == reason and e["type"] == "Warning" for e in kube.events_for("weights", NS))
+    assert any(e["reason"] == "JobBackoffLimitExceeded" for e in kube.events_for("weights", NS))
     # the failed Job is not replaced until it expires (Q17); then a new attempt starts
     mark = kube.mark()
     await harness.reconcile("weights")
