@@ -56,6 +56,7 @@ BY_MODEL = "svc-by-model-name"
 BY_IMAGE = "svc-by-model-image"
 BY_TEMPLATE = "svc-by-template"
 BY_SERVING_NAME = "svc-by-serving-name"
+BY_SANITIZED_NAME = "svc-by-sanitized-name"  # the name as identity labels carry it (sanitised, cut to 63)
 AUTO_SELECT = "svc-auto-select"
 TPL_BY_MODEL = "tpl-by-model"
 MODEL_BY_IMAGE = "model-by-image"
@@ -130,6 +131,7 @@ class ServiceController(Controller):
         store.add_index(SERVICES, BY_TEMPLATE, lambda s: [(_ns(s), n) for n in _template_names(s)] + [(None, n) for n in _template_names(s)])
         store.add_index(SERVICES, BY_SERVING_NAME, lambda s: [(_ns(s), n) for n in _serving_name(s)])
         store.add_index(SERVICES, BY_LABEL_VALUE, lambda s: [(_ns(s), hashed_label_value(s["metadata"]["name"]))])
+        store.add_index(SERVICES, BY_SANITIZED_NAME, lambda s: [(_ns(s), sanitize_label_value(s["metadata"]["name"]))])
         store.add_index(SERVICES, AUTO_SELECT, lambda s: [] if (_spec(s).get("template") or {}).get("name") else [True])
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
             store.add_index(ref, TPL_BY_MODEL, lambda t: [(_ns(t), _spec(t).get("modelName"))])
@@ -174,12 +176,13 @@ class ServiceController(Controller):
             keys = self._keys(BY_TEMPLATE, (ns, _spec(cache).get("templateName")))
             owner = (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL)
             if owner:
-                keys.add((ns, owner))
+                keys |= self._keys(BY_SANITIZED_NAME, (ns, owner))
             return keys
 
         def by_identity(obj: dict[str, Any]) -> Iterable[ObjectKey]:
+            # The label holds the sanitised name, shortened for names over 63 characters.
             owner = (obj["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL)
-            return [(_ns(obj), owner)] if owner else []
+            return self._keys(BY_SANITIZED_NAME, (_ns(obj), owner)) if owner else []
 
         def by_pod(pod: dict[str, Any]) -> Iterable[ObjectKey]:
             serving = (pod["metadata"].get("labels") or {}).get(ISVC_POD_LABEL)

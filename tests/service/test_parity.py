@@ -398,3 +398,126 @@ def test_an_engine_args_error_in_a_template_that_is_not_ready_yet_is_reported() 
 
     assert reason(status, "ConfigValid") == ("False", "InvalidSpec")
     assert f"AIMClusterServiceTemplate {tpl.name} spec.env" in condition(status, "ConfigValid")["message"]
+
+
+# ---------------------------------------------------------------- kept and documented (ours is better)
+
+
+def _pull_failure(isvc: dict[str, Any], message: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    stuck = pod(isvc["metadata"]["name"], ready=False)
+    stuck["status"] = {"phase": "Pending", "containerStatuses": [{
+        "name": "kserve-container", "ready": False,
+        "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}]}
+    event = {"apiVersion": "v1", "kind": "Event",
+             "metadata": {"name": "pull.1", "namespace": stuck["metadata"]["namespace"]},
+             "involvedObject": {"kind": "Pod", "name": stuck["metadata"]["name"],
+                                "namespace": stuck["metadata"]["namespace"]},
+             "reason": "Failed", "type": "Warning", "message": message, "lastTimestamp": "2026-03-01T11:59:00Z"}
+    return stuck, event
+
+
+@pytest.mark.parametrize(("message", "reason_"), [
+    ('Failed to pull image "x": failed to authorize: 401 Unauthorized', "ImagePullAuthFailure"),
+    ('Failed to pull image "x": rpc error: code = NotFound desc = x: not found', "ImageNotFound"),
+], ids=["auth", "not-found"])
+def test_a_failing_child_fails_the_service_but_a_fix_on_the_service_still_reaches_it(message: str,
+                                                                                     reason_: str) -> None:
+    from aim_core.reconcile import status as statusing
+    from tests.service.builders import one
+
+    svc = service("chat").model_name(QWEN)
+    world = ready_world(svc)
+    isvc = _running_isvc(svc, world)
+    stuck, event = _pull_failure(isvc, message)
+    svc.env("HF_HUB_OFFLINE", "1")  # the user's fix, made on the service
+
+    plan, status = run(svc, *world, runtime=isvc, pods=[stuck], events=[event])
+
+    assert status["status"] == "Failed"
+    assert reason(status, "InferenceServicePodsReady") == ("False", reason_)
+    assert statusing.should_apply(plan.issues)  # upstream blocks every apply here
+    env = {e["name"] for e in one(plan, "InferenceService")["spec"]["predictor"]["containers"][0]["env"]}
+    assert "HF_HUB_OFFLINE" in env
+
+
+def test_a_route_the_gateway_refuses_fails_the_service_but_the_inference_service_is_still_applied() -> None:
+    from aim_core.reconcile import status as statusing
+    from tests.service.builders import GATEWAY, kinds
+
+    svc = service("chat").model_name(QWEN).routing(gateway=GATEWAY)
+    world = ready_world(svc)
+    route = live(prepared(run(svc, *world)[0], svc, "HTTPRoute"))
+    route["status"] = {"parents": [{"parentRef": GATEWAY, "controllerName": "kgateway.dev/kgateway", "conditions": [
+        {"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners", "message": "no listener"}]}]}
+
+    plan, status = run(svc, *world, route=route)
+
+    assert status["status"] == "Failed"
+    assert reason(status, "HTTPRouteReady") == ("False", "NotAllowedByListeners")
+    assert statusing.should_apply(plan.issues)
+    assert kinds(plan) == ["HTTPRoute", "InferenceService"]
+
+
+def test_a_service_name_over_63_characters_gets_a_valid_identity_label_that_leads_back_to_it() -> None:
+    from aim_core.reconcile.naming import sanitize_label_value
+    from aim_core.resources import SERVICES
+    from aim_core.store import Store
+    from tests.service.builders import controller
+
+    name = "qwen3-32b-chat-for-the-customer-support-team-in-the-european-union-region"
+    assert len(name) > 63
+    svc = service(name).model_name(QWEN)
+    plan, _ = run(svc, *ready_world(svc))
+    isvc = prepared(plan, svc, "InferenceService")
+    label = isvc["metadata"]["labels"]["aim.eai.amd.com/service.name"]
+    assert label == sanitize_label_value(name) and len(label) <= 63  # upstream writes the raw name: invalid
+
+    ctl = controller()
+    store = Store()
+    ctl.setup(store)
+    store.upsert(SERVICES, dict(svc))
+    runtime_watch = next(w for w in ctl.watches() if w.resource.kind == "InferenceService")
+    assert set(runtime_watch.mapper(isvc)) == {(svc["metadata"]["namespace"], name)}  # changes reach the service
+
+
+def test_gpu_request_and_limit_stay_equal_when_an_override_sets_only_one() -> None:
+    from tests.service.builders import one
+
+    svc = service("chat").model_name(QWEN)
+    svc["spec"]["resources"] = {"limits": {"amd.com/gpu": "2"}}
+
+    plan, _ = run(svc, *ready_world(svc))
+
+    resources = one(plan, "InferenceService")["spec"]["predictor"]["containers"][0]["resources"]
+    assert resources["requests"]["amd.com/gpu"] == resources["limits"]["amd.com/gpu"] == "2"
+
+
+# ---------------------------------------------------------------- AIM_ENGINE_ARGS "" and valueFrom in a higher layer
+
+
+def test_an_empty_engine_args_in_a_higher_layer_clears_the_lower_ones() -> None:
+    from tests.service.builders import cluster_config, one
+
+    svc = service("chat").model_name(QWEN).env("AIM_ENGINE_ARGS", "")
+    config = cluster_config().env("AIM_ENGINE_ARGS", '{"max-model-len": 8192}')
+
+    plan, status = run(svc, *ready_world(svc), config)
+
+    env = {e["name"]: e for e in one(plan, "InferenceService")["spec"]["predictor"]["containers"][0]["env"]}
+    assert env["AIM_ENGINE_ARGS"] == {"name": "AIM_ENGINE_ARGS", "value": ""}  # as upstream: it replaces
+    assert condition(status, "ConfigValid") is None  # not an error
+
+
+def test_engine_args_from_value_from_in_a_higher_layer_replace_the_lower_ones_whole() -> None:
+    from tests.service.builders import cluster_config, one
+
+    ref = {"secretKeyRef": {"name": "engine", "key": "args"}}
+    svc = service("chat").model_name(QWEN)
+    svc["spec"]["env"] = [{"name": "AIM_ENGINE_ARGS", "valueFrom": ref}]
+    config = cluster_config().env("AIM_ENGINE_ARGS", '{"max-model-len": 8192}')
+
+    plan, status = run(svc, *ready_world(svc), config)
+
+    env = {e["name"]: e for e in one(plan, "InferenceService")["spec"]["predictor"]["containers"][0]["env"]}
+    assert env["AIM_ENGINE_ARGS"] == {"name": "AIM_ENGINE_ARGS", "valueFrom": ref}  # never read, never merged
+    assert condition(status, "ConfigValid") is None
