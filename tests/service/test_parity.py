@@ -521,3 +521,16 @@ def test_engine_args_from_value_from_in_a_higher_layer_replace_the_lower_ones_wh
     env = {e["name"]: e for e in one(plan, "InferenceService")["spec"]["predictor"]["containers"][0]["env"]}
     assert env["AIM_ENGINE_ARGS"] == {"name": "AIM_ENGINE_ARGS", "valueFrom": ref}  # never read, never merged
     assert condition(status, "ConfigValid") is None
+
+
+def test_a_derived_template_merges_the_override_hardware_into_the_bases() -> None:
+    from aim_core.service.overrides import derived_template
+    from aim_core.service.templates import Scope
+    from tests.service.builders import template
+
+    base = template("qwen-mi300x").ready().gpu("MI300X", 1)
+    svc = service("chat").model_name(QWEN).overrides(count=4)
+
+    derived = derived_template(base, Scope.NAMESPACE, svc, svc["spec"]["overrides"], caching_shared=True)
+
+    assert derived["spec"]["hardware"] == {"gpu": {"model": "MI300X", "requests": 4, "resourceName": "amd.com/gpu"}}
