@@ -68,6 +68,8 @@ CHILD_BY_LABEL = "artifact:child-by-label"  # Jobs, pods, PVCs by (namespace, ca
 CACHE_BY_ARTIFACT = "artifact:cache-by-artifact"  # template caches by (namespace, artifact in status.artifacts)
 SVC_BY_CACHE = "artifact:svc-by-cache"  # services by (namespace, cache or template name they use)
 CACHE_BY_TEMPLATE = "artifact:cache-by-template"  # template caches by (namespace, spec.templateName)
+BY_CLAIM = "artifact:by-claim"  # artifacts by (namespace, status.persistentVolumeClaim)
+POD_BY_CLAIM = "artifact:pod-by-claim"  # pods (not our own) by (namespace, claim they mount)
 
 _WAITING_REASONS = ("StorageQuotaExceeded", "EvictingArtifacts")
 _TEMPLATE_KINDS = ("AIMServiceTemplate", "AIMClusterServiceTemplate")
@@ -99,6 +101,20 @@ def _service_uses(svc: Obj) -> list[tuple[str, str]]:
     names = {((status.get("cache") or {}).get("templateCacheRef") or {}).get("name"),
              (spec.get("template") or {}).get("name"), (status.get("resolvedTemplate") or {}).get("name")}
     return [(ns, n) for n in names if n]
+
+
+def _claims(pod: Obj) -> list[tuple[str, str]]:
+    """``(namespace, claim)`` for each PVC a pod mounts; none for our own Job pods."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if lbl.CACHE_NAME_LABEL in labels:
+        return []
+    volumes = (pod.get("spec") or {}).get("volumes") or ()
+    return [(_ns(pod), v["persistentVolumeClaim"]["claimName"]) for v in volumes
+            if (v.get("persistentVolumeClaim") or {}).get("claimName")]
+
+
+def _running(pod: Obj) -> bool:
+    return not _deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
 def _storage_view(artifact: Obj) -> tuple[Any, ...]:
@@ -158,6 +174,9 @@ class ArtifactController(Controller):
         store.add_index(ARTIFACTS, BY_CONFIG, lambda a: [(_ns(a), config_name(a.get("spec"))),
                                                           (None, config_name(a.get("spec")))])
         store.add_index(ARTIFACTS, WAITING, lambda a: [True] if _waiting(a) else [])
+        store.add_index(ARTIFACTS, BY_CLAIM, lambda a: [(_ns(a), (a.get("status") or {}).get("persistentVolumeClaim"))]
+                        if (a.get("status") or {}).get("persistentVolumeClaim") else [])
+        store.add_index(PODS, POD_BY_CLAIM, _claims)
         for ref in (JOBS, PODS, PVCS):
             store.add_index(ref, CHILD_BY_LABEL, _cache_label)
         store.add_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, lambda c: [
@@ -177,6 +196,12 @@ class ArtifactController(Controller):
             keys: set[ObjectKey] = set()
             for key in _cache_label(obj):
                 keys |= self._artifacts(BY_LABEL, key)
+            return keys
+
+        def by_pod(pod: Obj) -> Iterable[ObjectKey]:
+            keys = set(by_child(pod))
+            for claim in _claims(pod):
+                keys |= self._artifacts(BY_CLAIM, claim)
             return keys
 
         def by_binding(binding: Obj) -> Iterable[ObjectKey]:
@@ -209,7 +234,7 @@ class ArtifactController(Controller):
 
         return [
             Watch(JOBS, by_child),
-            Watch(PODS, by_child),
+            Watch(PODS, by_pod),
             Watch(PVCS, by_child),
             Watch(ROLE_BINDINGS, by_binding, changed=lambda old, new: False),
             Watch(RUNTIME_CONFIGS, by_config),
@@ -223,7 +248,8 @@ class ArtifactController(Controller):
         labelled = lambda obj: lbl.CACHE_NAME_LABEL in ((obj.get("metadata") or {}).get("labels") or {})  # noqa: E731
         return {
             JOBS: labelled,
-            PODS: labelled,
+            PODS: lambda pod: labelled(pod) or any(  # our Job pods, and pods mounting claims (usage, F76)
+                "persistentVolumeClaim" in v for v in (pod.get("spec") or {}).get("volumes") or ()),
             PVCS: labelled,
             ROLE_BINDINGS: lambda obj: obj["metadata"]["name"] == children.STATUS_UPDATER,
         }
@@ -231,9 +257,16 @@ class ArtifactController(Controller):
     # ------------------------------------------------------------- observe
 
     def in_use(self, store: Store, artifact: Obj) -> tuple[bool, tuple[str, ...]]:
-        """Whether a live service (or a template) uses a cache listing ``artifact``; the idle caches listing it."""
+        """Whether ``artifact`` is in use, and the idle template caches listing it.
+
+        In use: a running pod other than its own Jobs' mounts its PVC (an
+        inference pod keeps its volumes even after its cache went, Q16), or a
+        live service (or a template) uses a template cache that lists it.
+        """
         ns, name = _ns(artifact), artifact["metadata"]["name"]
-        used, idle = False, []
+        claim = (artifact.get("status") or {}).get("persistentVolumeClaim")
+        used = bool(claim) and any(_running(p) for p in store.by_index(PODS, POD_BY_CLAIM, (ns, claim)))
+        idle: list[str] = []
         for cache in store.by_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, (ns, name)):
             if _deleting(cache):
                 continue

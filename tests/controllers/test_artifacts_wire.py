@@ -416,3 +416,34 @@ async def test_size_check_with_unusable_output_fails_until_a_new_check_runs(harn
     await harness.client.delete(PODS, NS, "check-1")
     await harness.reconcile("tiny")
     assert n["check"] in jobs(kube) and harness.artifact("tiny")["status"]["status"] == "Progressing"
+
+
+async def test_an_artifact_whose_volume_a_running_pod_mounts_is_in_use(harness: Harness):
+    """Q16: an inference pod keeps its volumes after its cache is gone; the artifact must not be evicted."""
+    kube = harness.kube
+    kube.put_object(_quota(cluster="10Gi"))
+    kube.put_object(_stored("mounted", 8, retentionPriority=0))
+    claim = harness.names("mounted")["pvc"]  # a complete Ready artifact: its real PVC, download verified
+    kube.put_object({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                     "metadata": {"name": claim, "namespace": NS, "labels": {"aim.eai.amd.com/cache.name": "mounted"}},
+                     "spec": {"resources": {"requests": {"storage": "8Gi"}}}, "status": {"phase": "Bound"}})
+    await harness.client.patch(ARTIFACTS, NS, "mounted", {"status": {"persistentVolumeClaim": claim, "conditions": [
+        {"type": "DownloadComplete", "status": "True", "reason": "Verified", "message": "",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, subresource="status")
+    kube.put_object({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": "chat-predictor-1", "namespace": NS,
+                                  "labels": {"serving.kserve.io/inferenceservice": "chat"}},
+                     "spec": {"containers": [{"name": "kserve-container", "image": "x"}],
+                              "volumes": [{"name": "mounted", "persistentVolumeClaim": {"claimName": claim}}]},
+                     "status": {"phase": "Running"}})
+    kube.put_object(make_artifact("new", size="5Gi"))
+    await harness.reconcile("new")
+    assert harness.artifact("mounted") is not None
+    assert condition(harness.artifact("new"), "CachePvcReady")["reason"] == "StorageQuotaExceeded"
+    await harness.reconcile("mounted")
+    assert harness.artifact("mounted")["status"]["status"] == "Ready"
+    assert harness.artifact("mounted")["status"]["lastUsed"] > "2026-01-01T00:00:00Z"
+    # the pod goes: the artifact is idle and may make room
+    await harness.client.delete(PODS, NS, "chat-predictor-1")
+    await harness.reconcile("new")
+    assert harness.artifact("mounted") is None
