@@ -39,8 +39,9 @@ async def test_namespaced_config_shows_the_merged_view_and_follows_cluster_chang
     def merged():
         obj = kube.get(RC, "team", "default")
         effective = obj["status"]["effectiveSpec"]
-        assert effective["routing"] == {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "infra"},
-                                        "requestTimeout": "60s"}
+        gateway = {"name": "gw", "namespace": "infra",  # group and kind: the CRD's defaults, as stored
+                   "group": "gateway.networking.k8s.io", "kind": "Gateway"}
+        assert effective["routing"] == {"enabled": True, "gatewayRef": gateway, "requestTimeout": "60s"}
         assert effective["env"] == [{"name": "HF_HOME", "value": "/team-cache"}]
         assert effective["storage"] == {"defaultStorageClassName": "standard"}  # deprecated field migrated
         assert condition(obj, "ClusterConfigMerged")["status"] == "True"

@@ -9,7 +9,9 @@ says what it adds and where it deliberately differs from a real server:
 * :mod:`~aim_core.testing.emulator.storage` -- ``resourceVersion``, ``generation``,
   ``uid``, no-op writes, finalizers, owner-reference garbage collection;
 * :mod:`~aim_core.testing.emulator.metadata` -- the ``status`` subresource, server-owned
-  metadata, 409 Conflict on a stale ``resourceVersion``;
+  metadata, empty metadata maps not stored, 409 Conflict on a stale ``resourceVersion``;
+* :mod:`~aim_core.testing.emulator.schemas` -- pruning and defaulting of custom
+  resources by their structural schema;
 * :mod:`~aim_core.testing.emulator.fieldsets` -- server-side apply and
   ``metadata.managedFields`` in the real ``FieldsV1`` format;
 * :mod:`~aim_core.testing.emulator.patches` -- merge, JSON and strategic merge patches;

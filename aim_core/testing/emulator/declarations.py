@@ -2,15 +2,21 @@
 
 Nothing is served until declared. :func:`declare_resources` declares the built-in
 resources the operator uses, the third-party ones it talks to (served by CRDs in a
-real cluster, so custom-resource rules apply), and then any CRDs and extras.
+real cluster, so custom-resource rules apply, with the structural schema of the
+CRD file in ``crds/third_party`` when there is one), and then any CRDs and extras.
+A CRD's schema makes the emulator prune and default objects as the API server
+does (:mod:`~aim_core.testing.emulator.schemas`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import kmock
+
+from aim_core.testing.crdschema import load_crd, third_party_crd
 
 if TYPE_CHECKING:
     from aim_core.testing.emulator.server import Emulator
@@ -57,13 +63,22 @@ THIRD_PARTY_RESOURCES: dict[str, dict[str, Any]] = {
 
 def declare(emulator: Emulator, key: str, *, kind: str, namespaced: bool, subresources: Iterable[str] = (),
             custom: bool = False, verbs: Iterable[str] = ALL_VERBS, singular: str | None = None,
-            shortnames: Iterable[str] = (), categories: Iterable[str] = ()) -> None:
-    """Declare one resource for discovery and for the emulator's write rules."""
+            shortnames: Iterable[str] = (), categories: Iterable[str] = (),
+            schema: Mapping[str, Any] | None = None) -> None:
+    """Declare one resource for discovery and for the emulator's write rules.
+
+    ``schema`` (a structural ``openAPIV3Schema``) makes writes pruned and defaulted by it.
+    """
     emulator.resources[key] = kmock.ResourceInfo(
         kind=kind, namespaced=namespaced, singular=singular or kind.lower(), verbs=verbs,
         shortnames=shortnames, categories=categories, subresources=subresources)
+    res = kmock.resource(key)
     if custom:
-        emulator.custom_resources.add(kmock.resource(key))
+        emulator.custom_resources.add(res)
+    if schema is not None:
+        emulator.schemas[res] = dict(schema)
+    else:
+        emulator.schemas.pop(res, None)
 
 
 def declare_crd(emulator: Emulator, crd: Mapping[str, Any]) -> None:
@@ -75,7 +90,23 @@ def declare_crd(emulator: Emulator, crd: Mapping[str, Any]) -> None:
                     namespaced=spec.get("scope", "Namespaced") == "Namespaced", custom=True,
                     subresources=(version.get("subresources") or spec.get("subresources") or {}).keys(),
                     singular=names.get("singular"), shortnames=names.get("shortNames") or (),
-                    categories=names.get("categories") or ())
+                    categories=names.get("categories") or (),
+                    schema=((version.get("schema") or spec.get("validation") or {}).get("openAPIV3Schema")))
+
+
+@functools.cache
+def _third_party_schema(key: str) -> Mapping[str, Any] | None:
+    """The structural schema of a third-party resource from its CRD file, if the file is there."""
+    group, version, plural = key.rsplit("/", 2)
+    try:
+        path = third_party_crd(f"{group}_{plural}.yaml")
+    except FileNotFoundError:
+        return None
+    crd = load_crd(str(path))
+    for served in crd["spec"].get("versions") or ():
+        if served["name"] == version:
+            return (served.get("schema") or {}).get("openAPIV3Schema")
+    return None
 
 
 def declare_resources(emulator: Emulator, crds: Iterable[Mapping[str, Any]] | None = None,
@@ -88,7 +119,7 @@ def declare_resources(emulator: Emulator, crds: Iterable[Mapping[str, Any]] | No
     for key, info in BUILTIN_RESOURCES.items():
         declare(emulator, key, **info)
     for key, info in THIRD_PARTY_RESOURCES.items():
-        declare(emulator, key, custom=True, **info)
+        declare(emulator, key, custom=True, schema=_third_party_schema(key), **info)
     for crd in crds or ():
         declare_crd(emulator, crd)
     for key, info in (extra or {}).items():

@@ -5,7 +5,9 @@
   :mod:`~aim_core.testing.emulator.server`);
 * ``uid``, ``creationTimestamp``, ``resourceVersion``, ``generation`` and the other
   system metadata are the server's; a stale ``resourceVersion`` is 409 Conflict;
-* a write that changes nothing but the server's bookkeeping is a no-op.
+* a write that changes nothing but the server's bookkeeping is a no-op;
+* empty ``labels``, ``annotations``, ``finalizers`` and ``ownerReferences`` are not
+  stored (``metadata`` is the typed ObjectMeta, for custom resources too).
 
 Also the names a resource goes by in objects, call logs and error messages.
 """
@@ -25,6 +27,20 @@ from aim_core.testing.emulator.errors import api_error
 # Metadata that the server owns; never part of a field set, never taken from a write.
 SYSTEM_META = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink")
+
+
+# ObjectMeta fields that are omitted when empty, so an empty value never comes back.
+OMIT_EMPTY_META = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields", "generateName")
+
+
+def drop_empty_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """Remove empty (or null) omit-empty metadata fields in place, as the typed ObjectMeta does."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        for field in OMIT_EMPTY_META:
+            if field in meta and not meta[field]:
+                del meta[field]
+    return obj
 
 
 def keep_system_fields(old: dict[str, Any], new: dict[str, Any], subresource: str | None,

@@ -12,8 +12,9 @@ ADDED/DELETED as the real server does.
 
 Deliberate differences from a real server, kept for test speed and simplicity:
 
-* No schema validation, defaulting, admission, RBAC, namespaces lifecycle
-  (objects may be created in namespaces that do not exist), pagination.
+* No schema validation (pruning and defaulting are done, see
+  :mod:`~aim_core.testing.emulator.schemas`), admission, RBAC, pagination;
+  objects may be created in namespaces that do not exist.
 * Writes happen in kmock's fallback reactions, so a test reaction that answers
   a write (``kube['patch'] << 500``) also prevents the write, like a failing
   server would. (Plain kmock stores the write even when a reaction answers it.)

@@ -1,5 +1,8 @@
 """Storage with the API server's bookkeeping, on kmock's object store (``emulator.objects``).
 
+* the stored form: empty metadata maps and lists dropped, and for custom resources
+  with a declared structural schema, unknown fields pruned and defaults applied
+  (:mod:`~aim_core.testing.emulator.schemas`);
 * ``resourceVersion`` from one global counter, ``generation``, ``uid``,
   ``creationTimestamp``; no-op writes change nothing (no new version, no watch event);
 * every stored change is published to the watches (see :class:`Change`);
@@ -22,7 +25,16 @@ import kmock
 
 from aim_core.testing.emulator.errors import not_found
 from aim_core.testing.emulator.fieldsets import Path, track
-from aim_core.testing.emulator.metadata import SYSTEM_META, api_version, comparable, keep_system_fields, now, spec
+from aim_core.testing.emulator.metadata import (
+    SYSTEM_META,
+    api_version,
+    comparable,
+    drop_empty_metadata,
+    keep_system_fields,
+    now,
+    spec,
+)
+from aim_core.testing.emulator.schemas import prune_and_default
 from aim_core.testing.emulator.selectors import request_matcher
 from aim_core.testing.emulator.immutable import check_immutable
 from aim_core.testing.emulator.validation import check_metadata
@@ -44,6 +56,7 @@ class Storage(kmock.KubernetesEmulator):
     """kmock's KubernetesEmulator storing objects the way the API server does; serving is in the subclass."""
 
     gc: bool = True  # delete dependents whose owners are all gone
+    schemas: dict[kmock.resource, dict[str, Any]] = attrs.field(factory=dict, init=False)  # structural, by resource
     _rv: int = attrs.field(default=0, init=False)
     _changes: list[Change] = attrs.field(factory=list, init=False)
     _watchers: set[asyncio.Queue[Change]] = attrs.field(factory=set, init=False)
@@ -72,6 +85,7 @@ class Storage(kmock.KubernetesEmulator):
         meta = obj.setdefault("metadata", {})
         obj.setdefault("apiVersion", api_version(res))
         obj.setdefault("kind", info.kind)
+        drop_empty_metadata(obj)
         if not self.namespaced(res):
             meta.pop("namespace", None)
         key = (res, meta.get("namespace"), meta["name"])
@@ -132,6 +146,7 @@ class Storage(kmock.KubernetesEmulator):
         status_apart = "status" in info.subresources
         if not internal:
             check_metadata(info.kind, new, creating=old is None)
+            new = self.stored_form(res, new)
         if old is None:
             meta = new.setdefault("metadata", {})
             for field in SYSTEM_META[2:]:
@@ -163,6 +178,13 @@ class Storage(kmock.KubernetesEmulator):
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             self._erase(res, key, new)
         return new
+
+    def stored_form(self, res: kmock.resource, obj: dict[str, Any]) -> dict[str, Any]:
+        """``obj`` as the server would store it: empty metadata dropped, pruned and defaulted per schema."""
+        schema = self.schemas.get(res)
+        if schema is not None:
+            obj = prune_and_default(obj, schema)
+        return drop_empty_metadata(obj)
 
     def _delete(self, res: kmock.resource, info: kmock.ResourceInfo, key: tuple[Any, ...],
                 dry_run: bool = False) -> dict[str, Any]:
