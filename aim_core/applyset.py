@@ -5,13 +5,27 @@ controller. :func:`needs_apply` keeps steady-state reconciles write-free: a
 child is sent only when the live object lacks something we want, or still
 carries a field our field manager owns that the plan no longer wants (which
 is how settings get turned off cleanly).
+
+Desired and live objects are compared in the form the API server stores, or a
+builder could make the operator apply the same object forever:
+
+* :func:`prepare` puts the body in that form where it is known without asking
+  the server: no empty ``labels``/``annotations``/``finalizers``/``ownerReferences``
+  (ObjectMeta omits them), no ``null`` values;
+* what only the server knows (fields its schema prunes, defaults inside values
+  we send, canonical quantities) is learned from its answer: :class:`AppliedForms`
+  keeps, per child, the body last applied and what the server stored of it,
+  and while the plan wants that same body the stored form is what the live
+  object is compared with. At most one write per child and operator start can
+  be spent learning; none can repeat.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping
 from typing import Any
 
 from aim_core.reconcile import labels as labelling
@@ -47,7 +61,86 @@ def prepare(
         ref = owner_reference(parent)
         others = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != ref["uid"]]
         meta["ownerReferences"] = [*others, ref]
+    return stored_form(obj)
+
+
+# ObjectMeta fields the server omits when empty: an empty one never comes back.
+_OMIT_EMPTY_META = ("labels", "annotations", "finalizers", "ownerReferences", "generateName")
+
+
+def stored_form(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` (changed in place) without what the server never stores: ``null`` values, empty metadata."""
+    _drop_nulls(obj)
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        for field in _OMIT_EMPTY_META:
+            if field in meta and not meta[field]:
+                del meta[field]
     return obj
+
+
+def _drop_nulls(value: Any) -> None:
+    if isinstance(value, dict):
+        for key in [k for k, v in value.items() if v is None]:
+            del value[key]
+        for sub in value.values():
+            _drop_nulls(sub)
+    elif isinstance(value, list):
+        for sub in value:
+            _drop_nulls(sub)
+
+
+def as_stored(sent: Any, stored: Any) -> Any:
+    """What the server kept of ``sent``, in its own spelling: ``sent``'s fields, ``stored``'s values.
+
+    Fields ``sent`` had that ``stored`` lacks (pruned, or dropped because empty)
+    are left out; scalars take the stored value (canonical quantities); a list
+    whose length the server changed (merged with other managers' items) is
+    taken as stored; maps and equal-length lists are followed field by field.
+    """
+    if isinstance(sent, Mapping) and isinstance(stored, Mapping):
+        return {k: as_stored(v, stored[k]) for k, v in sent.items() if k in stored}
+    if isinstance(sent, list) and isinstance(stored, list) and len(sent) == len(stored):
+        return [as_stored(a, b) for a, b in zip(sent, stored)]
+    return copy.deepcopy(stored)
+
+
+class AppliedForms:
+    """Per child: the body last applied (by fingerprint) and the server's stored form of it.
+
+    Bounded: the oldest entries go first once ``limit`` children are remembered
+    (forgetting costs at most one more write for that child).
+    """
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._forms: OrderedDict[Hashable, tuple[str, dict[str, Any]]] = OrderedDict()
+
+    def remember(self, key: Hashable, body: Mapping[str, Any], stored: Mapping[str, Any]) -> None:
+        """Record what the server stored (``stored``, its answer to the apply) of ``body``."""
+        form = as_stored(_comparable(body), stored)
+        self._forms[key] = (fingerprint(body), form)
+        self._forms.move_to_end(key)
+        while len(self._forms) > self.limit:
+            self._forms.popitem(last=False)
+
+    def get(self, key: Hashable, body: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The stored form of ``body`` if it is the body last applied to ``key``, else ``None``."""
+        entry = self._forms.get(key)
+        if entry is None or entry[0] != fingerprint(body):
+            return None
+        return entry[1]
+
+    def forget(self, key: Hashable) -> None:
+        self._forms.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._forms)
+
+
+def _comparable(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a body that the live object is compared on (apiVersion/kind are not stored per se)."""
+    return {k: v for k, v in body.items() if k not in ("apiVersion", "kind")}
 
 
 def is_subset(want: Any, have: Any) -> bool:
@@ -109,18 +202,35 @@ def owned_fields(live: Mapping[str, Any], manager: str) -> set[tuple[str, ...]] 
 _IGNORED_ROOTS = {("metadata", "managedFields"), ("status",), ("metadata", "resourceVersion")}
 
 
-def needs_apply(obj: Mapping[str, Any], live: Mapping[str, Any] | None, manager: str) -> bool:
-    """Whether applying ``obj`` would change ``live``."""
+def needs_apply(
+    obj: Mapping[str, Any], live: Mapping[str, Any] | None, manager: str, stored: Mapping[str, Any] | None = None
+) -> bool:
+    """Whether applying ``obj`` would change ``live``.
+
+    ``stored`` is the server's stored form of ``obj`` when known (see
+    :class:`AppliedForms`); otherwise ``obj`` is compared in :func:`stored_form`.
+    """
     if live is None:
         return True
-    if not is_subset(obj, live):
+    want = stored if stored is not None else stored_form(_comparable(copy.deepcopy(dict(obj))))
+    if not is_subset(want, live):
         return True
     owned = owned_fields(live, manager)
     if owned is None:
         return False
-    want = _desired_paths(obj)
-    stale = {p for p in owned - want if not any(p[: len(r)] == r for r in _IGNORED_ROOTS)}
+    wanted = _desired_paths(want)
+    stale = {p for p in owned - wanted
+             if not any(p[: len(r)] == r for r in _IGNORED_ROOTS) and _has_path(live, p)}
     return bool(stale)
+
+
+def _has_path(obj: Any, path: tuple[str, ...]) -> bool:
+    """Whether ``obj`` carries a field at ``path`` (an owned field the server dropped is not carried)."""
+    for key in path:
+        if not isinstance(obj, Mapping) or key not in obj:
+            return False
+        obj = obj[key]
+    return True
 
 
 def fingerprint(obj: Mapping[str, Any]) -> str:

@@ -52,6 +52,7 @@ class Engine:
         self.queue = WorkQueue()
         self._infra_since: dict[Key, datetime.datetime] = {}
         self._warned: dict[tuple[Key, str], datetime.datetime] = {}
+        self._applied = applyset.AppliedForms()  # what the server stored of each child we applied
         self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
         self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
         for controller in self.controllers.values():
@@ -207,8 +208,9 @@ class Engine:
         for desired in sorted(plan.apply, key=lambda d: d.sort_key):
             body = applyset.prepare(desired, obj, controller.name, plan.labels)
             meta = body["metadata"]
+            child = (desired.resource, meta.get("namespace") or None, meta["name"])
             live = self.store.get(desired.resource, meta.get("namespace"), meta["name"])
-            if not applyset.needs_apply(body, live, controller.field_manager):
+            if not applyset.needs_apply(body, live, controller.field_manager, self._applied.get(child, body)):
                 continue
             try:
                 result = await self.kube.apply(desired.resource, body, field_manager=controller.field_manager)
@@ -216,8 +218,10 @@ class Engine:
                 issues.append(_issue(exc, f"applying {desired.resource.kind} {meta['name']}"))
                 continue
             if isinstance(result, dict) and result.get("metadata"):
+                self._applied.remember(child, body, result)
                 self.store.upsert(desired.resource, result, copy_obj=False)
         for deletion in plan.delete:
+            self._applied.forget((deletion.resource, deletion.namespace or None, deletion.name))
             if self.store.get(deletion.resource, deletion.namespace, deletion.name) is None:
                 continue
             try:

@@ -1,6 +1,6 @@
 import pytest
 
-from aim_core.applyset import is_subset, needs_apply, owned_fields, prepare
+from aim_core.applyset import AppliedForms, is_subset, needs_apply, owned_fields, prepare
 from aim_core.providers import ResourceRef
 from aim_core.reconcile.plan import Desired, LabelPolicy
 
@@ -65,3 +65,46 @@ def test_needs_apply_detects_dropped_owned_fields():
     # another manager owning b is not our business
     assert needs_apply(want, live, "someone-else") is False
     assert needs_apply(want, None, "m") is True
+
+
+def test_prepare_leaves_out_what_the_server_never_stores():
+    desired = Desired(ISVC, {"metadata": {"name": "r", "namespace": "ns", "annotations": {}, "finalizers": []},
+                             "spec": {"a": None, "b": {"c": None, "d": 1}, "e": {}}})
+    body = prepare(desired, PARENT, "service", LabelPolicy())
+    assert "annotations" not in body["metadata"] and "finalizers" not in body["metadata"]
+    assert body["spec"] == {"b": {"d": 1}, "e": {}}  # empty maps in the spec are data
+
+
+def test_a_desired_empty_annotation_map_matches_a_live_object_without_one():
+    body = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "annotations": {}}, "spec": {"a": 1}}
+    live = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "managedFields": [
+        {"manager": "m", "operation": "Apply", "fieldsV1": {"f:metadata": {"f:annotations": {}}, "f:spec": {"f:a": {}}}}]},
+        "spec": {"a": 1}}
+    assert needs_apply(body, live, "m") is False  # an owned field the server dropped is not "still carried"
+
+
+def test_what_the_server_pruned_or_respelled_is_learned_from_its_answer():
+    body = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"},
+            "spec": {"size": 1, "typo": True, "memory": "1024Mi", "ports": [{"port": 80}]}}
+    stored = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "resourceVersion": "7"},
+              "spec": {"size": 1, "memory": "1Gi", "mode": "fast", "ports": [{"port": 80, "protocol": "TCP"}]}}
+    forms = AppliedForms()
+    assert needs_apply(body, stored, "m", forms.get("k", body)) is True  # not learned yet: one write
+    forms.remember("k", body, stored)
+    assert forms.get("k", body) == {"metadata": {"name": "x"}, "spec": {"size": 1, "memory": "1Gi",
+                                                                        "ports": [{"port": 80}]}}
+    assert needs_apply(body, stored, "m", forms.get("k", body)) is False
+    # Drift of a field we set is still seen; a different desired body is compared afresh.
+    drifted = {**stored, "spec": {**stored["spec"], "size": 2}}
+    assert needs_apply(body, drifted, "m", forms.get("k", body)) is True
+    changed = {**body, "spec": {**body["spec"], "size": 3}}
+    assert forms.get("k", changed) is None
+    forms.forget("k")
+    assert forms.get("k", body) is None
+
+
+def test_applied_forms_are_bounded():
+    forms = AppliedForms(limit=2)
+    for key in "abc":
+        forms.remember(key, {"metadata": {"name": key}}, {"metadata": {"name": key}})
+    assert len(forms) == 2 and forms.get("a", {"metadata": {"name": "a"}}) is None
