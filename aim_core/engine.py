@@ -53,6 +53,7 @@ class Engine:
         self._infra_since: dict[Key, datetime.datetime] = {}
         self._warned: dict[tuple[Key, str], datetime.datetime] = {}
         self._applied = applyset.AppliedForms()  # what the server stored of each child we applied
+        self._statuses = applyset.AppliedForms()  # ... and of each status we wrote (schemas prune status too)
         self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
         self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
         for controller in self.controllers.values():
@@ -192,6 +193,7 @@ class Engine:
     def _forget(self, key: Key) -> None:
         """Drop what the engine remembers about an object that is gone."""
         self._infra_since.pop(key, None)
+        self._statuses.forget(key)
         for warned in [w for w in self._warned if w[0] == key]:
             del self._warned[warned]
 
@@ -240,13 +242,15 @@ class Engine:
             self._infra_since.pop(key, None)
         old_status = obj.get("status") or {}
         new_status, derived = build_status(controller, obj, plan, issues, now=now, infra_since=self._infra_since.get(key))
-        patch = _status_patch(old_status, new_status)
+        stored = self._statuses.get(key, new_status)
+        patch = _status_patch(old_status, stored if stored is not None else new_status)
         if patch:
             try:
                 result = await self.kube.patch(
                     controller.resource, meta.get("namespace"), meta["name"], {"status": patch}, subresource="status"
                 )
                 if isinstance(result, dict) and result.get("metadata"):
+                    self._statuses.remember(key, new_status, result.get("status") or {})
                     self.store.upsert(controller.resource, result, copy_obj=False)
             except Exception as exc:  # noqa: BLE001 - a status write failure is retried
                 log.warning("status write of %s %s/%s failed: %s", controller.name, meta.get("namespace"), meta["name"], exc)
