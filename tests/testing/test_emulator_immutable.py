@@ -50,3 +50,19 @@ async def test_a_claim_may_only_change_its_requests(api: httpx.AsyncClient):
     assert grow.status_code == 200
     other = await api.patch(f"{PVCS}/c", json={"spec": {"storageClassName": "fast"}}, headers=MERGE)
     assert other.status_code == 422
+
+
+async def test_aim_fields_under_a_transition_rule_cannot_change_once_set(api: httpx.AsyncClient):
+    services = "/apis/aim.eai.amd.com/v1alpha1/namespaces/ns1/aimservices"
+    body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
+            "metadata": {"name": "s", "namespace": "ns1"}, "spec": {"model": {"name": "qwen"}}}
+    assert (await api.post(services, json=body)).status_code == 201
+    model = await api.patch(f"{services}/s", json={"spec": {"model": {"name": "llama"}}}, headers=MERGE)
+    assert model.status_code == 422 and "model selection is immutable after creation" in model.json()["message"]
+    # A CEL transition rule applies only when the field exists before and after: adding it is allowed.
+    added = await api.patch(f"{services}/s", json={"spec": {"template": {"name": "t1"}}}, headers=MERGE)
+    assert added.status_code == 200
+    changed = await api.patch(f"{services}/s", json={"spec": {"template": {"name": "t2"}}}, headers=MERGE)
+    assert changed.status_code == 422 and "template selection is immutable" in changed.json()["message"]
+    other = await api.patch(f"{services}/s", json={"spec": {"replicas": 2}}, headers=MERGE)
+    assert other.status_code == 200  # fields without a rule may change

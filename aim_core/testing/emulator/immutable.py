@@ -9,15 +9,68 @@ Only what the operator's children touch:
   as written (the API server compares quantities; we compare the text only
   when it changes, which is enough to catch a re-sized claim being re-applied).
 
+And the AIM kinds' transition rules: every ``x-kubernetes-validations`` rule
+``self == oldSelf`` in our CRDs (``spec.model`` and ``spec.template`` of an
+AIMService, a template's ``modelName``, ``metric``, ``precision``,
+``hardware``, ...). As for CEL transition rules on a real API server, a rule
+applies only when the field exists both before and after the update (adding
+``spec.template`` to a service that had none is allowed).
+
 Status writes are not checked; neither is seeding with ``put_object``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import yaml
+
 from aim_core.testing.emulator.errors import api_error
+
+_AIM_CRDS = Path(__file__).resolve().parents[2] / "crds" / "aim.eai.amd.com_crds.yaml"
+_UNCHANGED = "self == oldSelf"
+_MISSING = object()
+
+
+@functools.cache
+def _transition_rules() -> dict[str, tuple[tuple[tuple[str, ...], str], ...]]:
+    """Per AIM kind, the object paths whose value may not change once set, with the rule's message."""
+    rules: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+
+    def walk(kind: str, schema: Mapping[str, Any], path: tuple[str, ...]) -> None:
+        for rule in schema.get("x-kubernetes-validations") or ():
+            if (rule.get("rule") or "").strip() == _UNCHANGED:
+                rules.setdefault(kind, []).append((path, rule.get("message") or "field is immutable"))
+        for name, child in (schema.get("properties") or {}).items():
+            walk(kind, child, path + (name,))
+
+    for crd in yaml.safe_load_all(_AIM_CRDS.read_text()):
+        if not isinstance(crd, dict) or crd.get("kind") != "CustomResourceDefinition":
+            continue
+        kind = crd["spec"]["names"]["kind"]
+        for version in crd["spec"].get("versions") or ():
+            walk(kind, (version.get("schema") or {}).get("openAPIV3Schema") or {}, ())
+    return {kind: tuple(found) for kind, found in rules.items()}
+
+
+def _at(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(obj, Mapping) or key not in obj:
+            return _MISSING
+        obj = obj[key]
+    return obj
+
+
+def _transition_problems(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for path, message in _transition_rules().get(kind, ()):
+        before, after = _at(old, path), _at(new, path)
+        if before is not _MISSING and after is not _MISSING and before != after:
+            problems.append(f"{'.'.join(path)}: Invalid value: \"object\": {message}")
+    return problems
 
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -42,7 +95,7 @@ def _problems(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list
 
 def check_immutable(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
     """422 Invalid, as the API server answers, when ``new`` changes an immutable field of ``old``."""
-    problems = _problems(kind, old, new)
+    problems = _problems(kind, old, new) + _transition_problems(kind, old, new)
     if problems:
         name = (new.get("metadata") or {}).get("name") or ""
         raise api_error(422, "Invalid", f'{kind} "{name}" is invalid: ' + ", ".join(problems), name=name, kind=kind)
