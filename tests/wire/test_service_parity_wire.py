@@ -46,21 +46,28 @@ async def test_a_service_waiting_for_its_model_carries_the_finalizer_and_never_b
     assert kube.get(TC, NS, made["metadata"]["name"]) is not None
 
 
-async def test_editing_the_model_of_a_running_service_moves_it_to_the_new_models_template(kube, api, cluster, operator):
+async def test_naming_a_template_on_a_running_service_moves_it_off_the_recorded_one(kube, api, cluster, operator):
     await create(api, kube, cluster["qwen-chat"])
     await eventually(lambda: kube.get(SVC, NS, "qwen-chat")["status"]["resolvedTemplate"]["name"].endswith("31dd"))
+    merge = {"Content-Type": "application/merge-patch+json"}
 
+    # spec.model cannot change once set (CEL transition rule, as upstream's CRD): the API server refuses.
     response = await api.patch(kube.path(SVC, NS, "qwen-chat"),
-                               json={"spec": {"model": {"name": "llama-3-1-8b-instruct"}}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+                               json={"spec": {"model": {"name": "llama-3-1-8b-instruct"}}}, headers=merge)
+    assert response.status_code == 422, response.text
+    assert "model selection is immutable after creation" in response.text
+
+    # spec.template was not set, so it may be added; the spec wins over the recorded template.
+    wanted = "amdenterpriseai-aim-qwen-qwen3-32b-0-8-8x-mi300x-thr-fp16-e32e"
+    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), json={"spec": {"template": {"name": wanted}}},
+                               headers=merge)
     assert response.status_code == 200, response.text
 
     def moved():
         svc = kube.get(SVC, NS, "qwen-chat")
         template = condition(svc, "TemplateReady")
         assert (template["status"], template["reason"]) == ("True", "Resolved"), template
-        assert svc["status"]["resolvedTemplate"]["name"] == "llama-3-1-8b-mi300x-fp8-latency"
-        assert svc["status"]["status"] != "Failed", svc["status"]
+        assert svc["status"]["resolvedTemplate"]["name"] == wanted
         return True
 
     await eventually(moved, timeout=3)
