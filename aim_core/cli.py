@@ -1,4 +1,4 @@
-"""The ``aim-engine`` command: ``run``, ``crds``, ``plugins``, ``render``, ``tags``."""
+"""The ``aim-engine`` command: ``run``, ``crds``, ``plugins``, ``render``, ``tags``, ``inspect``."""
 
 from __future__ import annotations
 
@@ -76,6 +76,28 @@ def _cmd_tags(args: argparse.Namespace) -> int:
     return 1 if result.failures else 0
 
 
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from aim_core.plugins import get_plugin_manager
+    from aim_core.registry import InvalidImageReference, InvalidPullSecret, RegistryError
+    from aim_core.registry.inspection import format_inspection, inspect_image
+
+    try:
+        result = asyncio.run(inspect_image(get_plugin_manager(), args.image, docker_config=args.pull_secret))
+    except (OSError, InvalidImageReference, InvalidPullSecret) as exc:
+        sys.stderr.write(f"aim-engine: {exc}\n")
+        return 2
+    except RegistryError as exc:
+        sys.stderr.write(f"aim-engine: {exc.reason}: {exc}\n")
+        return 1
+    sys.stdout.write(format_inspection(result, as_json=args.json))
+    if result.label_error:
+        sys.stderr.write(f"aim-engine: the labels cannot be read as AIM metadata: {result.label_error}\n")
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="aim-engine", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -104,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pull-secret", metavar="FILE", help="docker config JSON with credentials")
     p.add_argument("--json", action="store_true", help="print JSON instead of one image per line")
     p.set_defaults(func=_cmd_tags)
+
+    p = sub.add_parser("inspect", help="read an image's labels and recommended deployments from its registry")
+    p.add_argument("image", help="image reference, e.g. amdenterpriseai/aim-qwen-qwen3-32b:0.8.5 or ghcr.io/org/x:1")
+    p.add_argument("--pull-secret", metavar="FILE", help="docker config JSON with credentials")
+    p.add_argument("--json", action="store_true", help="print JSON (imageMetadata as the model status holds it)")
+    p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("run", help="run the operator against the current kubeconfig or in-cluster config")
     scope = p.add_mutually_exclusive_group()

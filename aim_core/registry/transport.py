@@ -24,8 +24,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import functools
 import json
 import logging
+import os
 import random
 import re
 import socket
@@ -53,7 +55,16 @@ _MAX_ERROR_BODY = 64 * 1024
 
 
 def ssl_context(settings: RegistrySettings) -> ssl.SSLContext:
-    """The standard trust (``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured) plus ``AIM_ENGINE_REGISTRY_CA_FILE``."""
+    """The standard trust (``SSL_CERT_FILE``/``SSL_CERT_DIR`` honoured) plus ``AIM_ENGINE_REGISTRY_CA_FILE``.
+
+    Loading a trust store takes a good part of a second; one context is shared by
+    every client with the same trust settings.
+    """
+    return _ssl_context(settings.ca_file, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.lru_cache(maxsize=8)
+def _ssl_context(ca_file: str | None, _cert_file: str | None, _cert_dir: str | None) -> ssl.SSLContext:
     context = ssl.create_default_context()
     if context.cert_store_stats().get("x509_ca", 0) == 0 and not context.get_ca_certs():
         try:  # no system store (a bare container): fall back to the bundle httpx ships with
@@ -62,8 +73,8 @@ def ssl_context(settings: RegistrySettings) -> ssl.SSLContext:
             context.load_verify_locations(certifi.where())
         except (ImportError, OSError):  # pragma: no cover - depends on the image
             pass
-    if settings.ca_file:
-        context.load_verify_locations(settings.ca_file)
+    if ca_file:
+        context.load_verify_locations(ca_file)
     return context
 
 
