@@ -50,7 +50,11 @@ __all__ = ["Challenge", "RegistryTransport", "parse_challenge", "parse_link_next
 logger = logging.getLogger("aim_engine.registry")
 
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# An unknown host name or a certificate that is not trusted does not get better in a second:
+# the caller's backoff asks again later, without holding a worker for the retries.
+_NOT_RETRIED = frozenset({"DNSFailure", "TLSError"})
 _USER_AGENT = "aim-engine-registry/1"
+_MAX_TOKENS = 1024
 _MAX_ERROR_BODY = 64 * 1024
 
 
@@ -293,7 +297,7 @@ class RegistryTransport:
                 )
             except httpx.TransportError as exc:
                 failure = self._network_error(exc, image, credentials)
-            if failure is not None and attempt >= settings.retries:
+            if failure is not None and (attempt >= settings.retries or failure.reason in _NOT_RETRIED):
                 raise failure
             delay = min(settings.max_backoff, settings.backoff * (2**attempt)) * random.uniform(0.5, 1.0)
             if wait is not None:
@@ -368,7 +372,11 @@ class RegistryTransport:
                 image=image,
             )
         # renew a little early; a token that expires sooner than that is used once
-        self._tokens[key] = _Token(value, time.monotonic() + max(0.0, expires_in - 10))
+        now = time.monotonic()
+        self._tokens[key] = _Token(value, now + max(0.0, expires_in - 10))
+        if len(self._tokens) > _MAX_TOKENS:  # one per repository scope: drop the expired, then the oldest
+            for stale in [k for k, t in self._tokens.items() if t.expires <= now] or list(self._tokens)[:-_MAX_TOKENS]:
+                self._tokens.pop(stale, None)
         return value
 
     # ------------------------------------------------------------ errors

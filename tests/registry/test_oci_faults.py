@@ -110,3 +110,16 @@ async def test_credentials_never_appear_in_any_failure(plugins, oci_registry_bas
     with pytest.raises(RegistryError) as info:
         await list_tags(plugins, front.host, unique_repo, RegistryCredentials(username="alice", password="alice-pw"))
     assert "alice-pw" not in str(info.value) and "***" in str(info.value)
+
+
+async def test_an_unknown_host_fails_at_once_as_a_dns_failure(plugins, monkeypatch):
+    from aim_core.registry import facade
+
+    monkeypatch.setenv("AIM_ENGINE_REGISTRY_RETRIES", "5")
+    monkeypatch.setenv("AIM_ENGINE_REGISTRY_INSECURE", "no-such-registry.invalid")
+    with pytest.raises(RegistryError) as info:
+        await fetch_image_info(plugins, ref("no-such-registry.invalid/org/x:1"), None)
+    error = info.value
+    assert error.kind == "unavailable" and "no-such-registry.invalid/org/x:1" in str(error)
+    if error.reason == "DNSFailure":  # where the resolver answers at all (it may time out instead)
+        assert facade.client_for(plugins, "no-such-registry.invalid").requests == 1
