@@ -70,3 +70,62 @@ async def test_artifact_goes_from_size_check_to_ready_driven_by_watch_events(kub
 
     art = await eventually(ready)
     assert _condition(art, "DownloadComplete")["reason"] == "Verified"
+
+
+async def test_a_service_without_a_warm_cache_runs_once_its_artifact_is_downloaded(kube, api, operator):
+    """The whole chain of issue 7: service -> template cache -> artifact -> PVC and download Job -> Ready
+    artifact -> Ready cache -> InferenceService mounting the artifact's volume."""
+    import copy
+    from pathlib import Path
+
+    from aim_core.render import load_documents
+
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
+    root = Path(__file__).resolve().parents[2]
+    service = None
+    for doc in load_documents([root / "examples"]):
+        doc = copy.deepcopy(doc)
+        if doc["kind"] == "AIMService" and doc["metadata"]["name"] == "qwen-chat":
+            service = doc
+        if doc["kind"] in ("AIMService", "AIMClusterModelSource", "AIMTemplateCache", "AIMArtifact",
+                           "PersistentVolumeClaim"):
+            continue  # no warm cache this time
+        if doc["kind"] in ("AIMModel", "AIMClusterModel", "AIMServiceTemplate", "AIMClusterServiceTemplate"):
+            doc["metadata"].setdefault("annotations", {})["aim.eai.amd.com/reconciliation-paused"] = "true"
+        kube.put_object(doc)
+    assert service is not None
+    service.pop("status", None)
+    response = await api.post(kube.path("aim.eai.amd.com/v1alpha1/aimservices", NS), json=service)
+    assert response.status_code in (200, 201), response.text
+
+    def artifact():
+        found = [a for a in kube.list(ART, NS) if a["spec"]["sourceUri"] == "hf://Qwen/Qwen3-32B-FP8"]
+        assert len(found) == 1, found
+        return found[0]
+
+    art = await eventually(artifact, timeout=15)
+    uid = art["metadata"]["uid"]
+    name = art["metadata"]["name"]
+    download = await eventually(lambda: kube.get(JOBS, NS, naming.download_job_name(name, uid)), timeout=15)
+    claim = naming.artifact_pvc_name(name, uid)
+    assert kube.get(PVCS, NS, claim)["spec"]["resources"]["requests"]["storage"] == "37Gi"
+    env = {e["name"]: e for e in download["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "hf-token"  # the team's runtime config
+    assert not kube.list("serving.kserve.io/v1beta1/inferenceservices", NS)  # the service waits for its cache
+
+    await api.patch(kube.path(PVCS, NS, claim, "status"), json={"status": {"phase": "Bound"}},
+                    headers={"Content-Type": "application/merge-patch+json"})
+    await _complete(api, kube, download)
+
+    def served():
+        found = kube.list("serving.kserve.io/v1beta1/inferenceservices", NS,
+                          label_selector="aim.eai.amd.com/service=qwen-chat")
+        assert len(found) == 1, found
+        isvc = found[0]
+        claims = [v["persistentVolumeClaim"]["claimName"] for v in isvc["spec"]["predictor"].get("volumes") or []
+                  if "persistentVolumeClaim" in v]
+        assert claims == [claim], claims
+        return isvc
+
+    await eventually(served, timeout=15)
+    assert kube.get(ART, NS, name)["status"]["status"] == "Ready"
