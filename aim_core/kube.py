@@ -194,6 +194,8 @@ class Kube:
             params["container"] = container
         path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
         text = await self._request("get", "GET", path, params=params)
+        if text is None:  # an empty log has no body
+            return ""
         return text if isinstance(text, str) else json.dumps(text)
 
     # ----------------------------------------------------------------- writes

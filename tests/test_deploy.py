@@ -37,6 +37,7 @@ from aim_core.operator.run import settings_from_args
 from aim_core.operator.runtime import Runtime
 from aim_core.operator.settings import DEFAULT_OPERATOR_NAMESPACE, Settings
 from aim_core.plugins import get_plugin_manager
+from aim_core.reconcile.labels import DISCOVERY_LEASE
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -184,8 +185,10 @@ def code_needs() -> tuple[set[Need], set[Need]]:
             continue
         ref = _ref(const)
         if ref == res.LEASES:
-            # the leader Lease, by name; `create` cannot be limited by name in RBAC
-            operator_ns.add((ref.group, ref.plural, verb, None if verb == "create" else LEASE_NAME))
+            # the leader and discovery Leases (both taken by LeaderElector), by name;
+            # `create` cannot be limited by name in RBAC
+            for lease in (LEASE_NAME, DISCOVERY_LEASE):
+                operator_ns.add((ref.group, ref.plural, verb, None if verb == "create" else lease))
         else:
             cluster.add((ref.group, ref.plural, verb, None))
     return cluster, operator_ns
@@ -326,6 +329,8 @@ def test_leader_lease_is_granted_in_the_operator_namespace_only():
     assert operator_ns == {
         ("coordination.k8s.io", "leases", "get", LEASE_NAME),
         ("coordination.k8s.io", "leases", "update", LEASE_NAME),
+        ("coordination.k8s.io", "leases", "get", DISCOVERY_LEASE),
+        ("coordination.k8s.io", "leases", "update", DISCOVERY_LEASE),
         ("coordination.k8s.io", "leases", "create", None),
     }
     assert missing(role_rules(), operator_ns) == []
@@ -366,9 +371,9 @@ def test_a_watched_resource_without_rbac_is_caught():
 
 def test_a_newly_watched_resource_is_caught():
     cluster, _ = code_needs()
-    configmaps = res.ResourceRef("v1", "ConfigMap", "configmaps", True)
-    needs = cluster | {(configmaps.group, configmaps.plural, verb, None) for verb in READ}
-    assert missing(cluster_rules(), needs) == [("", "configmaps", v, None) for v in ("get", "list", "watch")]
+    widgets = res.ResourceRef("example.com/v1", "Widget", "widgets")  # a resource no rule grants
+    needs = cluster | {(widgets.group, widgets.plural, verb, None) for verb in READ}
+    assert missing(cluster_rules(), needs) == [("example.com", "widgets", v, None) for v in ("get", "list", "watch")]
 
 
 def test_a_missing_apply_or_status_verb_is_caught():

@@ -16,13 +16,17 @@ def build_controllers(plugins: Any = None, settings: Any = None) -> list[Control
     from aim_core.controllers.services import ServiceController
     from aim_core.model.fetch import ImageFetcher
     from aim_core.controllers.templatecaches import TemplateCacheController
+    from aim_core.controllers.templates import ClusterTemplateController, DiscoverySlots, TemplateController
 
     images = ImageFetcher()  # one cache of image metadata for both model scopes
+    slots = DiscoverySlots()  # one discovery-Job limit for both template scopes
     return [
         RuntimeConfigController(),
         ClusterRuntimeConfigController(),
         TemplateCacheController(),
         ArtifactController(getattr(settings, "artifact_download_image", None)),
+        TemplateController(plugins, slots),
+        ClusterTemplateController(plugins, slots),
         ServiceController(plugins, gpu_preference=getattr(settings, "gpu_preference", ())),
         ClusterModelSourceController(),
         ModelController(plugins, images),

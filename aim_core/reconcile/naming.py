@@ -279,7 +279,12 @@ def discovery_job_name(
     pull_secrets: Sequence[str] = (), metric: str = "", precision: str = "", gpu: tuple[str, int] | None = None,
     profile_id: str = "",
 ) -> str:
-    """Discovery Job: ``discover-<template[:46]>-<8 hex>`` over the plain concatenation of the spec.
+    """Discovery Job: ``discover-<template[:45]>-<8 hex>`` over the plain concatenation of the spec.
+
+    Upstream keeps 46 characters of the template name, which makes 64-character
+    names the API server refuses (the ``job-name`` pod label allows 63); 45 fit,
+    and shorter names come out as upstream's. Dots (allowed in template names)
+    become ``-`` so the name stays a valid label value ending in a letter or digit.
 
     :param gpu: ``(model, count)`` when the template has a GPU block.
     """
@@ -290,7 +295,8 @@ def discovery_job_name(
         pieces += [gpu[0], str(gpu[1])]
     pieces.append(profile_id)
     digest = hashlib.sha256("".join(pieces).encode("utf-8")).hexdigest()[:8]
-    return f"discover-{template[:46]}-{digest}"
+    stem = template[:45].replace(".", "-").rstrip("-")
+    return f"discover-{stem}-{digest}"
 
 
 def discovery_spec_hash(

@@ -284,7 +284,13 @@ def test_discovery_job_name_concatenates_without_separators():
         "T" * 60, "model", "img:1", service_account="sa", env=env, pull_secrets=["p1", "p2"],
         metric="latency", precision="fp8", profile_id="prof",
     )
-    assert name == "discover-" + "T" * 46 + "-" + sha("modelimg:1saA1Bp1p2latencyfp8prof", 8)
+    assert name == "discover-" + "T" * 45 + "-" + sha("modelimg:1saA1Bp1p2latencyfp8prof", 8)
+    assert len(name) == 63  # the job-name label on its pods allows no more
+
+
+def test_discovery_job_name_of_a_dotted_template_is_a_valid_label_value():
+    name = discovery_job_name("team.v1.", "m", "img:1")
+    assert name.startswith("discover-team-v1-") and ".-" not in name and "--" not in name
 
 
 def test_discovery_spec_hash():

@@ -1,0 +1,322 @@
+"""Controllers for AIMServiceTemplate and AIMClusterServiceTemplate: indexes, watches, observe.
+
+Both scopes share one class; the scope decides the model kind a template
+binds to (F31), where its discovery Job runs (namespace / operator namespace)
+and which runtime configs apply. What re-triggers a template, always through
+an index, never a scan:
+
+* its model (by ``spec.modelName``), its runtime config (by name);
+* its discovery Jobs (owner reference) and their pods (``job-name`` label);
+* a discovery Job finishing anywhere, for templates waiting for a slot (F34);
+* Nodes whose GPU labels or resources change, for templates that require a
+  GPU (F42). The GPU inventory is rebuilt only when a Node changed, so a
+  reconcile never lists Nodes.
+
+Observe reads the store, the pod log of a finished discovery Job (the only
+API read), and, for a template that wants a new Job, a slot from
+:class:`DiscoverySlots`. The plan is :func:`aim_core.template.plan.plan_template`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from aim_core.controller import Context, Controller, Watch
+from aim_core.gpu import GpuInventory, node_gpu_facts
+from aim_core.operator.leader import LeaderElector, default_identity
+from aim_core.providers import ResourceRef
+from aim_core.reconcile.errors import ApiError, describe
+from aim_core.reconcile.labels import DISCOVERY_LEASE, JOB_NAME_LABEL, K8S_COMPONENT_LABEL
+from aim_core.reconcile.plan import Plan
+from aim_core.resources import (
+    CLUSTER_MODELS,
+    CLUSTER_RUNTIME_CONFIGS,
+    CLUSTER_TEMPLATES,
+    JOBS,
+    MODELS,
+    NODES,
+    PODS,
+    RUNTIME_CONFIGS,
+    TEMPLATE_CACHES,
+    TEMPLATES,
+)
+from aim_core.runtimeconfig import config_name, resolve
+from aim_core.store import ObjectKey, Store
+from aim_core.template import discovery as disc
+from aim_core.template.hardware import advertised_counts, requires_gpu
+from aim_core.template.observed import Observed, Scope, Slot
+from aim_core.template.plan import decide, plan_template
+
+OUTPUT_LOG_LINES = 5000  # discovery prints one JSON document; keep all of it
+FAILURE_LOG_LINES = 50
+
+BY_MODEL = "tpl:by-model"
+BY_CONFIG = "tpl:by-config"
+NEEDS_GPU = "tpl:needs-gpu"
+JOB_BY_OWNER = "tpl:job-by-owner"  # (namespace, owner kind, owner name)
+ACTIVE_JOBS = "tpl:active-discovery-job"
+POD_BY_JOB = "tpl:pod-by-job"
+
+Obj = Mapping[str, Any]
+
+
+def _ns(obj: Obj) -> str | None:
+    return (obj.get("metadata") or {}).get("namespace") or None
+
+
+def _spec(obj: Obj) -> Obj:
+    return obj.get("spec") or {}
+
+
+def _job_owners(job: Obj) -> list[tuple[str | None, str, str]]:
+    return [(_ns(job), ref.get("kind", ""), ref.get("name", ""))
+            for ref in (job.get("metadata") or {}).get("ownerReferences") or ()
+            if ref.get("kind") in (TEMPLATES.kind, CLUSTER_TEMPLATES.kind)]
+
+
+def _utcnow() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+
+
+class DiscoverySlots:
+    """The cluster-wide limit of concurrent discovery Jobs, serialised by a Lease (F34).
+
+    A template that wants a Job asks for a slot. Under an in-process lock, and
+    holding the Lease ``aim-discovery-lock`` in the operator namespace (so
+    another operator replica cannot count at the same time), the active
+    discovery Jobs of all namespaces are counted from the store, plus slots
+    granted whose Job the store does not show yet. Fewer than
+    :data:`~aim_core.template.discovery.MAX_ACTIVE_JOBS` -> granted.
+
+    The Lease is renewed at most every ``renew_seconds`` while this process
+    keeps granting, so 25 templates at once cost two Lease requests, not 50.
+    Upstream waits up to 30 s for a busy Lease; here the template is requeued
+    after 2 s instead, so no worker blocks.
+    """
+
+    def __init__(self, *, limit: int = disc.MAX_ACTIVE_JOBS, identity: str | None = None,
+                 lease_seconds: int = 30, renew_seconds: float = 10.0, reservation_seconds: float = 30.0) -> None:
+        self.limit = limit
+        self.identity = identity or default_identity()
+        self.lease_seconds = lease_seconds
+        self.renew_seconds = renew_seconds
+        self.reservation_seconds = reservation_seconds
+        self._lock: asyncio.Lock | None = None
+        self._held_at = -1e18
+        self._reserved: dict[tuple[str, str], float] = {}
+        self.waiting: dict[str, set[ObjectKey]] = {}
+
+    async def _lease(self, kube: Any, namespace: str) -> str:
+        """"" when we hold the discovery Lease, else why not."""
+        now = time.monotonic()
+        if now - self._held_at < self.renew_seconds:
+            return ""
+        elector = LeaderElector(kube, namespace, identity=self.identity, name=DISCOVERY_LEASE,
+                                lease_seconds=self.lease_seconds)
+        try:
+            held = await elector.try_acquire()
+        except Exception as exc:  # noqa: BLE001 - reported in the template's status, retried
+            return f"Lease {namespace}/{DISCOVERY_LEASE} could not be taken: {describe(exc).message}"
+        if not held:
+            return f"Lease {namespace}/{DISCOVERY_LEASE} is held by another operator replica"
+        self._held_at = now
+        return ""
+
+    def active(self, store: Store) -> int:
+        now = time.monotonic()
+        for key, expires in list(self._reserved.items()):
+            if expires < now or store.get(JOBS, *key) is not None:
+                del self._reserved[key]
+        return len(store.keys_by_index(JOBS, ACTIVE_JOBS, True)) + len(self._reserved)
+
+    async def acquire(self, ctx: Context, controller: str, key: ObjectKey, job: Obj) -> tuple[Slot, str]:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            busy = await self._lease(ctx.kube, ctx.operator_namespace)
+            if busy:
+                return Slot.LOCK_BUSY, busy
+            active = self.active(ctx.store)
+            if active >= self.limit:
+                self.waiting.setdefault(controller, set()).add(key)
+                return Slot.LIMIT_REACHED, (f"{active} discovery Jobs are active cluster-wide (limit {self.limit}); "
+                                            "this one starts when one of them finishes")
+            self.waiting.get(controller, set()).discard(key)
+            meta = job["metadata"]
+            self._reserved[(meta["namespace"], meta["name"])] = time.monotonic() + self.reservation_seconds
+            return Slot.GRANTED, ""
+
+    def release_waiting(self, controller: str) -> set[ObjectKey]:
+        return self.waiting.pop(controller, set())
+
+
+@attrs.define
+class _GpuCache:
+    version: int = -1
+    inventory: GpuInventory = attrs.field(factory=GpuInventory)
+    counts: dict[str, int] = attrs.field(factory=dict)
+
+
+class TemplateController(Controller):
+    """AIMServiceTemplate (namespaced)."""
+
+    name: ClassVar[str] = "service-template"
+    resource: ClassVar[ResourceRef] = TEMPLATES
+    scope: ClassVar[Scope] = Scope.NAMESPACE
+    model_resource: ClassVar[ResourceRef] = MODELS
+
+    def __init__(self, plugins: Any = None, slots: DiscoverySlots | None = None) -> None:
+        from aim_core import plugins as host
+
+        self.vendors = tuple(host.providers(plugins, "aim_gpu_vendors").values()) if plugins is not None else ()
+        self.slots = slots or DiscoverySlots()
+        self._store: Store | None = None
+        self._gpus = _GpuCache()
+
+    # ------------------------------------------------------------ indexes
+
+    def setup(self, store: Store) -> None:
+        self._store = store
+        ref = self.resource
+        store.add_index(ref, BY_MODEL, lambda t: [(_ns(t), _spec(t).get("modelName"))])
+        store.add_index(ref, BY_CONFIG, lambda t: [(_ns(t), config_name(_spec(t))), (None, config_name(_spec(t)))])
+        store.add_index(ref, NEEDS_GPU, lambda t: [True] if requires_gpu(_spec(t)) else [])
+        store.add_index(JOBS, JOB_BY_OWNER, _job_owners)
+        store.add_index(JOBS, ACTIVE_JOBS, lambda j: [True] if disc.is_discovery_job(j) and not disc.job_finished(j)
+                        else [])
+        store.add_index(PODS, POD_BY_JOB, lambda p: [(_ns(p), ((p.get("metadata") or {}).get("labels") or {})
+                                                       .get(JOB_NAME_LABEL))])
+
+    def _keys(self, index: str, value: Any) -> set[ObjectKey]:
+        assert self._store is not None
+        return self._store.keys_by_index(self.resource, index, value)
+
+    # ------------------------------------------------------------- watches
+
+    def watches(self) -> list[Watch]:
+        def by_model(model: Obj) -> Iterable[ObjectKey]:
+            return self._keys(BY_MODEL, (_ns(model), model["metadata"]["name"]))
+
+        def by_config(cfg: Obj) -> Iterable[ObjectKey]:
+            return self._keys(BY_CONFIG, (_ns(cfg), cfg["metadata"]["name"]))
+
+        def by_job(job: Obj) -> Iterable[ObjectKey]:
+            keys = {(self._key_ns(ns), name) for ns, kind, name in _job_owners(job) if kind == self.resource.kind}
+            if disc.is_discovery_job(job) and disc.job_finished(job):
+                keys |= self.slots.release_waiting(self.name)  # a slot may be free now
+            return keys
+
+        def by_pod(pod: Obj) -> Iterable[ObjectKey]:
+            assert self._store is not None
+            job = self._store.get(JOBS, _ns(pod), ((pod.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL, ""))
+            return by_job(job) if job is not None else []
+
+        def by_node(_node: Obj) -> Iterable[ObjectKey]:
+            return self._keys(NEEDS_GPU, True)
+
+        def gpu_changed(old: Obj | None, new: Obj) -> bool:
+            return old is None or node_gpu_facts(old, self.vendors) != node_gpu_facts(new, self.vendors)
+
+        watches = [
+            Watch(self.model_resource, by_model),
+            Watch(CLUSTER_RUNTIME_CONFIGS, by_config),
+            Watch(JOBS, by_job),
+            Watch(PODS, by_pod),
+            Watch(NODES, by_node, changed=gpu_changed),
+        ]
+        if self.scope is Scope.NAMESPACE:
+            watches.append(Watch(RUNTIME_CONFIGS, by_config))
+            watches.append(Watch(TEMPLATE_CACHES, lambda c: [(_ns(c), c["metadata"]["name"])]))
+        return watches
+
+    def store_filters(self) -> dict[Any, Any]:
+        return {JOBS: disc.is_discovery_job,
+                PODS: lambda p: ((p.get("metadata") or {}).get("labels") or {}).get(K8S_COMPONENT_LABEL) == "discovery"}
+
+    def _key_ns(self, namespace: str | None) -> str | None:
+        return namespace if self.scope is Scope.NAMESPACE else None
+
+    # ------------------------------------------------------------- observe
+
+    def gpus(self, store: Store) -> _GpuCache:
+        version = store.version(NODES)
+        if self._gpus.version != version:
+            nodes = store.list(NODES)
+            self._gpus = _GpuCache(version, GpuInventory.from_nodes(nodes, self.vendors),
+                                   advertised_counts(nodes, self.vendors))
+        return self._gpus
+
+    def _models(self, store: Store, ns: str | None, name: str) -> tuple[Obj | None, bool]:
+        if self.scope is Scope.NAMESPACE:
+            return store.get(MODELS, ns, name), store.get(CLUSTER_MODELS, None, name) is not None
+        return store.get(CLUSTER_MODELS, None, name), False
+
+    async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
+        store = ctx.store
+        meta = obj["metadata"]
+        ns = _ns(obj)
+        spec = _spec(obj)
+        job_ns = ns if self.scope is Scope.NAMESPACE else ctx.operator_namespace
+        cfg = config_name(spec)
+        config = resolve(cfg, store.get(RUNTIME_CONFIGS, ns, cfg) if ns else None,
+                         store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg))
+        model, other = self._models(store, ns, spec.get("modelName") or "")
+        gpus = self.gpus(store)
+        uid = meta.get("uid")
+        jobs = tuple(j for j in store.by_index(JOBS, JOB_BY_OWNER, (job_ns, self.resource.kind, meta["name"]))
+                     if not uid or any(r.get("uid") == uid for r in j["metadata"].get("ownerReferences") or ()))
+        cache = store.get(TEMPLATE_CACHES, ns, meta["name"]) if self.scope is Scope.NAMESPACE else None
+        observed = Observed(scope=self.scope, namespace=job_ns, config=config, model=model, inventory=gpus.inventory,
+                            now=_utcnow(), other_scope_model=other, counts=gpus.counts, jobs=jobs, cache=cache)
+        decision = decide(obj, observed)
+        changes: dict[str, Any] = {}
+        job = decision.job
+        if job is not None:
+            job_name = job["metadata"]["name"]
+            pods = tuple(store.by_index(PODS, POD_BY_JOB, (job_ns, job_name)))
+            changes["pods"] = pods
+            counted = decision.breaker is not None and decision.breaker.counted(job)
+            try:
+                if disc.job_succeeded(job) and not decision.done and not counted:
+                    done = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
+                    if done:
+                        changes["output"] = await ctx.kube.read_log(job_ns, done[-1]["metadata"]["name"],
+                                                                    container=disc.CONTAINER,
+                                                                    tail_lines=OUTPUT_LOG_LINES)
+                elif disc.job_finished(job) and not counted:
+                    logs = {}
+                    for pod in pods:
+                        if (pod.get("status") or {}).get("phase") == "Failed":
+                            logs[pod["metadata"]["name"]] = await ctx.kube.read_log(
+                                job_ns, pod["metadata"]["name"], container=disc.CONTAINER, tail_lines=FAILURE_LOG_LINES)
+                    changes["logs"] = logs
+            except ApiError as exc:
+                if exc.status != 404:  # a pod already gone has nothing to say
+                    changes["read_error"] = describe(exc)
+            except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
+                changes["read_error"] = describe(exc)
+        if decision.wants_job and decision.desired_job is not None:
+            slot, detail = await self.slots.acquire(ctx, self.name, (ns, meta["name"]), decision.desired_job)
+            changes["slot"], changes["slot_detail"] = slot, detail
+        return attrs.evolve(observed, **changes) if changes else observed
+
+    def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
+        return plan_template(obj, observed)
+
+
+class ClusterTemplateController(TemplateController):
+    """AIMClusterServiceTemplate: binds to AIMClusterModels; discovery runs in the operator namespace."""
+
+    name: ClassVar[str] = "cluster-service-template"
+    resource: ClassVar[ResourceRef] = CLUSTER_TEMPLATES
+    scope: ClassVar[Scope] = Scope.CLUSTER
+    model_resource: ClassVar[ResourceRef] = CLUSTER_MODELS
+
+
+__all__ = ["ClusterTemplateController", "DiscoverySlots", "TemplateController"]

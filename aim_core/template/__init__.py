@@ -1,0 +1,11 @@
+"""AIMServiceTemplate and AIMClusterServiceTemplate: observe -> pure plan (F31-F42).
+
+* :mod:`.observed` -- what the controller reads before planning;
+* :mod:`.hardware` -- GPU gating against the node inventory, resolved hardware,
+  summary and node affinity (F39-F41);
+* :mod:`.discovery` -- the discovery Job, its output and the retry breaker (F33-F36);
+* :mod:`.plan` -- :func:`~aim_core.template.plan.plan_template`, the whole decision.
+
+The controllers that wire this to the engine live in
+:mod:`aim_core.controllers.templates`.
+"""

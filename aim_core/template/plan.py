@@ -1,0 +1,464 @@
+"""The template plan: model, runtime config, GPUs, discovery, caching, status (F31-F38). Pure.
+
+:func:`plan_template` takes a template and what the controller observed and
+returns a :class:`~aim_core.reconcile.plan.Plan`. :func:`decide` is the part
+the controller also needs before planning: whether a discovery Job is wanted,
+so that only such templates take a slot under the discovery lock (F34).
+
+Components, in the order the ``Ready`` condition looks at them:
+``RuntimeConfig``, ``Model`` (``ClusterModel`` for cluster templates),
+``GPU`` (only when the template requires one), ``DiscoveryJob`` and
+``DiscoveryPods`` (only while discovery is under way or failing). Plus the
+``Discovered`` condition, which is not a component.
+
+Decisions where upstream leaves a choice:
+
+* **Q1.** ``Discovered`` stays True ``DiscoveryComplete`` after a successful
+  discovery (upstream overwrites it to False ``AwaitingDiscovery`` in the same
+  pass, which reads as if discovery never finished); inline sources give True
+  ``InlineModelSources`` as upstream.
+* **Q10.** A namespaced template binds only to an AIMModel of its namespace, a
+  cluster template only to an AIMClusterModel (upstream's asymmetry, kept); the
+  message says so when only the other kind exists.
+* **The model need not be Ready.** It only has to exist with an image and not
+  be failing for a reason of its own: a model waits for its templates (F24),
+  so waiting for the model here would deadlock them (the F25 guard).
+* **Unusable output is a failed attempt** (reasons in
+  :mod:`aim_core.template.discovery`), counted by the breaker like a failed
+  Job, instead of upstream's silent Ready with no sources.
+* **Jobs of an older spec** (the Job name hashes the spec) are deleted: their
+  result would describe another profile.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from aim_core.health import Category, Health, State
+from aim_core.inspect import inspect_job, inspect_pods
+from aim_core.reconcile.conditions import Condition
+from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
+from aim_core.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
+from aim_core.spec_errors import spec_problems
+from aim_core.template import discovery as disc
+from aim_core.template.hardware import GpuCheck, check_gpu, hardware_summary, resolved_hardware
+from aim_core.template.observed import Observed, Scope, Slot
+
+__all__ = ["Decision", "decide", "plan_template"]
+
+CONFIG = "RuntimeConfig"
+JOB = "DiscoveryJob"
+PODS = "DiscoveryPods"
+GPU = "GPU"
+DISCOVERED = "Discovered"
+LIMIT_REQUEUE_SECONDS = 5.0
+LOCK_REQUEUE_SECONDS = 2.0
+
+# A model's Ready reasons that come from its templates: not the model's own failure (F25).
+_TEMPLATE_REASONS = frozenset({
+    "AwaitingMetadata", "CreatingTemplates", "TemplatesProgressing", "SomeTemplatesDegraded",
+    "AllTemplatesFailed", "NoTemplatesAvailable", "ServiceTemplatesReady", "ClusterServiceTemplatesReady",
+})
+
+Obj = Mapping[str, Any]
+
+
+def _spec(obj: Obj | None) -> Obj:
+    return (obj or {}).get("spec") or {}
+
+
+def _status(obj: Obj | None) -> Obj:
+    return (obj or {}).get("status") or {}
+
+
+def _time(obj: Obj, key: str = "creationTimestamp") -> datetime.datetime | None:
+    return disc.parse_time((obj.get("metadata") or {}).get(key))
+
+
+# ---------------------------------------------------------------- model
+
+
+def model_health(template: Obj, ob: Observed) -> Health:
+    """The ``Model``/``ClusterModel`` component (F31, Q10, F25)."""
+    scope = ob.scope
+    name = _spec(template).get("modelName") or ""
+    where = f"{ob.namespace}/" if scope is Scope.NAMESPACE else ""
+    what = f"{scope.model_kind} {where}{name}"
+    if ob.model is None:
+        message = f"{what} not found: create it or fix spec.modelName"
+        if ob.other_scope_model:
+            other = "AIMClusterModel" if scope is Scope.NAMESPACE else "AIMModel"
+            message += (f"; an {other} of that name exists, but an {scope.kind} uses only {scope.model_kind}s"
+                        + (" of its own namespace" if scope is Scope.NAMESPACE else ""))
+        return Health.error(Category.MISSING_UPSTREAM, "ReferenceNotFound", message, upstream=True)
+    state = _status(ob.model).get("status") or ""
+    ready = next((c for c in _status(ob.model).get("conditions") or () if c.get("type") == "Ready"), {})
+    if state in (State.FAILED.value, State.DEGRADED.value) and ready.get("reason") not in _TEMPLATE_REASONS:
+        detail = ready.get("message") or ready.get("reason") or state
+        return Health(State.FAILED, f"{scope.model_component}Failed", f"{what} is {state}: {detail}", upstream=True)
+    return Health.ok(f"{scope.model_component}Found", f"{what} found ({state or 'not reconciled yet'})",
+                     upstream=True)
+
+
+# ---------------------------------------------------------------- discovery state
+
+
+@attrs.frozen
+class Breaker:
+    """``status.discovery`` as read, reset when the spec hash changed (F36)."""
+
+    spec_hash: str
+    attempts: int = 0
+    last_attempt: datetime.datetime | None = None
+    last_failure: str = ""
+
+    @classmethod
+    def read(cls, status: Obj, spec_hash: str) -> Breaker:
+        raw = status.get("discovery") or {}
+        if raw.get("specHash") != spec_hash:
+            return cls(spec_hash)
+        attempts = raw.get("attempts")
+        return cls(spec_hash, attempts if isinstance(attempts, int) and attempts > 0 else 0,
+                   disc.parse_time(raw.get("lastAttemptTime")), raw.get("lastFailureReason") or "")
+
+    @property
+    def failed(self) -> bool:
+        return self.attempts > 0 and bool(self.last_failure)
+
+    def retry_at(self) -> datetime.datetime | None:
+        if not self.failed or self.last_attempt is None:
+            return None
+        return self.last_attempt + datetime.timedelta(seconds=disc.backoff_seconds(self.attempts))
+
+    def counted(self, job: Obj) -> bool:
+        """Whether the failure of ``job`` is already counted (it began before the last recorded failure)."""
+        created = _time(job)
+        return self.last_attempt is not None and created is not None and created <= self.last_attempt
+
+    def fail(self, now: datetime.datetime, reason: str, message: str) -> Breaker:
+        return Breaker(self.spec_hash, self.attempts + 1, now, f"{reason}: {message}"[:1024])
+
+    def succeeded(self) -> Breaker:
+        return Breaker(self.spec_hash, self.attempts, self.last_attempt, "")
+
+    @property
+    def failure_reason(self) -> str:
+        return self.last_failure.split(":", 1)[0] if self.last_failure else ""
+
+    def to_status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"specHash": self.spec_hash, "attempts": self.attempts}
+        if self.last_attempt is not None:
+            out["lastAttemptTime"] = disc.format_time(self.last_attempt)
+        out["lastFailureReason"] = self.last_failure or None
+        return out
+
+
+# ---------------------------------------------------------------- decision
+
+
+@attrs.frozen
+class Decision:
+    """Everything :func:`plan_template` derives before writing the plan."""
+
+    inline: bool
+    gpu: GpuCheck
+    blocked: str  # why discovery cannot run now (model missing, GPU absent, ...); "" when it can
+    done: bool  # results for the current spec are in status
+    breaker: Breaker | None
+    job: Obj | None  # the Job of the current spec, newest first
+    stale: tuple[Obj, ...]  # Jobs of an older spec
+    desired_job: dict[str, Any] | None
+    backing_off: bool = False  # a failed attempt's wait is not over
+    problems: tuple[str, ...] = ()  # spec problems the schema would have caught
+
+    @property
+    def wants_job(self) -> bool:
+        """A new discovery Job should be created now (the controller then asks for a slot)."""
+        return not (self.inline or self.blocked or self.done or self.desired_job is None or self.job is not None
+                    or self.backing_off)
+
+
+def decide(template: Obj, ob: Observed) -> Decision:
+    spec = _spec(template)
+    problems = tuple(spec_problems(dict(template)))
+    if problems:  # a spec the schema would have refused: nothing below may trust its shape
+        return Decision(False, GpuCheck(None), "the spec is invalid", False, None, None, (), None, problems=problems)
+    inline = bool(spec.get("modelSources"))
+    check = check_gpu(spec, ob.inventory, ob.counts)
+    blocked = _blocked(template, ob, check)
+    breaker = None
+    job = None
+    stale: tuple[Obj, ...] = ()
+    desired = None
+    done = False
+    if not inline and ob.model is not None and not disc.image_problem(_spec(ob.model).get("image") or ""):
+        namespaced = ob.scope is Scope.NAMESPACE
+        desired = disc.build_job(template, ob.model, ob.namespace, namespaced=namespaced)
+        name = desired["metadata"]["name"]
+        breaker = Breaker.read(_status(template), disc.spec_hash(template, ob.model))
+        mine = sorted(ob.jobs, key=lambda j: (_time(j) or datetime.datetime.min.replace(tzinfo=datetime.UTC)),
+                      reverse=True)
+        job = next((j for j in mine if j["metadata"]["name"] == name), None)
+        stale = tuple(j for j in mine if j["metadata"]["name"] != name)
+        status = _status(template)
+        done = (status.get("discovery") or {}).get("specHash") == breaker.spec_hash and not breaker.last_failure \
+            and bool(status.get("profile"))
+    retry = breaker.retry_at() if breaker is not None else None
+    backing_off = retry is not None and retry > ob.now
+    return Decision(inline, check, blocked, done, breaker, job, stale, desired, backing_off, problems)
+
+
+def _blocked(template: Obj, ob: Observed, check: GpuCheck) -> str:
+    if ob.config.issue is not None:
+        return "the runtime config is missing"
+    health = model_health(template, ob)
+    if not health.ready:
+        return f"{ob.scope.model_kind} {_spec(template).get('modelName')!r} is not usable"
+    problem = disc.image_problem(_spec(ob.model).get("image") or "")
+    if problem:
+        return problem
+    if not check.available:
+        return check.health.message if check.health is not None else "GPUs are not available"
+    return ""
+
+
+# ---------------------------------------------------------------- plan
+
+
+def plan_template(template: Obj, ob: Observed) -> Plan:
+    plan = Plan()
+    spec = _spec(template)
+    decision = decide(template, ob)
+    propagation = ob.config.spec.get("labelPropagation") or {}
+    plan.labels = LabelPolicy(bool(propagation.get("enabled")), tuple(propagation.get("match") or ()))
+    if ob.read_error is not None:
+        plan.issue(ob.read_error.category, ob.read_error.reason, ob.read_error.message)
+
+    if decision.problems:
+        plan.issue(Category.INVALID_SPEC, "InvalidSpec", "; ".join(decision.problems))
+        plan.conditions.append(Condition.false(DISCOVERED, "AwaitingDiscovery", "discovery waits: the spec is invalid"))
+        return plan
+    plan.component(CONFIG, ob.config.health(missing_reason="ConfigNotFound"), blocking=True)
+    if ob.config.reference is not None:
+        plan.status["resolvedRuntimeConfig"] = ob.config.reference
+    plan.component(ob.scope.model_component, model_health(template, ob), blocking=True)
+    if ob.model is not None:
+        meta = ob.model["metadata"]
+        ref = {"name": meta["name"], "kind": ob.scope.model_kind, "scope": ob.scope.value}
+        if ob.scope is Scope.NAMESPACE:
+            ref["namespace"] = meta.get("namespace", "")
+        if meta.get("uid"):
+            ref["uid"] = meta["uid"]
+        plan.status["resolvedModel"] = ref
+        image = disc.image_problem(_spec(ob.model).get("image") or "")
+        if image:
+            plan.issue(Category.INVALID_SPEC, "InvalidImageReference", image)
+
+    if decision.gpu.health is not None:
+        plan.component(GPU, decision.gpu.health, blocking=True)
+
+    if decision.inline:
+        profile = _profile_from_spec(spec)
+        _results(plan, spec, profile, list(spec.get("modelSources") or []), decision.gpu)
+        plan.status["discovery"] = None
+        plan.status["discoveryJob"] = None
+        plan.conditions.append(Condition.true(DISCOVERED, "InlineModelSources", "Model sources provided in-line in spec"))
+    else:
+        _plan_discovery(plan, template, ob, decision)
+
+    if ob.scope is Scope.NAMESPACE:
+        _plan_cache(plan, template, ob, decision)
+    return plan
+
+
+def _results(plan: Plan, spec: Obj, profile: Obj | None, sources: list[Any], check: GpuCheck) -> None:
+    """Profile, sources and the hardware fields, for inline and discovered results alike."""
+    if profile is not None:
+        plan.status["profile"] = profile
+    plan.status["modelSources"] = sources
+    hardware = resolved_hardware(spec, profile, check)
+    plan.status["resolvedHardware"] = hardware
+    plan.status["hardwareSummary"] = hardware_summary(hardware)
+    if check.affinity is not None:
+        plan.status["resolvedNodeAffinity"] = check.affinity
+
+
+def _profile_from_spec(spec: Obj) -> dict[str, Any]:
+    gpu = (spec.get("hardware") or {}).get("gpu") or {}
+    meta: dict[str, Any] = {}
+    if gpu.get("model"):
+        meta["gpu"] = gpu["model"]
+    if gpu.get("requests") is not None:
+        meta["gpuCount"] = gpu["requests"]
+    for key in ("metric", "precision", "type"):
+        if spec.get(key):
+            meta[key] = spec[key]
+    profile: dict[str, Any] = {"metadata": meta}
+    custom = spec.get("customProfile") or {}
+    if custom.get("engineArgs"):
+        profile["engine_args"] = custom["engineArgs"]
+    if custom.get("envVars"):
+        profile["env_vars"] = custom["envVars"]
+    return profile
+
+
+def _hardware_only(plan: Plan, spec: Obj, template: Obj, check: GpuCheck) -> None:
+    """Before discovery has results: hardware from the spec; earlier results stay as they are."""
+    hardware = resolved_hardware(spec, _status(template).get("profile"), check)
+    plan.status["resolvedHardware"] = hardware
+    plan.status["hardwareSummary"] = hardware_summary(hardware)
+    if check.affinity is not None:
+        plan.status["resolvedNodeAffinity"] = check.affinity
+
+
+def _discovered(plan: Plan, status: str, reason: str, message: str) -> None:
+    plan.conditions.append(Condition(DISCOVERED, status, reason, message))
+
+
+def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
+    spec = _spec(template)
+    status = _status(template)
+    if d.breaker is None or d.desired_job is None:
+        _hardware_only(plan, spec, template, d.gpu)
+        _discovered(plan, "False", "AwaitingDiscovery", f"discovery waits: {d.blocked or 'the model is not usable'}")
+        return
+    for job in d.stale:
+        plan.delete.append(Deletion(JOBS, ob.namespace, job["metadata"]["name"]))
+    if d.done:
+        _results(plan, spec, status.get("profile"), list(status.get("modelSources") or []), d.gpu)
+        plan.status["discovery"] = d.breaker.to_status()
+        count = len(status.get("modelSources") or [])
+        _discovered(plan, "True", "DiscoveryComplete", f"discovery found a profile and {count} model source"
+                                                        f"{'' if count == 1 else 's'}")
+        return
+    _hardware_only(plan, spec, template, d.gpu)
+    if d.blocked and d.job is None:
+        plan.status["discovery"] = d.breaker.to_status() if d.breaker.failed else None
+        _discovered(plan, "False", "AwaitingDiscovery", f"discovery waits: {d.blocked}")
+        return
+    breaker = d.breaker
+    job = d.job
+    namespace = ob.namespace
+    if job is not None:
+        plan.status["discoveryJob"] = {"name": job["metadata"]["name"], "namespace": namespace}
+        health = inspect_job(job)
+        if disc.job_succeeded(job):
+            breaker = _collect(plan, template, ob, d, job, breaker)
+            if breaker is None:
+                return  # results written
+        elif disc.job_finished(job):
+            if not breaker.counted(job):
+                breaker = breaker.fail(ob.now, health.reason, health.message)
+            plan.component(JOB, health)
+            plan.component(PODS, inspect_pods(list(ob.pods), (), ob.logs))
+        else:
+            plan.component(JOB, health)
+            plan.component(PODS, inspect_pods(list(ob.pods), (), ob.logs))
+            plan.status["discovery"] = breaker.to_status()
+            _discovered(plan, "False", "AwaitingDiscovery", f"discovery Job {namespace}/{job['metadata']['name']} "
+                                                            "is running")
+            return
+    plan.status["discovery"] = breaker.to_status()
+    retry = breaker.retry_at()
+    wait = (retry - ob.now).total_seconds() if retry is not None else 0.0
+    if breaker.failed and wait > 0:
+        if job is None:
+            plan.component(JOB, Health(State.FAILED, breaker.failure_reason or "JobFailed",
+                                       f"attempt {breaker.attempts} failed ({breaker.last_failure}); next attempt in "
+                                       f"{disc.describe_wait(wait)}"))
+        plan.requeue(wait)
+        _discovered(plan, "False", "AwaitingDiscovery", f"Waiting {disc.describe_wait(wait)} before retry "
+                                                        f"(attempt {breaker.attempts} failed)")
+        return
+    if job is not None:
+        # The wait is over but the failed Job has not expired yet: remove it so the next one can start.
+        plan.delete.append(Deletion(JOBS, namespace, job["metadata"]["name"]))
+        plan.requeue(1.0)
+        _discovered(plan, "False", "AwaitingDiscovery", f"retrying discovery (attempt {breaker.attempts} failed)")
+        return
+    _start_job(plan, template, ob, d)
+
+
+def _collect(plan: Plan, template: Obj, ob: Observed, d: Decision, job: Obj, breaker: Breaker) -> Breaker | None:
+    """A succeeded Job: read its output into status, or count an unusable output as a failure."""
+    spec = _spec(template)
+    name = job["metadata"]["name"]
+    if ob.output is None:
+        plan.component(JOB, Health.ok("Ready", f"Job {name} completed"))
+        plan.component(PODS, Health.progressing("NoPods", f"waiting to read the output of Job {name}'s pod"))
+        plan.status["discovery"] = breaker.to_status()
+        _discovered(plan, "False", "AwaitingDiscovery", f"discovery Job {name} completed; reading its output")
+        return None
+    parsed = disc.parse_output(ob.output)
+    if isinstance(parsed, disc.OutputProblem):
+        if not breaker.counted(job):
+            breaker = breaker.fail(ob.now, parsed.reason, parsed.message)
+        plan.component(JOB, Health(State.FAILED, parsed.reason, f"Job {name}: {parsed.message}"))
+        return breaker
+    _results(plan, spec, parsed.profile, parsed.sources, d.gpu)
+    plan.status["discovery"] = breaker.succeeded().to_status()
+    count = len(parsed.sources)
+    _discovered(plan, "True", "DiscoveryComplete", f"discovery found a profile and {count} model source"
+                                                    f"{'' if count == 1 else 's'}")
+    return None
+
+
+def _start_job(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
+    desired = d.desired_job
+    assert desired is not None
+    name = desired["metadata"]["name"]
+    if ob.slot is Slot.GRANTED:
+        config_map = disc.profile_config_map(template, ob.namespace)
+        if config_map is not None:
+            plan.want(CONFIG_MAPS, config_map)
+        plan.want(JOBS, desired)
+        plan.status["discoveryJob"] = {"name": name, "namespace": ob.namespace}
+        plan.component(JOB, inspect_job(desired))
+        plan.component(PODS, inspect_pods([], (), {}))
+        _discovered(plan, "False", "AwaitingDiscovery", f"discovery Job {ob.namespace}/{name} created")
+        return
+    if ob.slot is Slot.LOCK_BUSY:
+        message = f"waiting for the discovery lock: {ob.slot_detail or 'another operator replica holds it'}"
+        plan.requeue(LOCK_REQUEUE_SECONDS)
+    elif ob.slot is Slot.NOT_ASKED:
+        message = "waiting for a discovery slot"
+        plan.requeue(LOCK_REQUEUE_SECONDS)
+    else:
+        message = ob.slot_detail or (f"{disc.MAX_ACTIVE_JOBS} discovery Jobs are running cluster-wide; this one "
+                                     "starts when one of them finishes")
+        plan.requeue(LIMIT_REQUEUE_SECONDS)
+    plan.component(JOB, Health(State.PENDING, "JobNotCreated", message))
+    _discovered(plan, "False", "AwaitingDiscovery", message)
+
+
+# ---------------------------------------------------------------- caching
+
+
+def _plan_cache(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
+    """F37: a Shared AIMTemplateCache named like the template once its sources are known."""
+    spec = _spec(template)
+    caching = spec.get("caching") or {}
+    if ob.cache is not None:
+        meta = ob.cache["metadata"]
+        plan.status["resolvedCache"] = {"kind": "AIMTemplateCache", "name": meta["name"],
+                                        "namespace": meta.get("namespace", ""), "scope": "Namespace",
+                                        **({"uid": meta["uid"]} if meta.get("uid") else {})}
+    discovered = any(c.type == DISCOVERED and c.is_true for c in plan.conditions)
+    if not caching.get("enabled") or not d.gpu.available or not discovered or not plan.status.get("modelSources"):
+        return
+    uid = template["metadata"].get("uid")
+    if ob.cache is not None and not any(r.get("uid") == uid for r in ob.cache["metadata"].get("ownerReferences") or ()):
+        return  # a cache of that name that the template did not make: leave it alone
+    cache_spec: dict[str, Any] = {"templateName": template["metadata"]["name"], "templateScope": "Namespace",
+                                  "mode": "Shared"}
+    if caching.get("env"):
+        cache_spec["env"] = caching["env"]
+    if spec.get("runtimeConfigName"):
+        cache_spec["runtimeConfigName"] = spec["runtimeConfigName"]
+    plan.want(TEMPLATE_CACHES, {"metadata": {"name": template["metadata"]["name"],
+                                             "namespace": template["metadata"].get("namespace")},
+                                "spec": cache_spec})
