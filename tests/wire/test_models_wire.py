@@ -20,6 +20,7 @@ from aim_core import hookimpl
 from aim_core.operator.settings import Settings
 from aim_core.plugins import get_plugin_manager
 from aim_core.registry import ImageInfo, RegistryError
+from tests.wire import discovery
 from tests.wire.conftest import Operator, eventually
 
 MODELS = "aim.eai.amd.com/v1alpha1/aimmodels"
@@ -121,6 +122,7 @@ def pull_secret(name, user, password, host=HOST, type_="kubernetes.io/dockerconf
 
 async def test_a_model_gets_its_metadata_and_templates_and_goes_ready_with_them(kube, api, namespace, registry,
                                                                                  operator):
+    kube.put_object(discovery.gpu_node(count=8))  # the templates' MI300X x1 and x8 fit on it
     await create(api, kube, MODELS, model_body())
 
     def with_metadata():
@@ -151,10 +153,10 @@ async def test_a_model_gets_its_metadata_and_templates_and_goes_ready_with_them(
     # the model follows its templates' status (F24) through the template watch (F26)
     await eventually(lambda: condition(kube.get(MODELS, NS, "dummy"), "ServiceTemplatesReady")["reason"]
                      in ("CreatingTemplates", "TemplatesProgressing"))
-    for tpl in templates:
-        await api.patch(kube.path(TEMPLATES, NS, tpl["metadata"]["name"], "status"),
-                        json={"status": {"status": "Ready"}},
-                        headers={"Content-Type": "application/merge-patch+json"})
+    for tpl in templates:  # the template controllers run discovery; play its Jobs' pods
+        name = tpl["metadata"]["name"]
+        (job,) = await eventually(lambda: discovery.jobs_of(kube, name, NS))
+        discovery.finish(kube, job, log=discovery.output(count=tpl["spec"]["hardware"]["gpu"]["requests"]))
     ready = await eventually(lambda: (m := kube.get(MODELS, NS, "dummy"))["status"]["status"] == "Ready" and m)
     assert condition(ready, "ServiceTemplatesReady")["reason"] == "AllTemplatesReady"
     assert condition(ready, "ImageMetadataReady")["status"] == "True"

@@ -12,6 +12,8 @@ import json
 import pytest
 
 from tests.wire.conftest import eventually
+from tests.wire.discovery import finish, gpu_node
+from tests.wire.discovery import jobs_of as discovery_jobs
 
 TPL = "aim.eai.amd.com/v1alpha1/aimservicetemplates"
 CTPL = "aim.eai.amd.com/v1alpha1/aimclusterservicetemplates"
@@ -34,11 +36,8 @@ def condition(obj, type_):
     return None
 
 
-def node(name="gpu-1", device="74a1", count=8, **labels):
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"amd.com/gpu.device-id": device, "amd.com/gpu.vram": "192G",
-                                                  **labels}},
-            "status": {"capacity": {"amd.com/gpu": str(count)}, "allocatable": {"amd.com/gpu": str(count)}}}
+def node(name="gpu-1", device="74a1", count=8):
+    return gpu_node(name, device, count)
 
 
 def template(name, *, model="m", gpu="MI300X", requests=1, **spec):
@@ -72,26 +71,7 @@ async def create(api, kube, body, resource=TPL):
 
 
 def jobs_of(kube, name, ns=NS):
-    return kube.list(JOB, ns, label_selector=f"aim.eai.amd.com/template={name}")
-
-
-def finish(kube, job, *, ok=True, log=None):
-    """Play the Job controller and kubelet: the Job's pod ran and the Job finished."""
-    job = kube.get(JOB, job["metadata"]["namespace"], job["metadata"]["name"])
-    ns, name = job["metadata"]["namespace"], job["metadata"]["name"]
-    pod = f"{name}-x7k2p"
-    if log is not None:
-        kube.set_log(ns, pod, log)
-    kube.put_object({"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": pod, "namespace": ns,
-                                  "labels": {**job["spec"]["template"]["metadata"]["labels"], "job-name": name}},
-                     "status": {"phase": "Succeeded" if ok else "Failed",
-                                "containerStatuses": [{"name": "discovery", "state": {"terminated": {
-                                    "exitCode": 0 if ok else 1, "reason": "Completed" if ok else "Error"}}}]}})
-    conditions = [{"type": "Complete", "status": "True"}] if ok else [
-        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
-         "message": "Job has reached the specified backoff limit"}]
-    kube.put_object({**job, "status": {"conditions": conditions, "succeeded" if ok else "failed": 1}})
+    return discovery_jobs(kube, name, ns)
 
 
 async def test_inline_sources_are_ready_without_a_job(kube, api, cluster, operator):
