@@ -1,4 +1,4 @@
-"""The ``aim-engine`` command: ``run``, ``crds``, ``plugins``, ``render``, ``tags``, ``inspect``."""
+"""The ``aim-engine`` command: ``run``, ``crds``, ``plugins``, ``render``, ``tags``, ``inspect``, ``artifact``."""
 
 from __future__ import annotations
 
@@ -98,6 +98,18 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_artifact_download(args: argparse.Namespace) -> int:
+    from aim_core.downloader.run import download
+
+    return download(args.source_uri)
+
+
+def _cmd_artifact_check_size(args: argparse.Namespace) -> int:
+    from aim_core.downloader.run import check_size
+
+    return check_size(args.source_uri)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="aim-engine", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -132,6 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pull-secret", metavar="FILE", help="docker config JSON with credentials")
     p.add_argument("--json", action="store_true", help="print JSON (imageMetadata as the model status holds it)")
     p.set_defaults(func=_cmd_inspect)
+
+    p = sub.add_parser("artifact", help="the artifact downloader (entrypoints of the download and check-size Jobs)")
+    art = p.add_subparsers(dest="artifact_command", required=True)
+    a = art.add_parser("download", help="download an hf:// or s3:// source into TARGET_DIR, reporting to the artifact")
+    a.add_argument("source_uri", help="hf://<org>/<model>[@<revision>] or s3://<bucket>/<prefix>")
+    a.set_defaults(func=_cmd_artifact_download)
+    a = art.add_parser("check-size", help='print {"url": ..., "sizeBytes": N} for a source (last output line)')
+    a.add_argument("source_uri", help="hf://<org>/<model>[@<revision>] or s3://<bucket>/<prefix>")
+    a.set_defaults(func=_cmd_artifact_check_size)
 
     p = sub.add_parser("run", help="run the operator against the current kubeconfig or in-cluster config")
     scope = p.add_mutually_exclusive_group()

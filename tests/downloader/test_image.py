@@ -1,0 +1,101 @@
+"""Dockerfile.downloader against the installed package (no Docker engine here to build it).
+
+The Jobs run it as upstream does: the download container only passes ``args: [sourceUri]``
+(so the ENTRYPOINT must download), the check-size container runs ``/check-size.sh <uri>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
+
+from aim_core import cli
+from aim_core.testing.hubserver import HubServer
+from tests.downloader.conftest import base_env
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "Dockerfile.downloader"
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of the final stage, continuation lines joined."""
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    rows = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+    parsed = [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "") for line in rows]
+    last_from = max(i for i, (op, _) in enumerate(parsed) if op == "FROM")
+    return parsed[last_from:]
+
+
+def one(op: str) -> str:
+    values = [args for name, args in instructions() if name == op]
+    assert len(values) == 1, f"expected one {op} in the final stage, got {values}"
+    return values[0]
+
+
+def env_of_image() -> dict[str, str]:
+    return dict(pair.split("=", 1) for pair in shlex.split(one("ENV")))
+
+
+def check_size_script() -> str:
+    """The /check-size.sh the image writes, decoded from its printf."""
+    run = next(args for op, args in instructions() if op == "RUN" and "/check-size.sh" in args)
+    match = re.search(r"printf '(.*?)' > /check-size\.sh", run)
+    assert match, "the image should write /check-size.sh with printf"
+    return match[1].replace("\\n", "\n")
+
+
+def test_the_entrypoint_downloads_the_source_given_as_the_only_argument():
+    entrypoint = json.loads(one("ENTRYPOINT"))
+    assert entrypoint[0] == "aim-engine"
+    args = cli.build_parser().parse_args([*entrypoint[1:], "hf://org/model"])
+    assert args.func is cli._cmd_artifact_download and args.source_uri == "hf://org/model"
+
+
+def test_aim_engine_is_the_installed_console_script():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["aim-engine"] == "aim_core.cli:main"
+    installed = {ep.name: ep.value for ep in metadata.entry_points(group="console_scripts")}
+    assert installed["aim-engine"] == "aim_core.cli:main"
+    assert (Path(sys.executable).parent / "aim-engine").exists()
+
+
+def test_the_image_installs_the_downloader_extra_and_it_is_complete():
+    build = DOCKERFILE.read_text()
+    assert '".[downloader]"' in build
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=\[ ]", req)[0].lower().replace("_", "-") for req in extras["downloader"]}
+    assert {"huggingface-hub", "boto3"} <= names
+    for name in names:
+        metadata.version(name)  # installed here, so the image gets the same set
+
+
+def test_it_runs_as_uid_1000_and_writes_only_below_tmp_and_cache():
+    assert one("USER") == "1000:1000"
+    env = env_of_image()
+    assert env["TARGET_DIR"] == "/cache"
+    for name in ("HOME", "TMPDIR", "HF_HOME"):
+        assert env[name].startswith("/tmp"), name
+    assert "chown 1000:1000 /cache" in DOCKERFILE.read_text()
+
+
+def test_check_size_sh_prints_the_size_line(tmp_path):
+    script = tmp_path / "check-size.sh"
+    script.write_text(check_size_script())
+    script.chmod(0o755)
+    assert check_size_script().startswith("#!/bin/sh\n")
+    env = base_env(tmp_path)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    with HubServer() as hub:
+        hub.add_repo("org/model", {"config.json": b"{}"})
+        env["HF_ENDPOINT"] = hub.url
+        result = subprocess.run([str(script), "hf://org/model"], env=env, capture_output=True, text=True, timeout=60,
+                                check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.splitlines()[-1]) == {"url": "hf://org/model", "sizeBytes": 2}
