@@ -1,0 +1,159 @@
+"""The Helm chart in ``charts/aim-engine`` renders what the kustomize base in ``deploy/`` ships.
+
+Helm is not installable here, so :mod:`tests.chart_render` renders the chart's
+templates (the subset of Go templates the chart uses). With the default values,
+namespace ``aim-system`` and the same image, the chart gives the objects of
+``deploy/`` except the Namespace (Helm installs into an existing release
+namespace) and Helm's own bookkeeping labels. The RBAC rules are read from
+``deploy/`` through symlinks, so the checks of ``tests/test_deploy.py`` (rules
+derived from the code) cover the chart as well.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from aim_core.cli import build_parser
+from aim_core.operator.run import settings_from_args
+from tests.chart_render import Chart, TemplateError
+from tests.test_deploy import MANIFESTS
+
+ROOT = Path(__file__).resolve().parents[1]
+CHART = ROOT / "charts" / "aim-engine"
+DEFAULTS = yaml.safe_load((CHART / "values.yaml").read_text())
+HELM_LABELS = ("app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "app.kubernetes.io/version")
+
+
+def render(namespace: str = "aim-system", **overrides: Any) -> list[dict[str, Any]]:
+    values = copy.deepcopy(DEFAULTS)
+    for dotted, value in overrides.items():
+        *parents, last = dotted.split("__")
+        node = values
+        for p in parents:
+            node = node[p]
+        node[last] = value
+    return Chart(CHART, values, namespace=namespace).objects()
+
+
+def _without_bookkeeping(obj: dict[str, Any]) -> dict[str, Any]:
+    obj = copy.deepcopy(obj)
+    labels = obj["metadata"].get("labels") or {}
+    for key in HELM_LABELS:
+        labels.pop(key, None)
+    return obj
+
+
+def _key(obj: dict[str, Any]) -> tuple[str, str]:
+    return obj["kind"], obj["metadata"]["name"]
+
+
+def _deployment(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    [dep] = [o for o in objects if o["kind"] == "Deployment"]
+    return dep
+
+
+def _container(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    [c] = _deployment(objects)["spec"]["template"]["spec"]["containers"]
+    return c
+
+
+def test_defaults_render_the_kustomize_base():
+    chart = {_key(o): _without_bookkeeping(o) for o in render(image__tag="latest")}
+    base = {_key(o): _without_bookkeeping(o) for o in MANIFESTS if o["kind"] != "Namespace"}
+    assert chart.keys() == base.keys()
+    for key, obj in base.items():
+        assert chart[key] == obj, key
+
+
+def test_every_object_carries_the_release_labels_and_namespace():
+    for obj in render(namespace="platform"):
+        labels = obj["metadata"]["labels"]
+        assert labels["app.kubernetes.io/managed-by"] == "Helm"
+        assert labels["app.kubernetes.io/name"] == "aim-engine"
+        if obj["kind"] in ("ServiceAccount", "Deployment", "Role", "RoleBinding"):
+            assert obj["metadata"]["namespace"] == "platform", _key(obj)
+        for subject in obj.get("subjects", []):
+            assert subject["namespace"] == "platform"
+
+
+def test_image_defaults_to_the_app_version():
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert _container(render())["image"] == f"docker.io/amdenterpriseai/aim-engine:{chart['appVersion']}"
+
+
+def test_values_reach_the_operator(monkeypatch):
+    objects = render(
+        replicaCount=3,
+        watchNamespaces=["team-a", "team-b"],
+        plugins={"allow": "kserve,gateway,gpu_amd", "disable": "keda", "trace": True},
+        gpuPreference="MI355X,MI300X",
+        workers=8,
+        log={"format": "plain", "verbose": True},
+        extraEnv=[{"name": "AIM_ENGINE_REGISTRY_CA_FILE", "value": "/etc/aim/ca.pem"}],
+    )
+    assert _deployment(objects)["spec"]["replicas"] == 3
+    c = _container(objects)
+    monkeypatch.setenv("AIM_SYSTEM_NAMESPACE", "aim-system")
+    args = build_parser().parse_args(c["args"])
+    settings = settings_from_args(args)
+    assert settings.namespaces == ("team-a", "team-b")
+    assert settings.leader_election is True
+    assert settings.workers == 8
+    assert args.log_format == "plain" and args.verbose
+    assert args.gpu_preference == "MI355X,MI300X"
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    assert env["AIM_ENGINE_PLUGINS"] == "kserve,gateway,gpu_amd"
+    assert env["AIM_ENGINE_DISABLE_PLUGINS"] == "keda"
+    assert env["AIM_ENGINE_TRACE_PLUGINS"] == "1"
+    assert env["AIM_ENGINE_REGISTRY_CA_FILE"] == "/etc/aim/ca.pem"
+
+
+def test_leader_election_can_be_turned_off():
+    args = build_parser().parse_args(_container(render(leaderElection=False))["args"])
+    assert args.leader_elect is False
+
+
+def test_scheduling_values_reach_the_pod():
+    pod = _deployment(render(
+        nodeSelector={"node-role.kubernetes.io/control-plane": ""},
+        tolerations=[{"key": "dedicated", "operator": "Exists"}],
+        imagePullSecrets=[{"name": "regcred"}],
+        priorityClassName="system-cluster-critical",
+    ))["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
+    assert pod["tolerations"] == [{"key": "dedicated", "operator": "Exists"}]
+    assert pod["imagePullSecrets"] == [{"name": "regcred"}]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+
+
+def test_chart_crds_are_the_generated_ones():
+    chart_crds = CHART / "crds" / "aim.eai.amd.com_crds.yaml"
+    assert chart_crds.read_text() == (ROOT / "aim_core" / "crds" / "aim.eai.amd.com_crds.yaml").read_text()
+
+
+def test_rbac_files_are_the_kustomize_base():
+    for link in (CHART / "files").iterdir():
+        assert link.is_symlink() and link.resolve().parent == (ROOT / "deploy").resolve(), link.name
+
+
+def test_renderer_refuses_what_it_does_not_implement(tmp_path):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "Chart.yaml").write_text("name: x\nversion: 0.1.0\nappVersion: '1'\n")
+    (tmp_path / "templates" / "a.yaml").write_text("x: {{ .Values.a | upper }}\n")
+    with pytest.raises(TemplateError):
+        Chart(tmp_path, {"a": "b"}, namespace="n").render()
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed (./scripts/setup installs it)")
+def test_kubectl_kustomize_renders_the_base_the_tests_read():
+    out = subprocess.run(["kubectl", "kustomize", str(ROOT / "deploy")], capture_output=True, text=True,
+                         check=True, timeout=60).stdout
+    rendered = {_key(o): o for o in yaml.safe_load_all(out) if o}
+    assert rendered == {_key(o): o for o in MANIFESTS}
