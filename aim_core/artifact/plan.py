@@ -116,8 +116,6 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     plan.status["mode"] = "Dedicated" if meta.get("ownerReferences") else "Shared"
     propagation = ob.config.spec.get("labelPropagation") or {}
     plan.labels = LabelPolicy(bool(propagation.get("enabled")), tuple(propagation.get("match") or ()))
-    if ob.config.reference is not None:
-        plan.status["resolvedRuntimeConfig"] = ob.config.reference
 
     plan.component("RuntimeConfig", ob.config.health(), blocking=True)
     if plan.issues:

@@ -113,6 +113,9 @@ def jobs(kube) -> dict[str, dict[str, Any]]:
 
 async def test_hf_artifact_from_size_check_to_ready(harness: Harness):
     kube = harness.kube
+    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
+                     "metadata": {"name": "default", "namespace": NS},
+                     "spec": {"env": [{"name": "HF_ENDPOINT", "value": "https://hf.example"}]}})
     kube.put_object(make_artifact())
     await harness.reconcile("tiny")
     n = harness.names("tiny")
@@ -147,7 +150,16 @@ async def test_hf_artifact_from_size_check_to_ready(harness: Harness):
     download = jobs(kube)[n["download"]]
     container = download["spec"]["template"]["spec"]["containers"][0]
     assert container["name"] == "model-download" and container["image"] == IMAGE
-    assert {e["name"]: e.get("value") for e in container["env"]}["EXPECTED_SIZE_BYTES"] == "2469200"
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["EXPECTED_SIZE_BYTES"] == "2469200" and env["HF_ENDPOINT"] == "https://hf.example"
+
+    # steady state while nothing changes: no write at all (every status field the plan sets survives
+    # the server's schema pruning, so no patch is re-sent)
+    await harness.reconcile("tiny")  # takes in the Job it created
+    mark = kube.mark()
+    await harness.reconcile("tiny")
+    assert kube.writes(since=mark) == 0, [(c.verb, c.resource, c.name, c.subresource) for c in kube.calls[mark:]
+                                          if c.verb not in ("get", "list")]
 
     # 4. downloading, then all bytes there: Verifying
     harness.run_pod(n["download"], "download-1", "Running")
