@@ -63,7 +63,11 @@ from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.resources import ARTIFACTS, JOBS, PVCS, ROLE_BINDINGS, TEMPLATE_CACHES
 from aim_core.runtimeconfig import pvc_headroom_percent
 
-PROGRESS_REQUEUE = 10.0  # seconds between looks while a Job runs (upstream: 10 s)
+OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output again
+# Progress needs no polling (upstream looks every 10 s): Jobs, pods and the PVC re-trigger the
+# artifact through watches, and so does its progress reaching 100 % (see the controller). This
+# slow look is a safety net for what no watch reports, such as an Event explaining a stuck pod.
+RUNNING_REQUEUE = 60.0
 EVICTION_REQUEUE = 5.0
 QUOTA_REQUEUE = 60.0
 LAST_USED_REFRESH = 300.0  # seconds: status.lastUsed of an artifact in use is at most this old
@@ -213,7 +217,6 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
                                                   source_uri=uri, image=image, env=env, pvc=pvc_name,
                                                   pull_secrets=secrets))
             plan.component("DownloadJob", Health.progressing("ResourceNotReady", f"creating download Job {job_name}"))
-        plan.requeue(PROGRESS_REQUEUE)
         return plan
     job_health = inspect_job(job)
     pods = _newest(_component_pods(ob.pods, children.COMPONENT_DOWNLOAD, job))
@@ -223,7 +226,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     plan.conditions.append(condition)
     plan.status.update(fields)
     if not job_health.ready and job_health.state is not State.FAILED:
-        plan.requeue(PROGRESS_REQUEUE)
+        plan.requeue(RUNNING_REQUEUE)
     return plan
 
 
@@ -270,7 +273,6 @@ def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env,
                                                 source_uri=spec.get("sourceUri") or "", image=image, env=env,
                                                 pull_secrets=spec.get("imagePullSecrets")))
         plan.component("CheckSizeJob", Health.progressing("ResourceNotReady", f"creating size-check Job {job_name}"))
-        plan.requeue(PROGRESS_REQUEUE)
         return None
     job_health = inspect_job(job)
     pods = _component_pods(ob.pods, children.COMPONENT_CHECK_SIZE, job)
@@ -278,14 +280,14 @@ def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env,
     _report_job(plan, "CheckSizeJob", job_health, inspect_pods(latest, ob.events, ob.logs) if latest else None)
     if not job_health.ready:
         if job_health.state is not State.FAILED:
-            plan.requeue(PROGRESS_REQUEUE)
+            plan.requeue(RUNNING_REQUEUE)
         return None
     succeeded = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
     logs = [ob.logs[p["metadata"]["name"]] for p in _newest(tuple(succeeded)) if p["metadata"]["name"] in ob.logs]
     if not logs:
         plan.component("CheckSizeOutput", Health.progressing(
             "WaitingForOutput", f"size-check Job {job_name} finished; reading its output"))
-        plan.requeue(PROGRESS_REQUEUE)
+        plan.requeue(OUTPUT_REQUEUE)
         return None
     size, problem = parse_check_size(logs[0])
     if size is None:
@@ -327,5 +329,4 @@ def _plan_pvc(plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib:
     why = "the volume was deleted; creating it again" if done_before else f"creating PVC {pvc_name}"
     plan.component("CachePvc", Health.progressing("ResourceNotReady", why))
     plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": f"{gib}Gi", "headroomPercent": headroom})
-    plan.requeue(PROGRESS_REQUEUE)
     return True

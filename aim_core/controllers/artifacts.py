@@ -117,6 +117,10 @@ def _running(pod: Obj) -> bool:
     return not _deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
+def _complete(artifact: Obj) -> bool:
+    return (((artifact.get("status") or {}).get("progress") or {}).get("percentage")) == 100
+
+
 def _storage_view(artifact: Obj) -> tuple[Any, ...]:
     status = artifact.get("status") or {}
     return (_deleting(artifact), status.get("allocatedSize"), status.get("status"))
@@ -232,7 +236,12 @@ class ArtifactController(Controller):
                     keys |= set(by_cache(c))
             return keys
 
+        def own(artifact: Obj) -> Iterable[ObjectKey]:
+            return [(_ns(artifact), artifact["metadata"]["name"])]
+
         return [
+            # the download pod's status patches: only reaching 100 % changes the plan (Verifying)
+            Watch(ARTIFACTS, own, changed=lambda old, new: old is not None and _complete(old) != _complete(new)),
             Watch(JOBS, by_child),
             Watch(PODS, by_pod),
             Watch(PVCS, by_child),
@@ -343,9 +352,10 @@ class ArtifactController(Controller):
                     logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=10)
                 elif _failed(pod):
                     logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES)
-                elif phase == "Pending":
+                elif phase == "Pending" and (_older_than(pod, EVENT_GRACE_SECONDS) or _waiting_badly(pod)):
                     events += await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={pod_name}")
-            if pvc is not None and (pvc.get("status") or {}).get("phase") != "Bound":
+            if pvc is not None and (pvc.get("status") or {}).get("phase") != "Bound" \
+                    and _older_than(pvc, EVENT_GRACE_SECONDS):
                 events += await ctx.kube.list(EVENTS, ns,
                                               field_selector=f"involvedObject.name={pvc['metadata']['name']}")
         except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
@@ -369,6 +379,25 @@ class ArtifactController(Controller):
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_artifact(obj, observed)
+
+
+EVENT_GRACE_SECONDS = 10.0  # a pod or claim pending for less is not worth explaining (one API call saved)
+
+
+def _older_than(obj: Obj, seconds: float) -> bool:
+    created = (obj.get("metadata") or {}).get("creationTimestamp")
+    try:
+        born = datetime.datetime.strptime(created or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+    except ValueError:
+        return True
+    return (datetime.datetime.now(datetime.timezone.utc) - born).total_seconds() >= seconds
+
+
+def _waiting_badly(pod: Obj) -> bool:
+    """A container the kubelet reports waiting for a reason other than starting (e.g. an image pull failing)."""
+    return any(((cs.get("state") or {}).get("waiting") or {}).get("reason") not in (None, "", "ContainerCreating",
+                                                                                  "PodInitializing")
+               for cs in (pod.get("status") or {}).get("containerStatuses") or ())
 
 
 def _failed(pod: Obj) -> bool:

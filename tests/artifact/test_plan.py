@@ -260,14 +260,14 @@ def _downloading(art, *, job_kw=None, pods=(), logs=None):
                                        logs=logs or {}))
 
 
-def test_running_download_is_progressing_and_looks_again_soon():
+def test_running_download_is_progressing_with_a_slow_safety_look():
     art = make_artifact(size="1Gi").status(progress={"percentage": 40, "displayPercentage": "40 %"})
     plan = _downloading(art, pods=(pod("dl-1", "download", names(art)["download"], "Running"),))
     status = status_after(art, plan)
     assert status["status"] == "Progressing"
     assert cond(status, "DownloadComplete")["status"] == "False"
     assert cond(status, "DownloadComplete")["reason"] == "Downloading"
-    assert plan.requeue_after == 10 and not wanted(plan, "Job")
+    assert plan.requeue_after == 60 and not wanted(plan, "Job")  # watches bring the rest
 
 
 def test_progress_at_100_while_running_is_verifying():

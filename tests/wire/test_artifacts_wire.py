@@ -61,6 +61,10 @@ async def test_artifact_goes_from_size_check_to_ready_driven_by_watch_events(kub
 
     await api.patch(kube.path(PVCS, NS, naming.artifact_pvc_name("tiny", uid), "status"),
                     json={"status": {"phase": "Bound"}}, headers={"Content-Type": "application/merge-patch+json"})
+    # the downloader reports all bytes there: noticed through the watch, not by polling
+    await api.patch(kube.path(ART, NS, "tiny", "status"), headers={"Content-Type": "application/merge-patch+json"},
+                    json={"status": {"progress": {"percentage": 100, "displayPercentage": "100 %"}}})
+    await eventually(lambda: _condition(kube.get(ART, NS, "tiny"), "DownloadComplete")["reason"] == "Verifying")
     await _complete(api, kube, download)
 
     def ready():
