@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 
+from aim_core.resources import MODELS
 from tests.wire.conftest import eventually
 from tests.wire.test_services_wire import ISVC, NS, ROUTE, SVC, cluster, create  # noqa: F401 - fixture
 
@@ -92,11 +93,18 @@ async def test_every_builders_output_settles_with_zero_writes(kube, api, cluster
     await eventually(built, timeout=15)
     # The model made from the image cannot reach its (made-up) registry and keeps retrying, which is
     # its own controller's business: pause it, so that only what the service controller built is left.
+    paused = []
     for model in kube.list(MODEL, NS):
         if model["spec"].get("image", "").startswith("registry.example.com"):
             response = await api.patch(kube.path(MODEL, NS, model["metadata"]["name"]), headers=MERGE, json={
                 "metadata": {"annotations": {"aim.eai.amd.com/reconciliation-paused": "true"}}})
             assert response.status_code == 200, response.text
+            paused.append(model["metadata"]["name"])
+    # The operator must have seen the pause before the quiet pass starts: a retry firing in
+    # between would still write the model's status, as it should for an unpaused model.
+    store = operator.runtime.engine.store
+    await eventually(lambda: all(store.get(MODELS, NS, name)["metadata"].get("annotations", {}).get(
+        "aim.eai.amd.com/reconciliation-paused") == "true" for name in paused))
     keda = kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-keda")[0]
     assert keda["metadata"]["annotations"]["serving.kserve.io/autoscalerClass"] == "keda"
     assert await quiet_pass(operator, kube) == []
