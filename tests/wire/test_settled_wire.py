@@ -36,7 +36,7 @@ async def test_a_routed_service_without_annotations_settles_with_zero_writes(kub
     svc = cluster["qwen-chat"]
     assert not svc["metadata"].get("annotations") and not (svc["spec"].get("routing") or {}).get("annotations")
     await create(api, kube, svc)
-    route = await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
+    route = await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0], timeout=30)
     assert "annotations" not in route["metadata"]  # the server does not keep an empty map
     await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat"))
     assert await quiet_pass(operator, kube) == []
@@ -90,7 +90,7 @@ async def test_every_builders_output_settles_with_zero_writes(kube, api, cluster
             "aim.eai.amd.com/origin") == "derived"]
         return kinds
 
-    await eventually(built, timeout=15)
+    await eventually(built, timeout=60)  # a deadline, not a speed target: the machine may be loaded
     # The model made from the image cannot reach its (made-up) registry and keeps retrying, which is
     # its own controller's business: pause it, so that only what the service controller built is left.
     paused = []
