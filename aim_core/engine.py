@@ -24,7 +24,7 @@ from aim_core.reconcile import events as eventing
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile import status as statusing
 from aim_core.reconcile.conditions import merge_conditions
-from aim_core.reconcile.errors import ApiError, classify
+from aim_core.reconcile.errors import ApiError, NetworkError, classify
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.resources import EVENTS
 from aim_core.store import Store
@@ -54,6 +54,7 @@ class Engine:
         self._warned: dict[tuple[Key, str], datetime.datetime] = {}
         self._applied = applyset.AppliedForms()  # what the server stored of each child we applied
         self._statuses = applyset.AppliedForms()  # ... and of each status we wrote (schemas prune status too)
+        self._trouble: dict[Key, str] = {}  # why a reconcile asked for a retry, for the one log line
         self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
         self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
         for controller in self.controllers.values():
@@ -142,19 +143,25 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - the engine must survive any controller bug
             self._failed(controller, key, namespace, name, exc)
             return
+        trouble = self._trouble.pop((controller_name, namespace, name), None)
         if requeue == "backoff":
-            self.queue.backoff(key)
+            delay = self.queue.backoff(key)
+            if trouble:
+                log.warning("%s %s/%s: %s; retrying in %.1fs", controller.name, namespace, name, trouble, delay)
             return
         self.queue.forget(key)
         if requeue is not None:
             self.queue.add_after(key, float(requeue))
 
     def _failed(self, controller: Controller, key: Hashable, namespace: str | None, name: str, exc: BaseException) -> None:
+        """Back off; routine trouble (API server or network) is one WARNING line, a bug gets its traceback."""
         category, reason = classify(exc)
-        log.error("reconcile of %s %s/%s failed: %s (%s): %s", controller.name, namespace, name, reason,
-                  category.value, exc, exc_info=not isinstance(exc, ApiError))
         delay = self.queue.backoff(key)
-        log.info("retrying %s %s/%s in %.1fs", controller.name, namespace, name, delay)
+        if routine(exc):
+            log.warning("reconcile of %s %s/%s: %s; retrying in %.1fs", controller.name, namespace, name, exc, delay)
+            return
+        log.error("reconcile of %s %s/%s failed: %s (%s): %s; retrying in %.1fs", controller.name, namespace, name,
+                  reason, category.value, exc, delay, exc_info=not isinstance(exc, ApiError))
 
     async def reconcile(self, controller: Controller, namespace: str | None, name: str) -> float | str | None:
         obj = self.store.get(controller.resource, namespace, name)
@@ -184,9 +191,10 @@ class Engine:
             if controller.finalizer and plan.finalizer and controller.finalizer not in (meta.get("finalizers") or []):
                 await self._add_finalizer(controller, obj)
             issues += await self._apply(controller, obj, plan)
-        if controller.writes_status:
-            await self._write_status(controller, obj, plan, issues)
-        if any(i.category.is_transient for i in issues):
+        failed = await self._write_status(controller, obj, plan, issues) if controller.writes_status else None
+        transient = [i for i in issues if i.category.is_transient]
+        if transient or failed is not None:
+            self._trouble[(controller.name, namespace, name)] = transient[0].message if transient else str(failed)
             return "backoff"
         return plan.requeue_after
 
@@ -232,7 +240,10 @@ class Engine:
                 issues.append(_issue(exc, f"deleting {deletion.resource.kind} {deletion.name}"))
         return issues
 
-    async def _write_status(self, controller: Controller, obj: dict[str, Any], plan: Plan, issues: list[Issue]) -> None:
+    async def _write_status(
+        self, controller: Controller, obj: dict[str, Any], plan: Plan, issues: list[Issue]
+    ) -> BaseException | None:
+        """Write the status if it changed and post Events; return the error if the write failed."""
         meta = obj["metadata"]
         key: Key = (controller.name, meta.get("namespace") or None, meta["name"])
         now = utcnow()
@@ -252,10 +263,14 @@ class Engine:
                 if isinstance(result, dict) and result.get("metadata"):
                     self._statuses.remember(key, new_status, result.get("status") or {})
                     self.store.upsert(controller.resource, result, copy_obj=False)
-            except Exception as exc:  # noqa: BLE001 - a status write failure is retried
-                log.warning("status write of %s %s/%s failed: %s", controller.name, meta.get("namespace"), meta["name"], exc)
+            except Exception as exc:  # noqa: BLE001 - a status write failure is retried with backoff
+                if not routine(exc):
+                    log.error("status write of %s %s/%s failed: %s", controller.name, meta.get("namespace"),
+                              meta["name"], exc, exc_info=not isinstance(exc, ApiError))
+                return exc  # no Events for a status that was not written
         old_conditions = list(old_status.get("conditions") or [])
         await self._emit_events(controller, obj, key, old_conditions, new_status["conditions"], derived, now)
+        return None
 
     async def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
         specs = eventing.plan_events(old_conditions, conditions, derived.component_states)
@@ -296,6 +311,13 @@ class Engine:
             await self.kube.create(EVENTS, event)
         except Exception as exc:  # noqa: BLE001 - events are best effort
             log.debug("event for %s failed: %s", meta["name"], exc)
+
+
+def routine(exc: BaseException) -> bool:
+    """Whether an error is expected in operation: no answer, or a server that asks to retry (5xx, 429, 409)."""
+    if isinstance(exc, NetworkError):
+        return True
+    return isinstance(exc, ApiError) and classify(exc)[0].is_transient
 
 
 def _finalizers_patch(meta: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:

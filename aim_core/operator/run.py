@@ -12,13 +12,17 @@ from typing import Any
 import kopf
 
 from aim_core.controllers import build_controllers
-from aim_core.operator import handlers
+from aim_core.operator import handlers, logs
 from aim_core.operator.leader import default_identity
 from aim_core.operator.runtime import Runtime
 from aim_core.operator.settings import Settings, gpu_preference, operator_namespace
 from aim_core.plugins import get_plugin_manager
 
 log = logging.getLogger("aim_engine.operator")
+
+# kopf's delays between attempts of a failing API request (watch streams included): 38 s in all,
+# more than an API server restart usually takes, before kopf reports the request as failed.
+ERROR_BACKOFFS = [1, 2, 5, 10, 20]
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -38,7 +42,7 @@ def _configure_kopf(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.posting.enabled = False  # we post our own Events, per condition change (F14)
     settings.watching.server_timeout = 300
     settings.watching.client_timeout = 330
-    settings.networking.error_backoffs = [1, 2, 5, 10, 20]
+    settings.networking.error_backoffs = ERROR_BACKOFFS
 
 
 async def operate(
@@ -129,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
         verbose=bool(args.verbose),
         log_format=kopf.LogFormat.JSON if args.log_format == "json" else kopf.LogFormat.PLAIN,
     )
+    logs.install(ERROR_BACKOFFS)  # kopf's retried requests: one WARNING each, not an ERROR
     settings = settings_from_args(args)
     log.info("starting aim-engine; operator namespace %s; namespaces %s", settings.operator_namespace,
              ",".join(settings.namespaces) or "all")
