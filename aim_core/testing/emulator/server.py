@@ -14,7 +14,7 @@ Deliberate differences from a real server, kept for test speed and simplicity:
 
 * No schema validation (pruning and defaulting are done, see
   :mod:`~aim_core.testing.emulator.schemas`), admission, RBAC, pagination;
-  objects may be created in namespaces that do not exist.
+  objects may be created in namespaces that do not exist (but not in one being deleted).
 * Writes happen in kmock's fallback reactions, so a test reaction that answers
   a write (``kube['patch'] << 500``) also prevents the write, like a failing
   server would. (Plain kmock stores the write even when a reaction answers it.)
@@ -168,6 +168,7 @@ class Emulator(Storage):
         key = (res, namespace, name)
         if self._live(key) is not None:
             raise api_error(409, "AlreadyExists", f'{what(res)} "{name}" already exists', name=name)
+        self.refuse_in_terminating_namespace(res, namespace, name)
         obj.update(apiVersion=api_version(res), kind=info.kind or obj.get("kind"))
         meta["name"] = name
         if "status" in info.subresources:
@@ -255,6 +256,7 @@ class Emulator(Storage):
         if old is None:
             if sub is not None:
                 raise not_found(res, request.name)
+            self.refuse_in_terminating_namespace(res, key[1], key[2])
             new = merge_applied({"metadata": {"name": key[2]}}, effective)
             new["metadata"].pop("resourceVersion", None)
             if key[1] is not None:

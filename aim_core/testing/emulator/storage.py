@@ -7,7 +7,11 @@
   ``creationTimestamp``; no-op writes change nothing (no new version, no watch event);
 * every stored change is published to the watches (see :class:`Change`);
 * deletion with finalizers and owner-reference garbage collection (background
-  propagation, done at once).
+  propagation, done at once);
+* the namespace lifecycle: deleting a namespace makes it ``Terminating``, deletes
+  everything in it (finalizers hold objects as usual) and removes it once empty,
+  as kube-controller-manager's namespace controller does; creates in a terminating
+  namespace are refused (403), Events included.
 
 Also the test helpers that read and seed objects directly, without a request.
 """
@@ -23,7 +27,7 @@ from typing import Any
 import attrs
 import kmock
 
-from aim_core.testing.emulator.errors import not_found
+from aim_core.testing.emulator.errors import api_error, not_found
 from aim_core.testing.emulator.fieldsets import Path, track
 from aim_core.testing.emulator.metadata import (
     SYSTEM_META,
@@ -38,6 +42,9 @@ from aim_core.testing.emulator.schemas import prune_and_default
 from aim_core.testing.emulator.selectors import request_matcher
 from aim_core.testing.emulator.immutable import check_immutable
 from aim_core.testing.emulator.validation import check_metadata
+
+
+_NAMESPACES = kmock.resource("v1/namespaces")
 
 
 @attrs.frozen
@@ -56,6 +63,7 @@ class Storage(kmock.KubernetesEmulator):
     """kmock's KubernetesEmulator storing objects the way the API server does; serving is in the subclass."""
 
     gc: bool = True  # delete dependents whose owners are all gone
+    namespace_controller: bool = True  # empty and then remove a namespace that is being deleted
     schemas: dict[kmock.resource, dict[str, Any]] = attrs.field(factory=dict, init=False)  # structural, by resource
     _rv: int = attrs.field(default=0, init=False)
     _changes: list[Change] = attrs.field(factory=list, init=False)
@@ -175,7 +183,7 @@ class Storage(kmock.KubernetesEmulator):
         meta["resourceVersion"] = str(self._rv)
         self._store(key, new)
         self._publish(res, "ADDED" if old is None else "MODIFIED", new, old)
-        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and res != _NAMESPACES:
             self._erase(res, key, new)
         return new
 
@@ -186,6 +194,17 @@ class Storage(kmock.KubernetesEmulator):
             obj = prune_and_default(obj, schema)
         return drop_empty_metadata(obj)
 
+    def refuse_in_terminating_namespace(self, res: kmock.resource, namespace: str | None, name: str) -> None:
+        """403 for a create in a namespace that is being deleted (the NamespaceLifecycle admission)."""
+        ns = self._live((_NAMESPACES, None, namespace)) if namespace else None
+        if ns is not None and (ns["metadata"].get("deletionTimestamp") or
+                               (ns.get("status") or {}).get("phase") == "Terminating"):
+            what = f"{res.plural}.{res.group}" if res.group else str(res.plural)
+            raise api_error(403, "Forbidden", f'{what} "{name}" is forbidden: unable to create new content in '
+                            f"namespace {namespace} because it is being terminated", name=name, kind=res.plural,
+                            causes=[{"reason": "NamespaceTerminating", "field": "metadata.namespace",
+                                     "message": f"namespace {namespace} is being terminated"}])
+
     def _delete(self, res: kmock.resource, info: kmock.ResourceInfo, key: tuple[Any, ...],
                 dry_run: bool = False) -> dict[str, Any]:
         old = self._live(key)
@@ -193,6 +212,8 @@ class Storage(kmock.KubernetesEmulator):
             raise not_found(res, key[2])
         if dry_run or old["metadata"].get("deletionTimestamp"):
             return old
+        if res == _NAMESPACES and self.namespace_controller:
+            return self._terminate_namespace(res, info, key, old)
         if old["metadata"].get("finalizers"):
             new = copy.deepcopy(old)
             new["metadata"].update(deletionTimestamp=now(), deletionGracePeriodSeconds=0)
@@ -206,7 +227,31 @@ class Storage(kmock.KubernetesEmulator):
         self._publish(res, "DELETED", gone, last)
         if self.gc:
             self._collect(gone["metadata"]["uid"])
+        if key[1] is not None:
+            self._finish_namespace(key[1])
         return gone
+
+    def _terminate_namespace(self, res: kmock.resource, info: kmock.ResourceInfo, key: tuple[Any, ...],
+                             old: dict[str, Any]) -> dict[str, Any]:
+        """Mark the namespace Terminating, delete what is in it, and remove it once it is empty."""
+        new = copy.deepcopy(old)
+        new["metadata"].update(deletionTimestamp=now(), deletionGracePeriodSeconds=0)
+        new.setdefault("spec", {})["finalizers"] = ["kubernetes"]
+        new.setdefault("status", {})["phase"] = "Terminating"
+        terminating = self._write(res, info, key, old, new, manager="", internal=True)
+        for (other, namespace, name), _ in list(self._all_live()):
+            if namespace == key[2] and self._live((other, namespace, name)) is not None:
+                self._delete(other, self._info(other), (other, namespace, name))
+        self._finish_namespace(key[2])  # nothing (left) in it: gone at once
+        return self._live(key) or terminating
+
+    def _finish_namespace(self, namespace: str) -> None:
+        key = (_NAMESPACES, None, namespace)
+        ns = self._live(key)
+        if ns is None or not ns["metadata"].get("deletionTimestamp") or not self.namespace_controller:
+            return
+        if not any(k[1] == namespace for k, _ in self._all_live()):
+            self._erase(_NAMESPACES, key, ns)
 
     def _collect(self, uid: str) -> None:
         """Background propagation, done at once: delete dependents that have no live owner left."""
