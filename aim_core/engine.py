@@ -17,7 +17,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from aim_core import applyset
-from aim_core.controller import Context, Controller
+from aim_core.controller import Context, Controller, namespace_going
 from aim_core.kube import Kube
 from aim_core.providers import ResourceRef
 from aim_core.reconcile import events as eventing
@@ -26,7 +26,7 @@ from aim_core.reconcile import status as statusing
 from aim_core.reconcile.conditions import merge_conditions
 from aim_core.reconcile.errors import ApiError, NetworkError, classify
 from aim_core.reconcile.plan import Issue, Plan
-from aim_core.resources import EVENTS
+from aim_core.resources import EVENTS, NAMESPACES
 from aim_core.store import Store
 from aim_core.workqueue import WorkQueue
 
@@ -55,6 +55,7 @@ class Engine:
         self._applied = applyset.AppliedForms()  # what the server stored of each child we applied
         self._statuses = applyset.AppliedForms()  # ... and of each status we wrote (schemas prune status too)
         self._trouble: dict[Key, str] = {}  # why a reconcile asked for a retry, for the one log line
+        self._refused: dict[str, str | None] = {}  # namespaces that refused a create as terminating -> their uid
         self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
         self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
         for controller in self.controllers.values():
@@ -175,12 +176,18 @@ class Engine:
                 if controller.finalizer in finalizers:
                     await controller.finalize(self.ctx, obj)
                     remaining = [f for f in finalizers if f != controller.finalizer]
-                    await self.kube.patch(controller.resource, namespace, name, _finalizers_patch(meta, remaining))
+                    try:
+                        await self.kube.patch(controller.resource, namespace, name, _finalizers_patch(meta, remaining))
+                    except ApiError as exc:
+                        if exc.status != 404:
+                            raise  # 404: already released (a second look at a stale copy) and gone
                 return None
-            if controller.eager_finalizer and controller.finalizer not in finalizers:
-                await self._add_finalizer(controller, obj)
         elif meta.get("deletionTimestamp"):
             return None
+        if self.terminating(namespace):
+            return None  # in a namespace being deleted only what releases finalizers is written (above)
+        if controller.finalizer and controller.eager_finalizer and controller.finalizer not in finalizers:
+            await self._add_finalizer(controller, obj)
         if labelling.is_paused(meta):
             return None
 
@@ -191,12 +198,36 @@ class Engine:
             if controller.finalizer and plan.finalizer and controller.finalizer not in (meta.get("finalizers") or []):
                 await self._add_finalizer(controller, obj)
             issues += await self._apply(controller, obj, plan)
+            if self.terminating(namespace):
+                return None  # the server refused a create: the namespace is going, write nothing more there
         failed = await self._write_status(controller, obj, plan, issues) if controller.writes_status else None
         transient = [i for i in issues if i.category.is_transient]
         if transient or failed is not None:
             self._trouble[(controller.name, namespace, name)] = transient[0].message if transient else str(failed)
             return "backoff"
         return plan.requeue_after
+
+    def terminating(self, namespace: str | None) -> bool:
+        """Whether ``namespace`` is being deleted: its object says so, or it refused a create as terminating."""
+        if not namespace:
+            return False
+        ns = self.store.get(NAMESPACES, None, namespace)
+        if ns is not None and namespace_going(ns):
+            return True
+        if namespace in self._refused:
+            if ns is None or (ns.get("metadata") or {}).get("uid") == self._refused[namespace]:
+                return True
+            del self._refused[namespace]  # a new namespace of the same name
+        return False
+
+    def _note_refusal(self, namespace: str | None, exc: BaseException) -> bool:
+        """Remember a namespace that refused a create because it is being terminated (403)."""
+        if not namespace or not (isinstance(exc, ApiError) and exc.status == 403 and "being terminated" in str(exc)):
+            return False
+        ns = self.store.get(NAMESPACES, None, namespace)
+        self._refused[namespace] = (ns.get("metadata") or {}).get("uid") if ns is not None else None
+        log.info("namespace %s is being deleted; nothing more is created there", namespace)
+        return True
 
     def _forget(self, key: Key) -> None:
         """Drop what the engine remembers about an object that is gone."""
@@ -225,6 +256,8 @@ class Engine:
             try:
                 result = await self.kube.apply(desired.resource, body, field_manager=controller.field_manager)
             except Exception as exc:  # noqa: BLE001 - reported as a condition
+                if self._note_refusal(meta.get("namespace"), exc):
+                    return issues
                 issues.append(_issue(exc, f"applying {desired.resource.kind} {meta['name']}"))
                 continue
             if isinstance(result, dict) and result.get("metadata"):
@@ -264,6 +297,8 @@ class Engine:
                     self._statuses.remember(key, new_status, result.get("status") or {})
                     self.store.upsert(controller.resource, result, copy_obj=False)
             except Exception as exc:  # noqa: BLE001 - a status write failure is retried with backoff
+                if isinstance(exc, ApiError) and exc.status == 404:
+                    return None  # the object is gone: nothing to report on
                 if not routine(exc):
                     log.error("status write of %s %s/%s failed: %s", controller.name, meta.get("namespace"),
                               meta["name"], exc, exc_info=not isinstance(exc, ApiError))
@@ -286,6 +321,8 @@ class Engine:
     async def _post_event(self, controller: Controller, obj: dict[str, Any], spec: Any, now: datetime.datetime) -> None:
         meta = obj["metadata"]
         namespace = meta.get("namespace") or "default"
+        if self.terminating(namespace):
+            return  # an Event is a create: refused in a namespace being deleted
         ts = rfc3339(now)
         event = {
             "apiVersion": "v1",
@@ -310,6 +347,7 @@ class Engine:
         try:
             await self.kube.create(EVENTS, event)
         except Exception as exc:  # noqa: BLE001 - events are best effort
+            self._note_refusal(namespace, exc)
             log.debug("event for %s failed: %s", meta["name"], exc)
 
 

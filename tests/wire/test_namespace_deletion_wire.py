@@ -1,0 +1,77 @@
+"""Deleting a namespace with services and caches: the operator only releases its finalizers there.
+
+The emulator plays the namespace controller: the namespace turns Terminating,
+everything in it is deleted (finalizers hold objects), creates there are
+refused with 403 (Events included), and the namespace goes once it is empty.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from tests.wire.conftest import eventually
+from tests.wire.test_services_wire import ISVC, NS, ROUTE, SVC, cluster, create  # noqa: F401 - fixture
+
+TC = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
+
+
+async def test_deleting_a_namespace_causes_no_refused_write_and_releases_every_finalizer(kube, api, cluster, operator):
+    for name in ("qwen-chat", "llama-chat", "qwen-batch"):
+        await create(api, kube, cluster[name])
+    other = copy.deepcopy(cluster["qwen-chat"])
+    other["metadata"]["name"] = "qwen-two"
+    await create(api, kube, other)
+
+    def running():
+        assert kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")
+        assert kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-two")
+        assert kube.list(TC, NS, label_selector="aim.eai.amd.com/service=llama-chat")
+        for name in ("qwen-chat", "llama-chat", "qwen-batch", "qwen-two"):
+            assert kube.get(SVC, NS, name)["metadata"].get("finalizers"), name
+        return True
+
+    await eventually(running, timeout=60)
+    await operator.settle()
+
+    mark = kube.mark()
+    response = await api.delete(f"/api/v1/namespaces/{NS}")
+    assert response.status_code == 200, response.text
+    assert response.json()["status"]["phase"] == "Terminating"
+    await eventually(lambda: kube.get("v1/namespaces", None, NS) is None, timeout=60)  # every finalizer released
+    assert kube.list(SVC, NS) == [] and kube.list(TC, NS) == []
+
+    ours = [c for c in kube.calls[mark:] if c.user_agent.startswith("aim-engine") and c.namespace == NS]
+    creates = [c for c in ours if c.verb in ("create", "apply")]
+    assert creates == []  # each would have been refused: Events, children, caches
+    assert [c for c in ours if c.subresource == "status"] == []
+    assert {c.verb for c in ours} <= {"patch", "delete", "get", "list"}
+    assert any(c.verb == "patch" and c.resource == SVC for c in ours)  # the finalizers, released
+
+
+async def test_creates_in_a_terminating_namespace_are_refused(kube, api):
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "going"},
+                     "status": {"phase": "Active"}})
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "going",
+                                                           "finalizers": ["example.com/hold"]}}
+    assert (await api.post("/api/v1/namespaces/going/pods", json=pod)).status_code == 201
+    deleting = (await api.delete("/api/v1/namespaces/going")).json()
+    assert deleting["metadata"]["deletionTimestamp"] and deleting["status"]["phase"] == "Terminating"
+    assert kube.get("v1/pods", "going", "p")["metadata"]["deletionTimestamp"]  # held by its finalizer
+
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"generateName": "p.", "namespace": "going"},
+             "involvedObject": {"kind": "Pod", "name": "p", "namespace": "going"}, "reason": "X", "message": "x"}
+    refused = await api.post("/api/v1/namespaces/going/events", json=event)
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["reason"] == "Forbidden" and "being terminated" in refused.json()["message"]
+    route = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r"},
+             "spec": {"parentRefs": [{"name": "gw"}]}}
+    applied = await api.patch("/apis/gateway.networking.k8s.io/v1/namespaces/going/httproutes/r",
+                              params={"fieldManager": "m"}, json=route,
+                              headers={"Content-Type": "application/apply-patch+yaml"})
+    assert applied.status_code == 403  # server-side apply of an object that does not exist is a create
+
+    released = await api.patch("/api/v1/namespaces/going/pods/p", json={"metadata": {"finalizers": None}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert released.status_code == 200  # updates are still allowed
+    assert kube.get("v1/pods", "going", "p") is None
+    assert kube.get("v1/namespaces", None, "going") is None  # empty: the namespace is gone
