@@ -83,3 +83,14 @@ def test_hardware_merge_keeps_model_and_min_vram_exclusive():
     assert merge_hardware(None, {"cpu": {"requests": "1"}}) == {"cpu": {"requests": "1"}}
     assert merge_hardware(base, {"cpu": {"limits": "8"}})["cpu"] == {"requests": "2", "limits": "8"}
     assert merge_hardware(base, None) == base
+
+
+def test_label_values_stand_for_any_name_and_never_collide():
+    from aim_core.reconcile.naming import hashed_label_value
+
+    assert hashed_label_value("qwen3-32b") == "qwen3-32b"  # valid values are kept as they are
+    long_a, long_b = "m" * 63 + "-a", "m" * 63 + "-b"
+    assert hashed_label_value(long_a) != hashed_label_value(long_b)
+    assert all(len(hashed_label_value(v)) <= 63 for v in (long_a, long_b, "Multi GPU!", "..", ""))
+    assert hashed_label_value("Multi GPU!").startswith("multi_gpu-")
+    assert hashed_label_value("..") and hashed_label_value("") and hashed_label_value("..") != hashed_label_value("")
