@@ -47,7 +47,8 @@ class Lookup:
 
     info: ImageInfo | None = None
     error: RegistryError | None = None
-    retry_in: float | None = None
+    retry_in: float | None = None  #: seconds until the next registry call is allowed
+    backoff: float | None = None  #: the whole wait after this failure (stable: fit for messages)
     fetched: bool = False  #: whether this answer cost a registry call just now
 
 
@@ -56,6 +57,7 @@ class _Failure:
     error: RegistryError
     attempts: int
     retry_at: float
+    delay: float
 
 
 def _fingerprint(credentials: RegistryCredentials | None) -> str:
@@ -103,7 +105,7 @@ class ImageFetcher:
             return Lookup(info=cached[0])
         failure = self._failed.get(key)
         if failure is not None and now < failure.retry_at:
-            return Lookup(error=failure.error, retry_in=failure.retry_at - now)
+            return Lookup(error=failure.error, retry_in=failure.retry_at - now, backoff=failure.delay)
         running = self._inflight.get(key)
         if running is not None:
             return await asyncio.shield(running)
@@ -129,8 +131,8 @@ class ImageFetcher:
             previous = self._failed.get(key)
             attempts = previous.attempts + 1 if previous is not None and previous.error.kind == error.kind else 1
             delay = _delay(error, attempts)
-            self._failed[key] = _Failure(error, attempts, self._clock() + delay)
-            return Lookup(error=error, retry_in=delay, fetched=True)
+            self._failed[key] = _Failure(error, attempts, self._clock() + delay, delay)
+            return Lookup(error=error, retry_in=delay, backoff=delay, fetched=True)
         self._failed.pop(key, None)
         self._ok[key] = (info, self._clock())
         self._ok.move_to_end(key)

@@ -152,7 +152,8 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
     if lookup.error is not None:
         error = lookup.error
         category, state = _REGISTRY_CATEGORY.get(error.kind, (Category.INFRASTRUCTURE, State.DEGRADED))
-        retry = f"; retrying in {lookup.retry_in:.0f}s" if lookup.retry_in else ""
+        # the backoff of this failure, not the time left: the message must not change between reconciles
+        retry = f"; next attempt within {lookup.backoff:.0f}s" if lookup.backoff else ""
         hint = _hint(error.kind)
         message = f"{error.message}{hint}{retry}"
         plan.component(IMAGE_METADATA, Health(state, error.reason, message, category=category, upstream=True))

@@ -52,7 +52,7 @@ def observed(m: dict[str, Any], *, lookup: Lookup | ImageInfo | RegistryError | 
     if isinstance(lookup, ImageInfo):
         lookup = Lookup(info=lookup, fetched=True)
     elif isinstance(lookup, RegistryError):
-        lookup = Lookup(error=lookup, retry_in=60.0, fetched=True)
+        lookup = Lookup(error=lookup, retry_in=60.0, backoff=60.0, fetched=True)
     reference = None
     try:
         reference = ImageReference.parse(m["spec"]["image"])

@@ -76,7 +76,7 @@ async def test_a_permanent_failure_is_not_retried_until_its_backoff_ends_then_do
     assert first.error.kind == "not_found" and first.retry_in == 60.0
     for _ in range(10):  # whatever re-triggers the model meanwhile
         again = await fetcher.lookup(None, REF, None)
-        assert again.error is first.error and not again.fetched
+        assert again.error is first.error and not again.fetched and again.backoff == 60.0
     assert len(registry.calls) == 1
     clock.now += 61
     second = await fetcher.lookup(None, REF, None)

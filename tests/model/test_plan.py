@@ -10,6 +10,7 @@ import pytest
 from aim_core.controllers.models import ClusterModelController, ModelController
 from aim_core.engine import build_status
 from aim_core.health import State
+from aim_core.model.fetch import Lookup
 from aim_core.model.aggregate import fails_on_its_own, model_health_for_template, templates_health
 from aim_core.model.plan import plan_model
 from aim_core.registry import RegistryError
@@ -156,7 +157,10 @@ def test_registry_errors_become_specific_conditions_and_a_later_look(kind, state
     assert plan.apply == [] and plan.delete == []  # templates are kept while the metadata cannot be read
     if framework:
         assert cond(status, framework[0]) == ("False", framework[1])
-    assert "retrying in 60s" in message(status, "ImageMetadataReady")
+    assert "next attempt within 60s" in message(status, "ImageMetadataReady")
+    # later reconciles in the same backoff say the same, so they write nothing
+    later = observed(m, lookup=Lookup(error=error, retry_in=12.5, backoff=60.0), templates=[existing])
+    assert run(m, later)[1]["conditions"] == status["conditions"]
 
 
 def test_unreadable_labels_fail_the_model_with_a_way_out():

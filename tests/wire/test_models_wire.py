@@ -243,6 +243,11 @@ async def test_a_missing_image_degrades_the_model_and_hostile_input_fails_it(kub
     await create(api, kube, MODELS, model_body("gone", image=f"{HOST}/org/nope:1"))
     gone = await eventually(lambda: (m := kube.get(MODELS, NS, "gone"))["status"]["status"] == "Degraded" and m)
     assert condition(gone, "ImageMetadataReady")["reason"] == "ImageNotFound"  # Q8: Degraded, as upstream
+    await operator.settle()
+    mark = kube.mark()
+    operator.requeue_all()  # whatever re-triggers it meanwhile: no registry call, no write
+    await operator.settle()
+    assert kube.writes(since=mark, agent="aim-engine") == 0, kube.calls[mark:]
 
     await create(api, kube, MODELS, model_body("upper", image=f"{HOST}/Org/Upper:1"))
     upper = await eventually(lambda: (m := kube.get(MODELS, NS, "upper"))["status"]["status"] == "Failed" and m)
