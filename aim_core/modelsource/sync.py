@@ -122,7 +122,7 @@ def failure_from(exc: BaseException, registry: str, what: str, credentials: Regi
     detail = str(exc) or type(exc).__name__
     retry_after = getattr(exc, "retry_after", None)
     _, classified = classify(exc)
-    if classified == "DNSFailure":
+    if classified == "DNSFailure" or getattr(exc, "reason", None) == "DNSFailure":
         return Failure(HOST_NOT_FOUND, f"registry host {registry} cannot be resolved (check the registry name): "
                                        f"{detail}", transient=False)
     if kind == "auth":

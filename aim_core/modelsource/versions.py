@@ -75,16 +75,24 @@ def _pre_key(prerelease: str | None) -> tuple[Any, ...]:
     return (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in prerelease.split(".")))
 
 
-def _key(v: semver.Version) -> Key:
-    return (v.major, v.minor, v.patch, _pre_key(v.prerelease))
+# semver.org's strict grammar; tag_key agrees with semver.Version.parse (tests check it against the package)
+_STRICT = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*)?$"
+)
 
 
 @functools.lru_cache(maxsize=65536)
 def tag_key(tag: str) -> Key | None:
-    """A sortable key for a semver tag (build metadata ignored), ``None`` for other tags. Cached:
-    the same tag names recur across the repositories of a catalog."""
-    version = parse_tag(tag)
-    return _key(version) if version is not None else None
+    """A sortable key for a semver tag (leading ``v`` dropped, build metadata ignored), ``None`` for
+    other tags. Orders as :meth:`semver.Version.compare`; parsed with one regex and cached, because a
+    sync may meet tens of thousands of tags and the same names recur across repositories."""
+    match = _STRICT.match(tag[1:] if tag.startswith("v") else tag)
+    if match is None:
+        return None
+    major, minor, patch, pre = match.groups()
+    return (int(major), int(minor), int(patch), _pre_key(pre))
 
 
 @attrs.frozen

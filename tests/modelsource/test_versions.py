@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aim_core.modelsource.versions import ConstraintError, parse_constraints, parse_tag
+from aim_core.modelsource.versions import ConstraintError, parse_constraints, parse_tag, tag_key
 
 TAGS = ["0.7.9", "0.8.0-rc1", "0.8.0", "0.8.1-rc1", "0.8.4", "0.8.5", "v0.9.0", "0.9.1", "1.0.0-rc1", "1.0.0",
         "1.2.0", "1.2.7", "1.3.0-rc1", "1.3.0", "2.0.0", "latest", "dev", "0.9", "1", "main-abc123"]
@@ -93,3 +93,24 @@ def test_unparsable_constraints_are_errors_naming_the_constraint(bad, says):
 
     assert says in str(err.value)
     assert repr(bad) in str(err.value)
+
+
+CORPUS = ["0.0.0", "0.0.1", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
+          "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0-rc1", "1.0.0-0", "1.0.0-0.3.7", "1.0.0-x.7.z.92", "1.0.0", "1.0.0+b5",
+          "1.0.0-rc1+b5", "2.0.0", "10.20.30", "1.10.0", "1.9.0", "v1.2.3", "01.2.3", "1.02.3", "1.2.3-01", "1.2",
+          "1", "latest", "1.2.3-", "1.2.3+", "1.2.3-rc..1", "1.2.3.4", "", "v", "1.2.3-rc-1", "1.2.3--", "99999.0.0"]
+
+
+@pytest.mark.parametrize("tag", CORPUS)
+def test_tags_are_semver_exactly_when_the_semver_package_says_so(tag):
+    assert (tag_key(tag) is None) == (parse_tag(tag) is None)
+
+
+def test_tag_order_is_the_semver_package_order():
+    import functools
+
+    versions = [t for t in CORPUS if parse_tag(t) is not None]
+    by_package = sorted(versions, key=functools.cmp_to_key(lambda a, b: parse_tag(a).compare(parse_tag(b))))
+    by_key = sorted(versions, key=tag_key)
+
+    assert [tag_key(t) for t in by_key] == [tag_key(t) for t in by_package]
