@@ -124,7 +124,7 @@ async def bench_source(kind: str, uri: str, env: dict[str, str], copy_seconds: f
     }
 
 
-async def run_benchmark(size_mb: int = 256, files: int = 8, interval: float = 0.25,
+async def run_benchmark(size_mb: int = 256, files: int = 8, interval: float = 0.25, workers: int = 8,
                         say: Any = print) -> dict[str, Any]:
     import logging
 
@@ -148,7 +148,8 @@ async def run_benchmark(size_mb: int = 256, files: int = 8, interval: float = 0.
     size = sum(len(v) for v in content.values())
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
-    results: dict[str, Any] = {"size_mb": size_mb, "files": files + 1, "target_ratio": TARGET_RATIO}
+    results: dict[str, Any] = {"size_mb": size_mb, "files": files + 1, "workers": workers,
+                               "target_ratio": TARGET_RATIO}
     try:
         emulator = declare_resources(Emulator(), crds=generate_crds())
         async with emulator, kmock.Server(emulator, server_cls=TlsServer) as server:
@@ -156,7 +157,8 @@ async def run_benchmark(size_mb: int = 256, files: int = 8, interval: float = 0.
             base.update({"TMPDIR": str(work), "HOME": str(work), "HF_HOME": str(work / "hf"),
                          "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(server.port),
                          "AIM_SERVICEACCOUNT_DIR": str(sa_dir), "ARTIFACT_NAMESPACE": NAMESPACE,
-                         "PROGRESS_INTERVAL": str(interval), "AIM_DOWNLOAD_FILTER": "{}"})
+                         "PROGRESS_INTERVAL": str(interval), "AIM_DOWNLOAD_FILTER": "{}",
+                         "AIM_DOWNLOADER_WORKERS": str(workers)})
             with HubServer() as hub:
                 repo = hub.add_repo("bench/model", content)
                 say(f"hub: plain copy of {size / 1e6:.0f} MB ...")
@@ -192,7 +194,8 @@ async def run_benchmark(size_mb: int = 256, files: int = 8, interval: float = 0.
 
 
 def render(results: dict[str, Any]) -> str:
-    lines = [f"{results['size_mb']} MB in {results['files']} files; target ratio >= {results['target_ratio']}"]
+    lines = [f"{results['size_mb']} MB in {results['files']} files, {results['workers']} workers; "
+             f"target ratio >= {results['target_ratio']}"]
     for kind in ("hf", "s3"):
         r = results[kind]
         d, p = r["downloader"], r["progress_patches"]
@@ -210,9 +213,10 @@ def main() -> int:
     parser.add_argument("--size-mb", type=int, default=256)
     parser.add_argument("--files", type=int, default=8)
     parser.add_argument("--interval", type=float, default=0.25, help="PROGRESS_INTERVAL for the run")
+    parser.add_argument("--workers", type=int, default=8, help="AIM_DOWNLOADER_WORKERS for the run")
     parser.add_argument("--output", default=str(Path(__file__).parent / "results" / "downloader.json"))
     args = parser.parse_args()
-    results = asyncio.run(run_benchmark(args.size_mb, args.files, args.interval))
+    results = asyncio.run(run_benchmark(args.size_mb, args.files, args.interval, args.workers))
     print(render(results))
     Path(args.output).write_text(json.dumps(results, indent=2) + "\n")
     return 0

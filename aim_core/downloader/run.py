@@ -6,7 +6,8 @@ after each attempt and ``status.progress`` from the monitor. A stall ends the at
 an authorization or not-found failure ends the sequence (another protocol cannot fix
 it). Partial Hub files are removed before each attempt (huggingface_hub names them per
 process, so they can never be continued), completed files stay; partial S3 files are
-continued. The result is verified before the final 100 % patch.
+continued. Progress goes to 100 % when the transfer ended (as upstream), then the files
+are verified.
 """
 
 from __future__ import annotations
@@ -201,14 +202,15 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
         monitor.report(force=True)
         return _fail(reporter, protocol, attempt, len(sequence), sequence, failure)
 
+    # As upstream: 100 % when the transfer ended, then verification (the operator shows Verifying,
+    # and a failure from here on is VerificationFailed).
+    reporter.patch(progress_status(manifest.total_bytes, manifest.total_bytes, done=True))
     reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
                                    f"Verifying {len(manifest.files)} file(s) ({settings.verify})"))
-    monitor.report(force=True)
     try:
         checked = _verify(manifest, target, settings)
     except DownloadError as exc:
         return _fail(reporter, protocol, attempt, len(sequence), sequence, exc)
-    reporter.patch(progress_status(manifest.total_bytes, manifest.total_bytes, done=True))
     reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
                                    f"Complete: {checked} file(s), {manifest.total_bytes} bytes verified"))
     log.info("done: %d file(s), %d bytes verified in %s", checked, manifest.total_bytes, target)

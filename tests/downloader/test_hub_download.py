@@ -210,7 +210,9 @@ async def test_verification_catches_a_file_that_differs_from_the_published_check
     result = await run(["download", "hf://org/llama"], env)
 
     assert result.code == Failure.VERIFICATION.value
-    assert "model.safetensors: checksum" in cluster.status("llama")["download"]["message"]
+    status = cluster.status("llama")
+    assert "model.safetensors: checksum" in status["download"]["message"]
+    assert status["progress"]["percentage"] == 100  # the transfer ended: the operator reads VerificationFailed
 
 
 async def _wait_for_partial(cache: Path, size: int, timeout: float = 30) -> Path:
@@ -235,3 +237,15 @@ async def test_the_failure_debug_switch_fails_every_protocol_in_turn(tmp_path, h
                 if "download" in p and "failed" in p["download"]["message"]]
     assert attempts == [("XET", 1), ("HF_TRANSFER", 2)]
     assert "AIM_DEBUG_CAUSE_FAILURE" in cluster.status("llama")["download"]["message"]
+
+
+async def test_the_hang_debug_switch_is_caught_by_the_stall_detection(tmp_path, hub, cluster):
+    hub.add_repo("org/llama", {"config.json": b"{}"})
+    cluster.artifact("llama", "hf://org/llama")
+
+    result = await run(["download", "hf://org/llama"], env_for(
+        tmp_path, hub, cluster, "llama", AIM_DEBUG_CAUSE_HANG="1", STALL_TIMEOUT="1", AIM_DOWNLOADER_PROTOCOL="HTTP"))
+
+    assert result.code == Failure.STALLED.value
+    assert "hanging on purpose" in result.stderr
+    assert cluster.status("llama")["download"]["message"].startswith("Failed: stalled")
