@@ -32,7 +32,13 @@ from aim_core.gpu import GpuInventory, node_gpu_facts
 from aim_core.operator.leader import LeaderElector, default_identity
 from aim_core.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, describe
-from aim_core.reconcile.labels import DISCOVERY_LEASE, JOB_NAME_LABEL, K8S_COMPONENT_LABEL
+from aim_core.reconcile.labels import (
+    DISCOVERY_LEASE,
+    JOB_NAME_LABEL,
+    K8S_COMPONENT_LABEL,
+    ORIGIN_DERIVED,
+    ORIGIN_LABEL,
+)
 from aim_core.reconcile.plan import Plan
 from aim_core.resources import (
     CLUSTER_MODELS,
@@ -78,6 +84,10 @@ def _job_owners(job: Obj) -> list[tuple[str | None, str, str]]:
     return [(_ns(job), ref.get("kind", ""), ref.get("name", ""))
             for ref in (job.get("metadata") or {}).get("ownerReferences") or ()
             if ref.get("kind") in (TEMPLATES.kind, CLUSTER_TEMPLATES.kind)]
+
+
+def _derived(template: Obj) -> bool:
+    return ((template.get("metadata") or {}).get("labels") or {}).get(ORIGIN_LABEL) == ORIGIN_DERIVED
 
 
 def _utcnow() -> datetime.datetime:
@@ -184,7 +194,8 @@ class TemplateController(Controller):
     def setup(self, store: Store) -> None:
         self._store = store
         ref = self.resource
-        store.add_index(ref, BY_MODEL, lambda t: [(_ns(t), _spec(t).get("modelName"))])
+        store.add_index(ref, BY_MODEL, lambda t: [(_ns(t), _spec(t).get("modelName"))]
+                        + ([(None, _spec(t).get("modelName"))] if _derived(t) else []))
         store.add_index(ref, BY_CONFIG, lambda t: [(_ns(t), config_name(_spec(t))), (None, config_name(_spec(t)))])
         store.add_index(ref, NEEDS_GPU, lambda t: [True] if requires_gpu(_spec(t)) else [])
         store.add_index(JOBS, JOB_BY_OWNER, _job_owners)
@@ -231,8 +242,11 @@ class TemplateController(Controller):
             Watch(NODES, by_node, changed=gpu_changed),
         ]
         if self.scope is Scope.NAMESPACE:
+            watches.append(Watch(CLUSTER_MODELS, by_model))  # derived templates' fallback
             watches.append(Watch(RUNTIME_CONFIGS, by_config))
-            watches.append(Watch(TEMPLATE_CACHES, lambda c: [(_ns(c), c["metadata"]["name"])]))
+            watches.append(Watch(TEMPLATE_CACHES, lambda c: [
+                (_ns(c), r["name"]) for r in c["metadata"].get("ownerReferences") or ()
+                if r.get("kind") == TEMPLATES.kind and r.get("name") == c["metadata"]["name"]]))
         return watches
 
     def store_filters(self) -> dict[Any, Any]:
@@ -252,10 +266,16 @@ class TemplateController(Controller):
                                    advertised_counts(nodes, self.vendors))
         return self._gpus
 
-    def _models(self, store: Store, ns: str | None, name: str) -> tuple[Obj | None, bool]:
-        if self.scope is Scope.NAMESPACE:
-            return store.get(MODELS, ns, name), store.get(CLUSTER_MODELS, None, name) is not None
-        return store.get(CLUSTER_MODELS, None, name), False
+    def _models(self, store: Store, template: Obj) -> tuple[Obj | None, bool, bool]:
+        """(bound model, a model of the other scope exists, the bound model is cluster-scoped)."""
+        name = _spec(template).get("modelName") or ""
+        if self.scope is Scope.CLUSTER:
+            return store.get(CLUSTER_MODELS, None, name), False, True
+        model = store.get(MODELS, _ns(template), name)
+        cluster = store.get(CLUSTER_MODELS, None, name)
+        if model is None and cluster is not None and _derived(template):
+            return cluster, False, True
+        return model, cluster is not None, False
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store = ctx.store
@@ -266,14 +286,15 @@ class TemplateController(Controller):
         cfg = config_name(spec)
         config = resolve(cfg, store.get(RUNTIME_CONFIGS, ns, cfg) if ns else None,
                          store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg))
-        model, other = self._models(store, ns, spec.get("modelName") or "")
+        model, other, cluster_model = self._models(store, obj)
         gpus = self.gpus(store)
         uid = meta.get("uid")
         jobs = tuple(j for j in store.by_index(JOBS, JOB_BY_OWNER, (job_ns, self.resource.kind, meta["name"]))
                      if not uid or any(r.get("uid") == uid for r in j["metadata"].get("ownerReferences") or ()))
         cache = store.get(TEMPLATE_CACHES, ns, meta["name"]) if self.scope is Scope.NAMESPACE else None
         observed = Observed(scope=self.scope, namespace=job_ns, config=config, model=model, inventory=gpus.inventory,
-                            now=_utcnow(), other_scope_model=other, counts=gpus.counts, jobs=jobs, cache=cache)
+                            now=_utcnow(), other_scope_model=other, counts=gpus.counts, jobs=jobs, cache=cache,
+                            model_is_cluster=cluster_model and self.scope is Scope.NAMESPACE)
         decision = decide(obj, observed)
         changes: dict[str, Any] = {}
         job = decision.job

@@ -201,9 +201,8 @@ def resolved_hardware(spec: Obj, profile: Obj | None, check: GpuCheck) -> dict[s
             gpu["model"] = model
         if gpu_spec.get("minVram") is not None:
             gpu["minVram"] = gpu_spec["minVram"]
-        resource = check.resource_name or gpu_spec.get("resourceName")
-        if resource:
-            gpu["resourceName"] = resource
+        # Never left out: the CRD would default it, and every status write would then differ.
+        gpu["resourceName"] = check.resource_name or gpu_spec.get("resourceName") or DEFAULT_GPU_RESOURCE
         if gpu:
             out["gpu"] = gpu
     if hardware.get("cpu"):

@@ -51,6 +51,8 @@ class Observed:
     :ivar namespace: where this template's discovery Jobs run.
     :ivar model: the bound model (F31), ``None`` when it does not exist.
     :ivar other_scope_model: a model of the name exists in the other scope (for Q10's message).
+    :ivar model_is_cluster: ``model`` is an AIMClusterModel although the template is namespaced
+        (a template a service derived from a cluster template, see :mod:`aim_core.template.plan`).
     :ivar counts: per GPU model, the most devices one node advertises.
     :ivar jobs: discovery Jobs owned by this template.
     :ivar pods: pods of the current discovery Job.
@@ -68,6 +70,7 @@ class Observed:
     inventory: GpuInventory
     now: datetime.datetime
     other_scope_model: bool = False
+    model_is_cluster: bool = False  #: a derived namespaced template bound to an AIMClusterModel
     counts: Mapping[str, int] = attrs.field(factory=dict)
     jobs: tuple[Obj, ...] = ()
     pods: tuple[Obj, ...] = ()

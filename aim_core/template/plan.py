@@ -20,6 +20,11 @@ Decisions where upstream leaves a choice:
 * **Q10.** A namespaced template binds only to an AIMModel of its namespace, a
   cluster template only to an AIMClusterModel (upstream's asymmetry, kept); the
   message says so when only the other kind exists.
+* **Derived templates** (label ``aim.eai.amd.com/origin=derived``, made by a
+  service from a base template for its ``spec.overrides``) fall back to the
+  AIMClusterModel of their model name when their namespace has no AIMModel of
+  it: their base was a cluster template of a cluster model, and Q10's rule
+  would leave them Failed for good (upstream never gets that far, Q5).
 * **The model need not be Ready.** It only has to exist with an image and not
   be failing for a reason of its own: a model waits for its templates (F24),
   so waiting for the model here would deadlock them (the F25 guard).
@@ -95,6 +100,8 @@ def model_health(template: Obj, ob: Observed) -> Health:
             message += (f"; an {other} of that name exists, but an {scope.kind} uses only {scope.model_kind}s"
                         + (" of its own namespace" if scope is Scope.NAMESPACE else ""))
         return Health.error(Category.MISSING_UPSTREAM, "ReferenceNotFound", message, upstream=True)
+    if ob.model_is_cluster:
+        what = f"AIMClusterModel {name}"
     state = _status(ob.model).get("status") or ""
     ready = next((c for c in _status(ob.model).get("conditions") or () if c.get("type") == "Ready"), {})
     if state in (State.FAILED.value, State.DEGRADED.value) and ready.get("reason") not in _TEMPLATE_REASONS:
@@ -248,8 +255,10 @@ def plan_template(template: Obj, ob: Observed) -> Plan:
     plan.component(ob.scope.model_component, model_health(template, ob), blocking=True)
     if ob.model is not None:
         meta = ob.model["metadata"]
-        ref = {"name": meta["name"], "kind": ob.scope.model_kind, "scope": ob.scope.value}
-        if ob.scope is Scope.NAMESPACE:
+        cluster = ob.scope is Scope.CLUSTER or ob.model_is_cluster
+        ref = {"name": meta["name"], "kind": "AIMClusterModel" if cluster else "AIMModel",
+               "scope": "Cluster" if cluster else "Namespace"}
+        if not cluster:
             ref["namespace"] = meta.get("namespace", "")
         if meta.get("uid"):
             ref["uid"] = meta["uid"]

@@ -358,3 +358,32 @@ def test_a_spec_the_schema_would_refuse_is_invalid_spec_not_a_crash(hardware):
     plan = plan_template(t, observed(t, nodes=[amd_node()]))
     assert root(plan) == (State.FAILED, "InvalidSpec") and not jobs(plan)
     assert "$.spec.hardware" in plan.issues[0].message
+
+
+# ---------------------------------------------------------------- a third-party GPU vendor
+
+
+def test_a_third_party_gpu_vendor_gates_and_pins_templates_like_the_builtin_ones():
+    from tests.template.acme import AcmeVendor, acme_node
+    from tests.template.builders import vendors
+
+    all_vendors = (*vendors(), AcmeVendor())
+    t = make_template().with_gpu(model="x9", requests=2, resourceName="amd.com/gpu").inline()
+    plan = plan_template(t, observed(t, nodes=[acme_node(), amd_node()], vendors=all_vendors))
+    assert root(plan) == (State.READY, "AllComponentsReady")
+    assert plan.status["resolvedHardware"]["gpu"]["resourceName"] == "acme.example/accel"
+    terms = plan.status["resolvedNodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchExpressions": [{"key": "acme.example/accel.model", "operator": "In", "values": ["x9"]}]}]
+    too_many = make_template().with_gpu(model="x9", requests=8).inline()
+    plan = plan_template(too_many, observed(too_many, nodes=[acme_node()], vendors=all_vendors))
+    assert root(plan) == (State.NOT_AVAILABLE, "GPUNotAvailable")
+    plan = plan_template(t, observed(t, nodes=[amd_node()], vendors=all_vendors))
+    assert root(plan) == (State.NOT_AVAILABLE, "GPUNotAvailable")
+
+
+def test_a_derived_template_may_use_the_cluster_model_its_base_used():
+    t = make_template().inline()
+    t["metadata"]["labels"] = {"aim.eai.amd.com/origin": "derived"}
+    plan = plan_template(t, observed(t, model=make_model(cluster=True), model_is_cluster=True))
+    assert root(plan) == (State.READY, "AllComponentsReady")
+    assert plan.status["resolvedModel"]["kind"] == "AIMClusterModel" and "namespace" not in plan.status["resolvedModel"]

@@ -247,8 +247,11 @@ async def test_min_vram_beyond_every_node_is_not_available_while_others_are_read
 
 
 async def test_a_steady_template_reconcile_writes_nothing_and_reads_no_nodes(kube, api, cluster, operator):
-    await create(api, kube, template("steady", modelSources=[{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}]))
+    sources = [{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}]
+    await create(api, kube, template("steady", modelSources=sources))
+    await create(api, kube, template("elsewhere", gpu="MI355X", requests=3, modelSources=sources))
     await eventually(lambda: kube.get(TPL, NS, "steady")["status"]["status"] == "Ready")
+    await eventually(lambda: kube.get(TPL, NS, "elsewhere")["status"]["status"] == "NotAvailable")
     await operator.settle()
     mark = kube.mark()
     processed = operator.runtime.engine.queue.processed
