@@ -273,8 +273,6 @@ class TemplateController(Controller):
             return store.get(CLUSTER_MODELS, None, name), False, True
         model = store.get(MODELS, _ns(template), name)
         cluster = store.get(CLUSTER_MODELS, None, name)
-        if model is None and cluster is not None and _derived(template):
-            return cluster, False, True
         return model, cluster is not None, False
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:

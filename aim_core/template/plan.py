@@ -20,11 +20,6 @@ Decisions where upstream leaves a choice:
 * **Q10.** A namespaced template binds only to an AIMModel of its namespace, a
   cluster template only to an AIMClusterModel (upstream's asymmetry, kept); the
   message says so when only the other kind exists.
-* **Derived templates** (label ``aim.eai.amd.com/origin=derived``, made by a
-  service from a base template for its ``spec.overrides``) fall back to the
-  AIMClusterModel of their model name when their namespace has no AIMModel of
-  it: their base was a cluster template of a cluster model, and Q10's rule
-  would leave them Failed for good (upstream never gets that far, Q5).
 * **The model need not be Ready.** It only has to exist with an image and not
   be failing for a reason of its own: a model waits for its templates (F24),
   so waiting for the model here would deadlock them (the F25 guard).
@@ -160,7 +155,8 @@ class Breaker:
         out: dict[str, Any] = {"specHash": self.spec_hash, "attempts": self.attempts}
         if self.last_attempt is not None:
             out["lastAttemptTime"] = disc.format_time(self.last_attempt)
-        out["lastFailureReason"] = self.last_failure or None
+        if self.last_failure:  # left out once cleared: the status diff then removes it
+            out["lastFailureReason"] = self.last_failure
         return out
 
 
@@ -428,7 +424,8 @@ def _start_job(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
         plan.status["discoveryJob"] = {"name": name, "namespace": ob.namespace}
         plan.component(JOB, inspect_job(desired))
         plan.component(PODS, inspect_pods([], (), {}))
-        _discovered(plan, "False", "AwaitingDiscovery", f"discovery Job {ob.namespace}/{name} created")
+        # Say what the next reconcile will read back, so that it has nothing to write.
+        _discovered(plan, "False", "AwaitingDiscovery", f"discovery Job {ob.namespace}/{name} is running")
         return
     if ob.slot is Slot.LOCK_BUSY:
         message = f"waiting for the discovery lock: {ob.slot_detail or 'another operator replica holds it'}"
