@@ -534,3 +534,16 @@ def test_a_derived_template_merges_the_override_hardware_into_the_bases() -> Non
     derived = derived_template(base, Scope.NAMESPACE, svc, svc["spec"]["overrides"], caching_shared=True)
 
     assert derived["spec"]["hardware"] == {"gpu": {"model": "MI300X", "requests": 4, "resourceName": "amd.com/gpu"}}
+
+
+def test_gpus_outside_the_preference_tie_and_the_remaining_keys_decide() -> None:
+    svc = service("chat").model_name(QWEN)
+    newest = cluster_template("qwen-mi355x-thr", QWEN).ready().optimized().gpu("MI355X", 1, ["75a3"]).metric(
+        "throughput")
+    newer = cluster_template("qwen-mi350x-lat", QWEN).ready().optimized().gpu("MI350X", 1, ["75a0"]).metric("latency")
+    nodes = (amd_node("a", device_id="75a3", vram="288G"), amd_node("b", device_id="75a0", vram="288G"))
+
+    plan, status = run(svc, qwen_model(), newest, newer, nodes=nodes)
+
+    assert status["resolvedTemplate"]["name"] == "qwen-mi350x-lat"  # GPU ties (both last), latency wins
+    assert any("outranked by qwen-mi350x-lat on metric" in note for note in plan.notes)

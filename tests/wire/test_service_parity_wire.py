@@ -44,6 +44,22 @@ async def test_a_service_waiting_for_its_model_carries_the_finalizer_and_never_b
     await eventually(lambda: kube.get(SVC, NS, "waiting") is None and kube.get(SVC, NS, "llama-chat") is None)
     # No cleanup in a terminating namespace (F15): the finalizer only steps aside.
     assert kube.get(TC, NS, made["metadata"]["name"]) is not None
+    # The template cache's own finalizer does not hold the namespace either.
+    assert "aim.eai.amd.com/artifactcleanup" in kube.get(TC, NS, made["metadata"]["name"])["metadata"]["finalizers"]
+    response = await api.delete(kube.path(TC, NS, made["metadata"]["name"]))
+    assert response.status_code == 200, response.text
+    await eventually(lambda: kube.get(TC, NS, made["metadata"]["name"]) is None)
+
+
+async def test_a_paused_service_still_gets_its_finalizer(kube, api, cluster, operator):
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["metadata"]["name"] = "paused"
+    body["metadata"]["annotations"] = {"aim.eai.amd.com/reconciliation-paused": "true"}
+    await create(api, kube, body)
+
+    await eventually(lambda: FINALIZER in kube.get(SVC, NS, "paused")["metadata"].get("finalizers", []))  # Q18
+    await operator.settle()
+    assert not (kube.get(SVC, NS, "paused").get("status") or {}).get("conditions")  # nothing else happens
 
 
 async def test_naming_a_template_on_a_running_service_moves_it_off_the_recorded_one(kube, api, cluster, operator):
