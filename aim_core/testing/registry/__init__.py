@@ -46,6 +46,6 @@ when ``docker-registry`` is not installed (``./scripts/setup`` installs it).
 from aim_core.testing.registry.front import RegistryFront
 from aim_core.testing.registry.images import PushedImage, Registry
 from aim_core.testing.registry.jsonapi import ApiRequest, JsonApi
-from aim_core.testing.registry.server import RegistryServer, TokenServer, find_registry_binary
+from aim_core.testing.registry.server import BlobCdn, RegistryServer, TokenServer, find_registry_binary
 
-__all__ = ["ApiRequest", "JsonApi", "PushedImage", "Registry", "RegistryFront", "RegistryServer", "TokenServer", "find_registry_binary"]
+__all__ = ["ApiRequest", "BlobCdn", "JsonApi", "PushedImage", "Registry", "RegistryFront", "RegistryServer", "TokenServer", "find_registry_binary"]

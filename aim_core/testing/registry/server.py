@@ -31,7 +31,7 @@ from urllib.parse import parse_qs, urlsplit
 import attrs
 import httpx
 
-__all__ = ["REGISTRY_BIN", "RegistryServer", "TokenServer", "find_registry_binary", "free_port"]
+__all__ = ["REGISTRY_BIN", "BlobCdn", "RegistryServer", "TokenServer", "find_registry_binary", "free_port"]
 
 REGISTRY_BIN = os.environ.get("REGISTRY_BIN", "")
 _CANDIDATES = ("docker-registry", "registry")
@@ -65,6 +65,9 @@ class RegistryServer:
     :param auth: ``None`` (anonymous), ``"htpasswd"`` (Basic, ``users``) or
         ``"token"`` (bearer, through ``token_server``).
     :param tls: ``(cert_file, key_file)`` to serve HTTPS instead of HTTP.
+    :param redirect_to: answer blob GETs with a redirect to this base URL (a
+        :class:`BlobCdn` serving the storage), as Docker Hub and GHCR send blobs
+        to a CDN.
     """
 
     def __init__(
@@ -74,6 +77,7 @@ class RegistryServer:
         users: Mapping[str, str] | None = None,
         token_server: TokenServer | None = None,
         tls: tuple[str, str] | None = None,
+        redirect_to: str | None = None,
         binary: str | None = None,
     ) -> None:
         self.binary = binary or find_registry_binary()
@@ -83,6 +87,7 @@ class RegistryServer:
         self.users = dict(users or {})
         self.token_server = token_server
         self.tls = tls
+        self.redirect_to = redirect_to
         self.dir = Path(tempfile.mkdtemp(prefix="aim-registry-", dir=_storage_base()))
         self.storage = self.dir / "storage"
         self.port = 0
@@ -107,6 +112,8 @@ class RegistryServer:
         if self.tls:
             http += f", tls: {{certificate: {json.dumps(self.tls[0])}, key: {json.dumps(self.tls[1])}}}"
         lines.append(f"http: {{{http}}}")
+        if self.redirect_to:
+            lines.append(f"middleware: {{storage: [{{name: redirect, options: {{baseurl: {json.dumps(self.redirect_to)}}}}}]}}")
         if self.auth == "htpasswd":
             import bcrypt
 
@@ -333,3 +340,61 @@ class TokenServer:
         der = self._key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256()))
         r, s = decode_dss_signature(der)
         return f"{signing_input}.{_b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+
+
+# ---------------------------------------------------------------------------
+# A CDN for blob redirects
+# ---------------------------------------------------------------------------
+
+
+class BlobCdn:
+    """Serves a registry's storage tree over HTTP, as the CDN a registry redirects blob GETs to.
+
+    Start it first, pass :attr:`url` as ``RegistryServer(redirect_to=...)``, then
+    :meth:`serve` the server's storage. ``.requests`` logs ``(path, headers)``.
+    """
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.root: Path | None = None
+        self.requests: list[tuple[str, dict[str, str]]] = []
+        self._server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def serve(self, root: Path) -> BlobCdn:
+        self.root = root
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                path = urlsplit(self.path).path
+                owner.requests.append((path, {k.lower(): v for k, v in self.headers.items()}))
+                assert owner.root is not None
+                target = (owner.root / path.lstrip("/")).resolve()
+                ok = target.is_file() and owner.root.resolve() in target.parents
+                data = target.read_bytes() if ok else b"not found"
+                self.send_response(200 if ok else 404)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

@@ -108,6 +108,14 @@ class DockerHubClient:
                 image=pattern,
                 reason="InvalidRepositoryPattern",
             )
+        try:
+            return await self._list(namespace, pattern, credentials)
+        except RegistryError as exc:
+            if exc.kind != "auth" or not self._jwt.pop(_user(credentials), None):
+                raise
+            return await self._list(namespace, pattern, credentials)  # the Hub JWT expired: log in again once
+
+    async def _list(self, namespace: str, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
         headers = {"Accept": "application/json"}
         token = await self._login(credentials, pattern)
         if token:
@@ -174,3 +182,7 @@ class DockerHubClient:
             )
         self._jwt[credentials.username] = token
         return token
+
+
+def _user(credentials: RegistryCredentials | None) -> str:
+    return (credentials.username or "") if credentials is not None else ""

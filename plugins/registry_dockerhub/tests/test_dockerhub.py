@@ -185,3 +185,11 @@ async def test_a_third_party_plugin_registered_first_wins_docker_io():
     pm = get_plugin_manager(only=["registry_dockerhub", "registry_oci"], disabled=())
     pm.register(MirrorPlugin(), name="mirror")
     assert registry_client(pm, "docker.io").name == "mirror"
+
+
+async def test_an_expired_hub_token_is_replaced_by_logging_in_again(plugins, hub_api):
+    creds = RegistryCredentials(username="alice", password="alice-pw")
+    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", creds) == ["amdenterpriseai/aim-private"]
+    hub_api.api.fail(r"/repositories", 401)  # the JWT the client holds is refused once
+    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", creds) == ["amdenterpriseai/aim-private"]
+    assert len([r for r in hub_api.api.requests if r.path == "/v2/auth/token"]) == 2
