@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from aim_core import plugins as plugin_host
 from aim_core.registry.errors import ImageInfo, RegistryError, redact
 from aim_core.registry.reference import ImageReference, normalize_registry
-from aim_core.registry.settings import RegistrySettings
+from aim_core.registry.settings import InvalidRegistrySetting, RegistrySettings
 
 if TYPE_CHECKING:
     import pluggy
@@ -48,6 +48,8 @@ def client_for(plugins: pluggy.PluginManager, registry: str) -> RegistryClient:
             client = plugin_host.registry_client(plugins, host)
         except plugin_host.PluginNotFoundError as exc:
             raise RegistryError("unavailable", str(exc), registry=host, reason="RegistryUnavailable") from None
+        except InvalidRegistrySetting as exc:
+            raise _bad_setting(exc, host) from None
         per_host[host] = client
     return client
 
@@ -95,7 +97,10 @@ async def _call(
     credentials: RegistryCredentials | None,
     call: Callable[[], Awaitable[T]],
 ) -> T:
-    deadline = RegistrySettings.from_env().deadline
+    try:
+        deadline = RegistrySettings.from_env().deadline
+    except InvalidRegistrySetting as exc:
+        raise _bad_setting(exc, registry, image) from None
     try:
         async with asyncio.timeout(deadline):
             return await call()
@@ -119,3 +124,10 @@ async def _call(
             image=image,
             reason="RegistryClientError",
         ) from None
+
+
+def _bad_setting(exc: InvalidRegistrySetting, registry: str, image: str = "") -> RegistryError:
+    """A registry setting of the operator itself is unusable: say which, on every call, until fixed."""
+    return RegistryError(
+        "invalid", f"operator registry setting: {exc}", registry=registry, image=image, reason="InvalidRegistrySetting"
+    )

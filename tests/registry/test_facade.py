@@ -119,3 +119,12 @@ def test_error_kinds_decide_permanence():
     assert permanent == {"auth", "not_found", "invalid"}
     with pytest.raises(ValueError, match="unknown registry error kind"):
         RegistryError("weird", "m", registry="r")
+
+
+async def test_an_unusable_operator_setting_is_a_registry_error_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("AIM_ENGINE_REGISTRY_TIMEOUT", "soon")
+    pm = get_plugin_manager(only=["registry_oci"], disabled=())
+    with pytest.raises(RegistryError) as info:
+        await list_tags(pm, "quay.io", "org/model", None)
+    assert (info.value.kind, info.value.reason) == ("invalid", "InvalidRegistrySetting")
+    assert "AIM_ENGINE_REGISTRY_TIMEOUT='soon'" in str(info.value)
