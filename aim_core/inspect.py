@@ -256,6 +256,18 @@ def _pending(pods: Sequence[Obj], events: Sequence[Obj]) -> Health:
     return Health(State.PENDING, event["reason"], message)
 
 
+def pod_failed(pod: Obj) -> bool:
+    """Whether a pod failed, or a container of it exited non-zero (OOMKilled is reported on its own)."""
+    status = _status(pod)
+    if status.get("phase") == "Failed":
+        return True
+    for cs in status.get("containerStatuses") or []:
+        terminated = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated")
+        if terminated and terminated.get("exitCode", 0) != 0 and terminated.get("reason") != "OOMKilled":
+            return True
+    return False
+
+
 def _container_statuses(pod: Obj) -> Iterable[Obj]:
     status = _status(pod)
     yield from status.get("initContainerStatuses") or ()

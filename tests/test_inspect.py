@@ -493,3 +493,17 @@ def test_inspect_pvc(obj, events, state, reason, category, in_message):
     health = inspect_pvc(obj, events)
     assert (health.state, health.reason, health.category) == (state, reason, category)
     assert in_message in health.message
+
+
+def test_pod_failed_reads_the_phase_and_non_zero_exits_but_leaves_oom_to_its_own_reason():
+    from aim_core.inspect import pod_failed
+
+    def term(**t):
+        return {"status": {"phase": "Running", "containerStatuses": [{"state": {"terminated": t}}]}}
+
+    assert pod_failed({"status": {"phase": "Failed"}})
+    assert pod_failed(term(exitCode=1, reason="Error"))
+    assert pod_failed({"status": {"containerStatuses": [{"lastState": {"terminated": {"exitCode": 2}}}]}})
+    assert not pod_failed(term(exitCode=137, reason="OOMKilled"))
+    assert not pod_failed(term(exitCode=0, reason="Completed"))
+    assert not pod_failed({"status": {"phase": "Running"}})

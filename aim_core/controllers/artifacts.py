@@ -32,7 +32,7 @@ from aim_core.artifact.progress import discovered_size
 from aim_core.artifact.quantities import QuantityError, parse_bytes
 from aim_core.artifact.validation import spec_size
 from aim_core.controller import Context, Controller, Watch
-from aim_core.inspect import LOG_TAIL_LINES
+from aim_core.inspect import LOG_TAIL_LINES, pod_failed
 from aim_core.providers import ResourceRef
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.errors import describe
@@ -350,7 +350,7 @@ class ArtifactController(Controller):
                 component = (pod["metadata"].get("labels") or {}).get(lbl.COMPONENT_LABEL)
                 if phase == "Succeeded" and component == children.COMPONENT_CHECK_SIZE and size_unknown:
                     logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=10)
-                elif _failed(pod):
+                elif pod_failed(pod):
                     logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES)
                 elif phase == "Pending" and (_older_than(pod, EVENT_GRACE_SECONDS) or _waiting_badly(pod)):
                     events += await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={pod_name}")
@@ -398,17 +398,6 @@ def _waiting_badly(pod: Obj) -> bool:
     return any(((cs.get("state") or {}).get("waiting") or {}).get("reason") not in (None, "", "ContainerCreating",
                                                                                   "PodInitializing")
                for cs in (pod.get("status") or {}).get("containerStatuses") or ())
-
-
-def _failed(pod: Obj) -> bool:
-    status = pod.get("status") or {}
-    if status.get("phase") == "Failed":
-        return True
-    for cs in status.get("containerStatuses") or []:
-        terminated = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated")
-        if terminated and terminated.get("exitCode", 0) != 0 and terminated.get("reason") != "OOMKilled":
-            return True
-    return False
 
 
 __all__ = ["ArtifactController", "parse_quota"]

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from aim_core.controller import Context, Controller, Watch, namespace_going
 from aim_core.gpu import GpuInventory, node_gpu_facts
 from aim_core.health import State
+from aim_core.inspect import pod_failed
 from aim_core.reconcile.errors import describe
 from aim_core.reconcile.labels import SERVICE_FINALIZER
 from aim_core.reconcile.naming import hashed_label_value, inference_service_name, sanitize_label_value
@@ -261,7 +262,7 @@ class ServiceController(Controller):
                         if _pod_ready(pod):
                             continue
                         events += await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={pod['metadata']['name']}")
-                        if _failed(pod):
+                        if pod_failed(pod):
                             logs[pod["metadata"]["name"]] = await ctx.kube.read_log(ns, pod["metadata"]["name"], tail_lines=50)
                 except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
                     read_errors.append(describe(exc))
@@ -326,17 +327,6 @@ def _ready(obj: dict[str, Any]) -> bool:
     for cond in (obj.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
             return cond.get("status") == "True"
-    return False
-
-
-def _failed(pod: dict[str, Any]) -> bool:
-    status = pod.get("status") or {}
-    if status.get("phase") == "Failed":
-        return True
-    for cs in status.get("containerStatuses") or []:
-        terminated = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated")
-        if terminated and terminated.get("exitCode", 0) != 0 and terminated.get("reason") != "OOMKilled":
-            return True
     return False
 
 
