@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from aim_core import cli
+from aim_core.cli import artifact
 from aim_core.testing.hubserver import HubServer
 from tests.downloader.conftest import base_env
 
@@ -55,7 +56,7 @@ def test_the_entrypoint_downloads_the_source_given_as_the_only_argument():
     entrypoint = json.loads(one("ENTRYPOINT"))
     assert entrypoint[0] == "aim-engine"
     args = cli.build_parser().parse_args([*entrypoint[1:], "hf://org/model"])
-    assert args.func is cli._cmd_artifact_download and args.source_uri == "hf://org/model"
+    assert args.func is artifact.download and args.source_uri == "hf://org/model"
 
 
 def test_aim_engine_is_the_installed_console_script():

@@ -1,0 +1,67 @@
+"""``aim-engine tags`` and ``aim-engine inspect``: registries, read through the controllers' own code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aim_core.cli.common import error
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tags", help="list the images a model-source filter would match (same code as the controller)")
+    p.add_argument("repo", help="filter image: org/repo, org/repo*, org/repo:tag or host/org/repo...")
+    p.add_argument("--registry", default=None, help="registry of a REPO without host (spec.registry; docker.io)")
+    p.add_argument("--versions", action="append", metavar="CONSTRAINT", help="semver constraint (repeatable)")
+    p.add_argument("--exclude", action="append", metavar="REPOSITORY", help="repository to skip (repeatable)")
+    p.add_argument("--pull-secret", metavar="FILE", help="docker config JSON with credentials")
+    p.add_argument("--json", action="store_true", help="print JSON instead of one image per line")
+    p.set_defaults(func=tags)
+
+    p = sub.add_parser("inspect", help="read an image's labels and recommended deployments from its registry")
+    p.add_argument("image", help="image reference, e.g. amdenterpriseai/aim-qwen-qwen3-32b:0.8.5 or ghcr.io/org/x:1")
+    p.add_argument("--pull-secret", metavar="FILE", help="docker config JSON with credentials")
+    p.add_argument("--json", action="store_true", help="print JSON (imageMetadata as the model status holds it)")
+    p.set_defaults(func=inspect)
+
+
+def tags(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from aim_core.modelsource.preview import format_preview, preview
+    from aim_core.plugins import get_plugin_manager
+
+    try:
+        selector, result = asyncio.run(preview(
+            get_plugin_manager(), args.repo, registry=args.registry, versions=args.versions or (),
+            exclude=args.exclude or (), docker_config=args.pull_secret,
+        ))
+    except (OSError, ValueError) as exc:  # unreadable --pull-secret file or docker config
+        error(str(exc))
+        return 2
+    sys.stdout.write(format_preview(selector, result, as_json=args.json))
+    for failure in result.failures:
+        error(f"{selector.text}: {failure.reason}: {failure.message}")
+    return 1 if result.failures else 0
+
+
+def inspect(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from aim_core.plugins import get_plugin_manager
+    from aim_core.registry import InvalidImageReference, InvalidPullSecret, RegistryError
+    from aim_core.registry.inspection import format_inspection, inspect_image
+
+    try:
+        result = asyncio.run(inspect_image(get_plugin_manager(), args.image, docker_config=args.pull_secret))
+    except (OSError, InvalidImageReference, InvalidPullSecret) as exc:
+        error(str(exc))
+        return 2
+    except RegistryError as exc:
+        error(f"{exc.reason}: {exc}")
+        return 1
+    sys.stdout.write(format_inspection(result, as_json=args.json))
+    if result.label_error:
+        error(f"the labels cannot be read as AIM metadata: {result.label_error}")
+        return 1
+    return 0

@@ -1,0 +1,41 @@
+"""``aim-engine run``: the operator against the current kubeconfig or in-cluster config.
+
+The flags become :class:`aim_core.operator.settings.Settings` in
+:func:`aim_core.operator.run.settings_from_args`; add a flag here and read it there.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from aim_core.cli.common import GPU_PREFERENCE_HELP
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run the operator against the current kubeconfig or in-cluster config")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch all namespaces (default)")
+    scope.add_argument("-n", "--namespace", action="append", default=[], help="watch this namespace (repeatable)")
+    p.add_argument("--operator-namespace", default=None, help="namespace for operator-owned objects (F16)")
+    p.add_argument("--liveness", default=None, metavar="URL", help="serve a liveness probe, e.g. http://0.0.0.0:8081/healthz")
+    p.add_argument(
+        "--leader-elect",
+        action="store_true",
+        help="run several replicas safely: all watch, only the holder of the leader Lease reconciles",
+    )
+    p.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
+    p.add_argument("--resync-seconds", type=float, default=600.0,
+                   help="list everything again this often to forget objects deleted during a watch gap (0: never)")
+    p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=GPU_PREFERENCE_HELP)
+    p.add_argument("--artifact-download-image", default=None, metavar="IMAGE",
+                   help="image of artifact size-check and download Jobs when an artifact names none "
+                        "(default: $AIM_ARTIFACT_DOWNLOAD_IMAGE, else ghcr.io/silogen/aim-artifact-downloader:0.2.0)")
+    p.add_argument("--log-format", choices=["json", "plain"], default="json")
+    p.add_argument("-v", "--verbose", action="store_true")
+    p.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    from aim_core.operator.run import run
+
+    return run(args)
