@@ -40,6 +40,7 @@ import attrs
 
 from aim_core.health import Category, Health, State
 from aim_core.inspect import inspect_job, inspect_pods
+from aim_core.model.aggregate import model_health_for_template
 from aim_core.reconcile.conditions import Condition
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
@@ -58,11 +59,6 @@ DISCOVERED = "Discovered"
 LIMIT_REQUEUE_SECONDS = 5.0
 LOCK_REQUEUE_SECONDS = 2.0
 
-# A model's Ready reasons that come from its templates: not the model's own failure (F25).
-_TEMPLATE_REASONS = frozenset({
-    "AwaitingMetadata", "CreatingTemplates", "TemplatesProgressing", "SomeTemplatesDegraded",
-    "AllTemplatesFailed", "NoTemplatesAvailable", "ServiceTemplatesReady", "ClusterServiceTemplatesReady",
-})
 
 Obj = Mapping[str, Any]
 
@@ -97,13 +93,8 @@ def model_health(template: Obj, ob: Observed) -> Health:
         return Health.error(Category.MISSING_UPSTREAM, "ReferenceNotFound", message, upstream=True)
     if ob.model_is_cluster:
         what = f"AIMClusterModel {name}"
-    state = _status(ob.model).get("status") or ""
-    ready = next((c for c in _status(ob.model).get("conditions") or () if c.get("type") == "Ready"), {})
-    if state in (State.FAILED.value, State.DEGRADED.value) and ready.get("reason") not in _TEMPLATE_REASONS:
-        detail = ready.get("message") or ready.get("reason") or state
-        return Health(State.FAILED, f"{scope.model_component}Failed", f"{what} is {state}: {detail}", upstream=True)
-    return Health.ok(f"{scope.model_component}Found", f"{what} found ({state or 'not reconciled yet'})",
-                     upstream=True)
+    return model_health_for_template(ob.model, what, found_reason=f"{scope.model_component}Found",
+                                     failed_reason=f"{scope.model_component}Failed")
 
 
 # ---------------------------------------------------------------- discovery state

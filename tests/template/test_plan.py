@@ -76,11 +76,13 @@ def test_a_cluster_template_binds_to_the_cluster_model_and_discovers_in_the_oper
 def test_a_model_failing_on_its_own_fails_the_template_but_not_one_waiting_for_templates():
     t = make_template()
     bad = make_model(status="Failed")
-    bad["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": "ImageNotFound", "message": "gone"}]
+    bad["status"]["conditions"] = [{"type": "ImageMetadataReady", "status": "False", "reason": "ImageNotFound"},
+                                   {"type": "Ready", "status": "False", "reason": "ImageNotFound", "message": "gone"}]
     plan = plan_template(t, observed(t, model=bad))
     assert plan.components["Model"].reason == "ModelFailed" and not jobs(plan)
     waiting = make_model(status="Failed")
-    waiting["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": "AllTemplatesFailed"}]
+    waiting["status"]["conditions"] = [{"type": "ServiceTemplatesReady", "status": "False", "reason": "AllTemplatesFailed"},
+                                       {"type": "Ready", "status": "False", "reason": "AllTemplatesFailed"}]
     plan = plan_template(t, observed(t, model=waiting))
     assert plan.components["Model"].ready and jobs(plan)
 
