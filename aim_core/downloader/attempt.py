@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from aim_core.downloader.monitor import folder_bytes
+from aim_core.downloader.simulate import ATTEMPT_PROTOCOL_ENV, Simulation
 from aim_core.downloader.sources import DownloadError, Failure, Manifest
 
 ERROR_PREFIX = "aim-downloader: error: "
@@ -29,6 +30,10 @@ def transfer(manifest: Manifest, target: Path, workers: int) -> None:
         sys.stderr.flush()
         while True:
             time.sleep(3600)
+    simulation = Simulation.from_env(os.environ, manifest.source)
+    if simulation is not None:
+        simulation.transfer(manifest, target, os.environ.get(ATTEMPT_PROTOCOL_ENV, ""))
+        return
     target.mkdir(parents=True, exist_ok=True)
     if manifest.source.scheme == "hf":
         from aim_core.downloader import hub as backend

@@ -25,8 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from aim_core.downloader.config import Settings
 from aim_core.downloader.monitor import Monitor, folder_bytes
+from aim_core.downloader.simulate import ATTEMPT_PROTOCOL_ENV, Simulation
 from aim_core.downloader.sources import DownloadError, Failure, Manifest, Source
 from aim_core.downloader.status import StatusReporter, download_status, progress_status
 from aim_core.downloader.tls import trust_env
@@ -62,7 +65,8 @@ def check_size(uri: str) -> int:
         settings = Settings.from_env()
         source = Source.parse(uri)
         trust_env(os.environ, settings.tmp_dir)
-        manifest = list_source(source, settings)
+        simulation = Simulation.from_env(os.environ, source)
+        manifest = simulation.manifest(source, settings.expected_size) if simulation else list_source(source, settings)
         size = manifest.total_bytes
         if size <= 0:
             raise DownloadError(Failure.NOT_FOUND, f"nothing to download at {uri}: {len(manifest.files)} file(s) "
@@ -124,18 +128,38 @@ class _Child:
         self.stop()
 
 
-def download(uri: str) -> int:
+def download(uri: str, target_dir: str | None = None) -> int:
     _setup_logging()
     try:
         settings = Settings.from_env()
     except DownloadError as exc:
         log.error("%s", exc)
         return exc.kind.value
+    if target_dir is not None:
+        settings = attrs.evolve(settings, target_dir=target_dir)
     reporter = StatusReporter.from_settings(settings)
     try:
         return _download(uri, settings, reporter)
     finally:
         reporter.close()
+
+
+def storage_initializer(args: list[str]) -> int:
+    """KServe's storage-initializer contract: ``<source> <destination>`` pairs, each downloaded in turn.
+
+    With this entrypoint the downloader image can serve as the storage initializer of
+    a KServe ClusterStorageContainer for ``hf://`` and ``s3://`` storage URIs (see
+    docs/downloader.md). Status reporting stays off unless ``ARTIFACT_NAME`` is set.
+    """
+    if not args or len(args) % 2:
+        _setup_logging()
+        log.error("expected <source-uri> <destination> pairs, got %d argument(s)", len(args))
+        return Failure.INVALID.value
+    for source, destination in zip(args[::2], args[1::2]):
+        code = download(source, destination)
+        if code:
+            return code
+    return 0
 
 
 def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
@@ -148,13 +172,19 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
             sequence = ("S3",)
             first = "S3"
         trust_env(os.environ, settings.tmp_dir)
+        simulation = Simulation.from_env(os.environ, source)
         reporter.patch(download_status(first, 1, len(sequence), sequence, f"Listing files of {uri}"))
-        manifest = list_source(source, settings)
+        if simulation:
+            log.warning("simulating the download of %s (AIM_DEBUG_SIMULATE_*): nothing is fetched", uri)
+            manifest = simulation.manifest(source, settings.expected_size)
+        else:
+            manifest = list_source(source, settings)
         if not manifest.files:
             raise DownloadError(Failure.NOT_FOUND, f"nothing to download at {uri}: no file passes the filter "
                                                    f"({settings.download_filter.describe()})")
         target.mkdir(parents=True, exist_ok=True)
-        _check_space(target, manifest)
+        if not simulation:  # the simulated file is sparse
+            _check_space(target, manifest)
     except DownloadError as exc:
         return _fail(reporter, first, 1, len(sequence), sequence, exc)
     log.info("%s: %d file(s), %d bytes into %s (filter: %s)", uri, len(manifest.files), manifest.total_bytes,
@@ -208,7 +238,7 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
     reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
                                    f"Verifying {len(manifest.files)} file(s) ({settings.verify})"))
     try:
-        checked = _verify(manifest, target, settings)
+        checked = simulation.verify(manifest, target) if simulation else _verify(manifest, target, settings)
     except DownloadError as exc:
         return _fail(reporter, protocol, attempt, len(sequence), sequence, exc)
     reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
@@ -233,6 +263,7 @@ def _attempt_env(protocol: str, settings: Settings) -> dict[str, str]:
         env.pop(name, None)
     env.update(PROTOCOL_ENV.get(protocol, {}))
     env["AIM_DOWNLOADER_WORKERS"] = str(settings.workers)
+    env[ATTEMPT_PROTOCOL_ENV] = protocol
     env["AIM_DOWNLOADER_PARENT_PID"] = str(os.getpid())
     env.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     env.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

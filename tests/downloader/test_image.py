@@ -100,3 +100,16 @@ def test_check_size_sh_prints_the_size_line(tmp_path):
                                 check=False)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1]) == {"url": "hf://org/model", "sizeBytes": 2}
+
+
+def test_the_storage_initializer_script_runs_the_storage_initializer_command():
+    run = next(args for op, args in instructions() if op == "RUN" and "initializer-entrypoint" in args)
+    match = re.search(r"printf '(.*?)' > /storage-initializer/scripts/initializer-entrypoint", run)
+    assert match, "the image should write KServe's initializer-entrypoint with printf"
+    script = match[1].replace("\\n", "\n")
+    exec_line = next(line for line in script.splitlines() if line.startswith("exec "))
+    argv = shlex.split(exec_line)[1:]
+    assert argv[0] == "aim-engine" and argv[-1] == "$@"
+    args = cli.build_parser().parse_args([*argv[1:-1], "s3://bucket/model", "/mnt/models"])
+    assert args.func is artifact.storage_initializer and args.pairs == ["s3://bucket/model", "/mnt/models"]
+    assert "chmod 0755 /storage-initializer/scripts/initializer-entrypoint" in run
