@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / ".importlinter"
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 PLUGIN_PACKAGES = sorted(p.parent for p in ROOT.glob("plugins/*/aim_plugin_*/__init__.py"))
+EXAMPLE_PACKAGES = sorted(p.parent for p in ROOT.glob("examples/plugins/*/aim_example_*/__init__.py"))
 
 
 def lint_imports(*args: str, cwd: Path = ROOT, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -175,7 +176,7 @@ def test_the_public_name_check_catches_private_and_submodule_imports():
     ]
 
 
-@pytest.mark.parametrize("package", PLUGIN_PACKAGES, ids=lambda p: p.name)
+@pytest.mark.parametrize("package", [*PLUGIN_PACKAGES, *EXAMPLE_PACKAGES], ids=lambda p: p.name)
 def test_plugin_code_imports_only_public_core_names(package):
     public = set(aim_core.__all__)
     offences = {

@@ -1,46 +1,49 @@
-"""A third-party GPU vendor plugin, as a test installs one: the core has never heard of it."""
+"""A third-party GPU vendor for the core's tests: the gpu_acme example plugin, imported from its source.
+
+The plugin lives in ``examples/plugins/gpu_acme`` (an installable distribution,
+documented in docs/plugins.md). Tests of the core import it from there without
+installing it, so it registers only where a test registers it, and the example
+is exercised by every test that uses it.
+"""
 
 from __future__ import annotations
 
-from aim_core import GpuDevice, hookimpl
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "plugins" / "gpu_acme"
+PACKAGE = "aim_example_gpu_acme"
 
 
-class AcmeVendor:
-    """A vendor plugin the core has never heard of: ``acme.example/accel.model`` labels, ``acme.example/accel``."""
-
-    name = "acme"
-
-    def detect(self, node):
-        labels = node["metadata"].get("labels") or {}
-        model = labels.get("acme.example/accel.model")
-        if not model:
-            return []
-        return [GpuDevice(vendor="acme", model=model.upper(), count=int(labels.get("acme.example/accel.count", "1")),
-                          resource_name="acme.example/accel", vram_bytes=96 * 1024**3, product_id=model)]
-
-    def normalize_model(self, model):
-        return model.strip().upper() if model.strip().upper().startswith("X") else None
-
-    def preference(self):
-        return ("X9",)
-
-    def node_affinity_terms(self, model, min_vram_bytes, inventory):
-        values = sorted({d.product_id for d in inventory if d.vendor == "acme" and (not model or d.model == model)})
-        return [{"key": "acme.example/accel.model", "operator": "In", "values": values}] if values else None
-
-    def watches_node_key(self, key):
-        return key.startswith("acme.example/")
+def _package() -> ModuleType:
+    """The example's package, from the source tree (not from any installed copy)."""
+    if PACKAGE not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            PACKAGE, EXAMPLE / PACKAGE / "__init__.py", submodule_search_locations=[str(EXAMPLE / PACKAGE)])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[PACKAGE] = module
+        spec.loader.exec_module(module)
+    return sys.modules[PACKAGE]
 
 
-def acme_node(model="x9", count=4):
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "acme-1", "labels": {"acme.example/accel.model": model,
+def acme_plugin() -> ModuleType:
+    """The module the plugin's entry point names, to register with a plugin manager."""
+    _package()
+    return importlib.import_module(f"{PACKAGE}.plugin")
+
+
+_package()
+AcmeVendor = importlib.import_module(f"{PACKAGE}.vendor").AcmeGpuVendor
+
+
+def acme_node(model: str = "x9", count: int = 4) -> dict[str, Any]:
+    """A Node with ``count`` Acme accelerators of product ``model``, as Acme's device plugin labels it."""
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "acme-1", "labels": {"acme.example/accel.model": model,
                                                       "acme.example/accel.count": str(count)}},
             "status": {"allocatable": {"acme.example/accel": str(count)}}}
-
-
-class AcmePlugin:
-    """The plugin object a test registers with the plugin manager."""
-
-    @hookimpl
-    def aim_gpu_vendors(self):
-        return [AcmeVendor()]

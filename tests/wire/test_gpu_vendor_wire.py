@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from aim_core.plugins import get_plugin_manager
-from tests.template.acme import AcmePlugin, acme_node
+from tests.template.acme import acme_node, acme_plugin
 from tests.wire.conftest import eventually
 from tests.wire.test_templates_wire import NS, TPL, cluster, condition, create, template  # noqa: F401
 
@@ -13,7 +13,7 @@ from tests.wire.test_templates_wire import NS, TPL, cluster, condition, create, 
 @pytest.fixture()
 def operator_plugins():
     pm = get_plugin_manager()
-    pm.register(AcmePlugin(), name="test-acme-gpus")
+    pm.register(acme_plugin(), name="test-acme-gpus")
     return pm
 
 
