@@ -1,8 +1,10 @@
 """Controller for AIMClusterModelSource (F77-F80): wiring only.
 
-Watches the source and the AIMClusterModels labelled with its name (a model
-deleted by hand is created again; the count in status stays right). Only a
-model's labels, image or existence re-trigger the source, not its status.
+Watches the source, the AIMClusterModels labelled with its name (a model
+deleted by hand is created again; the count in status stays right) and the
+Secrets its ``imagePullSecrets`` name (the store keeps only those; a new or
+changed pull secret syncs at once). Only a model's labels, image or existence
+re-trigger the source, not its status.
 Registry syncs are decided and run by :class:`~aim_core.modelsource.runner.SyncRunner`;
 the plan is :func:`~aim_core.modelsource.plan.plan_source`.
 """
@@ -15,13 +17,15 @@ from aim_core.controller import Context, Controller, Watch
 from aim_core.modelsource.observed import Observed
 from aim_core.modelsource.plan import plan_source, source_label
 from aim_core.modelsource.runner import SyncRunner
+from aim_core.modelsource.secrets import secret_names
 from aim_core.reconcile.labels import MODEL_SOURCE_LABEL
 from aim_core.reconcile.plan import Plan
-from aim_core.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS
+from aim_core.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS, SECRETS
 from aim_core.store import Store
 
 BY_SOURCE = "by-model-source"
 BY_LABEL = "by-label"
+BY_SECRET = "model-source:by-pull-secret"
 
 
 def _source_label_of(model: dict[str, Any]) -> list[str]:
@@ -47,9 +51,18 @@ class ClusterModelSourceController(Controller):
         self._store = store
         store.add_index(CLUSTER_MODELS, BY_SOURCE, _source_label_of)
         store.add_index(CLUSTER_MODEL_SOURCES, BY_LABEL, lambda o: [source_label(o["metadata"]["name"])])
+        store.add_index(CLUSTER_MODEL_SOURCES, BY_SECRET, lambda o: secret_names(o.get("spec") or {}))
 
     def watches(self) -> list[Watch]:
-        return [Watch(CLUSTER_MODELS, self._sources_of_model, changed=_identity_changed)]
+        return [Watch(CLUSTER_MODELS, self._sources_of_model, changed=_identity_changed),
+                Watch(SECRETS, self._sources_of_secret)]
+
+    def store_filters(self) -> dict[Any, Any]:
+        # Secrets of that name in other namespaces are kept too (cheap); only the operator namespace's are used.
+        return {SECRETS: lambda secret: bool(self._sources_of_secret(secret))}
+
+    def _sources_of_secret(self, secret: dict[str, Any]) -> list[tuple[str | None, str]]:
+        return sorted(self._store.keys_by_index(CLUSTER_MODEL_SOURCES, BY_SECRET, secret["metadata"]["name"]), key=str)
 
     def _sources_of_model(self, model: dict[str, Any]) -> list[tuple[str | None, str]]:
         keys: list[tuple[str | None, str]] = []
@@ -65,9 +78,27 @@ class ClusterModelSourceController(Controller):
         wake = None
         if ctx.wake is not None:
             wake = lambda: ctx.wake(self.name, None, name)  # noqa: E731
+        secrets = await self._pull_secrets(ctx, secret_names(obj.get("spec") or {}))
         return await self.runner.observe(
-            ctx, obj, models, lambda model: store.get(CLUSTER_MODELS, None, model), wake=wake
+            ctx, obj, models, lambda model: store.get(CLUSTER_MODELS, None, model), wake=wake,
+            secret_named=lambda secret: secrets.get(secret),
         )
+
+    async def _pull_secrets(self, ctx: Context, names: list[str]) -> dict[str, dict[str, Any] | Exception | None]:
+        """The named pull secrets of the operator namespace, from the store; one it lacks is read once and kept."""
+        found: dict[str, dict[str, Any] | Exception | None] = {}
+        for name in names:
+            secret = ctx.store.get(SECRETS, ctx.operator_namespace, name)
+            if secret is None and not ctx.extras.get("offline"):
+                try:
+                    secret = await ctx.kube.get(SECRETS, ctx.operator_namespace, name)
+                except Exception as exc:  # noqa: BLE001 - reported as SecretAccessFailed, the sync goes on
+                    found[name] = exc
+                    continue
+                if secret is not None:
+                    ctx.store.upsert(SECRETS, secret, copy_obj=False)  # kept and watched from now on
+            found[name] = secret
+        return found
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_source(obj, observed)

@@ -5,7 +5,8 @@ operator restarts); a registry sync is slow and rate-limited. So syncs are
 decided here and run as background tasks, one per source at a time:
 
 * a sync starts when the source has none for its current ``generation``
-  (created, or its spec changed) or when the previous one is due again
+  (created, or its spec changed), when a pull secret it names appeared,
+  changed or went away since the last sync, or when the previous one is due again
   (``syncInterval`` after it ended, sooner after failures: see
   :mod:`aim_core.modelsource.intervals`);
 * the reconcile that started it waits a few seconds for it; a sync that takes
@@ -31,7 +32,7 @@ import attrs
 from aim_core.modelsource.intervals import sync_interval
 from aim_core.modelsource.observed import Failure, Observed, SecretProblem, SelectorResult, Sync
 from aim_core.modelsource.plan import next_sync_delay
-from aim_core.modelsource.secrets import read_pull_secrets, secret_names
+from aim_core.modelsource.secrets import SecretLookup, check_pull_secrets, fingerprint, secret_names
 from aim_core.modelsource.selectors import Selector, parse_selectors
 from aim_core.modelsource.sync import SYNC_ERROR, Catalog, CountingCatalog, OfflineCatalog, sync_selectors
 from aim_core.providers import RegistryCredentials
@@ -72,6 +73,8 @@ class _State:
     secret_problems: tuple[SecretProblem, ...] = ()
     task: asyncio.Task[tuple[Sync, tuple[SecretProblem, ...]]] | None = None
     task_generation: int | None = None
+    secrets_used: tuple[Any, ...] | None = None  # fingerprint of the pull secrets the latest sync started with
+    task_secrets: tuple[Any, ...] | None = None
     waiting: int = 0
 
 
@@ -104,8 +107,12 @@ class SyncRunner:
         models: Sequence[Mapping[str, Any]],
         model_named: Callable[[str], Mapping[str, Any] | None],
         wake: Callable[[], None] | None = None,
+        secret_named: SecretLookup = lambda _name: None,
     ) -> Observed:
-        """What the plan needs, starting (and briefly awaiting) a sync when one is due."""
+        """What the plan needs, starting (and briefly awaiting) a sync when one is due.
+
+        ``secret_named`` finds a pull secret in the operator namespace (from the store).
+        """
         meta = obj["metadata"]
         name, generation = meta["name"], meta.get("generation")
         spec = obj.get("spec") or {}
@@ -125,11 +132,15 @@ class SyncRunner:
         if state.task is not None and state.task_generation != generation:
             state.task.cancel()  # the spec changed under a running sync: start over
             state.task = None
-        if state.task is None and _due(latest, spec, now):
+        secrets_now = fingerprint(secret_named, secret_names(spec))
+        credentials_changed = latest is not None and state.secrets_used is not None and secrets_now != state.secrets_used
+        if state.task is None and (_due(latest, spec, now) or credentials_changed):
+            if credentials_changed:
+                log.info("model source %s: its pull secrets changed, syncing now", name)
             state.task = asyncio.create_task(
-                self._sync(ctx, spec, selectors, generation, state.latest), name=f"model-source-sync-{name}"
+                self._sync(ctx, spec, selectors, generation, state.latest, secret_named), name=f"model-source-sync-{name}"
             )
-            state.task_generation = generation
+            state.task_generation, state.task_secrets = generation, secrets_now
             state.task.add_done_callback(lambda task: self._finished(name, state, task, wake))
         if state.task is not None and self.wait > 0:
             state.waiting += 1
@@ -160,6 +171,7 @@ class SyncRunner:
             log.error("model source sync crashed", exc_info=exc)
             return
         state.latest, state.secret_problems = task.result()
+        state.secrets_used = state.task_secrets
 
     def _finished(self, name: str, state: _State, task: asyncio.Task[Any], wake: Callable[[], None] | None) -> None:
         if self._states.get(name) is not state:
@@ -177,10 +189,11 @@ class SyncRunner:
         selectors: Sequence[Selector],
         generation: int | None,
         previous: Sync | None,
+        secret_named: SecretLookup,
     ) -> tuple[Sync, tuple[SecretProblem, ...]]:
         counting = CountingCatalog(self._catalog(ctx.plugins))
         try:
-            secrets, problems = await read_pull_secrets(ctx.kube, ctx.operator_namespace, secret_names(spec))
+            secrets, problems = check_pull_secrets(secret_named, ctx.operator_namespace, secret_names(spec))
             credentials = _credentials(secrets)
             results = await sync_selectors(selectors, counting, credentials)
         except Exception as exc:  # noqa: BLE001 - a bug must not stop the source from reporting

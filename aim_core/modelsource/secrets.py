@@ -1,22 +1,24 @@
-"""Pull secrets of a model source, read from the operator namespace when a sync starts.
+"""Pull secrets of a model source, read from the operator's store (F76).
 
-Secrets are read with one GET each only when a sync runs (not watched: a
-cluster's Secrets are many and mostly not ours). A secret that is missing,
-unreadable or not a docker config is reported as a :class:`SecretProblem`
-and left out; the sync goes on with the others (public images still list).
+The controller watches the Secrets model sources name (the store keeps only
+those; one the store has not seen yet is read once and kept), so a sync reads
+them without a request, and a secret that appears, changes or goes away
+re-triggers its sources: the next sync uses it at once instead of waiting for
+``syncInterval``. A secret that is missing, unreadable or not a docker config
+is reported as a :class:`SecretProblem` and left out; the sync goes on with the
+others (public images still list).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aim_core.modelsource.observed import SecretProblem
 from aim_core.registry import InvalidPullSecret, credentials_for
-from aim_core.reconcile.errors import ApiError
-from aim_core.resources import SECRETS
 
-__all__ = ["SECRET_ACCESS_FAILED", "SECRET_NOT_FOUND", "INVALID_PULL_SECRET", "read_pull_secrets", "secret_names"]
+__all__ = ["SECRET_ACCESS_FAILED", "SECRET_NOT_FOUND", "INVALID_PULL_SECRET", "SecretLookup", "check_pull_secrets",
+           "fingerprint", "secret_names"]
 
 SECRET_NOT_FOUND = "SecretNotFound"
 SECRET_ACCESS_FAILED = "SecretAccessFailed"
@@ -30,22 +32,22 @@ def secret_names(spec: Mapping[str, Any]) -> list[str]:
     return list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
 
 
-async def read_pull_secrets(
-    kube: Any, namespace: str, names: Sequence[str]
-) -> tuple[list[dict[str, Any]], list[SecretProblem]]:
-    """The usable secrets among ``names`` in ``namespace``, and what is wrong with the others."""
-    usable: list[dict[str, Any]] = []
+#: A secret by name in the operator namespace: the object, ``None`` when missing, or the error reading it.
+SecretLookup = Callable[[str], "Mapping[str, Any] | Exception | None"]
+
+
+def check_pull_secrets(
+    lookup: SecretLookup, namespace: str, names: Sequence[str]
+) -> tuple[list[Mapping[str, Any]], list[SecretProblem]]:
+    """The usable secrets among ``names`` (``lookup`` finds one in ``namespace``), and what is wrong with the others."""
+    usable: list[Mapping[str, Any]] = []
     problems: list[SecretProblem] = []
     for name in names:
-        try:
-            secret = await kube.get(SECRETS, namespace, name)
-        except ApiError as exc:
+        secret = lookup(name)
+        if isinstance(secret, Exception):
             problems.append(SecretProblem(name, SECRET_ACCESS_FAILED,
-                                          f"pull secret {namespace}/{name} cannot be read: {exc.reason or exc}"))
-            continue
-        except Exception as exc:  # noqa: BLE001 - the API server is unreachable: say so, sync anonymously
-            problems.append(SecretProblem(name, SECRET_ACCESS_FAILED,
-                                          f"pull secret {namespace}/{name} cannot be read: {exc}"))
+                                          f"pull secret {namespace}/{name} cannot be read: "
+                                          f"{getattr(secret, 'reason', '') or secret}"))
             continue
         if secret is None:
             problems.append(SecretProblem(
@@ -61,3 +63,15 @@ async def read_pull_secrets(
             continue
         usable.append(secret)
     return usable, problems
+
+
+def fingerprint(lookup: SecretLookup, names: Sequence[str]) -> tuple[Any, ...]:
+    """What a sync's credentials depend on: each named secret's resourceVersion (``None`` when missing)."""
+    versions: list[tuple[str, str | None]] = []
+    for name in names:
+        secret = lookup(name)
+        if isinstance(secret, Exception):
+            versions.append((name, "unreadable"))
+        else:
+            versions.append((name, None if secret is None else (secret.get("metadata") or {}).get("resourceVersion", "")))
+    return tuple(versions)

@@ -249,3 +249,42 @@ async def test_a_long_sync_runs_in_the_background_and_wakes_the_source(kube, api
     assert {m["spec"]["image"] for m in harness.models("ghcr-stable-models").values()} == expected
     assert harness.source("ghcr-stable-models")["status"]["status"] == "Ready"
     await client.aclose()
+
+
+async def test_a_pull_secret_created_or_rotated_later_is_used_at_once_not_after_the_interval(harness, api, kube, registries):
+    source, _ = example("private-models")
+    source["spec"]["imagePullSecrets"] = [{"name": "late-creds"}]
+    await harness.create(api, source)
+    await harness.reconcile("private-models")
+    assert condition(harness.source("private-models"), "PullSecretsReady")["reason"] == "SecretNotFound"
+    assert {c for _, host, _, c in registries.requests if host == "private.registry.io"} == {None}
+
+    # The secret appears: the watch re-triggers the source, which syncs now with it (the clock has not moved).
+    secret = kube.put_object(pull_secret("late-creds", "private.registry.io", "robot", "first-password"))
+    [watch] = [w for w in harness.controller.watches() if w.resource.kind == "Secret"]
+    assert watch.mapper(secret) == [(None, "private-models")]
+    asked = len(registries.requests)
+    await harness.reconcile("private-models")
+    new = registries.requests[asked:]
+    assert new and {(c.username, c.password) for _, host, _, c in new if host == "private.registry.io"} == \
+        {("robot", "first-password")}
+    assert condition(harness.source("private-models"), "PullSecretsReady")["status"] == "True"
+
+    # Nothing changed: no registry request.
+    asked = len(registries.requests)
+    await harness.reconcile("private-models")
+    assert len(registries.requests) == asked
+
+    # Rotated: the next reconcile syncs with the new password.
+    kube.put_object(pull_secret("late-creds", "private.registry.io", "robot", "rotated-password"))
+    await harness.reconcile("private-models")
+    assert {(c.username, c.password) for _, host, _, c in registries.requests[asked:] if host == "private.registry.io"} \
+        == {("robot", "rotated-password")}
+
+    # Secrets nobody names, or named but in another namespace, re-trigger nothing and use no registry.
+    stranger = kube.put_object(pull_secret("unrelated", "private.registry.io", "x", "y"))
+    assert watch.mapper(stranger) == []
+    asked = len(registries.requests)
+    kube.put_object(pull_secret("late-creds", "private.registry.io", "other", "ns", namespace="default"))
+    await harness.reconcile("private-models")
+    assert len(registries.requests) == asked
