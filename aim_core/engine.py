@@ -16,7 +16,7 @@ import logging
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from aim_core import applyset
+from aim_core import applyset, metrics, outcomes
 from aim_core.controller import Context, Controller, namespace_going
 from aim_core.kube import Kube
 from aim_core.providers import ResourceRef
@@ -125,6 +125,7 @@ class Engine:
                 self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
 
     async def run(self, workers: int = 4) -> None:
+        metrics.engine_started(self.controllers, workers)
         self.enqueue_all()
         await self.queue.run(self.handle, workers)
 
@@ -164,6 +165,7 @@ class Engine:
         log.error("reconcile of %s %s/%s failed: %s (%s): %s; retrying in %.1fs", controller.name, namespace, name,
                   reason, category.value, exc, delay, exc_info=not isinstance(exc, ApiError))
 
+    @metrics.timed_reconcile
     async def reconcile(self, controller: Controller, namespace: str | None, name: str) -> float | str | None:
         obj = self.store.get(controller.resource, namespace, name)
         if obj is None:
@@ -260,6 +262,7 @@ class Engine:
                     return issues
                 issues.append(_issue(exc, f"applying {desired.resource.kind} {meta['name']}"))
                 continue
+            outcomes.wrote(obj, "applied", desired.resource.kind, meta["name"], created=live is None)
             if isinstance(result, dict) and result.get("metadata"):
                 self._applied.remember(child, body, result)
                 self.store.upsert(desired.resource, result, copy_obj=False)
@@ -269,6 +272,7 @@ class Engine:
                 continue
             try:
                 await self.kube.delete(deletion.resource, deletion.namespace, deletion.name)
+                outcomes.wrote(obj, "deleted", deletion.resource.kind, deletion.name)
             except Exception as exc:  # noqa: BLE001
                 issues.append(_issue(exc, f"deleting {deletion.resource.kind} {deletion.name}"))
         return issues
@@ -293,6 +297,7 @@ class Engine:
                 result = await self.kube.patch(
                     controller.resource, meta.get("namespace"), meta["name"], {"status": patch}, subresource="status"
                 )
+                outcomes.status_written(obj, old_status, new_status)
                 if isinstance(result, dict) and result.get("metadata"):
                     self._statuses.remember(key, new_status, result.get("status") or {})
                     self.store.upsert(controller.resource, result, copy_obj=False)

@@ -15,12 +15,14 @@ import json
 import logging
 import ssl
 import tempfile
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 import httpx
 
+from aim_core import metrics
 from aim_core.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, NetworkError
 
@@ -123,6 +125,7 @@ class Kube:
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    @metrics.api_errors
     async def _request(
         self,
         verb: str,
@@ -136,6 +139,7 @@ class Kube:
         self.counter.count(verb)
         headers = {"Content-Type": content_type} if content_type else None
         content = json.dumps(body).encode() if body is not None else None
+        started = time.monotonic()
         try:
             response = await self._client.request(method, path, params=params, content=content, headers=headers)
         except httpx.ConnectError as exc:
@@ -147,6 +151,7 @@ class Kube:
             raise NetworkError("reset", f"{method} {path}: {exc}") from exc
         except httpx.TransportError as exc:
             raise NetworkError("other", f"{method} {path}: {exc}") from exc
+        metrics.api_request(method, self.credentials.server, response.status_code, started)
         if response.status_code >= 400:
             raise _api_error(response, method, path)
         if not response.content:

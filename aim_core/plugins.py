@@ -34,7 +34,7 @@ from typing import Any
 
 import pluggy
 
-from aim_core import hookspecs
+from aim_core import hookspecs, metrics
 from aim_core.providers import Autoscaler, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
 
 __all__ = [
@@ -123,7 +123,7 @@ def get_plugin_manager(
     if trace is None:
         trace = os.environ.get(ENV_TRACE, "").strip().lower() in _TRUE
 
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = _TimedPluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     for name in block:
         pm.set_blocked(name)
@@ -132,6 +132,20 @@ def get_plugin_manager(
     if load_entrypoints:
         _load_entrypoints(pm, allow, block)
     return pm
+
+
+class _TimedPluginManager(pluggy.PluginManager):
+    """A plugin manager whose hook implementations are counted and timed per hook and plugin (docs/metrics.md)."""
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        plugin_name = super().register(plugin, name)
+        if plugin_name is not None:  # None: a blocked name
+            for caller in self.get_hookcallers(plugin) or ():
+                for impl in caller.get_hookimpls():
+                    if impl.plugin is plugin and not (impl.hookwrapper or impl.wrapper) \
+                            and not getattr(impl.function, "__aim_timed__", False):
+                        impl.function = metrics.timed_hook(caller.name, plugin_name, impl.function)  # type: ignore[misc]
+        return plugin_name
 
 
 def _names(value: str | Iterable[str]) -> frozenset[str]:

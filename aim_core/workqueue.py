@@ -14,6 +14,8 @@ import itertools
 import time
 from collections.abc import Awaitable, Callable, Hashable
 
+from aim_core import metrics
+
 
 class WorkQueue:
     def __init__(self, *, base_delay: float = 0.5, max_delay: float = 300.0) -> None:
@@ -38,6 +40,7 @@ class WorkQueue:
         elif key not in self._queued:
             self._queued.add(key)
             self._ready.put_nowait(key)
+            metrics.queue_added(self, key)
 
     def add_after(self, key: Hashable, delay: float) -> None:
         """Process ``key`` after ``delay`` seconds unless something earlier is due."""
@@ -56,6 +59,7 @@ class WorkQueue:
         """Record a failure of ``key`` and requeue it with exponential backoff."""
         n = self._failures.get(key, 0) + 1
         self._failures[key] = n
+        metrics.queue_retried(self, key)
         delay = min(self.base_delay * 2 ** (n - 1), self.max_delay)
         self.add_after(key, delay)
         return delay
@@ -87,9 +91,11 @@ class WorkQueue:
             key = await self._ready.get()
             self._queued.discard(key)
             self._active.add(key)
+            metrics.queue_started(self, key)
             try:
                 await handle(key)
             finally:
+                metrics.queue_done(self, key)
                 self._active.discard(key)
                 self.processed += 1
                 if key in self._dirty:

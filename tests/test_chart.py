@@ -157,3 +157,90 @@ def test_kubectl_kustomize_renders_the_base_the_tests_read():
                          check=True, timeout=60).stdout
     rendered = {_key(o): o for o in yaml.safe_load_all(out) if o}
     assert rendered == {_key(o): o for o in MANIFESTS}
+
+
+# ------------------------------------------------------------- metrics, probes, logs
+
+# The monitoring.coreos.com/v1 ServiceMonitor fields the chart writes, with the types and formats
+# of the Prometheus operator's CRD (not installed here). Unknown fields are refused, so a typo fails.
+_DURATION = {"type": "string", "pattern": r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?"
+                                          r"(([0-9]+)s)?(([0-9]+)ms)?)$"}
+_LABELS = {"type": "object", "additionalProperties": {"type": "string"}}
+_RELABEL = {"type": "array", "items": {"type": "object", "additionalProperties": False, "properties": {
+    "action": {"type": "string"}, "modulus": {"type": "integer"}, "regex": {"type": "string"},
+    "replacement": {"type": "string"}, "separator": {"type": "string"},
+    "sourceLabels": {"type": "array", "items": {"type": "string"}}, "targetLabel": {"type": "string"}}}}
+SERVICE_MONITOR_SCHEMA = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"const": "monitoring.coreos.com/v1"},
+        "kind": {"const": "ServiceMonitor"},
+        "metadata": {"type": "object", "required": ["name", "namespace"], "properties": {
+            "name": {"type": "string"}, "namespace": {"type": "string"}, "labels": _LABELS}},
+        "spec": {"type": "object", "required": ["selector", "endpoints"], "additionalProperties": False, "properties": {
+            "selector": {"type": "object", "additionalProperties": False, "properties": {"matchLabels": _LABELS}},
+            "namespaceSelector": {"type": "object", "additionalProperties": False, "properties": {
+                "any": {"type": "boolean"}, "matchNames": {"type": "array", "items": {"type": "string"}}}},
+            "endpoints": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "additionalProperties": False, "properties": {
+                    "port": {"type": "string"}, "path": {"type": "string"},
+                    "scheme": {"enum": ["http", "https"]}, "interval": _DURATION, "scrapeTimeout": _DURATION,
+                    "honorLabels": {"type": "boolean"}, "relabelings": _RELABEL, "metricRelabelings": _RELABEL}}},
+        }},
+    },
+}
+
+
+def _one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    [found] = [o for o in objects if o["kind"] == kind]
+    return found
+
+
+def test_service_monitor_is_off_by_default_and_valid_when_on():
+    import jsonschema
+
+    assert not [o for o in render() if o["kind"] == "ServiceMonitor"]
+    relabel = [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"}]
+    objects = render(namespace="platform", metrics__serviceMonitor={
+        "enabled": True, "interval": "15s", "scrapeTimeout": "5s", "labels": {"release": "kube-prometheus-stack"},
+        "honorLabels": True, "relabelings": relabel, "metricRelabelings": []})
+    monitor = _one(objects, "ServiceMonitor")
+    jsonschema.validate(monitor, SERVICE_MONITOR_SCHEMA)
+    assert monitor["metadata"]["namespace"] == "platform"
+    assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    [endpoint] = monitor["spec"]["endpoints"]
+    assert endpoint["interval"] == "15s" and endpoint["honorLabels"] is True and endpoint["relabelings"] == relabel
+    # it selects the metrics Service, by its labels and the name of its port, in the release namespace
+    service = _one(objects, "Service")
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    assert endpoint["port"] in [p["name"] for p in service["spec"]["ports"]]
+    assert monitor["spec"]["namespaceSelector"]["matchNames"] == [service["metadata"]["namespace"]]
+    # the schema refuses what the Prometheus operator would
+    broken = copy.deepcopy(monitor)
+    broken["spec"]["endpoints"][0]["interval"] = "15 seconds"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, SERVICE_MONITOR_SCHEMA)
+
+
+def test_metrics_values_reach_the_operator_the_service_and_the_probes():
+    objects = render(metrics__port=9090, healthPort=9091, log={"format": "json", "level": "warning"})
+    c = _container(objects)
+    args = build_parser().parse_args(c["args"])
+    assert args.metrics_bind_address == ":9090" and args.health_probe_bind_address == ":9091"
+    assert args.log_level == "warning"
+    assert {"name": "metrics", "containerPort": 9090, "protocol": "TCP"} in c["ports"]
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 9091}
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 9091}
+    service = _one(objects, "Service")
+    assert service["spec"]["ports"] == [{"name": "http-metrics", "port": 9090, "targetPort": "metrics",
+                                         "protocol": "TCP"}]
+    assert service["spec"]["selector"].items() <= _deployment(objects)["spec"]["template"]["metadata"]["labels"].items()
+
+
+def test_metrics_can_be_turned_off():
+    objects = render(metrics__enabled=False)
+    assert not [o for o in objects if o["kind"] in ("Service", "ServiceMonitor")]
+    c = _container(objects)
+    assert build_parser().parse_args(c["args"]).metrics_bind_address == "0"
+    assert [p["name"] for p in c["ports"]] == ["health"]

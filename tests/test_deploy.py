@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import ast
 import copy
+import logging
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import yaml
 
@@ -231,7 +231,7 @@ def test_kustomization_lists_every_manifest_and_nothing_else():
 
 
 def test_every_manifest_is_well_formed():
-    namespaced = {"ServiceAccount", "Role", "RoleBinding", "Deployment"}
+    namespaced = {"ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"}
     for doc in MANIFESTS:
         assert doc.get("apiVersion") and doc.get("kind") and doc["metadata"].get("name"), doc
         if doc["kind"] in namespaced:
@@ -240,7 +240,7 @@ def test_every_manifest_is_well_formed():
             assert "namespace" not in doc["metadata"], doc["metadata"]
     kinds = sorted(d["kind"] for d in MANIFESTS)
     assert kinds == sorted(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
-                            "RoleBinding", "Deployment", "ClusterRole"])
+                            "RoleBinding", "Deployment", "ClusterRole", "Service"])
 
 
 def test_names_are_upstreams():
@@ -408,8 +408,8 @@ def test_deployment_shape():
     c = container()
     assert c["image"] == "docker.io/amdenterpriseai/aim-engine:latest"
     assert c["command"] == ["aim-engine"]
-    assert c["args"] == ["run", "-A", "--leader-elect", "--liveness", "http://0.0.0.0:8081/healthz",
-                         "--log-format", "json"]
+    assert c["args"] == ["run", "-A", "--leader-elect", "--metrics-bind-address=:8080",
+                         "--health-probe-bind-address=:8081", "--log-format", "json", "--log-level", "info"]
     assert c["resources"] == {"requests": {"cpu": "100m", "memory": "256Mi"},
                               "limits": {"cpu": "500m", "memory": "4Gi"}}
 
@@ -431,14 +431,39 @@ def test_args_are_accepted_by_the_cli(monkeypatch):
     assert settings.operator_namespace == one("Role")["metadata"]["namespace"]
 
 
-def test_liveness_probe_matches_the_liveness_flag():
+def _port(address: str) -> int:
+    host, _, port = address.rpartition(":")
+    assert host == "", "an empty host listens on every interface: reachable by the kubelet and Prometheus"
+    return int(port)
+
+
+def test_probes_match_the_health_probe_flag():
     c = container()
     args = build_parser().parse_args(c["args"])
-    url = urlsplit(args.liveness)
-    probe = c["livenessProbe"]["httpGet"]
-    assert (probe["path"], probe["port"]) == (url.path, url.port)
-    assert url.hostname == "0.0.0.0"  # reachable by the kubelet, not only from inside the pod
-    assert any(p["containerPort"] == url.port for p in c.get("ports", []))
+    assert args.liveness is None
+    port = _port(args.health_probe_bind_address)
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": port}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": port}
+    assert {"name": "health", "containerPort": port, "protocol": "TCP"} in c["ports"]
+
+
+def test_metrics_service_reaches_the_metrics_flag():
+    c = container()
+    port = _port(build_parser().parse_args(c["args"]).metrics_bind_address)
+    assert {"name": "metrics", "containerPort": port, "protocol": "TCP"} in c["ports"]
+    service = one("Service")
+    assert service["metadata"]["name"] == "aim-engine-controller-manager-metrics-service"
+    pod_labels = deployment()["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= pod_labels.items()
+    [service_port] = service["spec"]["ports"]
+    assert service_port["targetPort"] == "metrics" and service_port["port"] == port
+
+
+def test_log_level_flag_is_accepted():
+    from aim_core.operator.logs import resolve_level
+
+    args = build_parser().parse_args(container()["args"])
+    assert resolve_level(args.log_level, verbose=args.verbose) == logging.INFO
 
 
 def test_env_comes_from_the_downward_api(monkeypatch):

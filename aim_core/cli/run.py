@@ -17,7 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch all namespaces (default)")
     scope.add_argument("-n", "--namespace", action="append", default=[], help="watch this namespace (repeatable)")
     p.add_argument("--operator-namespace", default=None, help="namespace for operator-owned objects (F16)")
-    p.add_argument("--liveness", default=None, metavar="URL", help="serve a liveness probe, e.g. http://0.0.0.0:8081/healthz")
+    p.add_argument("--liveness", default=None, metavar="URL",
+                   help="older form of --health-probe-bind-address: serve the probes on this URL's host and port "
+                        "(its path answers as /healthz does), e.g. http://0.0.0.0:8081/healthz")
     p.add_argument(
         "--leader-elect",
         action="store_true",
@@ -30,8 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--artifact-download-image", default=None, metavar="IMAGE",
                    help="image of artifact size-check and download Jobs when an artifact names none "
                         "(default: $AIM_ARTIFACT_DOWNLOAD_IMAGE, else ghcr.io/silogen/aim-artifact-downloader:0.2.0)")
+    p.add_argument("--metrics-bind-address", default=":8080", metavar="ADDR",
+                   help="serve Prometheus metrics at /metrics on HOST:PORT or :PORT (0: off; default :8080)")
+    p.add_argument("--health-probe-bind-address", default=":8081", metavar="ADDR",
+                   help="serve /healthz and /readyz on HOST:PORT or :PORT (0: off; default :8081)")
     p.add_argument("--log-format", choices=["json", "plain"], default="json")
-    p.add_argument("-v", "--verbose", action="store_true")
+    p.add_argument("--log-level", choices=["debug", "info", "warning", "error"], default=None,
+                   help="default: $AIM_ENGINE_LOG_LEVEL, else info")
+    p.add_argument("-v", "--verbose", action="store_true", help="the same as --log-level debug")
     p.set_defaults(func=command)
 
 

@@ -16,6 +16,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from aim_core import metrics
 from aim_core.reconcile.errors import ApiError
 from aim_core.resources import LEASES
 
@@ -104,6 +105,7 @@ class LeaderElector:
                 except Exception as exc:  # noqa: BLE001 - keep trying; losing the API means losing the lease
                     log.warning("leader election: %s", exc)
                     holding = False
+                metrics.leading(self.name, holding)
                 if holding and task is None:
                     log.info("acquired leadership as %s", self.identity)
                     task = asyncio.create_task(lead())

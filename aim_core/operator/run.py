@@ -11,9 +11,11 @@ from typing import Any
 
 import kopf
 
+from aim_core import metrics as metering
 from aim_core.controllers import build_controllers
 from aim_core.operator import handlers, logs
 from aim_core.operator.leader import default_identity
+from aim_core.operator.probes import Endpoints, Readiness
 from aim_core.operator.runtime import Runtime
 from aim_core.operator.settings import Settings, gpu_preference, operator_namespace
 from aim_core.plugins import get_plugin_manager
@@ -35,6 +37,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         resync_seconds=args.resync_seconds,
         gpu_preference=gpu_preference(args.gpu_preference),
         artifact_download_image=getattr(args, "artifact_download_image", None),
+        metrics_bind_address=getattr(args, "metrics_bind_address", "0"),
+        health_probe_bind_address=getattr(args, "health_probe_bind_address", "0"),
     )
 
 
@@ -53,10 +57,37 @@ async def operate(
     stop_flag: Any = None,
     ready_flag: Any = None,
     on_runtime: Callable[[Runtime], None] | None = None,
+    on_endpoints: Callable[[Endpoints], None] | None = None,
 ) -> Runtime:
     """Run the operator until ``stop_flag`` is set (or forever). Returns the runtime when stopped."""
-    plugins = plugins if plugins is not None else get_plugin_manager()
+    logs.quiet_http_clients()  # one line per request is DEBUG, whoever set up logging
+    metrics = metering.Metrics()
+    metering.activate(metrics)  # this task and every task it starts record here
+    readiness = Readiness()
+    endpoints = Endpoints(metrics, readiness, metrics_address=settings.metrics_bind_address,
+                          probe_address=settings.health_probe_bind_address, liveness_url=settings.liveness)
+    await endpoints.start()  # /healthz answers while the plugins load; /readyz says what is missing
+    if on_endpoints is not None:
+        on_endpoints(endpoints)
+    try:
+        return await _operate(settings, metrics, readiness, plugins=plugins, login_override=login_override,
+                              stop_flag=stop_flag, ready_flag=ready_flag, on_runtime=on_runtime)
+    finally:
+        await endpoints.stop()
+
+
+async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Readiness, *, plugins: Any,
+                   login_override: Any, stop_flag: Any, ready_flag: Any, on_runtime: Any) -> Runtime:
+    if plugins is None:
+        try:
+            plugins = await asyncio.to_thread(get_plugin_manager)
+        except Exception as exc:
+            readiness.plugin_error = str(exc)
+            raise
     runtime = Runtime(settings, build_controllers(plugins, settings), plugins)
+    readiness.plugins_loaded = True
+    readiness.synced = runtime.ready.is_set
+    metrics.watch_store(runtime.store, {c.resource: None for c in runtime.engine.controllers.values()})
     if on_runtime is not None:
         on_runtime(runtime)
     registry = handlers.build_registry(runtime.watched())
@@ -72,21 +103,22 @@ async def operate(
             # kopf would otherwise name us after getpass.getuser(), which raises for a uid with no
             # passwd entry, as in images run under an arbitrary uid (restricted namespaces, OpenShift).
             identity=default_identity(),
-            liveness_endpoint=settings.liveness,
             stop_flag=stop_flag,
             ready_flag=ready_flag,
         )
     )
     engine_task = asyncio.create_task(_until_stopped(runtime.run_engine(), stop_flag))
+    crds_task = asyncio.create_task(readiness.watch_crds(lambda: runtime.ctx.kube))
     done, _ = await asyncio.wait({kopf_task, engine_task}, return_when=asyncio.FIRST_COMPLETED)
     if engine_task in done and kopf_task not in done and _flag_set(stop_flag):
         # kopf sees the same stop flag; give it the time to run its cleanup and close its session.
         done, _ = await asyncio.wait({kopf_task}, timeout=10)
         done = done | {engine_task}
+    crds_task.cancel()
     for task in (kopf_task, engine_task):
         if task not in done:
             task.cancel()
-    await asyncio.gather(kopf_task, engine_task, return_exceptions=True)
+    await asyncio.gather(kopf_task, engine_task, crds_task, return_exceptions=True)
     await runtime.aclose()
     for task in done:
         if not task.cancelled() and task.exception() is not None:
@@ -129,17 +161,17 @@ async def _until_stopped(work: Coroutine[Any, Any, None], stop_flag: Any) -> Non
 
 
 def run(args: argparse.Namespace) -> int:
-    kopf.configure(
-        verbose=bool(args.verbose),
-        log_format=kopf.LogFormat.JSON if args.log_format == "json" else kopf.LogFormat.PLAIN,
-    )
+    try:
+        level = logs.resolve_level(args.log_level, verbose=bool(args.verbose))
+    except ValueError as exc:
+        raise SystemExit(f"aim-engine: {exc}") from None
+    logs.configure(level, args.log_format)
     logs.install(ERROR_BACKOFFS)  # kopf's retried requests: one WARNING each, not an ERROR
     settings = settings_from_args(args)
-    log.info("starting aim-engine; operator namespace %s; namespaces %s", settings.operator_namespace,
-             ",".join(settings.namespaces) or "all")
-    get_plugin_manager()  # fail fast, naming a broken plugin, before touching the cluster
+    log.info("starting aim-engine; operator namespace %s; namespaces %s; log level %s", settings.operator_namespace,
+             ",".join(settings.namespaces) or "all", logging.getLevelName(level).lower())
     try:
-        asyncio.run(operate(settings))
+        asyncio.run(operate(settings))  # loads the plugins (failing fast, naming a broken one) before the cluster
     except KeyboardInterrupt:
         return 130
     return 0

@@ -41,3 +41,6 @@ class Settings:
     resync_seconds: float = 600.0  # full re-listing to drop objects deleted while a watch was away; 0 = never
     gpu_preference: tuple[str, ...] = ()  # GPU models best first for template selection; empty: the vendors' (2.11)
     artifact_download_image: str | None = None  # None: AIM_ARTIFACT_DOWNLOAD_IMAGE, else the upstream downloader
+    # HOST:PORT or :PORT of /metrics and of /healthz + /readyz; "0": off (the CLI defaults are :8080 and :8081)
+    metrics_bind_address: str = "0"
+    health_probe_bind_address: str = "0"

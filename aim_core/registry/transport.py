@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import httpx
 
+from aim_core import metrics
 from aim_core.registry.errors import RegistryError, redact
 from aim_core.registry.settings import RegistrySettings, is_loopback
 
@@ -191,6 +192,7 @@ class RegistryTransport:
 
     # ------------------------------------------------------------ requests
 
+    @metrics.registry_errors
     async def request(
         self,
         method: str,
@@ -278,6 +280,7 @@ class RegistryTransport:
             try:
                 self.requests += 1
                 response = await self.client.request(method, url, headers=all_headers, params=params, json=json_body)
+                metrics.registry_response(self.registry, method, response.status_code)
                 if response.status_code not in _RETRY_STATUSES and not _quota_exhausted(response):
                     return response
                 wait = retry_after_seconds(response.headers.get("Retry-After"))
@@ -297,6 +300,8 @@ class RegistryTransport:
                 )
             except httpx.TransportError as exc:
                 failure = self._network_error(exc, image, credentials)
+            if failure is not None:
+                metrics.registry_response(self.registry, method, "<error>")
             if failure is not None and (attempt >= settings.retries or failure.reason in _NOT_RETRIED):
                 raise failure
             delay = min(settings.max_backoff, settings.backoff * (2**attempt)) * random.uniform(0.5, 1.0)

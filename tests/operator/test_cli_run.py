@@ -17,6 +17,8 @@ import yaml
 from tests.wire.conftest import eventually
 
 RC = "aim.eai.amd.com/v1alpha1/aimruntimeconfigs"
+# Metrics and probes on free loopback ports: the defaults (:8080, :8081 on every interface) may be taken.
+LOOPBACK_ENDPOINTS = ("--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0")
 
 
 async def test_run_command_reconciles_with_the_kubeconfig_and_stops_on_sigterm(kube, api, kubeconfig: Path, tmp_path):
@@ -24,7 +26,7 @@ async def test_run_command_reconciles_with_the_kubeconfig_and_stops_on_sigterm(k
     log = tmp_path / "operator.log"
     with open(log, "wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "aim_core.cli", "run", "-A", "--log-format", "json",
+            sys.executable, "-m", "aim_core.cli", "run", "-A", "--log-format", "json", *LOOPBACK_ENDPOINTS,
             env=env, stdout=out, stderr=asyncio.subprocess.STDOUT,
         )
         try:
@@ -85,7 +87,8 @@ async def test_run_command_works_under_a_uid_with_no_passwd_entry(kube, api, tmp
         proc = await asyncio.create_subprocess_exec(
             "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
             "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search",
-            str(engine), "run", "-A", env=env, stdout=out, stderr=asyncio.subprocess.STDOUT, cwd=str(shared),
+            str(engine), "run", "-A", *LOOPBACK_ENDPOINTS,
+            env=env, stdout=out, stderr=asyncio.subprocess.STDOUT, cwd=str(shared),
         )
         try:
             response = await api.post(kube.path(RC, "team"), json={

@@ -23,6 +23,7 @@ class Operator:
         self.stop = threading.Event()
         self.ready = threading.Event()
         self.runtime: Any = None
+        self.endpoints: Any = None  # the /metrics, /healthz, /readyz servers (aim_core.operator.probes.Endpoints)
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
 
@@ -33,7 +34,7 @@ class Operator:
             try:
                 self.runtime = asyncio.run(
                     operate(settings, login_override=login, stop_flag=self.stop, ready_flag=self.ready,
-                            on_runtime=self._keep, plugins=plugins)
+                            on_runtime=self._keep, plugins=plugins, on_endpoints=self._keep_endpoints)
                 )
             except BaseException as exc:  # noqa: BLE001 - reported by the fixture
                 self.error = exc
@@ -44,6 +45,14 @@ class Operator:
     def _keep(self, runtime: Any) -> None:
         self.runtime = runtime
         self.loop = asyncio.get_running_loop()
+
+    def _keep_endpoints(self, endpoints: Any) -> None:
+        self.endpoints = endpoints
+
+    def url(self, what: str, path: str) -> str:
+        """The URL of ``path`` on the bound "metrics" or "probes" address (the settings must turn it on)."""
+        host, port = self.endpoints.addresses[what]
+        return f"http://{host}:{port}{path}"
 
     def requeue_all(self) -> None:
         """Make the engine reconcile every object it knows again (from the operator's own thread)."""

@@ -1,0 +1,175 @@
+"""The operator's HTTP endpoints: ``/metrics``, ``/healthz`` and ``/readyz``.
+
+As in controller-runtime, metrics and health probes listen on addresses of
+their own (``--metrics-bind-address``, default ``:8080``;
+``--health-probe-bind-address``, default ``:8081``; ``0`` turns either off).
+Both run on the operator's event loop (aiohttp, already there through kopf),
+so an answer from ``/healthz`` means the loop runs. ``/readyz`` answers 200
+only when the plugin set is loaded, the CRDs of ``aim.eai.amd.com`` are
+Established and serve the version this operator speaks, and the first full
+listing has filled the cache; otherwise 503 with one line per missing piece.
+No request is logged (the access log is off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+from aiohttp import web
+
+from aim_core import metrics as metering
+from aim_core.resources import AIM_RESOURCES, CUSTOM_RESOURCE_DEFINITIONS
+
+log = logging.getLogger("aim_engine.probes")
+
+# How often the CRDs are read: until they are all Established, and after.
+CRD_POLL_UNREADY = 2.0
+CRD_POLL_READY = 60.0
+INSTALL_HINT = ("install the CRDs with `kubectl apply -f aim_core/crds/aim.eai.amd.com_crds.yaml` "
+                "(or the chart's crds/)")
+
+
+def parse_bind_address(text: str | None) -> tuple[str | None, int] | None:
+    """``":8080"`` -> (None, 8080) (all interfaces), ``"127.0.0.1:0"`` -> ("127.0.0.1", 0), ``"0"``/empty -> None."""
+    text = (text or "").strip()
+    if text in ("", "0"):
+        return None
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"bind address {text!r} is not HOST:PORT or :PORT (0 turns it off)")
+    host = host.strip("[]")
+    return (host or None, int(port))
+
+
+def crd_name(ref: Any) -> str:
+    return f"{ref.plural}.{ref.group}"
+
+
+def crd_problem(ref: Any, crd: dict[str, Any] | None) -> str | None:
+    """What keeps the CRD of ``ref`` from serving this operator, or None."""
+    name = crd_name(ref)
+    if crd is None:
+        return f"CRD {name} is not installed"
+    versions = {v.get("name"): v for v in (crd.get("spec") or {}).get("versions") or ()}
+    version = ref.version
+    if not (versions.get(version) or {}).get("served", False):
+        served = sorted(v for v, info in versions.items() if info.get("served"))
+        return f"CRD {name} does not serve {version} (served: {', '.join(served) or 'none'})"
+    for c in (crd.get("status") or {}).get("conditions") or ():
+        if c.get("type") == "Established":
+            if c.get("status") == "True":
+                return None
+            return f"CRD {name} is not Established: {c.get('reason') or ''} {c.get('message') or ''}".rstrip()
+    return f"CRD {name} is not Established yet"
+
+
+@attrs.define
+class Readiness:
+    """What ``/readyz`` reports; each part is set by whoever knows it."""
+
+    plugins_loaded: bool = False
+    plugin_error: str | None = None
+    crd_problems: list[str] = attrs.field(factory=lambda: ["CRDs of aim.eai.amd.com not read yet"])
+    synced: Callable[[], bool] = lambda: False
+
+    def problems(self) -> list[str]:
+        found = []
+        if self.plugin_error:
+            found.append(f"plugins failed to load: {self.plugin_error}")
+        elif not self.plugins_loaded:
+            found.append("plugins are not loaded yet")
+        found += self.crd_problems
+        if not self.synced():
+            found.append("the initial listing of watched resources has not finished")
+        return found
+
+    async def watch_crds(self, client: Callable[[], Any]) -> None:
+        """Read the AIM CRDs now and then (often until all are Established) and keep the findings."""
+        while True:
+            kube = client()
+            if kube is not None:
+                try:
+                    crds = await asyncio.gather(*(kube.get(CUSTOM_RESOURCE_DEFINITIONS, None, crd_name(ref))
+                                                  for ref in AIM_RESOURCES))
+                    found = [p for ref, crd in zip(AIM_RESOURCES, crds) if (p := crd_problem(ref, crd))]
+                except Exception as exc:  # noqa: BLE001 - reported by /readyz; read again soon
+                    found = [f"the CRDs of aim.eai.amd.com cannot be read: {exc}"]
+                if any("not installed" in p for p in found):
+                    found.append(INSTALL_HINT)
+                if found != self.crd_problems:
+                    if found:
+                        log.warning("not ready: %s", "; ".join(found))
+                    else:
+                        log.info("the CRDs of aim.eai.amd.com are Established")
+                self.crd_problems = found
+            await asyncio.sleep(CRD_POLL_READY if kube is not None and not self.crd_problems else CRD_POLL_UNREADY)
+
+
+class Endpoints:
+    """The metrics and health servers of one operator run."""
+
+    def __init__(self, metrics: metering.Metrics, readiness: Readiness, *, metrics_address: str | None,
+                 probe_address: str | None, liveness_url: str | None = None) -> None:
+        self.metrics = metrics
+        self.readiness = readiness
+        self._runners: list[web.AppRunner] = []
+        self.addresses: dict[str, tuple[str, int]] = {}  # "metrics"/"probes" -> bound (host, port)
+        self._metrics_bind = parse_bind_address(metrics_address)
+        self._probe_bind = parse_bind_address(probe_address)
+        self._liveness_path = "/healthz"
+        if liveness_url:  # the older --liveness URL: its host and port win, its path is served as well
+            url = urlsplit(liveness_url)
+            self._probe_bind = (url.hostname or None, url.port or 80)
+            self._liveness_path = url.path or "/healthz"
+
+    async def start(self) -> None:
+        probes = web.Application()
+        probes.router.add_get("/healthz", self._healthz)
+        if self._liveness_path != "/healthz":
+            probes.router.add_get(self._liveness_path, self._healthz)
+        probes.router.add_get("/readyz", self._readyz)
+        served = web.Application()
+        served.router.add_get("/metrics", self._metrics)
+        if self._metrics_bind is not None and self._metrics_bind == self._probe_bind:
+            probes.router.add_get("/metrics", self._metrics)  # one port for both
+            await self._serve("probes", probes, self._probe_bind)
+            self.addresses["metrics"] = self.addresses["probes"]
+            return
+        if self._metrics_bind is not None:
+            await self._serve("metrics", served, self._metrics_bind)
+        if self._probe_bind is not None:
+            await self._serve("probes", probes, self._probe_bind)
+
+    async def _serve(self, what: str, app: web.Application, bind: tuple[str | None, int]) -> None:
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await runner.setup()
+        self._runners.append(runner)
+        site = web.TCPSite(runner, host=bind[0], port=bind[1], reuse_address=True)
+        await site.start()
+        sockets = [s for s in (getattr(site._server, "sockets", None) or ())]  # noqa: SLF001 - the bound port
+        host, port = sockets[0].getsockname()[:2] if sockets else (bind[0] or "0.0.0.0", bind[1])
+        self.addresses[what] = (host, port)
+        log.info("serving %s on %s:%s", "/metrics" if what == "metrics" else "/healthz and /readyz", host, port)
+
+    async def stop(self) -> None:
+        for runner in reversed(self._runners):
+            await runner.cleanup()
+        self._runners.clear()
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        problems = self.readiness.problems()
+        if problems:
+            return web.Response(status=503, text="not ready:\n" + "".join(f"- {p}\n" for p in problems))
+        return web.Response(text="ok\n")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        body = self.metrics.exposition()
+        return web.Response(body=body, headers={"Content-Type": metering.CONTENT_TYPE})
