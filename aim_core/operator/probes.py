@@ -94,9 +94,12 @@ class Readiness:
             kube = client()
             if kube is not None:
                 try:
-                    crds = await asyncio.gather(*(kube.get(CUSTOM_RESOURCE_DEFINITIONS, None, crd_name(ref))
-                                                  for ref in AIM_RESOURCES))
-                    found = [p for ref, crd in zip(AIM_RESOURCES, crds) if (p := crd_problem(ref, crd))]
+                    # One by one, in this task: kopf re-raises the errors of tasks started after it at exit.
+                    found = []
+                    for ref in AIM_RESOURCES:
+                        crd = await kube.get(CUSTOM_RESOURCE_DEFINITIONS, None, crd_name(ref))
+                        if problem := crd_problem(ref, crd):
+                            found.append(problem)
                 except Exception as exc:  # noqa: BLE001 - reported by /readyz; read again soon
                     found = [f"the CRDs of aim.eai.amd.com cannot be read: {exc}"]
                 if any("not installed" in p for p in found):

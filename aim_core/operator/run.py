@@ -93,6 +93,7 @@ async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Rea
     registry = handlers.build_registry(runtime.watched())
     kopf.on.startup(registry=registry, id="configure")(_configure_kopf)
     memo = kopf.Memo(runtime=runtime, login_override=login_override)
+    crds_task = asyncio.create_task(readiness.watch_crds(lambda: runtime.ctx.kube))  # for /readyz
     kopf_task = asyncio.create_task(
         kopf.operator(
             registry=registry,
@@ -108,7 +109,6 @@ async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Rea
         )
     )
     engine_task = asyncio.create_task(_until_stopped(runtime.run_engine(), stop_flag))
-    crds_task = asyncio.create_task(readiness.watch_crds(lambda: runtime.ctx.kube))
     done, _ = await asyncio.wait({kopf_task, engine_task}, return_when=asyncio.FIRST_COMPLETED)
     if engine_task in done and kopf_task not in done and _flag_set(stop_flag):
         # kopf sees the same stop flag; give it the time to run its cleanup and close its session.
