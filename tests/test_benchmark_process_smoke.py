@@ -1,0 +1,33 @@
+"""The separate-process benchmark (benchmarks/bench_process.py) still runs: a tiny run, no timing assertions."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parents[1])
+if ROOT not in sys.path:  # benchmarks/ is not an installed package
+    sys.path.insert(0, ROOT)
+
+from benchmarks.bench_process import Config, run_benchmark  # noqa: E402
+from benchmarks.process_report import render  # noqa: E402
+
+
+def test_separate_process_benchmark_runs_and_reports_numbers(tmp_path: Path) -> None:
+    cfg = Config(services=10, namespaces=2, nodes=1, paced=2, quiet_seconds=1.0, rss_objects=30,
+                 settle_quiet=0.5, timeout=180)
+    results = run_benchmark(cfg, tmp_path, say=lambda _: None)
+
+    burst = results["burst"]
+    assert burst["applied"] == 10
+    assert burst["latency_ms"]["count"] == 10
+    assert burst["operator_cpu_ms_per_service"] >= 0
+    assert burst["requests_per_service"] > 0  # at least the InferenceService apply
+    assert burst["by_request_per_service"]["apply inferenceservices"] > 0
+    assert results["paced"]["latency_ms"]["count"] == 2
+    assert results["quiet"]["writes_per_minute"] >= 0
+    assert [m["aim_services"] for m in results["memory"]] == [12, 30]
+    assert all(m["VmRSS"] > 0 for m in results["memory"])
+    assert results["bare"]["applied"] == 10
+    assert {t["target"] for t in results["targets"]}
+    assert "Targets" in render(results)
