@@ -340,6 +340,49 @@ async def test_watch_without_a_version_starts_with_the_current_objects_and_times
     assert lines[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
 
 
+async def test_a_watch_from_a_compacted_version_gets_410_gone_and_a_list_gives_a_fresh_one(
+        api: httpx.AsyncClient, kube: Kube) -> None:
+    await create(api, widget("w1"))
+    old = (await api.get(WIDGETS)).json()["metadata"]["resourceVersion"]
+    await create(api, widget("w2"))
+    kube.emulator.compact()
+    async with asyncio.timeout(3), api.stream("GET", WIDGETS, params={"watch": "true", "resourceVersion": old}) as response:
+        lines = [json.loads(line) async for line in response.aiter_lines() if line.strip()]
+    assert [(e["type"], e["object"]["code"], e["object"]["reason"]) for e in lines] == [("ERROR", 410, "Expired")]
+    fresh = (await api.get(WIDGETS)).json()["metadata"]["resourceVersion"]
+    async with api.stream("GET", WIDGETS, params={"watch": "true", "resourceVersion": fresh}) as response:
+        await create(api, widget("w3"))
+        [added] = await read_events(response, 1)
+    assert (added["type"], added["object"]["metadata"]["name"]) == ("ADDED", "w3")
+
+
+async def test_a_quiet_watch_that_allows_bookmarks_gets_them_with_the_current_version(
+        api: httpx.AsyncClient, kube: Kube) -> None:
+    kube.emulator.bookmark_interval = 0.05
+    rv = (await api.get(WIDGETS)).json()["metadata"]["resourceVersion"]
+    params = {"watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": "5"}
+    async with asyncio.timeout(3), api.stream("GET", WIDGETS, params=params) as response:
+        lines = (json.loads(line) async for line in response.aiter_lines() if line.strip())
+        bookmark = await anext(lines)
+        await create(api, {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g1"}},
+                     path=GADGETS)  # another resource: moves the version only
+        later = [await anext(lines)]
+    assert bookmark["type"] == "BOOKMARK" and bookmark["object"]["metadata"]["resourceVersion"] == rv
+    assert later[0]["type"] == "BOOKMARK"
+    assert int(later[0]["object"]["metadata"]["resourceVersion"]) > int(rv)
+
+
+async def test_event_field_selectors_take_only_the_fields_the_api_server_indexes(api: httpx.AsyncClient) -> None:
+    events = "/api/v1/namespaces/ns1/events"
+    ok = await api.get(events, params={"fieldSelector": "involvedObject.kind=Pod,type=Warning"})
+    assert ok.status_code == 200, ok.text
+    for path in (events, "/api/v1/events"):
+        refused = await api.get(path, params={"fieldSelector": "message=boom"})
+        assert refused.status_code == 400 and "field label not supported: message" in refused.json()["message"]
+        refused = await api.get(path, params={"watch": "true", "fieldSelector": "count=1"})
+        assert refused.status_code == 400
+
+
 # --------------------------------------------------------------------------- deletion
 
 

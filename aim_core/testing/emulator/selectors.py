@@ -76,6 +76,25 @@ def _field_str(obj: Any, path: list[str]) -> str:
     return "" if obj is None else str(obj).lower() if isinstance(obj, bool) else str(obj)
 
 
+# The fields the API server accepts in a field selector on core/v1 Events (all kinds take
+# metadata.name and metadata.namespace); anything else is refused with 400.
+EVENT_FIELDS = frozenset({
+    "metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
+    "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+    "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
+})
+
+
+def check_field_selector(resource: Any, selector: str | None) -> None:
+    """Refuse a field selector on Events naming a field the API server does not index for them."""
+    if not selector or getattr(resource, "group", None) != "" or getattr(resource, "plural", None) != "events":
+        return
+    for req in _split_requirements(selector):
+        m = _EQ_REQ.match(req)
+        if m and m[1] not in EVENT_FIELDS:
+            raise api_error(400, "BadRequest", f'field label not supported: {m[1]}')
+
+
 def request_matcher(params: Mapping[str, str]) -> Matcher:
     """The ``labelSelector`` and ``fieldSelector`` of a request, as one predicate."""
     checks = []

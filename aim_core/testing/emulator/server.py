@@ -8,7 +8,11 @@ request log and reaction DSL. Here each verb is served: list, get (and
 ``pods/log``), watch, create, update (PUT), patch, apply, delete, deletecollection.
 
 Watches resume from a ``resourceVersion`` and turn selector transitions into
-ADDED/DELETED as the real server does.
+ADDED/DELETED as the real server does; a version older than the kept history
+(see ``compact()``/``history_limit``) is answered with an ERROR event carrying
+410 Gone; ``allowWatchBookmarks=true`` gets a BOOKMARK every
+``bookmark_interval`` seconds of quiet. Field selectors on Events accept only
+the fields the API server supports for them.
 
 Deliberate differences from a real server, kept for test speed and simplicity:
 
@@ -38,7 +42,7 @@ from aim_core.testing.emulator.errors import api_error, not_found
 from aim_core.testing.emulator.fieldsets import flatten, merge_applied, reapply
 from aim_core.testing.emulator.metadata import api_version, check_version, suffix, what
 from aim_core.testing.emulator.patches import APPLY, JSON_PATCH, apply_patch
-from aim_core.testing.emulator.selectors import request_matcher
+from aim_core.testing.emulator.selectors import check_field_selector, request_matcher
 from aim_core.testing.emulator.storage import Change, Storage
 
 
@@ -94,6 +98,7 @@ class Emulator(Storage):
 
     async def _serve_list(self, request: kmock.Request) -> Any:
         res, info = self._declared(request)
+        check_field_selector(res, request.params.get("fieldSelector"))
         match = request_matcher(request.params)
         items = [obj for obj in self._live_objects(res, self._scope(info, request.namespace)) if match(obj)]
         return {"apiVersion": api_version(res), "kind": f"{info.kind}List",
@@ -116,15 +121,23 @@ class Emulator(Storage):
         since = request.params.get("resourceVersion") or "0"
         if not since.isdigit():
             raise api_error(400, "BadRequest", f"invalid resourceVersion: {since!r}")
+        check_field_selector(res, request.params.get("fieldSelector"))
         match = request_matcher(request.params)
         timeout = float(request.params.get("timeoutSeconds") or 0) or None
         scope = (res, self._scope(info, request.namespace), request.name, match)
         bookmark = request.params.get("sendInitialEvents") == "true"
-        return self._watch_stream(scope, int(since), bookmark, timeout, info)
+        bookmarks = request.params.get("allowWatchBookmarks") == "true"
+        return self._watch_stream(scope, int(since), bookmark, timeout, info, bookmarks)
 
     async def _watch_stream(self, scope: tuple[Any, ...], since: int, bookmark: bool, timeout: float | None,
-                      info: kmock.ResourceInfo) -> AsyncIterator[Any]:
+                      info: kmock.ResourceInfo, bookmarks: bool = False) -> AsyncIterator[Any]:
         res, namespace, name, match = scope
+        if 0 < since < self._compacted:
+            yield b""
+            yield {"type": "ERROR", "object": {
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "code": 410,
+                "reason": "Expired", "message": f"too old resource version: {since} ({self._compacted})"}}
+            return
         # Snapshot and subscribe with no await in between, so that no change is lost or doubled.
         if since == 0:
             backlog = [{"type": "ADDED", "object": obj} for obj in self._live_objects(res, namespace)
@@ -145,11 +158,17 @@ class Emulator(Storage):
             loop = asyncio.get_running_loop()
             deadline = None if timeout is None else loop.time() + timeout
             while True:
+                remaining = None if deadline is None else max(0.0, deadline - loop.time())
+                wait = min(remaining, self.bookmark_interval) if bookmarks and remaining is not None \
+                    else self.bookmark_interval if bookmarks else remaining
                 try:
-                    remaining = None if deadline is None else max(0.0, deadline - loop.time())
-                    change = await asyncio.wait_for(queue.get(), remaining)
+                    change = await asyncio.wait_for(queue.get(), wait)
                 except TimeoutError:
-                    return
+                    if deadline is not None and loop.time() >= deadline:
+                        return
+                    yield {"type": "BOOKMARK", "object": {"apiVersion": api_version(res), "kind": info.kind,
+                                                          "metadata": {"resourceVersion": str(self._rv)}}}
+                    continue
                 if (event := _event(change, scope)) is not None:
                     yield event
         finally:

@@ -65,8 +65,11 @@ class Storage(kmock.KubernetesEmulator):
     gc: bool = True  # delete dependents whose owners are all gone
     namespace_controller: bool = True  # empty and then remove a namespace that is being deleted
     schemas: dict[kmock.resource, dict[str, Any]] = attrs.field(factory=dict, init=False)  # structural, by resource
+    history_limit: int | None = None  # changes kept for watches to resume from (None: all, until compact())
+    bookmark_interval: float = 60.0  # seconds between BOOKMARKs on a quiet watch that allows them
     _rv: int = attrs.field(default=0, init=False)
     _changes: list[Change] = attrs.field(factory=list, init=False)
+    _compacted: int = attrs.field(default=0, init=False)  # watches from a version below this get 410 Gone
     _watchers: set[asyncio.Queue[Change]] = attrs.field(factory=set, init=False)
 
     # ----------------------------------------------------------------- test helpers
@@ -84,6 +87,12 @@ class Storage(kmock.KubernetesEmulator):
         if len(found) == 1 or len(core) == 1:
             return found[0] if len(found) == 1 else core[0]
         raise LookupError(f"{resource!r} matches {len(found)} declared resources: {found!r}")
+
+    def compact(self) -> None:
+        """Forget the change history, as etcd compaction does: a watch resuming from an older
+        ``resourceVersion`` is answered with 410 Gone and the client must list again."""
+        self._changes.clear()
+        self._compacted = self._rv
 
     def put_object(self, body: Mapping[str, Any], *, resource: str | kmock.resource | None = None) -> dict[str, Any]:
         """Store an object as is (status included), with uid and resourceVersion; watchers see it."""
@@ -286,5 +295,9 @@ class Storage(kmock.KubernetesEmulator):
     def _publish(self, res: kmock.resource, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         change = Change(self._rv, res, kind, obj, old)
         self._changes.append(change)
+        if self.history_limit is not None and len(self._changes) > self.history_limit:
+            dropped = self._changes[: len(self._changes) - self.history_limit]
+            del self._changes[: len(dropped)]
+            self._compacted = dropped[-1].rv
         for queue in self._watchers:
             queue.put_nowait(change)
