@@ -84,6 +84,14 @@ class Controller:
         """Resources the observe step reads from the store without being re-triggered."""
         return []
 
+    def event_sources(self) -> list[ResourceRef]:
+        """Kinds whose Events the observe step reads (from the store, see :mod:`aim_core.eventstore`).
+
+        The operator watches Events about each of them; a controller that reads
+        them also declares ``Watch(EVENTS, mapper)`` to be re-triggered by one.
+        """
+        return []
+
     def store_filters(self) -> dict[ResourceRef, Callable[[dict[str, Any]], bool]]:
         """Per watched resource, which objects are worth keeping in the store (default: all).
 

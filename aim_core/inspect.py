@@ -38,6 +38,7 @@ __all__ = [
     "LOG_TAIL_LINES",
     "classify_log",
     "classify_pull_error",
+    "event_time",
     "inspect_job",
     "inspect_pods",
     "inspect_pvc",
@@ -379,7 +380,7 @@ def _events_for(events: Iterable[Obj], kind: str, obj: Obj) -> Iterable[Obj]:
 _EPOCH = datetime.datetime.min.replace(tzinfo=datetime.UTC)
 
 
-def _event_time(event: Obj) -> datetime.datetime:
+def event_time(event: Obj) -> datetime.datetime:
     """When an Event last happened; Events without any time sort first."""
     series = event.get("series") or {}
     for value in (
@@ -403,7 +404,7 @@ def _latest(events: Iterable[Obj]) -> Obj | None:
     best: Obj | None = None
     best_time = _EPOCH
     for event in events:
-        when = _event_time(event)
+        when = event_time(event)
         if best is None or when >= best_time:
             best, best_time = event, when
     return best

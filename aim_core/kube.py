@@ -16,7 +16,7 @@ import logging
 import ssl
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import attrs
@@ -60,7 +60,7 @@ class RequestCounter:
 
     def count(self, verb: str) -> None:
         self.by_verb[verb] = self.by_verb.get(verb, 0) + 1
-        if verb in ("get", "list"):
+        if verb in ("get", "list", "watch"):
             self.reads += 1
         else:
             self.writes += 1
@@ -191,6 +191,58 @@ class Kube:
             item.setdefault("apiVersion", ref.api_version)
             item.setdefault("kind", ref.kind)
         return items
+
+    async def list_versioned(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        field_selector: str | None = None,
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """All objects of a resource and the list's ``resourceVersion``, to watch from."""
+        params = {"fieldSelector": field_selector} if field_selector else None
+        data = await self._request("list", "GET", resource_path(ref, namespace), params=params) or {}
+        items = list(data.get("items") or [])
+        for item in items:
+            item.setdefault("apiVersion", ref.api_version)
+            item.setdefault("kind", ref.kind)
+        return items, (data.get("metadata") or {}).get("resourceVersion")
+
+    async def watch(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int = 300,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The events of one watch request (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) until it ends.
+
+        Bookmarks are asked for; the server ends the request after ``timeout_seconds``
+        and the caller resumes from the last ``resourceVersion`` it saw.
+        """
+        params: dict[str, str] = {"watch": "true", "allowWatchBookmarks": "true",
+                                  "timeoutSeconds": str(timeout_seconds)}
+        if resource_version:
+            params["resourceVersion"] = resource_version
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        path = resource_path(ref, namespace)
+        self.counter.count("watch")
+        timeout = httpx.Timeout(timeout_seconds + 30.0, connect=30.0)
+        try:
+            async with self._client.stream("GET", path, params=params, timeout=timeout) as response:
+                if response.status_code >= 400:
+                    await response.aread()
+                    raise _api_error(response, "GET", path)
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield json.loads(line)
+        except httpx.TimeoutException as exc:
+            raise NetworkError("timeout", f"watch {path}: timed out") from exc
+        except httpx.TransportError as exc:
+            raise NetworkError("other", f"watch {path}: {exc}") from exc
 
     async def read_log(self, namespace: str, pod: str, *, container: str | None = None, tail_lines: int = 50) -> str:
         """The last lines of a pod's log."""

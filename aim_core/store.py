@@ -98,6 +98,9 @@ class Store:
         """Index objects of ``ref`` by the values ``fn`` returns."""
         self._tables[ref].add_index(name, fn)
 
+    def has_index(self, ref: ResourceRef, name: str) -> bool:
+        return name in self._tables[ref].index_fns
+
     def subscribe(self, listener: Listener) -> None:
         """Call ``listener(ref, event_type, new_or_old_obj, old_obj)`` on every change."""
         self._listeners.append(listener)
@@ -140,14 +143,28 @@ class Store:
             listener(ref, "DELETED", old, old)
         return True
 
-    def replace_all(self, ref: ResourceRef, objs: Iterable[dict[str, Any]], namespaces: set[str] | None = None) -> None:
-        """Reconcile the table with a fresh listing (objects absent from it are deleted)."""
+    def replace_all(
+        self,
+        ref: ResourceRef,
+        objs: Iterable[dict[str, Any]],
+        namespaces: set[str] | None = None,
+        *,
+        where: Callable[[dict[str, Any]], bool] | None = None,
+        copy_obj: bool = True,
+    ) -> None:
+        """Reconcile the table with a fresh listing (objects absent from it are deleted).
+
+        ``namespaces`` and ``where`` limit what the listing covers: held objects
+        outside them are not deleted (e.g. one stream of several feeding a table).
+        """
         seen = set()
         for obj in objs:
             seen.add(object_key(obj))
-            self.upsert(ref, obj)
-        for key in list(self._tables[ref].objects):
-            if key not in seen and (namespaces is None or key[0] in namespaces):
+            self.upsert(ref, obj, copy_obj=copy_obj)
+        table = self._tables[ref]
+        for key in list(table.objects):
+            if key not in seen and (namespaces is None or key[0] in namespaces) \
+                    and (where is None or where(table.objects[key])):
                 self.delete(ref, *key)
         self.synced.add(ref)
 

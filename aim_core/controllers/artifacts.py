@@ -32,6 +32,8 @@ from aim_core.artifact.progress import discovered_size
 from aim_core.artifact.quantities import QuantityError, parse_bytes
 from aim_core.artifact.validation import spec_size
 from aim_core.controller import Context, Controller, Watch
+from aim_core.eventstore import add_index as index_events
+from aim_core.eventstore import events_about, involved
 from aim_core.inspect import LOG_TAIL_LINES, pod_failed
 from aim_core.providers import ResourceRef
 from aim_core.reconcile import labels as lbl
@@ -173,6 +175,7 @@ class ArtifactController(Controller):
 
     def setup(self, store: Store) -> None:
         self._store = store
+        index_events(store)
         store.add_index(ARTIFACTS, BY_LABEL, lambda a: [(_ns(a), sanitize_label_value(a["metadata"]["name"]))])
         store.add_index(ARTIFACTS, BY_NAMESPACE, lambda a: [_ns(a)])
         store.add_index(ARTIFACTS, BY_CONFIG, lambda a: [(_ns(a), config_name(a.get("spec"))),
@@ -236,6 +239,17 @@ class ArtifactController(Controller):
                     keys |= set(by_cache(c))
             return keys
 
+        def by_event(event: Obj) -> Iterable[ObjectKey]:
+            about = involved(event)  # type: ignore[arg-type]
+            if about is None or about[1] not in ("Pod", "PersistentVolumeClaim"):
+                return []
+            assert self._store is not None
+            ns, kind, name = about
+            obj = self._store.get(PODS if kind == "Pod" else PVCS, ns, name)
+            if obj is None:
+                return []  # not ours, or not seen yet (its add triggers)
+            return by_pod(obj) if kind == "Pod" else by_child(obj)
+
         def own(artifact: Obj) -> Iterable[ObjectKey]:
             return [(_ns(artifact), artifact["metadata"]["name"])]
 
@@ -245,6 +259,7 @@ class ArtifactController(Controller):
             Watch(JOBS, by_child),
             Watch(PODS, by_pod),
             Watch(PVCS, by_child),
+            Watch(EVENTS, by_event),
             Watch(ROLE_BINDINGS, by_binding, changed=lambda old, new: False),
             Watch(RUNTIME_CONFIGS, by_config),
             Watch(CLUSTER_RUNTIME_CONFIGS, by_config),
@@ -252,6 +267,9 @@ class ArtifactController(Controller):
             Watch(TEMPLATE_CACHES, by_cache),
             Watch(SERVICES, by_service),
         ]
+
+    def event_sources(self) -> list[ResourceRef]:
+        return [PODS, PVCS]
 
     def store_filters(self) -> dict[ResourceRef, Any]:
         labelled = lambda obj: lbl.CACHE_NAME_LABEL in ((obj.get("metadata") or {}).get("labels") or {})  # noqa: E731
@@ -352,12 +370,10 @@ class ArtifactController(Controller):
                     logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=10)
                 elif pod_failed(pod):
                     logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES)
-                elif phase == "Pending" and (_older_than(pod, EVENT_GRACE_SECONDS) or _waiting_badly(pod)):
-                    events += await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={pod_name}")
-            if pvc is not None and (pvc.get("status") or {}).get("phase") != "Bound" \
-                    and _older_than(pvc, EVENT_GRACE_SECONDS):
-                events += await ctx.kube.list(EVENTS, ns,
-                                              field_selector=f"involvedObject.name={pvc['metadata']['name']}")
+                elif phase == "Pending":  # Events from the watches (aim_core.eventstore)
+                    events += events_about(store, "Pod", ns, pod_name)
+            if pvc is not None and (pvc.get("status") or {}).get("phase") != "Bound":
+                events += events_about(store, "PersistentVolumeClaim", ns, pvc["metadata"]["name"])
         except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
             errors.append(describe(exc))
         return Observed(
@@ -379,25 +395,6 @@ class ArtifactController(Controller):
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_artifact(obj, observed)
-
-
-EVENT_GRACE_SECONDS = 10.0  # a pod or claim pending for less is not worth explaining (one API call saved)
-
-
-def _older_than(obj: Obj, seconds: float) -> bool:
-    created = (obj.get("metadata") or {}).get("creationTimestamp")
-    try:
-        born = datetime.datetime.strptime(created or "", "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
-    except ValueError:
-        return True
-    return (datetime.datetime.now(datetime.timezone.utc) - born).total_seconds() >= seconds
-
-
-def _waiting_badly(pod: Obj) -> bool:
-    """A container the kubelet reports waiting for a reason other than starting (e.g. an image pull failing)."""
-    return any(((cs.get("state") or {}).get("waiting") or {}).get("reason") not in (None, "", "ContainerCreating",
-                                                                                  "PodInitializing")
-               for cs in (pod.get("status") or {}).get("containerStatuses") or ())
 
 
 __all__ = ["ArtifactController", "parse_quota"]

@@ -12,12 +12,14 @@ The plan itself is pure and lives in :mod:`aim_core.service.plan`.
 
 from __future__ import annotations
 
-import datetime
 import logging
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from aim_core.controller import Context, Controller, Watch, namespace_going
+from aim_core.eventstore import add_index as index_events
+from aim_core.eventstore import events_about, involved
 from aim_core.gpu import GpuInventory, node_gpu_facts
 from aim_core.health import State
 from aim_core.inspect import pod_failed
@@ -120,12 +122,14 @@ class ServiceController(Controller):
         if unknown:
             log.warning("GPU preference names models no installed GPU vendor knows: %s", ", ".join(unknown))
         self._store: Store | None = None
+        self._logs: OrderedDict[tuple[Any, ...], str] = OrderedDict()
         self._inventory: tuple[int, GpuInventory] | None = None
 
     # ------------------------------------------------------------ indexes
 
     def setup(self, store: Store) -> None:
         self._store = store
+        index_events(store)
         store.add_index(SERVICES, BY_CONFIG, lambda s: [(_ns(s), config_name(_spec(s))), (None, config_name(_spec(s)))])
         store.add_index(SERVICES, BY_MODEL, lambda s: [(_ns(s), n) for n in _model_names(s)] + [(None, n) for n in _model_names(s)])
         store.add_index(SERVICES, BY_IMAGE, lambda s: [((_spec(s).get("model") or {}).get("image") or "").strip()] if (_spec(s).get("model") or {}).get("image") else [])
@@ -189,6 +193,21 @@ class ServiceController(Controller):
             serving = (pod["metadata"].get("labels") or {}).get(ISVC_POD_LABEL)
             return self._keys(BY_SERVING_NAME, (_ns(pod), serving)) if serving else []
 
+        runtime_kind = self.providers.runtime.resource.kind if self.providers.runtime is not None else None
+
+        def by_event(event: dict[str, Any]) -> Iterable[ObjectKey]:
+            about = involved(event)
+            if about is None:
+                return []
+            ns, kind, name = about
+            if kind == "Pod":
+                assert self._store is not None
+                pod = self._store.get(PODS, ns, name)
+                return by_pod(pod) if pod is not None else []  # not ours, or not seen yet (its add triggers)
+            if kind == runtime_kind:
+                return self._keys(BY_SERVING_NAME, (ns, name))
+            return []
+
         def by_node(node: dict[str, Any]) -> Iterable[ObjectKey]:
             return self._keys(AUTO_SELECT, True)
 
@@ -205,6 +224,7 @@ class ServiceController(Controller):
             Watch(CLUSTER_TEMPLATES, by_template),
             Watch(TEMPLATE_CACHES, by_cache),
             Watch(PODS, by_pod),
+            Watch(EVENTS, by_event),
             Watch(NODES, by_node, changed=gpu_changed),
         ]
         for ref in self.providers.child_resources():
@@ -213,6 +233,10 @@ class ServiceController(Controller):
 
     def extra_resources(self) -> list[Any]:
         return [NAMESPACES]
+
+    def event_sources(self) -> list[Any]:
+        runtime = [self.providers.runtime.resource] if self.providers.runtime is not None else []
+        return [PODS, *runtime]
 
     def store_filters(self) -> dict[Any, Any]:
         return {PODS: lambda pod: ISVC_POD_LABEL in (pod["metadata"].get("labels") or {})}
@@ -253,19 +277,22 @@ class ServiceController(Controller):
                 live[key] = store.get(ref, ns, child_name)
             pods = store.by_index(PODS, POD_BY_SERVING, (ns, serving))
             runtime_obj = live.get("runtime")
-            if runtime_obj is not None and not _ready(runtime_obj) and _older_than(runtime_obj, EVENT_GRACE_SECONDS):
-                # Only a serving object that has had time to start is worth explaining with Events
-                # (KServe reports some failures only there); a fresh one is left alone.
-                try:
-                    events = await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={serving}")
-                    for pod in pods:
-                        if _pod_ready(pod):
-                            continue
-                        events += await ctx.kube.list(EVENTS, ns, field_selector=f"involvedObject.name={pod['metadata']['name']}")
-                        if pod_failed(pod):
-                            logs[pod["metadata"]["name"]] = await ctx.kube.read_log(ns, pod["metadata"]["name"], tail_lines=50)
-                except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
-                    read_errors.append(describe(exc))
+            if runtime_obj is not None and not _ready(runtime_obj):
+                # What explains a serving object that is not Ready: Events about it (KServe reports
+                # some failures only there) and about its pods, from the Event watches; the log
+                # tail of a failed container, read once per failure.
+                events = events_about(store, runtime_obj.get("kind", ""), ns, serving)
+                for pod in pods:
+                    if _pod_ready(pod):
+                        continue
+                    pod_name = pod["metadata"]["name"]
+                    events += events_about(store, "Pod", ns, pod_name)
+                    if pod_failed(pod):
+                        try:
+                            logs[pod_name] = await self._log_tail(ctx, pod)
+                        except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
+                            read_errors.append(describe(exc))
+                            break
         return Observed(
             config=config,
             models=models,
@@ -279,8 +306,21 @@ class ServiceController(Controller):
             read_errors=read_errors,
             providers=self.providers,
             namespace_terminating=namespace_going(store.get(NAMESPACES, None, ns)),
-            runtime_age=_age(live.get("runtime")),
         )
+
+    async def _log_tail(self, ctx: Context, pod: dict[str, Any]) -> str:
+        """The log tail of a failed pod, read again only when its containers ended again."""
+        meta = pod["metadata"]
+        key = (meta.get("namespace"), meta["name"], meta.get("uid"), _terminations(pod))
+        text = self._logs.get(key)
+        if text is None:
+            text = await ctx.kube.read_log(meta.get("namespace") or "", meta["name"], tail_lines=50)
+            self._logs[key] = text
+            while len(self._logs) > LOG_CACHE_SIZE:
+                self._logs.popitem(last=False)
+        else:
+            self._logs.move_to_end(key)
+        return text
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_service(obj, observed)
@@ -298,24 +338,17 @@ class ServiceController(Controller):
                 await ctx.kube.delete(TEMPLATE_CACHES, ns, cache["metadata"]["name"])
 
 
-EVENT_GRACE_SECONDS = 10.0
+LOG_CACHE_SIZE = 256  # log tails of failed pods kept, each valid until its containers end again
 
 
-def _age(obj: dict[str, Any] | None) -> float | None:
-    """Seconds since ``obj`` was created, ``None`` when unknown."""
-    created = (obj or {}).get("metadata", {}).get("creationTimestamp")
-    if not created:
-        return None
-    try:
-        born = datetime.datetime.strptime(created, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
-    except ValueError:
-        return None
-    return (datetime.datetime.now(datetime.timezone.utc) - born).total_seconds()
-
-
-def _older_than(obj: dict[str, Any], seconds: float) -> bool:
-    age = _age(obj)
-    return age is None or age >= seconds
+def _terminations(pod: dict[str, Any]) -> tuple[Any, ...]:
+    """What changes when a container of ``pod`` ends again: restart counts and the terminated states."""
+    out = []
+    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+        ended = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated") or {}
+        out.append((cs.get("name"), cs.get("restartCount"), ended.get("exitCode"), ended.get("finishedAt"),
+                    ended.get("containerID")))
+    return tuple(out)
 
 
 def _pod_ready(pod: dict[str, Any]) -> bool:

@@ -17,14 +17,11 @@ from aim_core.operator import handlers, logs
 from aim_core.operator.leader import default_identity
 from aim_core.operator.probes import Endpoints, Readiness
 from aim_core.operator.runtime import Runtime
-from aim_core.operator.settings import Settings, gpu_preference, operator_namespace
+from aim_core.operator.settings import ERROR_BACKOFFS, Settings, gpu_preference, operator_namespace
 from aim_core.plugins import get_plugin_manager
 
 log = logging.getLogger("aim_engine.operator")
 
-# kopf's delays between attempts of a failing API request (watch streams included): 38 s in all,
-# more than an API server restart usually takes, before kopf reports the request as failed.
-ERROR_BACKOFFS = [1, 2, 5, 10, 20]
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

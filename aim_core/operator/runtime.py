@@ -16,12 +16,14 @@ from typing import Any
 
 from aim_core.controller import Context, Controller
 from aim_core.engine import Engine
+from aim_core.eventstore import EventCache
 from aim_core.kube import Credentials, Kube
 from aim_core.operator.leader import LeaderElector
-from aim_core.operator.settings import Settings
+from aim_core.operator.reflector import Reflector
+from aim_core.operator.settings import ERROR_BACKOFFS, Settings
 from aim_core.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError
-from aim_core.resources import NAMESPACES
+from aim_core.resources import EVENTS, NAMESPACES
 from aim_core.store import Store
 
 log = logging.getLogger("aim_engine.operator")
@@ -42,12 +44,25 @@ class Runtime:
         for ref in self.watched():
             self._by_plural[(ref.group, ref.version, ref.plural)] = ref
             self._filters[ref] = self.engine.store_filter(ref)
+        involved: dict[ResourceRef, None] = {}
+        for controller in self.engine.controllers.values():
+            involved.update(dict.fromkeys(controller.event_sources()))
+        self.events = EventCache(self.store, involved) if involved else None
+        self.reflectors: list[Reflector] = []
 
     def watched(self) -> list[ResourceRef]:
-        refs = self.engine.resources()
+        """What kopf watches (Events are streamed per involved kind by :meth:`event_streams`)."""
+        refs = [ref for ref in self.engine.resources() if ref != EVENTS]
         if NAMESPACES not in refs:
             refs.append(NAMESPACES)  # F15: namespace termination lets finalizers step aside
         return refs
+
+    def event_streams(self) -> list[tuple[str | None, str]]:
+        """``(namespace or None, field selector)`` of every Event watch the operator opens."""
+        if self.events is None:
+            return []
+        namespaces: list[str | None] = list(self.settings.namespaces) or [None]
+        return [(ns, selector) for selector in self.events.selectors() for ns in namespaces]
 
     # ------------------------------------------------------------- kopf side
 
@@ -93,13 +108,15 @@ class Runtime:
             if keep is not None:
                 items = [item for item in items if keep(item)]
             self.store.replace_all(ref, items, namespaces if ref.namespaced else None)
-        self.ready.set()
+        if all(reflector.listed.is_set() for reflector in self.reflectors):
+            self.ready.set()
 
     async def run_engine(self) -> None:
         if self.credentials is None:
             self.credentials = asyncio.get_running_loop().create_future()
         creds = await self.credentials
         self.ctx.kube = Kube(creds)
+        streams = [asyncio.create_task(r.run()) for r in self._make_reflectors()]
         try:
             while True:
                 try:
@@ -108,6 +125,9 @@ class Runtime:
                 except Exception as exc:  # noqa: BLE001 - API not reachable yet: retry
                     log.warning("initial listing failed (%s); retrying in 2s", exc)
                     await asyncio.sleep(2)
+            for reflector in self.reflectors:
+                await reflector.listed.wait()
+            self.ready.set()
             resync = asyncio.create_task(self._resync_forever())
             try:
                 if self.settings.leader_election:
@@ -119,7 +139,24 @@ class Runtime:
                 resync.cancel()
                 await asyncio.gather(resync, return_exceptions=True)
         finally:
+            for task in streams:
+                task.cancel()
+            await asyncio.gather(*streams, return_exceptions=True)
             await self.aclose()
+
+    def _make_reflectors(self) -> list[Reflector]:
+        """The Event streams: listed and watched by us, as kopf has one field selector per resource."""
+        events = self.events
+        self.reflectors = []
+        if events is None:
+            return []
+        for namespace, selector in self.event_streams():
+            self.reflectors.append(Reflector(
+                self.ctx.kube, EVENTS, namespace=namespace, field_selector=selector, backoffs=ERROR_BACKOFFS,
+                on_list=lambda items, sel=selector: events.replace(sel, items),
+                on_event=events.apply,
+            ))
+        return self.reflectors
 
     async def _resync_forever(self) -> None:
         """List everything again now and then.

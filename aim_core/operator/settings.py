@@ -10,6 +10,10 @@ import attrs
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 DEFAULT_OPERATOR_NAMESPACE = "aim-system"
 
+# Delays between attempts of a failing API request of a watch stream (kopf's and ours): 38 s in all,
+# more than an API server restart usually takes, before kopf reports the request as failed.
+ERROR_BACKOFFS = [1, 2, 5, 10, 20]
+
 
 def operator_namespace(explicit: str | None = None, *, sa_file: Path = SERVICE_ACCOUNT_NAMESPACE) -> str:
     """``--operator-namespace``, else ``AIM_SYSTEM_NAMESPACE``, else the pod's namespace, else ``aim-system``."""

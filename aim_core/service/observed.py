@@ -91,4 +91,3 @@ class Observed:
     read_errors: list[Any]
     providers: Providers
     namespace_terminating: bool = False
-    runtime_age: float | None = None  # seconds since the serving object was created

@@ -51,8 +51,6 @@ RUNTIME = "InferenceService"
 PODS = "InferenceServicePods"
 ROUTE = "HTTPRoute"
 SCALER = "HPA"
-RECHECK_MIN_SECONDS = 15.0
-RECHECK_MAX_SECONDS = 600.0
 RECHECK_AFTER_DROP_SECONDS = 1.0
 
 
@@ -197,12 +195,9 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         runtime_health = providers.runtime.health(live_runtime, ob.pods, ob.events)
         plan.component(RUNTIME, runtime_health)
         runtime_ready = runtime_health.ready
+        # Events that explain a failure (also those KServe reports only as Events) come from
+        # watches and re-trigger the service: nothing is looked at again on a timer.
         plan.component(PODS, inspect_pods(ob.pods, ob.events, ob.logs))
-        if not runtime_ready:
-            # Failures KServe reports only as Events surface on this look-again, which slows
-            # down as the serving object ages (15 s, then its age, at most every 10 minutes).
-            age = ob.runtime_age if ob.runtime_age is not None else 0.0
-            plan.requeue(min(max(age, RECHECK_MIN_SECONDS), RECHECK_MAX_SECONDS))
 
     # --- route (F58-F60)
     if routing_enabled(spec.get("routing"), config) and serving_name is not None:

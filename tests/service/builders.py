@@ -405,7 +405,6 @@ def observed(
     events: Iterable[Mapping[str, Any]] = (),
     read_errors: Iterable[Any] = (),
     with_providers: Providers | None = None,
-    runtime_age: float | None = None,
 ) -> Observed:
     """What the controller's observe step would hand the plan, given the objects in the store.
 
@@ -439,7 +438,6 @@ def observed(
         logs={},
         read_errors=list(read_errors),
         providers=chosen,
-        runtime_age=runtime_age,
     )
 
 

@@ -368,3 +368,25 @@ async def test_pod_failures_are_explained_from_events_and_logs(kube, api, cluste
         return True
 
     await eventually(source_not_found, timeout=3)
+
+
+async def test_a_kserve_warning_reaches_the_service_from_the_event_watch_with_no_polling(kube, api, cluster, operator):
+    await create(api, kube, cluster["qwen-chat"])
+    isvc = await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
+    await operator.settle()
+    assert operator.runtime.engine.queue.pending() == 0  # a not-Ready InferenceService: no look-again timer
+    mark = kube.mark()
+    kube.put_object({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "isvc-rejected", "namespace": NS},
+                     "involvedObject": {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+                                        "name": isvc["metadata"]["name"], "namespace": NS,
+                                        "uid": isvc["metadata"]["uid"]},
+                     "reason": "ServerlessModeRejected", "type": "Warning", "lastTimestamp": "2026-01-01T00:01:00Z",
+                     "message": "Serverless mode requires Knative Serving"})
+
+    def rejected():
+        ready = condition(kube.get(SVC, NS, "qwen-chat"), "Ready")
+        assert (ready["status"], ready["reason"]) == ("False", "ServerlessModeRejected"), ready
+        return True
+
+    await eventually(rejected, timeout=REACT)
+    assert kube.count("list", resource="v1/events", since=mark) == 0  # read from the watch, not listed

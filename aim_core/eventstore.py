@@ -1,0 +1,138 @@
+"""Events from watch streams, kept in the store by the object they are about.
+
+Workload inspection (:mod:`aim_core.inspect`, and the runtime provider's
+``health``) explains a failing pod, PVC or serving object from its Events.
+The operator does not list Events per object: it watches them, one stream per
+involved kind (``fieldSelector=involvedObject.kind=Pod`` ...), and keeps in
+the store's ``EVENTS`` table only what inspection can use:
+
+* Warnings, and the few Normal reasons inspection reads (:data:`NORMAL_REASONS`);
+* slimmed to the fields inspection and the mappers read (no managedFields,
+  no annotations);
+* at most :data:`MAX_PER_OBJECT` per involved object, the newest;
+* dropped when the API server deletes them (Events expire, one hour by
+  default) or when the involved object leaves the store.
+
+Events are indexed by ``(namespace, kind, name)`` of the involved object
+(:data:`BY_INVOLVED`); controllers map a changed Event to their objects
+through that key, so an Event that explains something re-triggers its
+owner at once and nothing is looked at on a timer. Plain Python, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from aim_core.inspect import event_time
+from aim_core.providers import ResourceRef
+from aim_core.resources import EVENTS
+from aim_core.store import ObjectKey, Store
+
+BY_INVOLVED = "event-by-involved"
+
+# Normal Events inspection reads (image pull progress; PVC provisioning); every Warning is kept.
+NORMAL_REASONS = frozenset({"Pulling", "Provisioning", "ProvisioningSucceeded", "WaitForFirstConsumer"})
+MAX_PER_OBJECT = 16
+
+_META_KEPT = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+_TOP_KEPT = ("involvedObject", "regarding", "reason", "message", "type", "count", "firstTimestamp",
+             "lastTimestamp", "eventTime", "series", "source", "reportingComponent")
+
+InvolvedKey = tuple[str | None, str, str]  # (namespace, kind, name)
+
+
+def involved(event: dict[str, Any]) -> InvolvedKey | None:
+    """``(namespace, kind, name)`` of the object an Event is about."""
+    obj = event.get("involvedObject") or event.get("regarding") or {}
+    kind, name = obj.get("kind"), obj.get("name")
+    if not kind or not name:
+        return None
+    namespace = obj.get("namespace") or (event.get("metadata") or {}).get("namespace") or None
+    return (namespace, kind, name)
+
+
+def worth_keeping(event: dict[str, Any]) -> bool:
+    """Whether inspection could use this Event: a Warning, or a Normal reason it reads."""
+    return involved(event) is not None and (event.get("type") == "Warning" or event.get("reason") in NORMAL_REASONS)
+
+
+def slim(event: dict[str, Any]) -> dict[str, Any]:
+    """The Event with only what inspection and the mappers read (a new dict)."""
+    meta = event.get("metadata") or {}
+    out: dict[str, Any] = {"apiVersion": event.get("apiVersion", EVENTS.api_version), "kind": "Event",
+                           "metadata": {k: meta[k] for k in _META_KEPT if k in meta}}
+    for key in _TOP_KEPT:
+        if key in event:
+            out[key] = event[key]
+    return out
+
+
+def add_index(store: Store) -> None:
+    """Index Events by their involved object (once per store; controllers reading Events call it)."""
+    if not store.has_index(EVENTS, BY_INVOLVED):
+        store.add_index(EVENTS, BY_INVOLVED, lambda e: [k] if (k := involved(e)) is not None else [])
+
+
+def events_about(store: Store, kind: str, namespace: str | None, name: str) -> list[dict[str, Any]]:
+    """The kept Events about one object (oldest first as far as the store knows; inspection sorts by time)."""
+    return store.by_index(EVENTS, BY_INVOLVED, (namespace or None, kind, name))
+
+
+class EventCache:
+    """Feeds Events into the store with the rules above; drops them with their involved objects."""
+
+    def __init__(self, store: Store, involved_refs: Iterable[ResourceRef], *, max_per_object: int = MAX_PER_OBJECT):
+        self.store = store
+        self.max_per_object = max_per_object
+        self.kinds = {ref.kind: ref for ref in involved_refs}
+        add_index(store)
+        store.subscribe(self._on_change)
+
+    def selectors(self) -> list[str]:
+        """One field selector per involved kind: a watch stream each."""
+        return [f"involvedObject.kind={kind}" for kind in sorted(self.kinds)]
+
+    def apply(self, event_type: str, event: dict[str, Any]) -> None:
+        """One watch event about an Event."""
+        meta = event.get("metadata") or {}
+        if not meta.get("name"):
+            return
+        if event_type == "DELETED" or not worth_keeping(event):
+            self.store.delete(EVENTS, meta.get("namespace"), meta["name"])
+            return
+        self.store.upsert(EVENTS, slim(event), copy_obj=False)
+        key = involved(event)
+        if key is not None:
+            self._trim(key)
+
+    def replace(self, selector: str, events: Iterable[dict[str, Any]]) -> None:
+        """A fresh listing of one stream: Events of its kind that are no longer listed go."""
+        kind = selector.partition("=")[2]
+        kept = [slim(e) for e in events if worth_keeping(e)]
+        self.store.replace_all(EVENTS, kept, where=lambda e: (involved(e) or (None, "", ""))[1] == kind,
+                               copy_obj=False)
+        for key in {k for e in kept if (k := involved(e)) is not None}:
+            self._trim(key)
+
+    def _trim(self, key: InvolvedKey) -> None:
+        keys = self.store.keys_by_index(EVENTS, BY_INVOLVED, key)
+        if len(keys) <= self.max_per_object:
+            return
+        events = sorted((self.store.get(EVENTS, *k) for k in keys), key=lambda e: event_time(e or {}))
+        for old in events[: len(events) - self.max_per_object]:
+            if old is not None:
+                self.store.delete(EVENTS, old["metadata"].get("namespace"), old["metadata"]["name"])
+
+    def _on_change(self, ref: ResourceRef, event_type: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if event_type != "DELETED" or ref == EVENTS:
+            return
+        known = self.kinds.get(ref.kind)
+        if known is None or known != ref:
+            return
+        meta = obj.get("metadata") or {}
+        gone: list[ObjectKey] = sorted(
+            self.store.keys_by_index(EVENTS, BY_INVOLVED, (meta.get("namespace") or None, ref.kind, meta["name"])),
+            key=lambda k: (k[0] or "", k[1]))
+        for namespace, name in gone:
+            self.store.delete(EVENTS, namespace, name)

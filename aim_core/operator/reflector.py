@@ -1,0 +1,124 @@
+"""List-then-watch of one resource (optionally field-selected), feeding the store.
+
+What kopf's watch streams do, for the watches kopf cannot express: a field
+selector per stream (kopf has one per resource) and several streams of the
+same resource (Events about Pods, about InferenceServices, about PVCs).
+
+The loop a client-go reflector runs: list (the answer's ``resourceVersion``
+is where the watch starts), then watch from the last version seen, resuming
+after every normal end of a watch request; a bookmark only moves the version.
+``410 Gone`` (the version is older than the server keeps) or any error means
+"list again": the fresh listing replaces what the stream fed, so objects
+deleted while the stream was away leave the store too. Errors back off
+(``backoffs``, the last one repeated) and are logged once per failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from aim_core.providers import ResourceRef
+from aim_core.reconcile.errors import ApiError
+
+log = logging.getLogger("aim_engine.watch")
+
+OnList = Callable[[list[dict[str, Any]]], None]
+OnEvent = Callable[[str, dict[str, Any]], None]
+
+
+class Gone(Exception):
+    """The watch's resourceVersion is too old (410): list again."""
+
+
+class Reflector:
+    def __init__(
+        self,
+        kube: Any,
+        ref: ResourceRef,
+        *,
+        namespace: str | None = None,
+        field_selector: str | None = None,
+        on_list: OnList,
+        on_event: OnEvent,
+        backoffs: Sequence[float] = (1, 2, 5, 10, 20),
+        timeout_seconds: int = 300,
+    ) -> None:
+        self.kube = kube
+        self.ref = ref
+        self.namespace = namespace
+        self.field_selector = field_selector
+        self.on_list = on_list
+        self.on_event = on_event
+        self.backoffs = list(backoffs) or [1.0]
+        self.timeout_seconds = timeout_seconds
+        self.listed = asyncio.Event()  # set after the first complete listing
+        self.resource_version: str | None = None
+        self.lists = 0  # how many listings were made (for tests)
+
+    def __repr__(self) -> str:
+        where = f" in {self.namespace}" if self.namespace else ""
+        sel = f" ({self.field_selector})" if self.field_selector else ""
+        return f"{self.ref.plural}{where}{sel}"
+
+    async def run(self) -> None:
+        """List (unless a version to resume from is known), then watch, until cancelled."""
+        failures = 0
+        while True:
+            try:
+                if self.resource_version is None:
+                    await self._list()
+                await self._watch_once()
+                failures = 0  # a request that ended normally: resume from the version reached
+            except asyncio.CancelledError:
+                raise
+            except (Gone, ApiError) as exc:
+                if isinstance(exc, ApiError) and exc.status != 410:
+                    failures = await self._failed(exc, failures)
+                    continue
+                log.debug("watch of %r: resourceVersion %s is gone; listing again", self, self.resource_version)
+                self.resource_version = None
+            except Exception as exc:  # noqa: BLE001 - the stream must survive the API server going away
+                failures = await self._failed(exc, failures)
+
+    async def _failed(self, exc: BaseException, failures: int) -> int:
+        """Back off, then list again: what happened while the stream was away is unknown."""
+        delay = self.backoffs[min(failures, len(self.backoffs) - 1)]
+        log.warning("watch of %r failed: %s; listing again in %ss", self, exc, delay)
+        self.resource_version = None
+        await asyncio.sleep(delay)
+        return failures + 1
+
+    async def _list(self) -> None:
+        items, version = await self.kube.list_versioned(self.ref, self.namespace, field_selector=self.field_selector)
+        self.lists += 1
+        self.resource_version = version
+        self.on_list(items)
+        self.listed.set()
+
+    async def _watch_once(self) -> None:
+        async for event in self.kube.watch(
+            self.ref, self.namespace, resource_version=self.resource_version,
+            field_selector=self.field_selector, timeout_seconds=self.timeout_seconds,
+        ):
+            kind = event.get("type")
+            obj = event.get("object") or {}
+            if kind == "ERROR":
+                if obj.get("code") == 410:
+                    raise Gone()
+                raise ApiError(int(obj.get("code") or 500), str(obj.get("reason") or ""),
+                               f"watch of {self!r}: {obj.get('message') or obj}")
+            version = (obj.get("metadata") or {}).get("resourceVersion")
+            if kind == "BOOKMARK":
+                if version:
+                    self.resource_version = version
+                continue
+            if kind not in ("ADDED", "MODIFIED", "DELETED"):
+                continue
+            obj.setdefault("apiVersion", self.ref.api_version)
+            obj.setdefault("kind", self.ref.kind)
+            self.on_event(kind, obj)
+            if version:
+                self.resource_version = version
