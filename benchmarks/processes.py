@@ -188,7 +188,9 @@ class OperatorProcess:
         cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "import sys; from aim_core.cli import main; "
                                                                      "sys.exit(main())"]
         cmd += ["run", "-A", "--operator-namespace", "aim-system", "--workers", str(self.workers),
-                "--log-format", "plain"]
+                "--log-format", "plain",
+                # free loopback ports: the defaults (:8080, :8081) may be taken, e.g. by another benchmark run
+                "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"]
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig())}
         env.pop("KUBERNETES_SERVICE_HOST", None)
         with open(self.workdir / "operator.log", "wb") as out:

@@ -27,6 +27,10 @@ from aim_core.resources import AIM_RESOURCES, CUSTOM_RESOURCE_DEFINITIONS
 
 log = logging.getLogger("aim_engine.probes")
 
+
+class EndpointError(Exception):
+    """An endpoint cannot be served (e.g. its port is taken); the message says which flag to change."""
+
 # How often the CRDs are read: until they are all Established, and after.
 CRD_POLL_UNREADY = 2.0
 CRD_POLL_READY = 60.0
@@ -153,7 +157,13 @@ class Endpoints:
         await runner.setup()
         self._runners.append(runner)
         site = web.TCPSite(runner, host=bind[0], port=bind[1], reuse_address=True)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            flag = "--metrics-bind-address" if what == "metrics" else "--health-probe-bind-address"
+            served = "/metrics" if what == "metrics" else "/healthz and /readyz"
+            raise EndpointError(f"cannot serve {served} on {bind[0] or '*'}:{bind[1]}: {exc.strerror or exc}; "
+                                f"choose a free port with {flag} (0 turns it off)") from None
         sockets = [s for s in (getattr(site._server, "sockets", None) or ())]  # noqa: SLF001 - the bound port
         host, port = sockets[0].getsockname()[:2] if sockets else (bind[0] or "0.0.0.0", bind[1])
         self.addresses[what] = (host, port)

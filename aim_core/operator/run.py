@@ -15,7 +15,7 @@ from aim_core import metrics as metering
 from aim_core.controllers import build_controllers
 from aim_core.operator import handlers, logs
 from aim_core.operator.leader import default_identity
-from aim_core.operator.probes import Endpoints, Readiness
+from aim_core.operator.probes import EndpointError, Endpoints, Readiness
 from aim_core.operator.runtime import Runtime
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings, gpu_preference, operator_namespace
 from aim_core.plugins import get_plugin_manager
@@ -171,4 +171,7 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(operate(settings))  # loads the plugins (failing fast, naming a broken one) before the cluster
     except KeyboardInterrupt:
         return 130
+    except EndpointError as exc:
+        log.error("%s", exc)
+        return 1
     return 0

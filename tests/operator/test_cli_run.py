@@ -111,3 +111,23 @@ async def test_run_command_works_under_a_uid_with_no_passwd_entry(kube, api, tmp
     text = log.read_text()
     assert "Traceback" not in text, text[-3000:]
     assert code == 0, text[-3000:]
+
+
+async def test_a_taken_metrics_port_is_one_clear_error_naming_the_flag_not_a_traceback(kube, kubeconfig: Path):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "AIM_SYSTEM_NAMESPACE": "aim-system"}
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "aim_core.cli", "run", "-A", "--log-format", "plain",
+            "--metrics-bind-address", f"127.0.0.1:{port}", "--health-probe-bind-address", "127.0.0.1:0",
+            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        )
+        output, _ = await asyncio.wait_for(proc.communicate(), 60)
+    text = output.decode()
+    assert proc.returncode == 1, text[-2000:]
+    assert f"cannot serve /metrics on 127.0.0.1:{port}" in text and "--metrics-bind-address" in text
+    assert "Traceback" not in text
