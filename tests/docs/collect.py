@@ -48,6 +48,9 @@ REASON_CALLS = frozenset({
     "Health", "ok", "progressing", "error", "pending", "starting", "failed", "degraded", "not_available",
     "issue", "Issue",
 })
+_MESSAGE_BUILDER = re.compile(r"message|msg|join|clip|format|detail|describe|explain|not_ready|^str$|redact")
+#: ``Condition.true(type, reason, message)``, ``Condition.false(...)``: the reason is the second argument.
+CONDITION_SHORTHANDS = frozenset({"true", "false", "unknown"})
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$|^[A-Z]{4,}$")
 
 
@@ -135,6 +138,8 @@ def _is_message(node: ast.expr) -> bool:
         return " " in node.value.strip()
     if isinstance(node, ast.BinOp):
         return _is_message(node.left) or _is_message(node.right)
+    if isinstance(node, ast.Call):  # a helper that builds text: _not_ready(...), "; ".join(...), _clip(...)
+        return bool(_MESSAGE_BUILDER.search(_call_name(node.func)))
     name = _call_name(node) if isinstance(node, ast.Name | ast.Attribute) else ""
     return "message" in name.lower() or name.lower() in ("msg", "detail", "text", "problem", "why")
 
@@ -204,6 +209,8 @@ def reason_sites(source: str, constants: dict[str, set[str]] | None = None) -> l
                 followed_by_message = i + 1 < len(args) and _is_message(args[i + 1])
                 if named in REASON_CALLS or followed_by_message:
                     found.extend((v, node.lineno) for v in values(arg))
+            if named in CONDITION_SHORTHANDS and len(args) >= 2:
+                found.extend((v, node.lineno) for v in values(args[1]))
             for kw in node.keywords:
                 if kw.arg and _is_reason_name(kw.arg):
                     found.extend((v, node.lineno) for v in values(kw.value))

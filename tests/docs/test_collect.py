@@ -22,6 +22,7 @@ SAMPLE = textwrap.dedent('''
     from aim_core.service.routing import GATEWAY_NOT_CONFIGURED
 
     MODULE_REASON = "FromAConstant"
+    PLAIN_CONSTANT = "FromAPlainConstant"
     _PULL_REASONS = {Category.AUTH: "FromAReasonTable", Category.UNKNOWN: "AlsoFromTheTable"}
     EMPTY, MALFORMED = ("FromUnpackingOne", "FromUnpackingTwo")
     READY = "Ready"  # a condition type: only a reason where it is used as one
@@ -36,6 +37,9 @@ SAMPLE = textwrap.dedent('''
         plan.issue(Category.INVALID_SPEC, GATEWAY_NOT_CONFIGURED, "imported constant")
         Condition(READY, "True", "FromACondition", message)
         helper("FromAHelper", f"the thing {x} is wrong")
+        Condition.false(READY, "FromAShorthand", _not_ready(name, detail))
+        Condition.true(READY, PLAIN_CONSTANT, "message")
+        other_helper("FromAJoinedMessage", "; ".join(problems))
         problems.append(("FromAProblemPair", f"{x} is not valid"))
         RegistryError("auth", "no", reason="FromKeyword")
         Failure(kind, detail, not_ready_reason="FromSuffixedKeyword")
@@ -60,7 +64,8 @@ def test_reasons_are_found_in_every_shape_the_code_uses():
         "FromADefault", "FromAKeywordDefault", "FromHealth", "FromHealthError", "FromOk", "FromProgressing",
         "FromTheOtherBranch", "FromIssue", "GatewayNotConfigured", "FromACondition", "FromAHelper",
         "FromAProblemPair", "FromKeyword", "FromSuffixedKeyword", "FromADict", "FromAnAssignment",
-        "FromAnAttribute", "FromAComparison", "FromNested",
+        "FromAnAttribute", "FromAComparison", "FromNested", "FromAShorthand", "FromAPlainConstant",
+        "FromAJoinedMessage",
     }
     assert expected - found == set()
     assert found - expected == set()  # no "GET", "CachePvc", "True", "Ready" (a type), "notAReason"
