@@ -69,6 +69,7 @@ class EmulatorProcess:
     def start(self, timeout: float = 60.0) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         ready = self.workdir / "emulator.json"
+        ready.unlink(missing_ok=True)  # a folder used before: wait for this process's file
         cmd = [sys.executable, "-m", "benchmarks.emulator_process", "--ready-file", str(ready)]
         if self.tls:
             cmd += ["--tls-dir", str(self.workdir / "tls")]

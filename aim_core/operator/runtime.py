@@ -115,7 +115,7 @@ class Runtime:
         if self.credentials is None:
             self.credentials = asyncio.get_running_loop().create_future()
         creds = await self.credentials
-        self.ctx.kube = Kube(creds)
+        self.ctx.kube = Kube(creds, connections=3 * self.settings.workers + 2)  # status, Event, child per worker
         streams = [asyncio.create_task(r.run()) for r in self._make_reflectors()]
         try:
             while True:
