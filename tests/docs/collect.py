@@ -43,7 +43,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-REASON = re.compile(r"^[A-Z][A-Za-z0-9]+$")
+REASON = re.compile(r"^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")  # CamelCase: not "GET", not "STATUS"
 REASON_CALLS = frozenset({
     "Health", "ok", "progressing", "error", "pending", "starting", "failed", "degraded", "not_available",
     "issue", "Issue",

@@ -52,6 +52,7 @@ SAMPLE = textwrap.dedent('''
         request("GET", f"/v2/{x}/manifests")        # an HTTP verb and a path: not a reason
         plan.component("CachePvc", Health.ok("FromNested"))  # a component name: not a reason
         lowercase("notAReason", "because it is not CamelCase")
+        header("STATUS", "upper-case words are column names, not reasons")
         return MODULE_REASON
 ''')
 
