@@ -11,6 +11,8 @@ The store is plain Python: no I/O, no kopf.
 from __future__ import annotations
 
 import copy
+import json
+import sys
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
@@ -25,6 +27,87 @@ Listener = Callable[[ResourceRef, str, dict[str, Any], dict[str, Any] | None], N
 def object_key(obj: dict[str, Any]) -> ObjectKey:
     meta = obj.get("metadata") or {}
     return (meta.get("namespace") or None, meta["name"])
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def slim(obj: dict[str, Any], field_managers: frozenset[str] | None) -> dict[str, Any]:
+    """``obj`` without what no reader of the store uses (a shallow copy when something goes).
+
+    kubectl's last-applied annotation goes; with ``field_managers`` given, only
+    their server-side-apply entries of ``managedFields`` stay (what
+    :func:`aim_core.applyset.owned_fields` reads). At 10,000 objects these are
+    most of the store's memory.
+    """
+    meta = obj.get("metadata")
+    if not meta:
+        return obj
+    entries = meta.get("managedFields")
+    notes = meta.get("annotations")
+    drop_entries = bool(entries) and field_managers is not None and any(
+        not _ours(entry, field_managers) for entry in entries)
+    drop_note = bool(notes) and LAST_APPLIED in notes
+    if not (drop_entries or drop_note):
+        return obj
+    meta = dict(meta)
+    if drop_entries:
+        kept = [entry for entry in entries if _ours(entry, field_managers)]  # type: ignore[arg-type]
+        if kept:
+            meta["managedFields"] = kept
+        else:
+            del meta["managedFields"]
+    if drop_note:
+        rest = {k: v for k, v in notes.items() if k != LAST_APPLIED}
+        if rest:
+            meta["annotations"] = rest
+        else:
+            del meta["annotations"]
+    return {**obj, "metadata": meta}
+
+
+_SHORT = 40  # strings up to this length are interned: names, reasons, states, times repeat across objects
+_SHARED_MAX = 4096
+
+
+def compact(value: Any, shared: dict[str, Any]) -> Any:
+    """``value`` rebuilt to take less memory, equal to it: dict keys and short strings interned
+    (``json.loads`` makes new ones per document), and ``fieldsV1`` sets shared between objects
+    whose field ownership has the same shape (every InferenceService we apply has one).
+
+    At 10,000 services with their InferenceServices this halves the store. Stored objects are
+    read-only for everyone (as they always were): the shared parts must never be modified.
+    """
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if key == "managedFields" and isinstance(item, list):
+                out["managedFields"] = [_shared_fields(entry, shared) for entry in item]
+            else:
+                out[sys.intern(key)] = compact(item, shared)
+        return out
+    if isinstance(value, list):
+        return [compact(item, shared) for item in value]
+    if isinstance(value, str) and len(value) <= _SHORT:
+        return sys.intern(value)
+    return value
+
+
+def _shared_fields(entry: Any, shared: dict[str, Any]) -> Any:
+    if not isinstance(entry, dict) or not isinstance(entry.get("fieldsV1"), dict):
+        return compact(entry, shared)
+    fields = entry["fieldsV1"]
+    text = json.dumps(fields, sort_keys=True, separators=(",", ":"))
+    found = shared.get(text)
+    if found is None:
+        found = compact(fields, shared)
+        if len(shared) < _SHARED_MAX:
+            shared[text] = found
+    return {**{sys.intern(k): compact(v, shared) for k, v in entry.items() if k != "fieldsV1"}, "fieldsV1": found}
+
+
+def _ours(entry: dict[str, Any], field_managers: frozenset[str]) -> bool:
+    return entry.get("operation") == "Apply" and entry.get("manager") in field_managers
 
 
 def _rv(obj: dict[str, Any]) -> int | None:
@@ -86,7 +169,14 @@ class _Table:
 class Store:
     """Objects by resource, namespace and name, with named indexes per resource."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, field_managers: Iterable[str] | None = None, compact: bool = False) -> None:
+        """``field_managers``: keep only their apply entries of ``managedFields`` (None: keep all).
+
+        ``compact``: store objects in :func:`compact` form (the operator's store; see there).
+        """
+        self.field_managers = frozenset(field_managers) if field_managers is not None else None
+        self.compact = compact
+        self._shared: dict[str, Any] = {}
         self._tables: dict[ResourceRef, _Table] = defaultdict(_Table)
         self._listeners: list[Listener] = []
         self._versions: dict[ResourceRef, int] = defaultdict(int)
@@ -118,16 +208,19 @@ class Store:
         table = self._tables[ref]
         key = object_key(obj)
         old = table.objects.get(key)
-        if copy_obj:
-            obj = copy.deepcopy(obj)
-        obj.setdefault("apiVersion", ref.api_version)
-        obj.setdefault("kind", ref.kind)
         if old is not None:
             new_rv, old_rv = _rv(obj), _rv(old)
             if new_rv is not None and old_rv is not None and new_rv < old_rv:
                 return False
-            if old == obj:
-                return False
+        obj = slim(obj, self.field_managers)
+        if "apiVersion" not in obj or "kind" not in obj:
+            obj = {"apiVersion": ref.api_version, "kind": ref.kind, **obj}
+        if old is not None and old == obj:
+            return False
+        if self.compact:
+            obj = compact(obj, self._shared)  # new containers throughout: a copy too
+        elif copy_obj:
+            obj = copy.deepcopy(obj)
         table.put(obj)
         self._versions[ref] += 1
         for listener in self._listeners:

@@ -1,8 +1,8 @@
-"""kopf handlers: thin module-level functions that hand events to the runtime.
+"""kopf handlers: the login handler, which hands kopf's credentials to the runtime.
 
-No business branching here: the login handler turns kopf's connection info
-into our adapter's credentials, and one event handler per watched resource
-puts objects into the store. Everything else happens in the engine.
+kopf gives us login (in-cluster, kubeconfig, exec plugins) and the liveness
+probe; the watch streams that feed the store are the operator's own
+(:mod:`aim_core.operator.reflector`). Everything else happens in the engine.
 """
 
 from __future__ import annotations
@@ -50,19 +50,8 @@ def login(memo: kopf.Memo, logger: logging.Logger, **kwargs: Any) -> kopf.Connec
     return info
 
 
-async def on_event(event: dict[str, Any], body: kopf.Body, resource: kopf.Resource, memo: kopf.Memo, **_: Any) -> None:
-    """Keep the store in step with the watch stream.
-
-    Async on purpose: kopf runs sync handlers in a thread pool, and the store
-    and the work queue belong to the event loop.
-    """
-    memo.runtime.on_watch_event(resource.group, resource.version, resource.plural, event.get("type"), dict(body))
-
-
-def build_registry(resources: list[Any]) -> kopf.OperatorRegistry:
-    """A kopf registry with the login handler and one event handler per resource."""
+def build_registry() -> kopf.OperatorRegistry:
+    """A kopf registry with the login handler (kopf watches nothing for us)."""
     registry = kopf.OperatorRegistry()
     kopf.on.login(registry=registry, id="login")(login)
-    for ref in resources:
-        kopf.on.event(ref.group, ref.version, ref.plural, registry=registry, id=f"store-{ref.plural}")(on_event)
     return registry

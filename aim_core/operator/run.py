@@ -87,7 +87,7 @@ async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Rea
     metrics.watch_store(runtime.store, {c.resource: None for c in runtime.engine.controllers.values()})
     if on_runtime is not None:
         on_runtime(runtime)
-    registry = handlers.build_registry(runtime.watched())
+    registry = handlers.build_registry()
     kopf.on.startup(registry=registry, id="configure")(_configure_kopf)
     memo = kopf.Memo(runtime=runtime, login_override=login_override)
     crds_task = asyncio.create_task(readiness.watch_crds(lambda: runtime.ctx.kube))  # for /readyz

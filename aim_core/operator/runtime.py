@@ -1,9 +1,11 @@
-"""The running operator: kopf watches feed the store, the engine reconciles.
+"""The running operator: watch streams feed the store, the engine reconciles.
 
-kopf gives us login, resilient watch streams and the liveness probe; every
-watch event lands in :class:`~aim_core.store.Store` through one thin handler.
-The engine starts once the credentials are known and the store holds a full
-listing of every resource it reads (so planners never see a half-filled
+kopf gives us login. Every resource the controllers
+read is listed and then watched by a :class:`~aim_core.operator.reflector.Reflector`
+(Events once per involved kind), whose events land in
+:class:`~aim_core.store.Store` directly: no per-event handler machinery, no
+copy of what was just decoded. The engine starts once the credentials are
+known and every stream has listed once (so planners never see a half-filled
 cache), optionally only while this replica holds the leader lease.
 """
 
@@ -34,16 +36,15 @@ class Runtime:
 
     def __init__(self, settings: Settings, controllers: Iterable[Controller], plugins: Any) -> None:
         self.settings = settings
-        self.store = Store()
+        controllers = list(controllers)
+        # managedFields entries are kept only for our own applies (what needs_apply reads);
+        # objects are stored compacted (memory at 10,000 services: see aim_core.store.compact)
+        self.store = Store(field_managers={c.field_manager for c in controllers}, compact=True)
         self.ctx = Context(store=self.store, kube=None, plugins=plugins, operator_namespace=settings.operator_namespace)
         self.engine = Engine(self.ctx, controllers)
         self.credentials: asyncio.Future[Credentials] | None = None
         self.ready = asyncio.Event()
-        self._by_plural: dict[tuple[str, str, str], ResourceRef] = {}
-        self._filters: dict[ResourceRef, Any] = {}
-        for ref in self.watched():
-            self._by_plural[(ref.group, ref.version, ref.plural)] = ref
-            self._filters[ref] = self.engine.store_filter(ref)
+        self._filters: dict[ResourceRef, Any] = {ref: self.engine.store_filter(ref) for ref in self.watched()}
         involved: dict[ResourceRef, None] = {}
         for controller in self.engine.controllers.values():
             involved.update(dict.fromkeys(controller.event_sources()))
@@ -64,6 +65,11 @@ class Runtime:
         namespaces: list[str | None] = list(self.settings.namespaces) or [None]
         return [(ns, selector) for selector in self.events.selectors() for ns in namespaces]
 
+    def streams(self) -> list[tuple[ResourceRef, str | None]]:
+        """``(resource, namespace or None)`` of every object watch the operator opens (Events aside)."""
+        namespaces: list[str | None] = list(self.settings.namespaces) or [None]
+        return [(ref, ns) for ref in self.watched() for ns in (namespaces if ref.namespaced else [None])]
+
     # ------------------------------------------------------------- kopf side
 
     def set_credentials(self, creds: Credentials) -> None:
@@ -72,16 +78,25 @@ class Runtime:
         if not self.credentials.done():
             self.credentials.set_result(creds)
 
-    def on_watch_event(self, group: str, version: str, plural: str, event_type: str | None, body: dict[str, Any]) -> None:
-        ref = self._by_plural.get((group, version, plural))
-        if ref is None or not body.get("metadata", {}).get("name"):
+    # ---------------------------------------------------------- watch side
+
+    def on_watch_event(self, ref: ResourceRef, event_type: str, body: dict[str, Any]) -> None:
+        """One event of a stream: ``body`` was just decoded and is nobody else's, so it is stored as is."""
+        meta = body.get("metadata") or {}
+        if not meta.get("name"):
             return
         keep = self._filters.get(ref)
         if event_type == "DELETED" or (keep is not None and not keep(body)):
-            meta = body["metadata"]
             self.store.delete(ref, meta.get("namespace"), meta["name"])
         else:
-            self.store.upsert(ref, body)
+            self.store.upsert(ref, body, copy_obj=False)
+
+    def on_listing(self, ref: ResourceRef, namespace: str | None, items: list[dict[str, Any]]) -> None:
+        """A fresh listing of one stream: what it no longer holds leaves the store."""
+        keep = self._filters.get(ref)
+        if keep is not None:
+            items = [item for item in items if keep(item)]
+        self.store.replace_all(ref, items, {namespace} if namespace else None, copy_obj=False)
 
     # ------------------------------------------------------------ engine side
 
@@ -118,14 +133,7 @@ class Runtime:
         self.ctx.kube = Kube(creds, connections=3 * self.settings.workers + 2)  # status, Event, child per worker
         streams = [asyncio.create_task(r.run()) for r in self._make_reflectors()]
         try:
-            while True:
-                try:
-                    await self.sync()
-                    break
-                except Exception as exc:  # noqa: BLE001 - API not reachable yet: retry
-                    log.warning("initial listing failed (%s); retrying in 2s", exc)
-                    await asyncio.sleep(2)
-            for reflector in self.reflectors:
+            for reflector in self.reflectors:  # each retries its own listing until it succeeds
                 await reflector.listed.wait()
             self.ready.set()
             resync = asyncio.create_task(self._resync_forever())
@@ -145,17 +153,23 @@ class Runtime:
             await self.aclose()
 
     def _make_reflectors(self) -> list[Reflector]:
-        """The Event streams: listed and watched by us, as kopf has one field selector per resource."""
+        """One stream per watched resource (and namespace), one per involved kind of Events."""
+        kube = self.ctx.kube
+        missing = self.settings.resync_seconds or 600.0
+        self.reflectors = [
+            Reflector(kube, ref, namespace=ns, backoffs=ERROR_BACKOFFS, missing_retry=missing,
+                      on_list=lambda items, ref=ref, ns=ns: self.on_listing(ref, ns, items),
+                      on_event=lambda kind, body, ref=ref: self.on_watch_event(ref, kind, body))
+            for ref, ns in self.streams()
+        ]
         events = self.events
-        self.reflectors = []
-        if events is None:
-            return []
-        for namespace, selector in self.event_streams():
-            self.reflectors.append(Reflector(
-                self.ctx.kube, EVENTS, namespace=namespace, field_selector=selector, backoffs=ERROR_BACKOFFS,
-                on_list=lambda items, sel=selector: events.replace(sel, items),
-                on_event=events.apply,
-            ))
+        if events is not None:
+            for namespace, selector in self.event_streams():
+                self.reflectors.append(Reflector(
+                    kube, EVENTS, namespace=namespace, field_selector=selector, backoffs=ERROR_BACKOFFS,
+                    missing_retry=missing, on_list=lambda items, sel=selector: events.replace(sel, items),
+                    on_event=events.apply,
+                ))
         return self.reflectors
 
     async def _resync_forever(self) -> None:

@@ -1,5 +1,8 @@
 from aim_core.resources import RUNTIME_CONFIGS, SERVICES
 from aim_core.store import Store
+from aim_core.providers import ResourceRef
+
+ISVC = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", True)
 
 
 def obj(ns, name, rv="1", **spec):
@@ -50,3 +53,39 @@ def test_replace_all_drops_vanished_objects_only_in_listed_namespaces():
     assert store.get(SERVICES, "a", "kept") is not None
     assert store.get(SERVICES, "b", "other-ns") is not None
     assert SERVICES in store.synced
+
+
+def test_the_operator_store_keeps_only_what_readers_use_in_compact_form():
+    from aim_core.store import LAST_APPLIED
+
+    store = Store(field_managers={"aim-service-controller"}, compact=True)
+    fields = {"f:spec": {"f:predictor": {"f:model": {}}}}
+
+    def isvc(name):
+        return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+                "metadata": {"name": name, "namespace": "ns", "resourceVersion": "1",
+                             "annotations": {LAST_APPLIED: "{...}", "team": "a"},
+                             "managedFields": [
+                                 {"manager": "aim-service-controller", "operation": "Apply", "fieldsV1": dict(fields)},
+                                 {"manager": "aim-service-controller", "operation": "Update", "fieldsV1": {"f:x": {}}},
+                                 {"manager": "kserve", "operation": "Update", "fieldsV1": {"f:status": {}}}]},
+                "spec": {"predictor": {"model": {"runtime": "vllm"}}}}
+
+    store.upsert(ISVC, isvc("a"))
+    store.upsert(ISVC, isvc("b"))
+    a, b = store.get(ISVC, "ns", "a"), store.get(ISVC, "ns", "b")
+    assert a["metadata"]["annotations"] == {"team": "a"}
+    assert [(e["manager"], e["operation"]) for e in a["metadata"]["managedFields"]] == [
+        ("aim-service-controller", "Apply")]
+    assert a["spec"] == {"predictor": {"model": {"runtime": "vllm"}}}
+    assert a["metadata"]["managedFields"][0]["fieldsV1"] == fields
+    assert a["metadata"]["managedFields"][0]["fieldsV1"] is b["metadata"]["managedFields"][0]["fieldsV1"]
+    assert store.upsert(ISVC, isvc("a")) is False  # the same object again is no change
+
+
+def test_a_plain_store_keeps_objects_as_given():
+    store = Store()
+    obj = {"metadata": {"name": "a", "namespace": "ns",
+                        "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {}}]}}
+    store.upsert(ISVC, obj)
+    assert store.get(ISVC, "ns", "a")["metadata"]["managedFields"] == obj["metadata"]["managedFields"]

@@ -9,6 +9,7 @@ import httpx
 
 from aim_core.kube import Credentials, Kube
 from aim_core.operator.reflector import Reflector
+from aim_core.reconcile.errors import NetworkError
 from aim_core.resources import EVENTS
 from aim_core.store import Store
 from aim_core.testing.fixtures import Kube as Emulated
@@ -27,7 +28,7 @@ class Fed:
     def __init__(self, kube: Kube, **kwargs: Any) -> None:
         self.store = Store()
         self.reflector = Reflector(kube, EVENTS, field_selector="involvedObject.kind=Pod", on_list=self.on_list,
-                                   on_event=self.on_event, backoffs=[0.05], **kwargs)
+                                   on_event=self.on_event, backoffs=[0.01], **kwargs)
         self.task: asyncio.Task[None] | None = None
 
     def on_list(self, items: list[dict[str, Any]]) -> None:
@@ -99,14 +100,38 @@ async def test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone(kube
         await client.aclose()
 
 
-async def test_a_stream_that_fails_backs_off_and_lists_again(kube: Emulated, api: httpx.AsyncClient) -> None:
-    client = Kube(Credentials(server=kube.url))
-    fed = Fed(client)
+class Flaky:
+    """An API server that refuses the first listing and drops the first watch after one event."""
+
+    def __init__(self) -> None:
+        self.lists = 0
+        self.watches = 0
+
+    async def list_versioned(self, ref: Any, namespace: Any = None, **_: Any) -> tuple[list[dict[str, Any]], str]:
+        self.lists += 1
+        if self.lists == 1:
+            raise NetworkError("refused", "connection refused")
+        return [{**event("listed"), "metadata": {"name": "listed", "namespace": "ns1", "resourceVersion": "5"}}], "5"
+
+    async def watch(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
+        self.watches += 1
+        if self.watches == 1:
+            yield {"type": "ADDED", "object": {**event("streamed"),
+                                               "metadata": {"name": "streamed", "namespace": "ns1",
+                                                            "resourceVersion": "6"}}}
+            raise NetworkError("reset", "connection reset")
+        await asyncio.sleep(3600)
+        yield {}
+
+
+async def test_a_stream_that_fails_backs_off_and_lists_again() -> None:
+    flaky = Flaky()
+    fed = Fed(flaky)  # type: ignore[arg-type]
     fed.start()
     try:
-        await asyncio.wait_for(fed.reflector.listed.wait(), 5)
-        await client.aclose()  # every request of this client fails from now on
-        await until(lambda: fed.reflector.resource_version is None)  # it will list again
-        assert fed.task is not None and not fed.task.done()
+        await until(lambda: flaky.lists == 3)  # refused, listed, listed again after the dropped watch
+        await until(lambda: flaky.watches == 2)
+        assert fed.names() == ["listed"]  # the fresh listing is what holds: "streamed" is gone
+        assert fed.reflector.listed.is_set() and fed.task is not None and not fed.task.done()
     finally:
         await fed.stop()

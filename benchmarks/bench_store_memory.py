@@ -1,0 +1,139 @@
+"""Benchmark: the operator's memory with many objects in its store (issue 9: 10,000 under 200 MB RSS).
+
+    python benchmarks/bench_store_memory.py [--objects 10000] [--no-children]
+
+1. Capture real objects: the operator reconciles one AIMService against the API
+   emulator (created the way ``kubectl apply`` does, with its last-applied
+   annotation); the service as the server then holds it (status, finalizer,
+   managedFields of every writer) and its InferenceService are the templates.
+2. In a fresh interpreter per variant, build the operator's runtime (plugins,
+   controllers, store, indexes, engine) and feed it N copies of the service
+   (and N InferenceServices) through the watch path, ``Runtime.on_watch_event``,
+   as a stream would. Report the process's RSS before and after, with the
+   store slimming on (what the operator does) and off (everything kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import gc
+import json
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def capture() -> tuple[dict[str, Any], dict[str, Any]]:
+    import httpx
+    import kmock
+
+    from aim_core.api.crds import generate_crds
+    from aim_core.testing.emulator import declare_resources
+    from benchmarks import seed
+    from benchmarks.harness import OperatorThread, QuickServer, TimingEmulator
+
+    namespaces = seed.namespace_names(1)
+    em = declare_resources(TimingEmulator(timed=frozenset()), crds=generate_crds())
+    for obj in seed.cluster(namespaces, nodes=2, runtime_config=True, routing=False):
+        em.put_object(obj)
+    [(ns, name, isvc)] = seed.services(1, namespaces)
+    async with em, kmock.Server(em, server_cls=QuickServer):
+        url = str(em.url).rstrip("/")
+        op = OperatorThread(url, 2)
+        try:
+            await op.start()
+            await op.settle(em, timeout=60)
+            body = seed.service(name, ns)
+            body.setdefault("metadata", {}).setdefault("annotations", {})[LAST_APPLIED] = json.dumps(body)
+            async with httpx.AsyncClient(base_url=url) as client:
+                path = f"/apis/aim.eai.amd.com/v1alpha1/namespaces/{ns}/aimservices"
+                (await client.post(path, json=body, headers={"User-Agent": "kubectl/v1.31"})).raise_for_status()
+            deadline = time.monotonic() + 60
+            while em.get_object("inferenceservices", ns, isvc) is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            await op.settle(em, timeout=60)
+            return em.get_object("aimservices", ns, name), em.get_object("inferenceservices", ns, isvc)
+        finally:
+            await op.stop()
+
+
+def _renamed(obj: dict[str, Any], i: int, namespaces: int) -> dict[str, Any]:
+    copy_ = copy.deepcopy(obj)
+    meta = copy_["metadata"]
+    meta["name"] = f"{meta['name']}-{i:05}"
+    meta["namespace"] = f"bench-{i % namespaces:02}"
+    meta["uid"] = f"{i:08}-0000-0000-0000-000000000000"
+    meta["resourceVersion"] = str(1000 + i)
+    return copy_
+
+
+def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: bool, out: Any) -> None:
+    """In a fresh interpreter: the runtime's RSS empty, then with ``n`` services (and InferenceServices)."""
+    import aim_core.store as store_module
+    from aim_core.controllers import build_controllers
+    from aim_core.operator.runtime import Runtime
+    from aim_core.operator.settings import Settings
+    from aim_core.plugins import get_plugin_manager
+    from aim_core.resources import SERVICES
+
+    if not slim:  # everything kept as decoded (what the store did before)
+        store_module.slim = lambda obj, field_managers: obj  # type: ignore[assignment]
+        store_module.compact = lambda value, shared: copy.deepcopy(value)  # type: ignore[assignment]
+    pm = get_plugin_manager()
+    runtime = Runtime(Settings(), build_controllers(pm), pm)
+    isvc_ref = runtime.engine.controllers["service"].providers.runtime.resource
+    gc.collect()
+    empty = rss_mb()
+    for i in range(n):
+        # what a stream hands over: freshly decoded JSON, one object at a time
+        runtime.on_watch_event(SERVICES, "ADDED", json.loads(json.dumps(_renamed(service, i, 10))))
+        if isvc is not None:
+            child = _renamed(isvc, i, 10)
+            child["metadata"]["labels"] = {**child["metadata"].get("labels", {}),
+                                           "aim.eai.amd.com/service.name": service["metadata"]["name"] + f"-{i:05}"}
+            runtime.on_watch_event(isvc_ref, "ADDED", json.loads(json.dumps(child)))
+    gc.collect()
+    out.put({"slim": slim, "objects": runtime.store.count(SERVICES) + runtime.store.count(isvc_ref),
+             "rss_empty_mb": round(empty, 1), "rss_full_mb": round(rss_mb(), 1),
+             "queued_keys": runtime.engine.queue.pending()})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--objects", type=int, default=10_000, help="AIMServices in the store")
+    parser.add_argument("--no-children", action="store_true", help="no InferenceService per service")
+    args = parser.parse_args()
+    service, isvc = asyncio.run(capture())
+    sizes = {"service_json_bytes": len(json.dumps(service)), "isvc_json_bytes": len(json.dumps(isvc))}
+    print(f"captured: AIMService {sizes['service_json_bytes']} B of JSON "
+          f"({len(service['metadata'].get('managedFields') or [])} managedFields entries), "
+          f"InferenceService {sizes['isvc_json_bytes']} B")
+    ctx = multiprocessing.get_context("spawn")
+    for slim in (False, True):
+        out = ctx.Queue()
+        proc = ctx.Process(target=measure, args=(service, None if args.no_children else isvc, args.objects, slim, out))
+        proc.start()
+        result = out.get(timeout=600)
+        proc.join()
+        print(f"store slimming and compaction {'on ' if slim else 'off'}: {result['objects']} objects; RSS {result['rss_empty_mb']} MB "
+              f"empty -> {result['rss_full_mb']} MB full ({result['queued_keys']} keys queued)")
+
+
+if __name__ == "__main__":
+    main()
