@@ -28,6 +28,8 @@ from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from typing import Any
 
+import orjson
+
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile.plan import Desired, LabelPolicy
 
@@ -114,7 +116,7 @@ class AppliedForms:
 
     def __init__(self, limit: int = 100_000) -> None:
         self.limit = limit
-        self._forms: OrderedDict[Hashable, tuple[str, dict[str, Any]]] = OrderedDict()
+        self._forms: OrderedDict[Hashable, tuple[bytes, dict[str, Any]]] = OrderedDict()
 
     def remember(self, key: Hashable, body: Mapping[str, Any], stored: Mapping[str, Any]) -> None:
         """Record what the server stored (``stored``, its answer to the apply) of ``body``."""
@@ -233,5 +235,9 @@ def _has_path(obj: Any, path: tuple[str, ...]) -> bool:
     return True
 
 
-def fingerprint(obj: Mapping[str, Any]) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+def fingerprint(obj: Mapping[str, Any]) -> bytes:
+    """A canonical form of ``obj`` to compare with an earlier one (orjson: a quarter of json.dumps's cost)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # keys that are not strings, types orjson does not know: the standard library's form
+        return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
