@@ -107,8 +107,9 @@ async def test_an_interrupted_download_continues_where_it_stopped(tmp_path, s3, 
     assert result.code == 0, result.stderr
     assert (cache / "b.bin").read_bytes() == big
     assert not partial.exists()
-    # a.bin is not fetched again and b.bin only from where it stopped (plus listing and headers)
-    assert proxy.received < len(big) - kept + 64_000
+    # a.bin is not fetched again and b.bin only from where it stopped (plus listing, headers and, on a
+    # loaded machine, a retried request): far below a download from scratch (len(small) + len(big))
+    assert proxy.received < len(big) - kept + 256_000
     assert cluster.status("resume")["progress"]["percentage"] == 100
 
 
