@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -61,6 +62,7 @@ from aim_core.template.plan import decide, plan_template
 
 OUTPUT_LOG_LINES = 5000  # discovery prints one JSON document; keep all of it
 FAILURE_LOG_LINES = 50
+FAILURE_LOGS_KEPT = 1000  # failed discovery pods whose log tail is remembered (read once per pod, not per reconcile)
 
 BY_MODEL = "tpl:by-model"
 BY_CONFIG = "tpl:by-config"
@@ -187,6 +189,7 @@ class TemplateController(Controller):
         self.vendors = tuple(host.providers(plugins, "aim_gpu_vendors").values()) if plugins is not None else ()
         self.slots = slots or DiscoverySlots()
         self._store: Store | None = None
+        self._failure_logs: OrderedDict[str, str] = OrderedDict()  # pod uid -> its log tail
         self._gpus = _GpuCache()
 
     # ------------------------------------------------------------ indexes
@@ -308,13 +311,10 @@ class TemplateController(Controller):
                         changes["output"] = await ctx.kube.read_log(job_ns, done[-1]["metadata"]["name"],
                                                                     container=disc.CONTAINER,
                                                                     tail_lines=OUTPUT_LOG_LINES)
-                elif disc.job_finished(job) and not counted:
-                    logs = {}
-                    for pod in pods:
-                        if (pod.get("status") or {}).get("phase") == "Failed":
-                            logs[pod["metadata"]["name"]] = await ctx.kube.read_log(
-                                job_ns, pod["metadata"]["name"], container=disc.CONTAINER, tail_lines=FAILURE_LOG_LINES)
-                    changes["logs"] = logs
+                elif disc.job_finished(job):
+                    # Also once the failure is counted: the Job's failure may be seen before its pod is, and the
+                    # pod's log is what explains it (e.g. SourceNotFound). Each pod's log is read once.
+                    changes["logs"] = await self._logs_of_failed(ctx, job_ns, pods)
             except ApiError as exc:
                 if exc.status != 404:  # a pod already gone has nothing to say
                     changes["read_error"] = describe(exc)
@@ -324,6 +324,21 @@ class TemplateController(Controller):
             slot, detail = await self.slots.acquire(ctx, self.name, (ns, meta["name"]), decision.desired_job)
             changes["slot"], changes["slot_detail"] = slot, detail
         return attrs.evolve(observed, **changes) if changes else observed
+
+    async def _logs_of_failed(self, ctx: Context, namespace: str, pods: tuple[Obj, ...]) -> dict[str, str]:
+        logs: dict[str, str] = {}
+        for pod in pods:
+            if (pod.get("status") or {}).get("phase") != "Failed":
+                continue
+            meta = pod["metadata"]
+            key = meta.get("uid") or f"{namespace}/{meta['name']}"
+            if key not in self._failure_logs:
+                self._failure_logs[key] = await ctx.kube.read_log(
+                    namespace, meta["name"], container=disc.CONTAINER, tail_lines=FAILURE_LOG_LINES)
+                while len(self._failure_logs) > FAILURE_LOGS_KEPT:
+                    self._failure_logs.popitem(last=False)
+            logs[meta["name"]] = self._failure_logs[key]
+        return logs
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_template(obj, observed)

@@ -265,3 +265,35 @@ async def test_a_steady_template_reconcile_writes_nothing_and_reads_no_nodes(kub
     await operator.settle()
     assert kube.writes(since=mark) == 0, kube.calls[mark:]
     assert kube.count("list", "get", resource="nodes", since=mark) == 0
+
+
+async def test_a_failed_job_seen_before_its_pod_is_still_explained_by_the_pods_log(kube, api, cluster, operator):
+    await create(api, kube, template("late-pod"))
+    job = (await eventually(lambda: jobs_of(kube, "late-pod")))[0]
+    name = job["metadata"]["name"]
+    kube.put_object({**kube.get(JOB, NS, name), "status": {"failed": 1, "conditions": [
+        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+         "message": "Job has reached the specified backoff limit"}]}})
+
+    def counted():
+        t = kube.get(TPL, NS, "late-pod")
+        assert t["status"]["status"] == "Failed" and t["status"]["discovery"]["attempts"] == 1, t["status"]
+        return t
+
+    await eventually(counted)
+    # Only now does the pod show up (watch streams of Jobs and pods are not ordered with each other).
+    pod = f"{name}-x7k2p"
+    kube.set_log(NS, pod, "Repository Not Found for url: https://huggingface.co/org/x")
+    kube.put_object({"apiVersion": "v1", "kind": "Pod",
+                     "metadata": {"name": pod, "namespace": NS,
+                                  "labels": {**job["spec"]["template"]["metadata"]["labels"], "job-name": name}},
+                     "status": {"phase": "Failed", "containerStatuses": [{"name": "discovery", "state": {
+                         "terminated": {"exitCode": 1, "reason": "Error"}}}]}})
+
+    def explained():
+        t = kube.get(TPL, NS, "late-pod")
+        assert (condition(t, "DiscoveryPodsReady") or {}).get("reason") == "SourceNotFound", t["status"]
+        return t
+
+    t = await eventually(explained)
+    assert t["status"]["discovery"]["attempts"] == 1  # the failure is counted once
