@@ -87,6 +87,7 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
     """In a fresh interpreter: the runtime's RSS empty, then with ``n`` services (and InferenceServices)."""
     import aim_core.store as store_module
     from aim_core.controllers import build_controllers
+    from aim_core.kube import dumps, loads  # what the watch streams decode with (orjson)
     from aim_core.operator.runtime import Runtime
     from aim_core.operator.settings import Settings
     from aim_core.plugins import get_plugin_manager
@@ -94,7 +95,7 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
 
     if not slim:  # everything kept as decoded (what the store did before)
         store_module.slim = lambda obj, field_managers: obj  # type: ignore[assignment]
-        store_module.compact = lambda value, shared: copy.deepcopy(value)  # type: ignore[assignment]
+        store_module.compact = lambda value, shared: value  # type: ignore[assignment]
     pm = get_plugin_manager()
     runtime = Runtime(Settings(), build_controllers(pm), pm)
     isvc_ref = runtime.engine.controllers["service"].providers.runtime.resource
@@ -102,12 +103,12 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
     empty = rss_mb()
     for i in range(n):
         # what a stream hands over: freshly decoded JSON, one object at a time
-        runtime.on_watch_event(SERVICES, "ADDED", json.loads(json.dumps(_renamed(service, i, 10))))
+        runtime.on_watch_event(SERVICES, "ADDED", loads(dumps(_renamed(service, i, 10))))
         if isvc is not None:
             child = _renamed(isvc, i, 10)
             child["metadata"]["labels"] = {**child["metadata"].get("labels", {}),
                                            "aim.eai.amd.com/service.name": service["metadata"]["name"] + f"-{i:05}"}
-            runtime.on_watch_event(isvc_ref, "ADDED", json.loads(json.dumps(child)))
+            runtime.on_watch_event(isvc_ref, "ADDED", loads(dumps(child)))
     gc.collect()
     out.put({"slim": slim, "objects": runtime.store.count(SERVICES) + runtime.store.count(isvc_ref),
              "rss_empty_mb": round(empty, 1), "rss_full_mb": round(rss_mb(), 1),
