@@ -37,7 +37,7 @@ from aim_core.api.crds import generate_crds  # noqa: E402
 from aim_core.testing.emulator import declare_resources  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.harness import (  # noqa: E402
-    QUIET, LogCounter, OperatorThread, QuickServer, TimingEmulator, breakdown, operator_calls, thread_cpu)
+    QUIET, LogCounter, OperatorInfoLines, OperatorThread, QuickServer, TimingEmulator, breakdown, operator_calls, thread_cpu)
 from benchmarks.plantime import time_reconciles  # noqa: E402
 from benchmarks.report import check_targets, render, summary  # noqa: E402
 
@@ -102,13 +102,22 @@ class Benchmark:
         self.op: OperatorThread | None = None
 
     async def run(self) -> dict[str, Any]:
-        logs = LogCounter()
-        logging.getLogger().addHandler(logs)
+        logs, lines = LogCounter(), OperatorInfoLines()
+        root = logging.getLogger()
+        level = root.level
+        root.setLevel(min(level or logging.WARNING, logging.INFO))  # count INFO lines even when not shown
+        root.addHandler(logs)
+        root.addHandler(lines)
         try:
             results = await self._run()
         finally:
-            logging.getLogger().removeHandler(logs)
-        results["log"] = {"counts": dict(logs.counts), "first": logs.samples}
+            root.removeHandler(logs)
+            root.removeHandler(lines)
+            root.setLevel(level)
+        results["log"] = {"counts": dict(logs.counts), "first": logs.samples,
+                          "operator_info_lines": lines.total,
+                          "operator_info_lines_per_service": lines.total / self.cfg.services,
+                          "operator_info_lines_by_logger": dict(lines.by_logger), "operator_info_first": lines.samples}
         return results
 
     async def _run(self) -> dict[str, Any]:
@@ -116,6 +125,8 @@ class Benchmark:
         for obj in seed.cluster(self.namespaces, nodes=cfg.nodes, runtime_config=cfg.runtime_config,
                                 routing=cfg.routing):
             em.put_object(obj)
+        for crd in generate_crds():  # installed and Established, as in a cluster: /readyz reads them once
+            em.put_object({**crd, "status": {"conditions": [{"type": "Established", "status": "True"}]}})
         results: dict[str, Any] = {"config": attrs.asdict(cfg), "environment": _environment()}
         async with em, kmock.Server(em, server_cls=QuickServer):
             url = str(em.url).rstrip("/")
@@ -270,6 +281,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:  # INFO lines are counted (OperatorInfoLines), shown only with -v
+        handler.setLevel(logging.INFO if args.verbose else logging.WARNING)
     cfg = Config(
         services=args.services or (50 if args.quick else 1000),
         namespaces=args.namespaces or (5 if args.quick else 10),

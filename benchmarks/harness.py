@@ -276,3 +276,26 @@ def thread_cpu() -> tuple[float, float] | None:
         return main, other
     except (OSError, ValueError, AttributeError):
         return None
+
+
+class OperatorInfoLines(logging.Handler):
+    """Counts what the operator logs at INFO and above (records from its thread), by logger.
+
+    Issue 10's target: fewer than 5 lines per service at INFO, none per HTTP request.
+    """
+
+    def __init__(self, keep: int = 10) -> None:
+        super().__init__(level=logging.INFO)
+        self.total = 0
+        self.by_logger: Counter[str] = Counter()
+        self.samples: list[str] = []
+        self.keep = keep
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.threadName != "aim-operator":
+            return
+        self.total += 1
+        self.by_logger[record.name] += 1
+        if len(self.samples) < self.keep:
+            self.samples.append(f"{record.levelname} {record.name}: {record.getMessage()[:200]}")
+

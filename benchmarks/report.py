@@ -102,6 +102,10 @@ def render(results: dict[str, Any]) -> str:
                f"whole reconcile {pt['reconcile_requests_per_pass']}")
 
     log = results.get("log") or {}
+    if "operator_info_lines" in log:
+        out.append(f"\nOperator log lines at INFO and above: {log['operator_info_lines']} "
+                   f"({log['operator_info_lines_per_service']:.2f} per service; target under 5), by logger: "
+                   + ", ".join(f"{k}: {v}" for k, v in sorted(log["operator_info_lines_by_logger"].items())))
     if log.get("counts"):
         out.append("\nWarnings and errors logged during the run: "
                    + ", ".join(f"{k}: {v}" for k, v in sorted(log["counts"].items())))

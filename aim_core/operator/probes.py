@@ -33,7 +33,7 @@ class EndpointError(Exception):
 
 # How often the CRDs are read: until they are all Established, and after.
 CRD_POLL_UNREADY = 2.0
-CRD_POLL_READY = 60.0
+CRD_POLL_READY = 300.0
 INSTALL_HINT = ("install the CRDs with `kubectl apply -f aim_core/crds/aim.eai.amd.com_crds.yaml` "
                 "(or the chart's crds/)")
 
@@ -114,7 +114,10 @@ class Readiness:
                     else:
                         log.info("the CRDs of aim.eai.amd.com are Established")
                 self.crd_problems = found
-            await asyncio.sleep(CRD_POLL_READY if kube is not None and not self.crd_problems else CRD_POLL_UNREADY)
+            if kube is None:
+                await asyncio.sleep(0.1)  # not logged in yet: look as soon as the client is there
+            else:
+                await asyncio.sleep(CRD_POLL_UNREADY if self.crd_problems else CRD_POLL_READY)
 
 
 class Endpoints:
