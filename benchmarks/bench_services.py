@@ -125,8 +125,6 @@ class Benchmark:
         for obj in seed.cluster(self.namespaces, nodes=cfg.nodes, runtime_config=cfg.runtime_config,
                                 routing=cfg.routing):
             em.put_object(obj)
-        for crd in generate_crds():  # installed and Established, as in a cluster: /readyz reads them once
-            em.put_object({**crd, "status": {"conditions": [{"type": "Established", "status": "True"}]}})
         results: dict[str, Any] = {"config": attrs.asdict(cfg), "environment": _environment()}
         async with em, kmock.Server(em, server_cls=QuickServer):
             url = str(em.url).rstrip("/")

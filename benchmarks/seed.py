@@ -146,10 +146,19 @@ def cluster_runtime_config(routing: bool) -> dict[str, Any]:
     return {"apiVersion": API, "kind": "AIMClusterRuntimeConfig", "metadata": {"name": "default"}, "spec": spec}
 
 
+def crds() -> list[dict[str, Any]]:
+    """The AIM CRDs, installed and Established as in a cluster: the operator's /readyz reads them once at start."""
+    from aim_core.api.crds import generate_crds
+
+    return [{**crd, "status": {"conditions": [{"type": "Established", "status": "True"}]}}
+            for crd in generate_crds()]
+
+
 def cluster(namespaces: list[str], *, nodes: int = 4, runtime_config: bool = True,
             routing: bool = False) -> list[dict[str, Any]]:
     """Every object to seed, dependencies first."""
-    objects = [namespace(ns) for ns in namespaces]
+    objects = crds()
+    objects += [namespace(ns) for ns in namespaces]
     objects += [gpu_node(i) for i in range(nodes)]
     if runtime_config:
         objects.append(cluster_runtime_config(routing))
