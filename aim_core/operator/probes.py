@@ -33,7 +33,6 @@ class EndpointError(Exception):
 
 # How often the CRDs are read: until they are all Established, and after.
 CRD_POLL_UNREADY = 2.0
-CRD_POLL_READY = 300.0
 INSTALL_HINT = ("install the CRDs with `kubectl apply -f aim_core/crds/aim.eai.amd.com_crds.yaml` "
                 "(or the chart's crds/)")
 
@@ -93,7 +92,11 @@ class Readiness:
         return found
 
     async def watch_crds(self, client: Callable[[], Any]) -> None:
-        """Read the AIM CRDs now and then (often until all are Established) and keep the findings."""
+        """Read the AIM CRDs until all are Established, keeping the findings for ``/readyz``.
+
+        Then it stops: a ready operator sends no request for readiness (CRDs are not deleted
+        under a running operator in practice, and its watches report an API that goes away).
+        """
         while True:
             kube = client()
             if kube is not None:
@@ -114,10 +117,12 @@ class Readiness:
                     else:
                         log.info("the CRDs of aim.eai.amd.com are Established")
                 self.crd_problems = found
+                if not found:
+                    return
             if kube is None:
                 await asyncio.sleep(0.1)  # not logged in yet: look as soon as the client is there
             else:
-                await asyncio.sleep(CRD_POLL_UNREADY if self.crd_problems else CRD_POLL_READY)
+                await asyncio.sleep(CRD_POLL_UNREADY)
 
 
 class Endpoints:
