@@ -9,7 +9,7 @@ import sys
 from aim_core.cli.common import add_cluster_options, cluster_client, error, stderr_progress, stdout_console
 
 DEFAULT_SERVICE_ACCOUNT = "aim-engine-controller-manager"
-_MARKS = {"ok": ("OK", "green"), "warn": ("WARN", "yellow"), "fail": ("FAIL", "bold red")}
+_STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}  # by Finding.level; printed upper-case
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,12 +69,11 @@ def print_text(sections: list, code: int) -> None:
     console = stdout_console()
     counts = {"ok": 0, "warn": 0, "fail": 0}
     for section in sections:
-        word, style = _MARKS[section.level]
         console.print(f"[bold]{escape(section.title)}[/bold]", soft_wrap=True)
         for finding in section.findings:
             counts[finding.level] = counts.get(finding.level, 0) + 1
-            word, style = _MARKS.get(finding.level, (finding.level.upper(), ""))
-            console.print(f"  [{style}]{word:<4}[/{style}]  {escape(finding.message)}", soft_wrap=True)
+            style = _STYLES.get(finding.level, "bold")
+            console.print(f"  [{style}]{finding.level.upper():<4}[/{style}]  {escape(finding.message)}", soft_wrap=True)
             if finding.fix:
                 console.print(f"        fix: [cyan]{escape(finding.fix)}[/cyan]", soft_wrap=True)
     verdict = "all is well" if code == 0 else "something needs fixing"
