@@ -49,10 +49,17 @@ async def cluster_client(args: argparse.Namespace) -> AsyncIterator[Any]:
 
 
 def stdout_console() -> Any:
-    """A rich Console on stdout: colours on a terminal (unless NO_COLOR is set), plain text when piped."""
+    """A rich Console on stdout: colours on a terminal (unless NO_COLOR is set), plain text when piped.
+
+    Piped, lines are never cut or wrapped (rich would fit them to 80 columns), so a
+    script or ``grep`` sees whole lines.
+    """
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False)
+    console = Console(file=sys.stdout, highlight=False)
+    if not console.is_terminal:
+        console = Console(file=sys.stdout, highlight=False, width=1_000_000)
+    return console
 
 
 @contextlib.contextmanager
