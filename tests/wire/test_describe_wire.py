@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import pytest
 
@@ -110,3 +111,30 @@ async def test_the_namespace_defaults_to_the_contexts(kube, kubeconfig, capsys):
 async def test_an_unknown_context_exits_1(kube, kubeconfig, capsys, flag):
     assert await describe("x", flag, "nope") == 1
     assert "context nope" in capsys.readouterr().err
+
+
+async def test_colours_on_a_terminal_unless_no_color(kube, kubeconfig, monkeypatch):
+    import io
+    import sys
+
+    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
+                     "metadata": {"name": "bare", "namespace": NS}, "spec": {"model": {"name": "m"}},
+                     "status": {"status": "Failed", "conditions": [
+                         {"type": "Ready", "status": "False", "reason": "ReferenceNotFound", "message": "no m"}]}})
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setenv("TERM", "xterm-256color")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    for no_color, coloured in ((None, True), ("1", False)):
+        if no_color:
+            monkeypatch.setenv("NO_COLOR", no_color)
+        terminal = Terminal()
+        monkeypatch.setattr(sys, "stdout", terminal)
+        assert await describe("bare", "-n", NS) == 0
+        shown = terminal.getvalue()
+        assert "AIMService" in shown and "ReferenceNotFound" in shown
+        colour = re.search(r"\x1b\[[0-9;]*(?:3[0-7]|9[0-7]|38;[0-9;]+)m", shown)  # a foreground colour
+        assert bool(colour) is coloured, shown  # NO_COLOR keeps bold, drops colours (no-color.org)
