@@ -177,7 +177,7 @@ def _ident(obj: dict[str, Any]) -> str:
 # The summary: one row per AIMService
 # ---------------------------------------------------------------------------
 
-SUMMARY_COLUMNS = ("SERVICE", "TEMPLATE", "WHY", "STATUS", "WOULD APPLY")
+SUMMARY_COLUMNS = tuple(c.upper() for c in ("service", "template", "why", "status", "would apply"))
 
 _SELECTED = re.compile(r"selected (\S+) (\S+) \((?P<details>[^)]*)\)(?P<rest>.*)")
 _NAMED = re.compile(r"(\S+) (\S+) is Ready")
