@@ -85,10 +85,13 @@ async def diagnose(
 
     steps.append(("GPU nodes", gpus))
 
-    async def permissions() -> list[Finding]:
-        return await rbac_findings(cluster, operator_namespace, service_account, cluster_role, leader_role)
+    rbac_title = f"Operator RBAC ({operator_namespace}/{service_account})"
 
-    steps.append((f"Operator RBAC ({operator_namespace}/{service_account})", permissions))
+    async def permissions() -> list[Finding]:
+        report = None if on_step is None else (lambda done, total: on_step(f"{rbac_title}: {done}/{total} asked"))
+        return await rbac_findings(cluster, operator_namespace, service_account, cluster_role, leader_role, report)
+
+    steps.append((rbac_title, permissions))
 
     sections = []
     for title, run in steps:
@@ -102,13 +105,17 @@ async def diagnose(
     return sections
 
 
-async def rbac_findings(cluster: Any, namespace: str, account: str, cluster_role: str, leader_role: str) -> list[Finding]:
-    """Ask SubjectAccessReviews; when that is not allowed, compare the roles in the cluster."""
+async def rbac_findings(cluster: Any, namespace: str, account: str, cluster_role: str, leader_role: str,
+                        report: Callable[[int, int], None] | None = None) -> list[Finding]:
+    """Ask SubjectAccessReviews; when that is not allowed, compare the roles in the cluster.
+
+    :param report: called with (reviews answered, reviews to ask) as answers come (progress).
+    """
     cluster_rules, leader_rules = rbac.required_rules()
     wanted = rbac.permissions(cluster_rules) + rbac.permissions(leader_rules, namespace)
     who = f"{namespace}/{account}"
     try:
-        denied = await rbac.review(cluster, wanted, namespace, account)
+        denied = await rbac.review(cluster, wanted, namespace, account, progress=report)
     except ApiError as exc:
         if exc.status not in (401, 403, 404):
             raise

@@ -18,7 +18,7 @@ Two ways to look, best first:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
@@ -94,19 +94,24 @@ def service_account_user(namespace: str, name: str) -> tuple[str, list[str]]:
 
 
 async def review(cluster: Any, wanted: Sequence[Permission], namespace: str, account: str,
-                 progress: Any = None) -> list[Permission]:
+                 progress: Callable[[int, int], None] | None = None) -> list[Permission]:
     """The permissions in ``wanted`` that SubjectAccessReviews deny the ServiceAccount.
 
     Raises the API error of the first review when the caller may not create them.
+
+    :param progress: called with (answered, total) after each answer.
     """
     user, groups = service_account_user(namespace, account)
     limit = asyncio.Semaphore(8)
+    answered = 0
 
     async def ask(permission: Permission) -> bool:
+        nonlocal answered
         async with limit:
             answer = await cluster.create(SUBJECT_ACCESS_REVIEWS, review_body(permission, user, groups))
+        answered += 1
         if progress is not None:
-            progress()
+            progress(answered, len(wanted))
         return bool((answer.get("status") or {}).get("allowed"))
 
     first = await ask(wanted[0]) if wanted else True

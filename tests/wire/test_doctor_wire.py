@@ -85,8 +85,18 @@ async def test_a_healthy_cluster_passes_every_check(cluster, access_reviews, cap
     assert "0 failed, 0 warning(s)" in out
 
 
-async def test_json_output_lists_every_check_with_its_level(cluster, capsys):
+async def test_json_output_lists_every_check_with_its_level(cluster, capsys, monkeypatch):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
     assert await doctor("-o", "json") == 0
+    assert "checking the cluster: Operator RBAC" in terminal.getvalue()  # progress: on a terminal's stderr only
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is True
     titles = [s["title"] for s in report["sections"]]
