@@ -258,3 +258,17 @@ async def _delete(kube, name: str, resource: str = "customresourcedefinitions") 
     async with httpx.AsyncClient(base_url=kube.url) as client:
         response = await client.delete(kube.path(str(res.plural if res.group == "" else f"{res.group}/{res.version}/{res.plural}"), None, name))
         assert response.status_code == 200, response.text
+
+
+async def test_a_gateway_that_routing_names_but_does_not_exist_warns(cluster, capsys):
+    cluster.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
+                        "metadata": {"name": "default"},
+                        "spec": {"routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "edge"}}}})
+    assert await doctor() == 0
+    out = capsys.readouterr().out
+    assert "WARN  Gateway edge/gw does not exist; routing of AIMClusterRuntimeConfig default points at it" in out
+    cluster.put_object({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
+                        "metadata": {"name": "gw", "namespace": "edge"},
+                        "spec": {"gatewayClassName": "x", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}})
+    assert await doctor() == 0
+    assert "Gateway edge/gw" not in capsys.readouterr().out
