@@ -74,7 +74,7 @@ def project_crd_findings(live: Mapping[str, Mapping[str, Any] | None], wanted: S
         established = _condition(have, "Established")
         if established is None or established.get("status") != "True":
             unready.append(name)
-        if _versions(have) != _versions(crd):
+        if not _covers(_versions(have), _versions(crd)):
             outdated.append(name)
     findings = []
     if missing:
@@ -92,13 +92,24 @@ def project_crd_findings(live: Mapping[str, Mapping[str, Any] | None], wanted: S
 
 
 def _versions(crd: Mapping[str, Any]) -> dict[str, Any]:
-    """What must match: per version, served, storage, schema and subresources."""
+    """What must match, per version: served, storage, schema, subresources, printer columns."""
     return {
-        v.get("name"): (bool(v.get("served", True)), bool(v.get("storage")),
-                        (v.get("schema") or {}).get("openAPIV3Schema"), v.get("subresources") or {},
-                        v.get("additionalPrinterColumns") or [])
+        v.get("name"): {"served": bool(v.get("served", True)), "storage": bool(v.get("storage")),
+                        "schema": (v.get("schema") or {}).get("openAPIV3Schema") or {},
+                        "subresources": v.get("subresources") or {},
+                        "columns": v.get("additionalPrinterColumns") or []}
         for v in (crd.get("spec") or {}).get("versions") or ()
     }
+
+
+def _covers(live: Any, wanted: Any) -> bool:
+    """Whether ``live`` holds everything of ``wanted``: fields the API server adds when it stores a CRD
+    (defaults) do not make it differ; a field missing or changed does."""
+    if isinstance(wanted, Mapping):
+        return isinstance(live, Mapping) and all(k in live and _covers(live[k], v) for k, v in wanted.items())
+    if isinstance(wanted, list):
+        return isinstance(live, list) and len(live) == len(wanted) and all(map(_covers, live, wanted))
+    return live == wanted
 
 
 def _condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
