@@ -3,12 +3,16 @@
 Plugins import only the names listed in ``__all__``.
 """
 
+from aim_core.doctor.crds import check_crd
 from aim_core.durations import to_gateway_duration
 from aim_core.health import Category, Health, State
 from aim_core.hookspecs import hookimpl
 from aim_core.inspect import inspect_job, inspect_pods, inspect_pvc
 from aim_core.providers import (
     Autoscaler,
+    ClusterReader,
+    DoctorCheck,
+    Finding,
     GpuDevice,
     GpuVendor,
     KubeObject,
@@ -39,6 +43,9 @@ __all__ = [
     "Autoscaler",
     "Category",
     "Challenge",
+    "ClusterReader",
+    "DoctorCheck",
+    "Finding",
     "GpuDevice",
     "GpuVendor",
     "Health",
@@ -61,6 +68,7 @@ __all__ = [
     "RuntimeRequest",
     "ScalingRequest",
     "State",
+    "check_crd",
     "credentials_for",
     "hookimpl",
     "inspect_job",

@@ -1,4 +1,4 @@
-"""Hook specifications: the five capabilities a plugin can provide.
+"""Hook specifications: the six capabilities a plugin can provide.
 
 Every hook name starts with ``aim_``. Provider hooks return objects that the
 host selects by ``name`` (see :mod:`aim_core.plugins`); duplicates are
@@ -19,7 +19,7 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 if TYPE_CHECKING:
-    from aim_core.providers import Autoscaler, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
+    from aim_core.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
 
 
 # ---------------------------------------------------------------------------
@@ -97,4 +97,20 @@ def aim_gpu_vendors() -> Iterable[GpuVendor]:
     A vendor reads GPU models, counts, VRAM and resource names from a Node's
     labels, and knows its model names, their preference order and the node
     affinity that pins pods to them. Return an empty iterable for none.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Cluster checks
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def aim_doctor_checks() -> Iterable[DoctorCheck]:
+    """Return the checks ``aim-engine doctor`` runs for what this plugin needs from a cluster.
+
+    A check reads the cluster (third-party CRDs installed, Established and
+    serving the version the plugin builds; their controllers' settings) and
+    returns findings, each failure with the command that fixes it.
+    Return an empty iterable when the plugin needs nothing from the cluster.
     """

@@ -35,7 +35,7 @@ from typing import Any
 import pluggy
 
 from aim_core import hookspecs, metrics
-from aim_core.providers import Autoscaler, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
+from aim_core.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -66,6 +66,7 @@ _PROTOCOLS: Mapping[str, type] = {
     "aim_route_builders": RouteBuilder,
     "aim_autoscalers": Autoscaler,
     "aim_gpu_vendors": GpuVendor,
+    "aim_doctor_checks": DoctorCheck,
 }
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -247,3 +247,65 @@ class RegistryClient(Protocol):
 
     async def list_tags(self, repository: str, credentials: RegistryCredentials | None) -> list[str]:
         """All tags of ``repository``."""
+
+
+# ---------------------------------------------------------------------------
+# Cluster checks (``aim-engine doctor``)
+# ---------------------------------------------------------------------------
+
+OK = "ok"
+WARN = "warn"
+FAIL = "fail"
+
+
+@attrs.frozen
+class Finding:
+    """One result of a cluster check, as ``aim-engine doctor`` prints it.
+
+    ``level`` is :data:`OK`, :data:`WARN` (works, but something a user may
+    hit) or :data:`FAIL` (AIM services will not work). ``fix`` says how to
+    put it right: the exact command, or a link to the docs.
+    """
+
+    level: str
+    message: str
+    fix: str = ""
+
+    @classmethod
+    def ok(cls, message: str) -> Finding:
+        return cls(OK, message)
+
+    @classmethod
+    def warn(cls, message: str, fix: str = "") -> Finding:
+        return cls(WARN, message, fix)
+
+    @classmethod
+    def fail(cls, message: str, fix: str = "") -> Finding:
+        return cls(FAIL, message, fix)
+
+
+@runtime_checkable
+class ClusterReader(Protocol):
+    """Read-only access to the cluster a check looks at.
+
+    Failures raise :class:`aim_core.reconcile.errors.ApiError` (the server
+    refused, e.g. ``status == 403``) or ``NetworkError``; the doctor turns a
+    raising check into a finding of its own.
+    """
+
+    async def get(self, ref: ResourceRef, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """One object, ``None`` when it does not exist."""
+
+    async def list(self, ref: ResourceRef, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Every object of a resource (in one namespace, or all)."""
+
+
+@runtime_checkable
+class DoctorCheck(Protocol):
+    """Checks what a plugin needs from the cluster (third-party CRDs, their configuration)."""
+
+    name: str
+    title: str  # the heading its findings are printed under, e.g. "KServe"
+
+    async def run(self, cluster: ClusterReader) -> Sequence[Finding]:
+        """What is there and what is missing, each missing thing with its fix."""

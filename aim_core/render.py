@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +98,13 @@ async def render(
     operator_namespace: str = "aim-system",
     now: datetime.datetime | None = None,
     gpu_preference: Sequence[str] = (),
+    on_object: Callable[[str, int], None] | None = None,
 ) -> list[Rendered]:
     """Plan every object in ``docs`` as the operator would, without a cluster.
 
     :param gpu_preference: the operator's ``--gpu-preference`` (GPU models best first).
+    :param on_object: called before each object is planned with its ``Kind ns/name`` and
+        the number of objects to plan in all (progress).
     """
     from aim_core.operator.settings import Settings
 
@@ -125,8 +129,11 @@ async def render(
     ctx = Context(store=store, kube=OfflineKube(), plugins=plugins, operator_namespace=operator_namespace,
                   extras={"offline": True})  # observe steps ask no registry either
     out: list[Rendered] = []
+    total = sum(len(store.list(c.resource)) for c in controllers)
     for controller in controllers:
         for obj in sorted(store.list(controller.resource), key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"])):
+            if on_object is not None:
+                on_object(_ident(obj), total)
             observed = await controller.observe(ctx, obj)
             plan = controller.plan(obj, observed)
             issues = list(plan.issues)
@@ -146,8 +153,7 @@ def format_rendered(results: Sequence[Rendered], *, explain: bool = False, only_
         kind = r.obj["kind"]
         if only_kinds and kind not in only_kinds:
             continue
-        meta = r.obj["metadata"]
-        ident = f"{kind} {meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta['name']}"
+        ident = _ident(r.obj)
         header = [f"# ---- {ident}: status {r.status.get('status', '-')}"]
         if explain:
             header += [f"#   {line}" for note in r.notes for line in note.splitlines()]
@@ -160,3 +166,79 @@ def format_rendered(results: Sequence[Rendered], *, explain: bool = False, only_
             chunks.append(f"# {ident} applies {child['kind']} {cmeta.get('namespace', '')}/{cmeta['name']}\n"
                           + yaml.safe_dump(child, sort_keys=False))
     return "---\n".join(chunks)
+
+
+def _ident(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    return f"{obj.get('kind')} {meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta['name']}"
+
+
+# ---------------------------------------------------------------------------
+# The summary: one row per AIMService
+# ---------------------------------------------------------------------------
+
+SUMMARY_COLUMNS = tuple(c.upper() for c in ("service", "template", "why", "status", "would apply"))
+
+_SELECTED = re.compile(r"selected (\S+) (\S+) \((?P<details>[^)]*)\)(?P<rest>.*)")
+_NAMED = re.compile(r"(\S+) (\S+) is Ready")
+
+
+@attrs.frozen
+class ServiceSummary:
+    """What ``render`` concluded for one AIMService."""
+
+    service: str  # ns/name
+    template: str  # the chosen template's name, "-" for none
+    why: str  # why that template (or why none)
+    status: str
+    applies: tuple[str, ...]  # "Kind name" of each object the operator would apply, then "delete Kind ns/name"
+
+    def row(self) -> tuple[str, str, str, str, str]:
+        return (self.service, self.template, self.why, self.status, ", ".join(self.applies) or "-")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"service": self.service, "template": self.template, "why": self.why, "status": self.status,
+                "applies": list(self.applies)}
+
+
+def summarize(results: Sequence[Rendered]) -> list[ServiceSummary]:
+    """One :class:`ServiceSummary` per AIMService in ``results``, in their order."""
+    rows = []
+    for r in results:
+        if r.obj.get("kind") != "AIMService":
+            continue
+        meta = r.obj["metadata"]
+        template = (r.status.get("resolvedTemplate") or {}).get("name") or "-"
+        applies = tuple(f"{c['kind']} {c['metadata']['name']}" for c in r.apply) + tuple(f"delete {d}" for d in r.delete)
+        rows.append(ServiceSummary(f"{meta.get('namespace')}/{meta['name']}", template, _why(r, template),
+                                   r.status.get("status") or "-", applies))
+    return rows
+
+
+def _why(r: Rendered, template: str) -> str:
+    note = next((n.split(": ", 1)[1] for n in r.notes if n.startswith("template: ")), "")
+    note = note.removeprefix("Resolved: ")
+    if m := _SELECTED.match(note):
+        return f"auto-selected ({m['details']}){m['rest']}"
+    if _NAMED.match(note):
+        return "named in spec.template"
+    if template != "-" and not note:
+        return "resolved earlier (status.resolvedTemplate)"
+    condition = next((c for c in r.status.get("conditions") or () if c.get("type") == "TemplateReady"), None)
+    if condition is not None and condition.get("status") != "True":
+        return f"{condition.get('reason')}: {condition.get('message')}"
+    return note or "-"
+
+
+def format_table(rows: Sequence[Sequence[str]], prefix: str = "") -> str:
+    """Rows (the first being the header) as aligned plain-text columns, each line starting with ``prefix``."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "".join(f"{prefix}{line}\n" for line in lines)
+
+
+def format_summary(summary: Sequence[ServiceSummary], prefix: str = "") -> str:
+    """The summary table as plain text (``prefix="# "`` makes it YAML comments)."""
+    if not summary:
+        return f"{prefix}no AIMService in the input\n"
+    return format_table([SUMMARY_COLUMNS, *(s.row() for s in summary)], prefix)

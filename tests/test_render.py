@@ -86,3 +86,70 @@ def test_render_model_sources_offline_creates_explicit_images_and_lists_no_regis
     multi = reports["AIMClusterModelSource multi-registry-models"]
     filters = next(c for c in multi["conditions"] if c["type"] == "FiltersReady")
     assert multi["status"] == "Failed" and "NotListedOffline" in filters["message"]
+
+
+def test_yaml_output_starts_with_the_summary_as_comments(capsys):
+    assert main(["render", "-f", str(ROOT / "examples")]) == 0
+    out = capsys.readouterr().out
+    head = out.split("\n\n", 1)[0].splitlines()
+    assert head[0].split() == ["#", "SERVICE", "TEMPLATE", "WHY", "STATUS", "WOULD", "APPLY"]
+    chat = next(line for line in head if "ml-team/qwen-chat " in line)
+    assert "amdenterpriseai-aim-qwen-qwen3-32b-0-8-5-1x-mi300x-lat-fp8-31dd" in chat
+    assert "auto-selected (optimized, MI300X, latency, fp8) over 1 other candidate" in chat
+    assert "Starting" in chat and "HTTPRoute qwen-chat-a04542d9, InferenceService qwen-chat-a04542d9" in chat
+    named = next(line for line in head if "ml-team/qwen-batch " in line)
+    assert "named in spec.template" in named
+    assert len(head) == 1 + 5  # the header and the five services of examples/
+    assert all(line.startswith("#") for line in head)
+    documents(out)  # still one valid YAML stream
+
+
+def test_summary_output_is_only_the_table_and_says_why_no_template(capsys, tmp_path):
+    for f in (ROOT / "examples").glob("*.yaml"):
+        if f.name != "nodes.yaml":
+            shutil.copy(f, tmp_path / f.name)
+    assert main(["render", "-f", str(tmp_path), "-o", "summary"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:2] == ["SERVICE", "TEMPLATE"] and len(lines) == 6
+    chat = next(line for line in lines if line.startswith("ml-team/qwen-chat "))
+    assert chat.split()[1] == "-"
+    assert "TemplateNotFound: no template's GPU (MI300X, MI325X) is present in the cluster" in chat
+    assert "Pending" in chat and "InferenceService" not in chat  # nothing to run it on
+
+
+def test_json_output_is_one_object_with_the_summary_and_the_objects(capsys):
+    import json
+
+    assert main(["render", "-f", str(ROOT / "examples"), "-o", "json", "--kind", "AIMService", "--explain"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    summary = {row["service"]: row for row in report["summary"]}
+    assert summary["ml-team/qwen-chat"]["applies"] == ["HTTPRoute qwen-chat-a04542d9",
+                                                       "InferenceService qwen-chat-a04542d9"]
+    assert {o["kind"] for o in report["objects"]} == {"AIMService"}
+    chat = next(o for o in report["objects"] if o["name"] == "qwen-chat")
+    assert chat["status"]["status"] == "Starting" and chat["notes"]
+    assert [c["kind"] for c in chat["apply"]] == ["HTTPRoute", "InferenceService"]
+
+
+def test_input_without_services_says_so_in_the_summary(capsys):
+    assert main(["render", "-f", str(ROOT / "examples" / "model-sources.yaml"), "-o", "summary"]) == 0
+    assert capsys.readouterr().out == "no AIMService in the input\n"
+
+
+def test_progress_goes_to_a_terminal_stderr_only(capsys, monkeypatch):
+    import io
+    import sys
+
+    assert main(["render", "-f", str(ROOT / "examples"), "-o", "summary"]) == 0
+    assert capsys.readouterr().err == ""  # piped or captured: silent
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["render", "-f", str(ROOT / "examples"), "-o", "summary"]) == 0
+    shown = terminal.getvalue()
+    assert "planning" in shown and "(of 18)" in shown  # the display ends on the last object of the 18
+    assert "planning" not in capsys.readouterr().out

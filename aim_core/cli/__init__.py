@@ -10,6 +10,8 @@ stay quick:
 ``crds``, ``plugins``     :mod:`aim_core.cli.info` -- what this installation serves
 ``render``                :mod:`aim_core.cli.render` -- the planners over files, offline
 ``tags``, ``inspect``     :mod:`aim_core.cli.registry` -- registries, through the controller code
+``doctor``                :mod:`aim_core.cli.doctor` -- is the cluster ready, and how to fix it
+``describe``              :mod:`aim_core.cli.describe` -- one service's chain, live
 ``artifact``              :mod:`aim_core.cli.artifact` -- the downloader Jobs' entrypoints
 ========================  ===============================================================
 """
@@ -21,12 +23,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from aim_core.cli import artifact, info, registry, render, run
+from aim_core.cli import artifact, describe, doctor, info, registry, render, run
 
 __all__ = ["build_parser", "main"]
 
 # Order of the subcommands in ``aim-engine --help``.
-_COMMANDS = (info, render, registry, artifact, run)
+_COMMANDS = (info, render, registry, doctor, describe, artifact, run)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aim_core.cli.common import error
+from aim_core.cli.common import error, stderr_progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,10 +32,11 @@ def tags(args: argparse.Namespace) -> int:
     from aim_core.plugins import get_plugin_manager
 
     try:
-        selector, result = asyncio.run(preview(
-            get_plugin_manager(), args.repo, registry=args.registry, versions=args.versions or (),
-            exclude=args.exclude or (), docker_config=args.pull_secret,
-        ))
+        with stderr_progress("listing", total=None) as step:
+            selector, result = asyncio.run(preview(
+                get_plugin_manager(), args.repo, registry=args.registry, versions=args.versions or (),
+                exclude=args.exclude or (), docker_config=args.pull_secret, on_request=step,
+            ))
     except (OSError, ValueError) as exc:  # unreadable --pull-secret file or docker config
         error(str(exc))
         return 2

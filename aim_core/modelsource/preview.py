@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,12 @@ async def preview(
     versions: Sequence[str] = (),
     exclude: Sequence[str] = (),
     docker_config: str | None = None,
+    on_request: Callable[[str], None] | None = None,
 ) -> tuple[Selector, SelectorResult]:
-    """List and match one ``spec.filters`` entry as the controller would."""
+    """List and match one ``spec.filters`` entry as the controller would.
+
+    :param on_request: called with what is about to be listed (``tags of docker.io/org/repo``), for progress.
+    """
     from aim_core.registry import close_clients, credentials_for
     from aim_core.modelsource.runner import RegistryCatalog
 
@@ -46,10 +50,28 @@ async def preview(
         return credentials_for(host, secrets)
 
     try:
-        [result] = await sync_selectors([selector], RegistryCatalog(plugins), credentials)
+        catalog: Any = RegistryCatalog(plugins)
+        if on_request is not None:
+            catalog = _Reporting(catalog, on_request)
+        [result] = await sync_selectors([selector], catalog, credentials)
     finally:
         await close_clients(plugins)
     return selector, result
+
+
+class _Reporting:
+    """A registry catalog that says what it lists before listing it."""
+
+    def __init__(self, catalog: Any, report: Callable[[str], None]) -> None:
+        self.catalog, self.report = catalog, report
+
+    async def list_tags(self, registry: str, repository: str, credentials: RegistryCredentials | None) -> list[str]:
+        self.report(f"tags of {registry}/{repository}")
+        return await self.catalog.list_tags(registry, repository, credentials)
+
+    async def list_repositories(self, registry: str, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
+        self.report(f"repositories {registry}/{pattern}")
+        return await self.catalog.list_repositories(registry, pattern, credentials)
 
 
 def format_preview(selector: Selector, result: SelectorResult, *, as_json: bool = False) -> str:

@@ -75,3 +75,21 @@ def test_an_unreadable_pull_secret_file_is_an_error_not_a_traceback(registries, 
 
     assert code == 2
     assert "missing.json" in capsys.readouterr().err
+
+
+def test_a_terminal_stderr_shows_what_is_being_listed_and_a_pipe_sees_nothing(registries, capsys, monkeypatch):
+    import io
+    import sys
+
+    assert cli.main(["tags", "amdenterpriseai/aim-*", "--versions", "~0.8.0"]) == 0
+    assert capsys.readouterr().err == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert cli.main(["tags", "amdenterpriseai/aim-*", "--versions", "~0.8.0"]) == 0
+    assert "listing: tags of docker.io/amdenterpriseai/" in terminal.getvalue()  # the last listing is shown at the end
+    assert all(line.startswith("amdenterpriseai/") for line in capsys.readouterr().out.splitlines())

@@ -17,6 +17,7 @@ says what it adds and where it deliberately differs from a real server:
 * :mod:`~aim_core.testing.emulator.patches` -- merge, JSON and strategic merge patches;
 * :mod:`~aim_core.testing.emulator.selectors` -- label and field selectors;
 * :mod:`~aim_core.testing.emulator.errors` -- ``Status`` error bodies with the real reasons;
+* :mod:`~aim_core.testing.emulator.access` -- SubjectAccessReviews answered from the stored RBAC;
 * :mod:`~aim_core.testing.emulator.calls` -- the call log (:class:`ApiCall`);
 * :mod:`~aim_core.testing.emulator.declarations` -- the resources served.
 

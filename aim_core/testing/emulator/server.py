@@ -17,7 +17,9 @@ the fields the API server supports for them.
 Deliberate differences from a real server, kept for test speed and simplicity:
 
 * No schema validation (pruning and defaulting are done, see
-  :mod:`~aim_core.testing.emulator.schemas`), admission, RBAC, pagination;
+  :mod:`~aim_core.testing.emulator.schemas`), admission, pagination; RBAC
+  only answers SubjectAccessReviews (:mod:`~aim_core.testing.emulator.access`)
+  and never refuses a request;
   objects may be created in namespaces that do not exist (but not in one being deleted).
 * Writes happen in kmock's fallback reactions, so a test reaction that answers
   a write (``kube['patch'] << 500``) also prevents the write, like a failing
@@ -37,6 +39,7 @@ import attrs
 import kmock
 import yaml
 
+from aim_core.testing.emulator.access import ACCESS_REVIEWS, review
 from aim_core.testing.emulator.calls import READ_VERBS, WRITE_VERBS, ApiCall, classify, content_type, header
 from aim_core.testing.emulator.errors import api_error, not_found
 from aim_core.testing.emulator.fieldsets import flatten, merge_applied, reapply
@@ -97,7 +100,7 @@ class Emulator(Storage):
     # ----------------------------------------------------------------- reads
 
     async def _serve_list(self, request: kmock.Request) -> Any:
-        res, info = self._declared(request)
+        res, info = self._declared(request, "list")
         check_field_selector(res, request.params.get("fieldSelector"))
         match = request_matcher(request.params)
         items = [obj for obj in self._live_objects(res, self._scope(info, request.namespace)) if match(obj)]
@@ -105,7 +108,7 @@ class Emulator(Storage):
                 "metadata": {"resourceVersion": str(self._rv)}, "items": items}
 
     async def _serve_fetch(self, request: kmock.Request) -> Any:
-        res, info = self._declared(request)
+        res, info = self._declared(request, "get")
         key = self._key(res, info, request)
         obj = self._live(key)
         if obj is None:
@@ -117,7 +120,7 @@ class Emulator(Storage):
         return obj
 
     async def _serve_watch(self, request: kmock.Request) -> Any:
-        res, info = self._declared(request)
+        res, info = self._declared(request, "watch")
         since = request.params.get("resourceVersion") or "0"
         if not since.isdigit():
             raise api_error(400, "BadRequest", f"invalid resourceVersion: {since!r}")
@@ -179,6 +182,8 @@ class Emulator(Storage):
     async def _serve_create(self, request: kmock.Request) -> Any:
         res, info = self._declared(request)
         obj = self._body(request)
+        if res == ACCESS_REVIEWS:  # answered, never stored
+            return kmock.Response(status=201, payload=review(self, obj))
         meta = obj.setdefault("metadata", {})
         namespace = self._namespace(info, request.namespace, meta)
         name = meta.get("name") or (meta.get("generateName") and meta["generateName"] + suffix())
@@ -290,12 +295,15 @@ class Emulator(Storage):
 
     # ----------------------------------------------------------------- request parsing
 
-    def _declared(self, request: kmock.Request) -> tuple[kmock.resource, kmock.ResourceInfo]:
+    def _declared(self, request: kmock.Request, verb: str | None = None) -> tuple[kmock.resource, kmock.ResourceInfo]:
         res = request.resource
         if res is None or not res.plural or res not in self.resources:
             raise api_error(404, "NotFound", "the server could not find the requested resource "
                             "(declare it: declare_resources(emulator, extra={'group/v1/plural': {...}}))")
-        return res, self.resources[res]
+        info = self.resources[res]
+        if verb is not None and info.verbs and verb not in info.verbs:  # e.g. a GET of subjectaccessreviews
+            raise api_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        return res, info
 
     @staticmethod
     def _scope(info: kmock.ResourceInfo, namespace: str | None) -> str | None:

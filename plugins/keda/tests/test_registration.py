@@ -12,3 +12,12 @@ def test_keda_is_registered_from_its_entry_point():
     assert pm.get_plugin("keda") is importlib.import_module("aim_plugin_keda.plugin")
     [row] = describe_plugins(pm)
     assert (row["name"], row["distribution"], row["version"]) == ("keda", "aim-engine-keda", version("aim-engine-keda"))
+
+
+
+def test_keda_brings_its_doctor_checks():
+    from aim_core.plugins import providers
+
+    checks = providers(get_plugin_manager(only=["keda"], disabled=()), "aim_doctor_checks")
+    assert list(checks) == ["keda"]
+    assert checks["keda"].title.startswith("KEDA")

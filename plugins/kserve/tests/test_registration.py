@@ -12,3 +12,12 @@ def test_kserve_is_registered_from_its_entry_point():
     assert pm.get_plugin("kserve") is importlib.import_module("aim_plugin_kserve.plugin")
     [row] = describe_plugins(pm)
     assert (row["name"], row["distribution"], row["version"]) == ("kserve", "aim-engine-kserve", version("aim-engine-kserve"))
+
+
+
+def test_kserve_brings_its_doctor_checks():
+    from aim_core.plugins import providers
+
+    checks = providers(get_plugin_manager(only=["kserve"], disabled=()), "aim_doctor_checks")
+    assert list(checks) == ["kserve"]
+    assert checks["kserve"].title.startswith("KServe")

@@ -1,0 +1,82 @@
+"""``aim-engine describe service``: the chain of one AIMService, read from the live cluster, as a tree."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from aim_core.cli.common import add_cluster_options, cluster_client, error, stdout_console
+
+_STYLES = {"Ready": "green", "Running": "green", "Progressing": "yellow", "Starting": "yellow", "Pending": "yellow",
+           "Degraded": "red", "Failed": "bold red", "NotAvailable": "red", "Missing": "bold red"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("describe", help="show an object and everything it depends on, from the live cluster")
+    kinds = p.add_subparsers(dest="describe_kind", required=True)
+    s = kinds.add_parser("service", help="an AIMService: model, template, cache, artifacts, serving objects, route")
+    s.add_argument("name", help="the AIMService's name")
+    s.add_argument("-n", "--namespace", default=None, help="its namespace (default: the context's, else default)")
+    add_cluster_options(s)
+    s.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format (default text)")
+    s.set_defaults(func=service)
+
+
+def service(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from aim_core.describe import describe_service
+    from aim_core.operator.login import LoginError
+    from aim_core.plugins import get_plugin_manager
+    from aim_core.reconcile.errors import ApiError, NetworkError
+
+    plugins = get_plugin_manager()
+
+    async def go() -> tuple[str, object]:
+        async with cluster_client(args) as cluster:
+            namespace = args.namespace or cluster.credentials.default_namespace or "default"
+            return namespace, await describe_service(cluster, plugins, namespace, args.name)
+
+    try:
+        namespace, chain = asyncio.run(go())
+    except LoginError as exc:
+        error(str(exc))
+        return 1
+    except NetworkError as exc:
+        error(f"cannot reach the API server: {exc}")
+        return 1
+    except ApiError as exc:
+        error(f"the API server refused: {exc}")
+        return 1
+    if chain is None:
+        error(f"AIMService {namespace}/{args.name} not found (kubectl get aimservices -n {namespace} lists them)")
+        return 1
+    if args.output == "json":
+        json.dump(chain.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print_tree(chain)
+    return 0
+
+
+def print_tree(chain) -> None:
+    from rich.markup import escape
+    from rich.tree import Tree
+
+    def label(link) -> str:
+        where = f"{link.namespace}/" if link.namespace else ""
+        shown = where + link.name if link.name else "(none)"
+        style = _STYLES.get(link.state, "bold")
+        text = f"[bold]{escape(link.kind)}[/bold] {escape(shown)}  [{style}]{escape(link.state)}[/{style}]"
+        why = ": ".join(part for part in (link.reason, link.message) if part)
+        return f"{text}  {escape(why)}" if why else text
+
+    def grow(node, link) -> None:
+        for child in link.children:
+            grow(node.add(label(child)), child)
+
+    tree = Tree(label(chain), guide_style="dim")
+    grow(tree, chain)
+    console = stdout_console()
+    console.print(tree, soft_wrap=True)
