@@ -31,6 +31,7 @@ from aim_core.registry import (
     credentials_for,
     repository_matches,
 )
+from aim_core.registry.credentials import credentials_fingerprint
 from aim_core.registry.oci import OciRegistryClient
 from aim_core.registry.settings import RegistrySettings
 from aim_core.registry.transport import Challenge, RegistryTransport, parse_link_next
@@ -61,6 +62,7 @@ __all__ = [
     "RuntimeRequest",
     "ScalingRequest",
     "State",
+    "credentials_fingerprint",
     "credentials_for",
     "hookimpl",
     "inspect_job",

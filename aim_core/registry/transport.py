@@ -40,6 +40,7 @@ import attrs
 import httpx
 
 from aim_core import metrics
+from aim_core.registry.credentials import credentials_fingerprint
 from aim_core.registry.errors import RegistryError, redact
 from aim_core.registry.settings import RegistrySettings, is_loopback
 
@@ -333,8 +334,7 @@ class RegistryTransport:
         realm = challenge.params.get("realm", "")
         service = challenge.params.get("service", "")
         scope = scope if scope is not None else challenge.params.get("scope", "")
-        who = (credentials.username or "") if credentials else ""
-        key = (realm, scope, who)
+        key = (realm, scope, credentials_fingerprint(credentials))  # never one password's token for another
         cached = self._tokens.get(key)
         if cached is not None and cached.expires > time.monotonic():
             return cached.value

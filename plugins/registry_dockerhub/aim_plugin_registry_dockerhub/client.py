@@ -39,6 +39,7 @@ from aim_core import (
     RegistryError,
     RegistrySettings,
     RegistryTransport,
+    credentials_fingerprint,
     repository_matches,
 )
 
@@ -81,7 +82,7 @@ class DockerHubClient:
             DOCKER_HUB, base_url=self.settings.registry_url, settings=registry_settings, name=self.name, challenge=known
         )
         self.hub = RegistryTransport(DOCKER_HUB, base_url=self.settings.api_url, settings=registry_settings)
-        self._jwt: dict[str, str] = {}
+        self._jwt: dict[str, str] = {}  # by credentials_fingerprint: a wrong password never gets another's JWT
 
     @property
     def requests(self) -> int:
@@ -111,7 +112,7 @@ class DockerHubClient:
         try:
             return await self._list(namespace, pattern, credentials)
         except RegistryError as exc:
-            if exc.kind != "auth" or not self._jwt.pop(_user(credentials), None):
+            if exc.kind != "auth" or not self._jwt.pop(credentials_fingerprint(credentials), None):
                 raise
             return await self._list(namespace, pattern, credentials)  # the Hub JWT expired: log in again once
 
@@ -164,7 +165,7 @@ class DockerHubClient:
             return credentials.token
         if not credentials.username or not credentials.password:
             return None
-        cached = self._jwt.get(credentials.username)
+        cached = self._jwt.get(credentials_fingerprint(credentials))
         if cached:
             return cached
         response = await self.hub.request(
@@ -180,9 +181,6 @@ class DockerHubClient:
             raise RegistryError(
                 "auth", f"Docker Hub API login gave no token (listing {pattern})", registry=DOCKER_HUB, image=pattern
             )
-        self._jwt[credentials.username] = token
+        self._jwt[credentials_fingerprint(credentials)] = token
         return token
 
-
-def _user(credentials: RegistryCredentials | None) -> str:
-    return (credentials.username or "") if credentials is not None else ""
