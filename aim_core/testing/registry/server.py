@@ -236,6 +236,7 @@ class TokenServer:
         self.expires_in = expires_in
         self.anonymous_pull = anonymous_pull or (lambda repo: not repo.startswith("private/"))
         self.requests: list[TokenRequest] = []
+        self.issued: list[str] = []  #: every token handed out, e.g. to look for them where they must not be
         self._key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "aim-test-token-signer")])
         now = datetime.datetime.now(datetime.timezone.utc)
@@ -307,7 +308,9 @@ class TokenServer:
                 return 401, {"errors": [{"code": "UNAUTHORIZED", "message": "bad credentials"}]}
         access = list(self._access(scopes, user))
         self.requests.append(TokenRequest(scopes, service, user, True))
-        return 200, {"token": self.sign(user or "", access), "expires_in": self.expires_in,
+        token = self.sign(user or "", access)
+        self.issued.append(token)
+        return 200, {"token": token, "expires_in": self.expires_in,
                      "issued_at": datetime.datetime.now(datetime.timezone.utc).isoformat()}
 
     def _access(self, scopes: Iterable[str], user: str | None) -> Iterable[dict[str, Any]]:
