@@ -39,5 +39,7 @@ ENV PATH=/opt/aim/bin:$PATH \
     XDG_CACHE_HOME=/tmp/.cache
 WORKDIR /
 USER 65532:65532
+# /metrics on 8080, /healthz and /readyz on 8081 (docs/metrics.md)
+EXPOSE 8080 8081
 ENTRYPOINT ["aim-engine"]
-CMD ["run", "-A", "--leader-elect", "--liveness", "http://0.0.0.0:8081/healthz"]
+CMD ["run", "-A", "--leader-elect", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"]

@@ -138,3 +138,15 @@ def test_the_operator_pod_mounts_scratch_space_where_the_image_writes_and_locks_
     mounted = {m["mountPath"] for m in container["volumeMounts"] if m["name"] in empty_dirs}
     assert set(WRITABLE["Dockerfile"]) <= mounted
     assert container["command"] == OPERATOR.final.last("ENTRYPOINT").words()
+
+
+def test_the_operator_serves_metrics_and_probes_on_the_ports_the_pod_declares():
+    argv = OPERATOR.final.last("ENTRYPOINT").words()[1:] + OPERATOR.final.last("CMD").words()
+    args = cli.build_parser().parse_args(argv)
+    container = manager_deployment()["spec"]["template"]["spec"]["containers"][0]
+    declared = {p["containerPort"] for p in container["ports"]}
+    exposed = {int(p) for e in OPERATOR.final.all("EXPOSE") for p in e.args.split()}
+    for address in (args.metrics_bind_address, args.health_probe_bind_address):
+        port = int(address.rpartition(":")[2])
+        assert port in declared and port in exposed, (address, declared, exposed)
+        assert address.rpartition(":")[0] in ("", "0.0.0.0"), "reachable by the kubelet and Prometheus, not only inside"

@@ -14,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-import re
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -35,16 +33,10 @@ ISVC = "serving.kserve.io/v1beta1/inferenceservices"
 PAUSED = {"aim.eai.amd.com/reconciliation-paused": "true"}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def image_command() -> list[str]:
-    """ENTRYPOINT + CMD of the image, its listen addresses moved to free loopback ports."""
+    """ENTRYPOINT + CMD of the image, its endpoints moved to free loopback ports (tests run side by side)."""
     argv = IMAGE.final.last("ENTRYPOINT").words() + IMAGE.final.last("CMD").words()
-    return [re.sub(r"0\.0\.0\.0:\d+", lambda _: f"127.0.0.1:{free_port()}", arg) for arg in argv]
+    return [*argv, "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"]
 
 
 def image_env(scratch: Path) -> dict[str, str]:

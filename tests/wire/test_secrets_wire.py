@@ -8,7 +8,8 @@ process against the API emulator and works through every flow that handles crede
   with the right password, then the same user with a wrong one (refused, although the
   operator has just read those images: nothing granted to one pull secret serves another);
 * cluster model sources listing a private registry with a pull secret, right and wrong;
-* an artifact whose Jobs get ``HF_TOKEN`` from a Secret through the team's runtime config.
+* an artifact whose Jobs get ``HF_TOKEN`` from a Secret through the team's runtime config;
+* and all along, its own bearer token for the API server (from the kubeconfig).
 
 Then every object the emulator holds (status included; Events with message, reason and
 note), every request body the operator sent and everything the process printed are
@@ -31,6 +32,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+import yaml
 
 from aim_core.providers import RegistryCredentials
 from aim_core.testing.leaks import SecretScanner
@@ -49,6 +51,7 @@ USER = "ci-robot"
 PASSWORD = f"pw-{secrets.token_urlsafe(12)}"
 WRONG = f"wrong-{secrets.token_urlsafe(12)}"
 HF_TOKEN = f"hf_{secrets.token_urlsafe(16)}"
+API_TOKEN = f"sa-{secrets.token_urlsafe(24)}"  # the operator's own token for the API server
 
 pytestmark = pytest.mark.skipif(find_registry_binary() is None, reason="docker-registry is not installed")
 
@@ -180,15 +183,27 @@ async def then_the_wrong_ones(kube, api, images: Images, token: Registry) -> Non
     await eventually(lambda: kube.get(SOURCES, None, "private-wrong")["status"]["status"] == "Failed", timeout=30)
 
 
-async def test_no_secret_reaches_status_events_or_logs(kube, api, kubeconfig: Path, tmp_path, basic_registry,
-                                                       token_registry, token_service):
+def kubeconfig_with_token(kube, path: Path) -> Path:
+    path.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "test",
+        "clusters": [{"name": "test", "cluster": {"server": kube.url}}],
+        "users": [{"name": "test", "user": {"token": API_TOKEN}}],
+        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+    }))
+    return path
+
+
+async def test_no_secret_reaches_status_events_or_logs(kube, api, tmp_path, basic_registry, token_registry,
+                                                       token_service):
     images = await seed(kube, api, basic_registry, token_registry)
     log = tmp_path / "operator.log"
+    kubeconfig = kubeconfig_with_token(kube, tmp_path / "kubeconfig")
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "AIM_SYSTEM_NAMESPACE": SYSTEM,
            "AIM_ENGINE_TRACE_PLUGINS": "1", "AIM_ENGINE_REGISTRY_BACKOFF": "0.05", "AIM_ENGINE_REGISTRY_TIMEOUT": "5"}
     with open(log, "wb") as out:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "aim_core.cli", "run", "-A", "-v", "--log-format", "json",
+            "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
             env=env, stdout=out, stderr=asyncio.subprocess.STDOUT,
         )
         try:
@@ -201,12 +216,13 @@ async def test_no_secret_reaches_status_events_or_logs(kube, api, kubeconfig: Pa
     assert code == 0, output[-3000:]
 
     scanner = SecretScanner().add_login("registry login", USER, PASSWORD).add_login("wrong login", USER, WRONG)
-    scanner.add("HF token", HF_TOKEN).add_many("bearer token", token_service.issued)
+    scanner.add("HF token", HF_TOKEN).add("API server token", API_TOKEN).add_many("bearer token", token_service.issued)
     leaks = scanner.scan_emulator(kube.emulator) + scanner.scan_text("operator output", output)
     assert leaks == [], "\n".join(map(str, leaks))
 
     # the scan had something to look at: every flow ran, at DEBUG, with tokens issued and refused
     assert token_service.issued, "the token flow did not run"
+    assert any(r.headers.get("Authorization") == f"Bearer {API_TOKEN}" for r in kube.emulator), "API token unused"
     assert any(not r.granted for r in token_service.requests), "the wrong password never reached the token service"
     records = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert {"debug", "info"} <= {r.get("severity") for r in records}, output[-2000:]
