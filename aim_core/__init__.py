@@ -35,6 +35,7 @@ from aim_core.registry.credentials import credentials_fingerprint
 from aim_core.registry.oci import OciRegistryClient
 from aim_core.registry.settings import RegistrySettings
 from aim_core.registry.transport import Challenge, RegistryTransport, parse_link_next
+from aim_core.registry.vendor import VendorRegistryClient
 
 __all__ = [
     "Autoscaler",
@@ -62,6 +63,7 @@ __all__ = [
     "RuntimeRequest",
     "ScalingRequest",
     "State",
+    "VendorRegistryClient",
     "credentials_fingerprint",
     "credentials_for",
     "hookimpl",

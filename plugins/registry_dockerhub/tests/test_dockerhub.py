@@ -37,7 +37,7 @@ def test_docker_io_goes_to_the_dockerhub_client_and_other_hosts_do_not(plugins):
     assert registry_client(plugins, "ghcr.io").name == "oci"
     client = DockerHubClient()
     assert client.registry.transport.base_url == "https://registry-1.docker.io"
-    assert client.hub.base_url == "https://hub.docker.com"
+    assert client.api.base_url == "https://hub.docker.com"
 
 
 def test_aim_registry_client_hook_answers_none_for_other_hosts():
