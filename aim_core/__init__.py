@@ -35,9 +35,11 @@ from aim_core.registry import (
     credentials_for,
     repository_matches,
 )
+from aim_core.registry.credentials import credentials_fingerprint
 from aim_core.registry.oci import OciRegistryClient
 from aim_core.registry.settings import RegistrySettings
 from aim_core.registry.transport import Challenge, RegistryTransport, parse_link_next
+from aim_core.registry.vendor import VendorRegistryClient
 
 __all__ = [
     "Autoscaler",
@@ -68,7 +70,9 @@ __all__ = [
     "RuntimeRequest",
     "ScalingRequest",
     "State",
+    "VendorRegistryClient",
     "check_crd",
+    "credentials_fingerprint",
     "credentials_for",
     "hookimpl",
     "inspect_job",

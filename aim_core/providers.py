@@ -222,11 +222,15 @@ class Autoscaler(Protocol):
 
 @attrs.frozen
 class RegistryCredentials:
-    """Credentials for one registry host, from image pull secrets."""
+    """Credentials for one registry host, from image pull secrets.
+
+    Their repr hides the password and token, so a log line or traced hook call that
+    shows one never shows the secret.
+    """
 
     username: str | None = None
-    password: str | None = None
-    token: str | None = None
+    password: str | None = attrs.field(default=None, repr=lambda value: "<hidden>" if value else repr(value))
+    token: str | None = attrs.field(default=None, repr=lambda value: "<hidden>" if value else repr(value))
 
 
 @runtime_checkable

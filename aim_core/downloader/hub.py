@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from aim_core.downloader.filters import DownloadFilter
+from aim_core.downloader.parallel import fetch_each
 from aim_core.downloader.sources import DownloadError, Failure, Manifest, RemoteFile, Source, safe_relative_path
 
 # What each protocol of AIM_DOWNLOADER_PROTOCOL means with huggingface_hub >= 1.0 (hf_transfer
@@ -62,17 +62,8 @@ def fetch(manifest: Manifest, target: Path, workers: int, progress: Callable[[st
 
     def one(f: RemoteFile) -> None:
         hf_hub_download(source.repo, f.path, revision=manifest.revision or source.revision, local_dir=target)
-        if progress is not None:
-            progress(f.path)
 
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hf") as pool:
-        futures = [pool.submit(one, f) for f in manifest.files]
-        done, pending = wait(futures, return_when=FIRST_EXCEPTION)
-        for future in pending:
-            future.cancel()
-        for future in futures:
-            if future.done() and not future.cancelled() and (exc := future.exception()) is not None:
-                raise failure_of(exc, source) from None
+    fetch_each(manifest, one, workers=workers, name="hf", failure_of=failure_of, progress=progress)
 
 
 def failure_of(exc: BaseException, source: Source) -> DownloadError:

@@ -17,11 +17,11 @@ import errno
 import json
 import os
 from collections.abc import Callable, Mapping
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
 from aim_core.downloader.filters import DownloadFilter
+from aim_core.downloader.parallel import fetch_each
 from aim_core.downloader.sources import DownloadError, Failure, Manifest, RemoteFile, Source, safe_relative_path
 
 RECORDS = Path(".cache") / "aim-downloader" / "s3"
@@ -69,21 +69,9 @@ def list_objects(source: Source, flt: DownloadFilter, s3: Any | None = None) -> 
 def fetch(manifest: Manifest, target: Path, workers: int, progress: Callable[[str], None] | None = None,
           s3: Any | None = None) -> None:
     s3 = client() if s3 is None else s3
-    source = manifest.source
-
-    def one(f: RemoteFile) -> None:
-        _fetch_one(s3, source.bucket, f, target)
-        if progress is not None:
-            progress(f.path)
-
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="s3") as pool:
-        futures = [pool.submit(one, f) for f in manifest.files]
-        _, pending = wait(futures, return_when=FIRST_EXCEPTION)
-        for future in pending:
-            future.cancel()
-        for future in futures:
-            if future.done() and not future.cancelled() and (exc := future.exception()) is not None:
-                raise failure_of(exc, source) from None
+    bucket = manifest.source.bucket
+    fetch_each(manifest, lambda f: _fetch_one(s3, bucket, f, target), workers=workers, name="s3",
+               failure_of=failure_of, progress=progress)
 
 
 def is_complete(target: Path, f: RemoteFile) -> bool:

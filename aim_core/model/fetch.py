@@ -24,7 +24,6 @@ The clock is injectable; nothing here knows about Kubernetes.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -34,6 +33,7 @@ import attrs
 
 from aim_core.providers import RegistryCredentials
 from aim_core.registry import ImageInfo, ImageReference, RegistryError, fetch_image_info
+from aim_core.registry.credentials import credentials_fingerprint
 
 Fetch = Callable[[Any, ImageReference, RegistryCredentials | None], Awaitable[ImageInfo]]
 
@@ -58,13 +58,6 @@ class _Failure:
     attempts: int
     retry_at: float
     delay: float
-
-
-def _fingerprint(credentials: RegistryCredentials | None) -> str:
-    if credentials is None:
-        return ""
-    raw = "\0".join(str(v or "") for v in (credentials.username, credentials.password, credentials.token))
-    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
 def _delay(error: RegistryError, attempts: int) -> float:
@@ -97,7 +90,7 @@ class ImageFetcher:
 
     async def lookup(self, plugins: Any, image: ImageReference, credentials: RegistryCredentials | None) -> Lookup:
         """Metadata of ``image``, from the cache, a remembered failure or one registry call."""
-        key = (str(image), _fingerprint(credentials))
+        key = (str(image), credentials_fingerprint(credentials))
         now = self._clock()
         cached = self._ok.get(key)
         if cached is not None and (image.digest or now - cached[1] < self._tag_ttl):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from aim_core.providers import RegistryCredentials
 from aim_core.registry.reference import normalize_registry
 
-__all__ = ["InvalidPullSecret", "credentials_for", "registry_key"]
+__all__ = ["InvalidPullSecret", "credentials_fingerprint", "credentials_for", "registry_key"]
 
 DOCKERCONFIGJSON = ".dockerconfigjson"
 DOCKERCFG = ".dockercfg"
@@ -39,6 +40,19 @@ def registry_key(key: str) -> str:
         host = host.split("://", 1)[1]
     host = host.split("/", 1)[0]
     return normalize_registry(host)
+
+
+def credentials_fingerprint(credentials: RegistryCredentials | None) -> str:
+    """A digest of all of ``credentials`` (user, password, token); ``""`` when anonymous.
+
+    Caches of what a registry granted (tokens, metadata) are keyed by it, so a pull
+    secret with the right user but a wrong password, or none at all, never gets what
+    another one was given.
+    """
+    if credentials is None:
+        return ""
+    raw = "\0".join(str(v or "") for v in (credentials.username, credentials.password, credentials.token))
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
 def credentials_for(registry: str, secrets: Sequence[Mapping[str, Any]]) -> RegistryCredentials | None:

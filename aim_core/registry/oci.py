@@ -7,8 +7,9 @@ Harbor, Quay, Artifactory, ECR, GHCR, Docker Hub's registry API):
   for, since a registry answers 404 for a type the client did not accept); an
   index or manifest list is resolved to its ``linux/amd64`` image; then the
   config blob, whose ``config.Labels`` are the labels. Every body is checked
-  against its digest. Metadata is cached by digest: a digest reference that was
-  read before costs no request, a tag read before costs one ``HEAD``.
+  against its digest. Metadata is cached by digest and credentials: a digest
+  reference read before with the same pull secret costs no request, a tag read
+  before costs one ``HEAD`` (another pull secret, or none, asks the registry).
 - ``list_tags``: ``tags/list`` with ``n``, following ``Link: <...>; rel="next"``
   as given (never assuming ``n`` is honoured, nor that a short page is the end).
 - ``list_repositories``: ``_catalog`` with the same paging, filtered by the
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from aim_core.registry.credentials import credentials_fingerprint
 from aim_core.registry.errors import ImageInfo, RegistryError
 from aim_core.registry.patterns import repository_matches
 from aim_core.registry.transport import Challenge, RegistryTransport, parse_link_next
@@ -79,8 +81,9 @@ class OciRegistryClient:
         self.page_size = page_size
         if name is not None:
             self.name = name
-        self._by_digest: OrderedDict[tuple[str, str], ImageInfo] = OrderedDict()
-        self._seen_tags: set[tuple[str, str]] = set()
+        # keyed by the credentials too: what one pull secret may read is never served to another
+        self._by_digest: OrderedDict[tuple[str, str, str], ImageInfo] = OrderedDict()
+        self._seen_tags: set[tuple[str, str, str]] = set()
 
     @property
     def requests(self) -> int:
@@ -94,20 +97,21 @@ class OciRegistryClient:
 
     async def image_info(self, image: ImageReference, credentials: RegistryCredentials | None) -> ImageInfo:
         repo, shown = image.repository, str(image)
+        who = credentials_fingerprint(credentials)
         scope = f"repository:{repo}:pull"
         ref = image.reference
         if image.digest:
-            cached = self._cached(repo, image.digest)
+            cached = self._cached(who, repo, image.digest)
             if cached is not None:
                 return cached
-        elif (repo, ref) in self._seen_tags:
+        elif (who, repo, ref) in self._seen_tags:
             # read before: a HEAD (not a pull on Docker Hub) says whether it changed
             head = await self.transport.request(
                 "HEAD", f"/v2/{repo}/manifests/{ref}", image=shown, scope=scope, credentials=credentials,
                 headers={"Accept": _ACCEPT},
             )
             digest = head.headers.get("Docker-Content-Digest")
-            cached = self._cached(repo, digest) if digest else None
+            cached = self._cached(who, repo, digest) if digest else None
             if cached is not None:
                 return cached
         body, media_type, top_digest = await self._manifest(repo, ref, shown, scope, credentials)
@@ -116,12 +120,12 @@ class OciRegistryClient:
         if media_type in INDEX_TYPES:
             index_digest = top_digest
             digest = _choose_platform(body, self.registry, shown)
-            info = self._cached(repo, digest)
+            info = self._cached(who, repo, digest)
             if info is None:
                 body, media_type, _ = await self._manifest(repo, digest, shown, scope, credentials)
                 if media_type in INDEX_TYPES:
                     raise _invalid(self.registry, shown, "an image index points at another index")
-        info = info or self._cached(repo, digest)
+        info = info or self._cached(who, repo, digest)
         if info is None:
             config = body.get("config")
             if not isinstance(config, dict) or not isinstance(config.get("digest"), str):
@@ -132,10 +136,10 @@ class OciRegistryClient:
             info = await self._config(repo, config["digest"], digest, index_digest, shown, scope, credentials)
         if info.index_digest != index_digest:
             info = attrs.evolve(info, index_digest=index_digest)
-        self._remember(repo, info.digest, info)
-        self._remember(repo, top_digest, info)
+        self._remember(who, repo, info.digest, info)
+        self._remember(who, repo, top_digest, info)
         if not image.digest:
-            self._seen_tags.add((repo, ref))
+            self._seen_tags.add((who, repo, ref))
         return info
 
     async def _manifest(
@@ -202,17 +206,17 @@ class OciRegistryClient:
             index_digest=index_digest,
         )
 
-    def _cached(self, repo: str, digest: str | None) -> ImageInfo | None:
+    def _cached(self, who: str, repo: str, digest: str | None) -> ImageInfo | None:
         if not digest:
             return None
-        info = self._by_digest.get((repo, digest))
+        info = self._by_digest.get((who, repo, digest))
         if info is not None:
-            self._by_digest.move_to_end((repo, digest))
+            self._by_digest.move_to_end((who, repo, digest))
         return info
 
-    def _remember(self, repo: str, digest: str, info: ImageInfo) -> None:
-        self._by_digest[(repo, digest)] = info
-        self._by_digest.move_to_end((repo, digest))
+    def _remember(self, who: str, repo: str, digest: str, info: ImageInfo) -> None:
+        self._by_digest[(who, repo, digest)] = info
+        self._by_digest.move_to_end((who, repo, digest))
         while len(self._by_digest) > _CACHE_SIZE:
             self._by_digest.popitem(last=False)
 

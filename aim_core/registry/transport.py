@@ -1,4 +1,4 @@
-"""HTTP to one registry host: auth challenges, retries, errors. The only registry module importing httpx.
+"""HTTP to one registry host: auth challenges, retries, errors.
 
 A :class:`RegistryTransport` owns one ``httpx.AsyncClient`` (keep-alive, one
 pool) per event loop. Each request:
@@ -16,21 +16,19 @@ pool) per event loop. Each request:
   cannot succeed; credentials are redacted from every message.
 
 Redirects (blob downloads from a CDN) are followed; httpx drops the
-``Authorization`` header when a redirect leaves the origin.
+``Authorization`` header when a redirect leaves the origin. The headers registries
+send are read in :mod:`aim_core.registry.headers`, failures turned into errors in
+:mod:`aim_core.registry.failures`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import email.utils
 import functools
-import json
 import logging
 import os
 import random
-import re
-import socket
 import ssl
 import time
 from collections.abc import Mapping
@@ -40,13 +38,18 @@ import attrs
 import httpx
 
 from aim_core import metrics
-from aim_core.registry.errors import RegistryError, redact
+from aim_core.registry.credentials import credentials_fingerprint
+from aim_core.registry.errors import RegistryError
+from aim_core.registry.failures import network_error, quota_exhausted, reset_wait, response_error
+from aim_core.registry.headers import Challenge, parse_challenge, parse_link_next, retry_after_seconds
 from aim_core.registry.settings import RegistrySettings, is_loopback
 
 if TYPE_CHECKING:
     from aim_core.providers import RegistryCredentials
 
-__all__ = ["Challenge", "RegistryTransport", "parse_challenge", "parse_link_next", "ssl_context"]
+__all__ = [
+    "Challenge", "RegistryTransport", "parse_challenge", "parse_link_next", "retry_after_seconds", "ssl_context",
+]
 
 logger = logging.getLogger("aim_engine.registry")
 
@@ -56,7 +59,6 @@ _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 _NOT_RETRIED = frozenset({"DNSFailure", "TLSError"})
 _USER_AGENT = "aim-engine-registry/1"
 _MAX_TOKENS = 1024
-_MAX_ERROR_BODY = 64 * 1024
 
 
 def ssl_context(settings: RegistrySettings) -> ssl.SSLContext:
@@ -81,57 +83,6 @@ def _ssl_context(ca_file: str | None, _cert_file: str | None, _cert_dir: str | N
     if ca_file:
         context.load_verify_locations(ca_file)
     return context
-
-
-@attrs.frozen
-class Challenge:
-    """A parsed ``WWW-Authenticate`` header."""
-
-    scheme: str  #: ``basic`` or ``bearer`` (lower case)
-    params: Mapping[str, str] = attrs.field(factory=dict)
-
-
-_PARAM = re.compile(r'\s*([A-Za-z0-9_\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
-
-
-def parse_challenge(header: str) -> Challenge | None:
-    """``Bearer realm="...",service="...",scope="..."`` -> Challenge; ``None`` when unreadable."""
-    header = header.strip()
-    if not header:
-        return None
-    scheme, _, rest = header.partition(" ")
-    params: dict[str, str] = {}
-    for match in _PARAM.finditer(rest):
-        value = match.group(2) if match.group(2) is not None else match.group(3)
-        params[match.group(1).lower()] = re.sub(r"\\(.)", r"\1", value or "")
-    return Challenge(scheme.lower(), params)
-
-
-def parse_link_next(header: str | None) -> str | None:
-    """The ``rel="next"`` target of an RFC 8288 ``Link`` header, as given (possibly relative)."""
-    if not header:
-        return None
-    for part in re.finditer(r"<([^>]*)>\s*((?:;\s*[^;,]+)*)", header):
-        params = part.group(2).lower().replace(" ", "")
-        if 'rel="next"' in params or "rel=next" in params:
-            return part.group(1)
-    return None
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """``Retry-After`` as seconds: a number, or an HTTP date."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 @attrs.define
@@ -231,7 +182,7 @@ class RegistryTransport:
                 self._tokens.clear()  # expired or revoked: fetch a new one once
         if response.status_code in ok:
             return response
-        raise await self._error(response, image, credentials)
+        raise await response_error(self.registry, response, image, credentials)
 
     async def get_json(
         self,
@@ -281,15 +232,15 @@ class RegistryTransport:
                 self.requests += 1
                 response = await self.client.request(method, url, headers=all_headers, params=params, json=json_body)
                 metrics.registry_response(self.registry, method, response.status_code)
-                if response.status_code not in _RETRY_STATUSES and not _quota_exhausted(response):
+                if response.status_code not in _RETRY_STATUSES and not quota_exhausted(response):
                     return response
                 wait = retry_after_seconds(response.headers.get("Retry-After"))
-                if wait is None and _quota_exhausted(response):
-                    wait = _reset_wait(response)
+                if wait is None and quota_exhausted(response):
+                    wait = reset_wait(response)
                 if wait is not None and wait > settings.max_retry_after:
-                    raise await self._error(response, image, credentials, retry_after=wait)
+                    raise await response_error(self.registry, response, image, credentials, retry_after=wait)
                 if attempt >= settings.retries:
-                    raise await self._error(response, image, credentials, retry_after=wait)
+                    raise await response_error(self.registry, response, image, credentials, retry_after=wait)
                 await response.aclose()
             except httpx.TimeoutException:
                 failure = RegistryError(
@@ -299,7 +250,7 @@ class RegistryTransport:
                     image=image,
                 )
             except httpx.TransportError as exc:
-                failure = self._network_error(exc, image, credentials)
+                failure = network_error(self.registry, exc, image, credentials)
             if failure is not None:
                 metrics.registry_response(self.registry, method, "<error>")
             if failure is not None and (attempt >= settings.retries or failure.reason in _NOT_RETRIED):
@@ -333,8 +284,7 @@ class RegistryTransport:
         realm = challenge.params.get("realm", "")
         service = challenge.params.get("service", "")
         scope = scope if scope is not None else challenge.params.get("scope", "")
-        who = (credentials.username or "") if credentials else ""
-        key = (realm, scope, who)
+        key = (realm, scope, credentials_fingerprint(credentials))  # never one password's token for another
         cached = self._tokens.get(key)
         if cached is not None and cached.expires > time.monotonic():
             return cached.value
@@ -362,7 +312,7 @@ class RegistryTransport:
         params = {k: v for k, v in (("service", service), ("scope", scope)) if v}
         response = await self._send("GET", realm, image, credentials, headers, params, None)
         if response.status_code != 200:
-            raise await self._error(response, image, credentials, token_service=True)
+            raise await response_error(self.registry, response, image, credentials, token_service=True)
         try:
             body = response.json()
             value = body.get("token") or body.get("access_token")
@@ -384,98 +334,7 @@ class RegistryTransport:
                 self._tokens.pop(stale, None)
         return value
 
-    # ------------------------------------------------------------ errors
 
-    def _network_error(self, exc: httpx.TransportError, image: str, credentials: RegistryCredentials | None) -> RegistryError:
-        reason, what = "NetworkError", "network error"
-        chain: BaseException | None = exc
-        while chain is not None:
-            if isinstance(chain, socket.gaierror):
-                reason, what = "DNSFailure", "host name could not be resolved"
-                break
-            if isinstance(chain, ConnectionRefusedError):
-                reason, what = "ConnectionRefused", "connection refused"
-                break
-            if isinstance(chain, ssl.SSLError):
-                reason, what = "TLSError", f"TLS failed ({getattr(chain, 'reason', None) or chain})"
-                break
-            chain = chain.__cause__ or chain.__context__
-        if reason == "NetworkError":
-            text = str(exc) or type(exc).__name__
-            if "Name or service not known" in text or "nodename nor servname" in text:
-                reason, what = "DNSFailure", "host name could not be resolved"
-            elif "refused" in text.lower():
-                reason, what = "ConnectionRefused", "connection refused"
-            elif "CERTIFICATE_VERIFY_FAILED" in text or "SSL" in text:
-                reason, what = "TLSError", f"TLS failed ({text})"
-            else:
-                what = f"network error ({type(exc).__name__}: {text})"
-        message = f"registry {self.registry} unreachable for {image}: {what}"
-        if reason == "TLSError":
-            message += "; to trust a private CA set AIM_ENGINE_REGISTRY_CA_FILE"
-        return RegistryError("unavailable", _redact(message, credentials), registry=self.registry, image=image, reason=reason)
-
-    async def _error(
-        self,
-        response: httpx.Response,
-        image: str,
-        credentials: RegistryCredentials | None,
-        *,
-        retry_after: float | None = None,
-        token_service: bool = False,
-    ) -> RegistryError:
-        status = response.status_code
-        detail = await _error_detail(response)
-        where = f"token service of registry {self.registry}" if token_service else f"registry {self.registry}"
-        suffix = f" ({detail})" if detail else ""
-        if _quota_exhausted(response):
-            kind, reason = "rate_limited", "RateLimited"
-            after = f"; retry after {retry_after:g}s" if retry_after is not None else ""
-            message = f"{where} is rate limiting requests for {image} ({status}, quota used up){after}{suffix}"
-        elif status in (401, 403):
-            kind, reason = "auth", "Unauthorized" if status == 401 else "Forbidden"
-            hint = "credentials were refused" if credentials else "anonymous access was refused; add a pull secret"
-            challenge = parse_challenge(response.headers.get("WWW-Authenticate", ""))
-            if challenge is not None and challenge.params.get("error") == "insufficient_scope":
-                hint = (
-                    "these credentials may not read it" if credentials else "it needs credentials"
-                ) + " (or the repository does not exist)"
-            message = f"{where} answered {status} for {image}: {hint}{suffix}"
-        elif status == 404:
-            kind, reason = "not_found", "ImageNotFound"
-            message = f"{where} has no {image} (404){suffix}"
-        elif status == 429:
-            kind, reason = "rate_limited", "RateLimited"
-            after = f"; retry after {retry_after:g}s" if retry_after is not None else ""
-            message = f"{where} is rate limiting requests for {image} (429){after}{suffix}"
-        elif status >= 500:
-            kind, reason = "unavailable", "ServiceUnavailable" if status == 503 else "ServerError"
-            message = f"{where} failed with {status} for {image}{suffix}"
-        else:
-            kind, reason = "invalid", "ClientError"
-            message = f"{where} refused the request for {image} with {status}{suffix}"
-        return RegistryError(
-            kind,
-            _redact(message, credentials),
-            registry=self.registry,
-            image=image,
-            reason=reason,
-            retry_after=retry_after,
-            status=status,
-        )
-
-
-def _quota_exhausted(response: httpx.Response) -> bool:
-    """A ``403`` that is a used-up API quota (``X-RateLimit-Remaining: 0``), as GitHub sends it."""
-    return response.status_code == 403 and response.headers.get("X-RateLimit-Remaining", "").strip() == "0"
-
-
-def _reset_wait(response: httpx.Response) -> float | None:
-    """Seconds until ``X-RateLimit-Reset`` (a unix time)."""
-    try:
-        return max(0.0, float(response.headers["X-RateLimit-Reset"]) - time.time())
-    except (KeyError, ValueError):
-        return None
 
 
 def _basic(credentials: RegistryCredentials) -> str:
@@ -487,38 +346,7 @@ def _has_basic(credentials: RegistryCredentials | None) -> bool:
     return credentials is not None and bool(credentials.username) and credentials.password is not None
 
 
-def _redact(message: str, credentials: RegistryCredentials | None) -> str:
-    if credentials is None:
-        return message
-    return redact(message, (credentials.password, credentials.token, credentials.username))
-
 
 def _path(url: str) -> str:
     return httpx.URL(url).path
 
-
-async def _error_detail(response: httpx.Response) -> str:
-    """``MANIFEST_UNKNOWN: manifest unknown`` from an OCI error body, else a short text."""
-    try:
-        body = await response.aread()
-    except httpx.HTTPError:
-        return ""
-    body = body[:_MAX_ERROR_BODY]
-    try:
-        data = json.loads(body)
-    except ValueError:
-        text = body.decode("utf-8", "replace").strip()
-        return text[:200] if text and not text.lstrip().startswith("<") else ""
-    errors = data.get("errors") if isinstance(data, dict) else None
-    if isinstance(errors, list) and errors:
-        parts = []
-        for err in errors[:3]:
-            if isinstance(err, dict):
-                code, msg = err.get("code", ""), err.get("message", "")
-                parts.append(f"{code}: {msg}" if code and msg else str(code or msg))
-        return "; ".join(p for p in parts if p)[:300]
-    if isinstance(data, dict):
-        for key in ("message", "detail", "error"):
-            if isinstance(data.get(key), str):
-                return data[key][:300]
-    return ""

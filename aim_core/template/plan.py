@@ -1,9 +1,10 @@
 """The template plan: model, runtime config, GPUs, discovery, caching, status (F31-F38). Pure.
 
 :func:`plan_template` takes a template and what the controller observed and
-returns a :class:`~aim_core.reconcile.plan.Plan`. :func:`decide` is the part
-the controller also needs before planning: whether a discovery Job is wanted,
-so that only such templates take a slot under the discovery lock (F34).
+returns a :class:`~aim_core.reconcile.plan.Plan`. What discovery should do is
+decided first, in :mod:`aim_core.template.decision` (:func:`decide`, re-exported
+here), the part the controller also needs before planning: whether a discovery Job
+is wanted, so that only such templates take a slot under the discovery lock (F34).
 
 Components, in the order the ``Ready`` condition looks at them:
 ``RuntimeConfig``, ``Model`` (``ClusterModel`` for cluster templates),
@@ -32,21 +33,16 @@ Decisions where upstream leaves a choice:
 
 from __future__ import annotations
 
-import datetime
-from collections.abc import Mapping
 from typing import Any
-
-import attrs
 
 from aim_core.health import Category, Health, State
 from aim_core.inspect import inspect_job, inspect_pods
-from aim_core.model.aggregate import model_health_for_template
 from aim_core.reconcile.conditions import Condition
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
-from aim_core.spec_errors import spec_problems
 from aim_core.template import discovery as disc
-from aim_core.template.hardware import GpuCheck, check_gpu, hardware_summary, resolved_hardware
+from aim_core.template.decision import Breaker, Decision, Obj, decide, model_health, spec_of, status_of
+from aim_core.template.hardware import GpuCheck, hardware_summary, resolved_hardware
 from aim_core.template.observed import Observed, Scope, Slot
 
 __all__ = ["Decision", "decide", "plan_template"]
@@ -60,172 +56,12 @@ LIMIT_REQUEUE_SECONDS = 5.0
 LOCK_REQUEUE_SECONDS = 2.0
 
 
-Obj = Mapping[str, Any]
-
-
-def _spec(obj: Obj | None) -> Obj:
-    return (obj or {}).get("spec") or {}
-
-
-def _status(obj: Obj | None) -> Obj:
-    return (obj or {}).get("status") or {}
-
-
-def _time(obj: Obj, key: str = "creationTimestamp") -> datetime.datetime | None:
-    return disc.parse_time((obj.get("metadata") or {}).get(key))
-
-
-# ---------------------------------------------------------------- model
-
-
-def model_health(template: Obj, ob: Observed) -> Health:
-    """The ``Model``/``ClusterModel`` component (F31, Q10, F25)."""
-    scope = ob.scope
-    name = _spec(template).get("modelName") or ""
-    where = f"{ob.namespace}/" if scope is Scope.NAMESPACE else ""
-    what = f"{scope.model_kind} {where}{name}"
-    if ob.model is None:
-        message = f"{what} not found: create it or fix spec.modelName"
-        if ob.other_scope_model:
-            other = "AIMClusterModel" if scope is Scope.NAMESPACE else "AIMModel"
-            message += (f"; an {other} of that name exists, but an {scope.kind} uses only {scope.model_kind}s"
-                        + (" of its own namespace" if scope is Scope.NAMESPACE else ""))
-        return Health.error(Category.MISSING_UPSTREAM, "ReferenceNotFound", message, upstream=True)
-    if ob.model_is_cluster:
-        what = f"AIMClusterModel {name}"
-    return model_health_for_template(ob.model, what, found_reason=f"{scope.model_component}Found",
-                                     failed_reason=f"{scope.model_component}Failed")
-
-
-# ---------------------------------------------------------------- discovery state
-
-
-@attrs.frozen
-class Breaker:
-    """``status.discovery`` as read, reset when the spec hash changed (F36)."""
-
-    spec_hash: str
-    attempts: int = 0
-    last_attempt: datetime.datetime | None = None
-    last_failure: str = ""
-
-    @classmethod
-    def read(cls, status: Obj, spec_hash: str) -> Breaker:
-        raw = status.get("discovery") or {}
-        if raw.get("specHash") != spec_hash:
-            return cls(spec_hash)
-        attempts = raw.get("attempts")
-        return cls(spec_hash, attempts if isinstance(attempts, int) and attempts > 0 else 0,
-                   disc.parse_time(raw.get("lastAttemptTime")), raw.get("lastFailureReason") or "")
-
-    @property
-    def failed(self) -> bool:
-        return self.attempts > 0 and bool(self.last_failure)
-
-    def retry_at(self) -> datetime.datetime | None:
-        if not self.failed or self.last_attempt is None:
-            return None
-        return self.last_attempt + datetime.timedelta(seconds=disc.backoff_seconds(self.attempts))
-
-    def counted(self, job: Obj) -> bool:
-        """Whether the failure of ``job`` is already counted (it began before the last recorded failure)."""
-        created = _time(job)
-        return self.last_attempt is not None and created is not None and created <= self.last_attempt
-
-    def fail(self, now: datetime.datetime, reason: str, message: str) -> Breaker:
-        return Breaker(self.spec_hash, self.attempts + 1, now, f"{reason}: {message}"[:1024])
-
-    def succeeded(self) -> Breaker:
-        return Breaker(self.spec_hash, self.attempts, self.last_attempt, "")
-
-    @property
-    def failure_reason(self) -> str:
-        return self.last_failure.split(":", 1)[0] if self.last_failure else ""
-
-    def to_status(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"specHash": self.spec_hash, "attempts": self.attempts}
-        if self.last_attempt is not None:
-            out["lastAttemptTime"] = disc.format_time(self.last_attempt)
-        if self.last_failure:  # left out once cleared: the status diff then removes it
-            out["lastFailureReason"] = self.last_failure
-        return out
-
-
-# ---------------------------------------------------------------- decision
-
-
-@attrs.frozen
-class Decision:
-    """Everything :func:`plan_template` derives before writing the plan."""
-
-    inline: bool
-    gpu: GpuCheck
-    blocked: str  # why discovery cannot run now (model missing, GPU absent, ...); "" when it can
-    done: bool  # results for the current spec are in status
-    breaker: Breaker | None
-    job: Obj | None  # the Job of the current spec, newest first
-    stale: tuple[Obj, ...]  # Jobs of an older spec
-    desired_job: dict[str, Any] | None
-    backing_off: bool = False  # a failed attempt's wait is not over
-    problems: tuple[str, ...] = ()  # spec problems the schema would have caught
-
-    @property
-    def wants_job(self) -> bool:
-        """A new discovery Job should be created now (the controller then asks for a slot)."""
-        return not (self.inline or self.blocked or self.done or self.desired_job is None or self.job is not None
-                    or self.backing_off)
-
-
-def decide(template: Obj, ob: Observed) -> Decision:
-    spec = _spec(template)
-    problems = tuple(spec_problems(dict(template)))
-    if problems:  # a spec the schema would have refused: nothing below may trust its shape
-        return Decision(False, GpuCheck(None), "the spec is invalid", False, None, None, (), None, problems=problems)
-    inline = bool(spec.get("modelSources"))
-    check = check_gpu(spec, ob.inventory, ob.counts)
-    blocked = _blocked(template, ob, check)
-    breaker = None
-    job = None
-    stale: tuple[Obj, ...] = ()
-    desired = None
-    done = False
-    if not inline and ob.model is not None and not disc.image_problem(_spec(ob.model).get("image") or ""):
-        namespaced = ob.scope is Scope.NAMESPACE
-        desired = disc.build_job(template, ob.model, ob.namespace, namespaced=namespaced)
-        name = desired["metadata"]["name"]
-        breaker = Breaker.read(_status(template), disc.spec_hash(template, ob.model))
-        mine = sorted(ob.jobs, key=lambda j: (_time(j) or datetime.datetime.min.replace(tzinfo=datetime.UTC)),
-                      reverse=True)
-        job = next((j for j in mine if j["metadata"]["name"] == name), None)
-        stale = tuple(j for j in mine if j["metadata"]["name"] != name)
-        status = _status(template)
-        done = (status.get("discovery") or {}).get("specHash") == breaker.spec_hash and not breaker.last_failure \
-            and bool(status.get("profile"))
-    retry = breaker.retry_at() if breaker is not None else None
-    backing_off = retry is not None and retry > ob.now
-    return Decision(inline, check, blocked, done, breaker, job, stale, desired, backing_off, problems)
-
-
-def _blocked(template: Obj, ob: Observed, check: GpuCheck) -> str:
-    if ob.config.issue is not None:
-        return "the runtime config is missing"
-    health = model_health(template, ob)
-    if not health.ready:
-        return f"{ob.scope.model_kind} {_spec(template).get('modelName')!r} is not usable"
-    problem = disc.image_problem(_spec(ob.model).get("image") or "")
-    if problem:
-        return problem
-    if not check.available:
-        return check.health.message if check.health is not None else "GPUs are not available"
-    return ""
-
-
 # ---------------------------------------------------------------- plan
 
 
 def plan_template(template: Obj, ob: Observed) -> Plan:
     plan = Plan()
-    spec = _spec(template)
+    spec = spec_of(template)
     decision = decide(template, ob)
     propagation = ob.config.spec.get("labelPropagation") or {}
     plan.labels = LabelPolicy(bool(propagation.get("enabled")), tuple(propagation.get("match") or ()))
@@ -250,7 +86,7 @@ def plan_template(template: Obj, ob: Observed) -> Plan:
         if meta.get("uid"):
             ref["uid"] = meta["uid"]
         plan.status["resolvedModel"] = ref
-        image = disc.image_problem(_spec(ob.model).get("image") or "")
+        image = disc.image_problem(spec_of(ob.model).get("image") or "")
         if image:
             plan.issue(Category.INVALID_SPEC, "InvalidImageReference", image)
 
@@ -304,7 +140,7 @@ def _profile_from_spec(spec: Obj) -> dict[str, Any]:
 
 def _hardware_only(plan: Plan, spec: Obj, template: Obj, check: GpuCheck) -> None:
     """Before discovery has results: hardware from the spec; earlier results stay as they are."""
-    hardware = resolved_hardware(spec, _status(template).get("profile"), check)
+    hardware = resolved_hardware(spec, status_of(template).get("profile"), check)
     plan.status["resolvedHardware"] = hardware
     plan.status["hardwareSummary"] = hardware_summary(hardware)
     if check.affinity is not None:
@@ -316,8 +152,8 @@ def _discovered(plan: Plan, status: str, reason: str, message: str) -> None:
 
 
 def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
-    spec = _spec(template)
-    status = _status(template)
+    spec = spec_of(template)
+    status = status_of(template)
     if d.breaker is None or d.desired_job is None:
         _hardware_only(plan, spec, template, d.gpu)
         _discovered(plan, "False", "AwaitingDiscovery", f"discovery waits: {d.blocked or 'the model is not usable'}")
@@ -381,7 +217,7 @@ def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> Non
 
 def _collect(plan: Plan, template: Obj, ob: Observed, d: Decision, job: Obj, breaker: Breaker) -> Breaker | None:
     """A succeeded Job: read its output into status, or count an unusable output as a failure."""
-    spec = _spec(template)
+    spec = spec_of(template)
     name = job["metadata"]["name"]
     if ob.output is None:
         plan.component(JOB, Health.ok("Ready", f"Job {name} completed"))
@@ -437,7 +273,7 @@ def _start_job(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
 
 def _plan_cache(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
     """F37: a Shared AIMTemplateCache named like the template once its sources are known."""
-    spec = _spec(template)
+    spec = spec_of(template)
     caching = spec.get("caching") or {}
     if ob.cache is not None:
         meta = ob.cache["metadata"]

@@ -16,37 +16,33 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import pytest
+
 from aim_core import cli
 from aim_core.cli import artifact
+from aim_core.testing.dockerfile import Dockerfile
 from aim_core.testing.hubserver import HubServer
+from aim_core.testing.sandbox import as_uid, can_switch_uid, files_owned_by, remap, unknown_uid
 from tests.downloader.conftest import base_env
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile.downloader"
-
-
-def instructions() -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) of the final stage, continuation lines joined."""
-    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
-    rows = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
-    parsed = [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "") for line in rows]
-    last_from = max(i for i, (op, _) in enumerate(parsed) if op == "FROM")
-    return parsed[last_from:]
+IMAGE = Dockerfile.read(DOCKERFILE)
 
 
 def one(op: str) -> str:
-    values = [args for name, args in instructions() if name == op]
+    values = [i.args for i in IMAGE.final.all(op)]
     assert len(values) == 1, f"expected one {op} in the final stage, got {values}"
     return values[0]
 
 
 def env_of_image() -> dict[str, str]:
-    return dict(pair.split("=", 1) for pair in shlex.split(one("ENV")))
+    return IMAGE.final.env()
 
 
 def check_size_script() -> str:
     """The /check-size.sh the image writes, decoded from its printf."""
-    run = next(args for op, args in instructions() if op == "RUN" and "/check-size.sh" in args)
+    run = next(i.args for i in IMAGE.final.all("RUN") if "/check-size.sh" in i.args)
     match = re.search(r"printf '(.*?)' > /check-size\.sh", run)
     assert match, "the image should write /check-size.sh with printf"
     return match[1].replace("\\n", "\n")
@@ -103,7 +99,7 @@ def test_check_size_sh_prints_the_size_line(tmp_path):
 
 
 def test_the_storage_initializer_script_runs_the_storage_initializer_command():
-    run = next(args for op, args in instructions() if op == "RUN" and "initializer-entrypoint" in args)
+    run = next(i.args for i in IMAGE.final.all("RUN") if "initializer-entrypoint" in i.args)
     match = re.search(r"printf '(.*?)' > /storage-initializer/scripts/initializer-entrypoint", run)
     assert match, "the image should write KServe's initializer-entrypoint with printf"
     script = match[1].replace("\\n", "\n")
@@ -113,3 +109,28 @@ def test_the_storage_initializer_script_runs_the_storage_initializer_command():
     args = cli.build_parser().parse_args([*argv[1:-1], "s3://bucket/model", "/mnt/models"])
     assert args.func is artifact.storage_initializer and args.pairs == ["s3://bucket/model", "/mnt/models"]
     assert "chmod 0755 /storage-initializer/scripts/initializer-entrypoint" in run
+
+
+@pytest.mark.skipif(not can_switch_uid(), reason="switching uid needs root and setpriv")
+def test_the_image_command_downloads_writing_only_to_the_volume_and_scratch(tmp_path):
+    """As a Job runs it on a read-only root filesystem: the image's uid-less ENV, ENTRYPOINT and WORKDIR, an
+    unknown uid, /tmp and /cache the only folders it may write."""
+    uid = unknown_uid()
+    tmp_path.chmod(0o755)
+    scratch, cache, workdir = tmp_path / "tmp", tmp_path / "cache", tmp_path / "workdir"
+    for folder in (scratch, cache):
+        folder.mkdir(mode=0o700)
+        os.chown(folder, uid, uid)
+    workdir.mkdir(mode=0o755)
+    env = remap(env_of_image(), {"/tmp": scratch, "/cache": cache})
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+    argv = json.loads(one("ENTRYPOINT")) + ["hf://org/model"]
+    with HubServer() as hub:
+        hub.add_repo("org/model", {"config.json": b"{}", "model.safetensors": os.urandom(50_000)})
+        env["HF_ENDPOINT"] = hub.url
+        result = subprocess.run(as_uid(uid, argv), env=env, cwd=workdir, capture_output=True, text=True, timeout=120,
+                                check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(p.name for p in cache.iterdir() if not p.name.startswith(".")) == ["config.json", "model.safetensors"]
+    assert files_owned_by(uid, allowed=(scratch, cache)) == []
+    assert files_owned_by(uid, (tmp_path,), allowed=(scratch, cache)) == []

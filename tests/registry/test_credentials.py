@@ -101,3 +101,20 @@ def test_unusable_entries_are_refused_without_echoing_values(entry, says):
 
 def test_invalid_pull_secret_is_a_value_error():
     assert issubclass(InvalidPullSecret, ValueError)
+
+
+def test_the_repr_of_credentials_hides_the_password_and_token():
+    shown = repr(RegistryCredentials(username="robot", password="s3cret-pass")) + repr(RegistryCredentials(token="tok-123"))
+    assert "robot" in shown and "s3cret-pass" not in shown and "tok-123" not in shown
+    assert repr(RegistryCredentials()) == "RegistryCredentials(username=None, password=None, token=None)"
+
+
+def test_the_fingerprint_tells_every_part_of_the_credentials_apart():
+    from aim_core import credentials_fingerprint
+
+    variants = [None, RegistryCredentials(username="u", password="p"), RegistryCredentials(username="u", password="q"),
+                RegistryCredentials(username="v", password="p"), RegistryCredentials(token="p")]
+    prints = [credentials_fingerprint(c) for c in variants]
+    assert len(set(prints)) == len(variants) and prints[0] == ""
+    assert all(len(p) == 64 for p in prints[1:])  # a sha256, not the secret
+    assert credentials_fingerprint(RegistryCredentials(username="u", password="p")) == prints[1]

@@ -89,3 +89,33 @@ async def test_catalog_through_the_token_flow_needs_a_user(plugins, oci_registry
     with pytest.raises(RegistryError) as info:
         await list_repositories(plugins, oci_registry_token.host, "t/*", None)
     assert info.value.kind == "auth"
+
+
+async def test_a_token_got_with_the_right_password_is_not_reused_for_a_wrong_one(plugins, oci_registry_token,
+                                                                                  unique_repo):
+    pushed = oci_registry_token.push_image(f"private/{unique_repo}", "1.0", labels={"private": "yes"})
+    right = oci_registry_token.credentials
+    assert (await fetch_image_info(plugins, ref(pushed.reference), right)).labels == {"private": "yes"}
+    for other in (RegistryCredentials(username=right.username, password="a-guess"), None):
+        with pytest.raises(RegistryError) as info:
+            await fetch_image_info(plugins, ref(pushed.reference), other)
+        assert info.value.kind == "auth", other
+
+
+@pytest.mark.parametrize("flow", ["basic", "token"])
+async def test_what_was_read_with_credentials_is_not_served_to_callers_without_them(
+    plugins, oci_registry_basic, oci_registry_token, unique_repo, flow
+):
+    registry = oci_registry_basic if flow == "basic" else oci_registry_token
+    pushed = registry.push_image(f"private/{unique_repo}", "1.0", labels={"private": "yes"})
+    by_digest = ref(f"{registry.host}/private/{unique_repo}@{pushed.digest}")
+    right = registry.credentials
+    for image in (ref(pushed.reference), by_digest):
+        assert (await fetch_image_info(plugins, image, right)).labels == {"private": "yes"}
+    for image in (ref(pushed.reference), by_digest):
+        for other in (RegistryCredentials(username=right.username, password="a-guess"), None):
+            with pytest.raises(RegistryError) as info:
+                await fetch_image_info(plugins, image, other)
+            assert info.value.kind == "auth", (image, other)
+    # the right credentials still read it, from the cache
+    assert (await fetch_image_info(plugins, by_digest, right)).labels == {"private": "yes"}

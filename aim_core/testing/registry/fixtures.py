@@ -23,31 +23,29 @@ def _need_binary() -> None:
         pytest.skip("docker-registry is not installed (./scripts/setup installs it)")
 
 
-@pytest.fixture(scope="session")
-def oci_registry() -> Iterator[Registry]:
-    """An anonymous registry: anyone may pull and push."""
-    _need_binary()
-    server = RegistryServer().start()
-    registry = Registry(server.url, storage=server.storage)
+def _serving(server: RegistryServer, *, admin: bool = False) -> Iterator[Registry]:
+    """A :class:`Registry` for ``server`` (as alice when ``admin``) until the fixture ends, then stop both."""
+    extra = {"admin": ADMIN, "credentials": RegistryCredentials(username=ADMIN[0], password=ADMIN[1])} if admin else {}
+    registry = Registry(server.url, storage=server.storage, **extra)
     try:
         yield registry
     finally:
         registry.close()
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def oci_registry() -> Iterator[Registry]:
+    """An anonymous registry: anyone may pull and push."""
+    _need_binary()
+    yield from _serving(RegistryServer().start())
 
 
 @pytest.fixture(scope="session")
 def oci_registry_basic() -> Iterator[Registry]:
     """A registry behind htpasswd Basic auth; ``.credentials`` are alice's."""
     _need_binary()
-    server = RegistryServer(auth="htpasswd", users=USERS).start()
-    registry = Registry(server.url, storage=server.storage, admin=ADMIN,
-                        credentials=RegistryCredentials(username=ADMIN[0], password=ADMIN[1]))
-    try:
-        yield registry
-    finally:
-        registry.close()
-        server.stop()
+    yield from _serving(RegistryServer(auth="htpasswd", users=USERS).start(), admin=True)
 
 
 @pytest.fixture(scope="session")
@@ -68,14 +66,7 @@ def oci_registry_token(registry_token_server: TokenServer) -> Iterator[Registry]
     do everything. ``.credentials`` are alice's.
     """
     _need_binary()
-    server = RegistryServer(auth="token", token_server=registry_token_server).start()
-    registry = Registry(server.url, storage=server.storage, admin=ADMIN,
-                        credentials=RegistryCredentials(username=ADMIN[0], password=ADMIN[1]))
-    try:
-        yield registry
-    finally:
-        registry.close()
-        server.stop()
+    yield from _serving(RegistryServer(auth="token", token_server=registry_token_server).start(), admin=True)
 
 
 @pytest.fixture

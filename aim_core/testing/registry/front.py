@@ -19,17 +19,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 import attrs
 import httpx
 
-from aim_core.testing.registry.server import free_port
+from aim_core.testing.registry.loopback import Answer, Fault, Faults, LoopbackServer
 
 __all__ = ["Fault", "LoggedRequest", "RegistryFront"]
 
@@ -46,36 +44,16 @@ class LoggedRequest:
     at: float = 0.0  #: ``time.monotonic()`` when the request arrived
 
 
-@attrs.define
-class Fault:
-    pattern: re.Pattern[str]
-    status: int
-    times: int
-    headers: Mapping[str, str] = attrs.field(factory=dict)
-    body: bytes = b""
-    delay: float = 0.0  #: seconds to hold the request; with ``status=0`` it is then passed on
-
-
-class RegistryFront:
+class RegistryFront(LoopbackServer):
     """A paging, fault-injecting proxy in front of ``upstream`` (``http://127.0.0.1:PORT``)."""
 
     def __init__(self, upstream: str, *, page_size: int = 100) -> None:
+        super().__init__()
         self.upstream = upstream.rstrip("/")
         self.page_size = page_size
         self.log: list[LoggedRequest] = []
-        self._faults: list[Fault] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
+        self.faults = Faults()
         self._http = httpx.Client(trust_env=False, timeout=60, follow_redirects=False)
-        self.port = 0
-
-    @property
-    def host(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}"
 
     # ------------------------------------------------------------ programming
 
@@ -86,18 +64,15 @@ class RegistryFront:
         """Answer the next ``times`` requests whose path matches the regex ``path`` with ``status``."""
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
         payload = json.dumps(body if body is not None else {"errors": [{"code": "TOOMANYREQUESTS" if status == 429 else "UNAVAILABLE", "message": f"injected {status}"}]}).encode()
-        with self._lock:
-            self._faults.append(Fault(re.compile(path), status, times, headers, payload))
+        self.faults.add(Fault(re.compile(path), status, times, headers, payload))
 
     def stall(self, path: str, seconds: float, *, times: int = 1) -> None:
         """Hold the next ``times`` matching requests for ``seconds``, then pass them on."""
-        with self._lock:
-            self._faults.append(Fault(re.compile(path), 0, times, delay=seconds))
+        self.faults.add(Fault(re.compile(path), 0, times, delay=seconds))
 
     def clear(self) -> None:
-        with self._lock:
-            self._faults.clear()
-            self.log.clear()
+        self.faults.clear()
+        self.log.clear()
 
     def requests(self, path: str = "", method: str | None = None) -> list[LoggedRequest]:
         """Logged requests whose path matches the regex ``path`` (and ``method``)."""
@@ -105,57 +80,17 @@ class RegistryFront:
 
     # ------------------------------------------------------------ serving
 
-    def start(self) -> RegistryFront:
-        self.port = free_port()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-            wbufsize = -1
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                status, headers, payload = owner._answer(self.command, self.path, dict(self.headers.items()), body)
-                self.send_response(status)
-                for key, value in headers:
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                if self.command != "HEAD":
-                    self.wfile.write(payload)
-                self.wfile.flush()
-
-            do_GET = do_HEAD = do_POST = do_PUT = do_PATCH = do_DELETE = _handle  # noqa: N815
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
+    def start(self, port: int = 0) -> RegistryFront:
+        return super().start(port)
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        super().stop()
         self._http.close()
 
-    def _take_fault(self, path: str) -> Fault | None:
-        with self._lock:
-            for fault in self._faults:
-                if fault.times > 0 and fault.pattern.search(path):
-                    fault.times -= 1
-                    return fault
-        return None
-
-    def _answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Answer:
         arrived = time.monotonic()
         authorization = next((v.split(" ", 1)[0].lower() for k, v in headers.items() if k.lower() == "authorization"), "")
-        fault = self._take_fault(path)
+        fault = self.faults.take(path)
         if fault is not None and fault.delay:
             time.sleep(fault.delay)
         if fault is not None and fault.status:

@@ -16,20 +16,19 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import attrs
 import httpx
+
+from aim_core.testing.registry.loopback import Answer, LoopbackServer, free_port
 
 __all__ = ["REGISTRY_BIN", "BlobCdn", "RegistryServer", "TokenServer", "find_registry_binary", "free_port"]
 
@@ -46,12 +45,6 @@ def find_registry_binary() -> str | None:
         if found:
             return found
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _storage_base() -> str | None:
@@ -207,7 +200,7 @@ class TokenRequest:
     granted: bool
 
 
-class TokenServer:
+class TokenServer(LoopbackServer):
     """A bearer-token service for ``docker-registry``'s ``auth: token`` mode, on a thread.
 
     Anonymous callers get ``pull`` on repositories for which ``anonymous_pull``
@@ -230,12 +223,14 @@ class TokenServer:
         from cryptography.hazmat.primitives.asymmetric import ec
         from cryptography.x509.oid import NameOID
 
+        super().__init__()
         self.users = dict(users)
         self.service = service
         self.issuer = issuer
         self.expires_in = expires_in
         self.anonymous_pull = anonymous_pull or (lambda repo: not repo.startswith("private/"))
         self.requests: list[TokenRequest] = []
+        self.issued: list[str] = []  #: every token handed out, e.g. to look for them where they must not be
         self._key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "aim-test-token-signer")])
         now = datetime.datetime.now(datetime.timezone.utc)
@@ -252,45 +247,19 @@ class TokenServer:
         )
         self.certificate_pem = cert.public_bytes(serialization.Encoding.PEM)
         self._x5c = base64.b64encode(cert.public_bytes(serialization.Encoding.DER)).decode()
-        self._server: ThreadingHTTPServer | None = None
-        self.port = 0
 
     @property
     def realm(self) -> str:
-        return f"http://127.0.0.1:{self.port}/token"
+        return f"{self.url}/token"
 
-    def start(self) -> TokenServer:
-        self.port = free_port()
-        owner = self
+    def start(self, port: int = 0) -> TokenServer:
+        return super().start(port)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802
-                status, body = owner._answer(self.path, self.headers.get("Authorization"))
-                data = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                if status == 401:
-                    self.send_header("WWW-Authenticate", 'Basic realm="token"')
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Answer:
+        authorization = next((v for k, v in headers.items() if k.lower() == "authorization"), None)
+        status, answer = self._answer(path, authorization)
+        extra = [("WWW-Authenticate", 'Basic realm="token"')] if status == 401 else []
+        return status, [("Content-Type", "application/json"), *extra], json.dumps(answer).encode()
 
     def _answer(self, path: str, authorization: str | None) -> tuple[int, dict[str, Any]]:
         query = parse_qs(urlsplit(path).query)
@@ -307,7 +276,9 @@ class TokenServer:
                 return 401, {"errors": [{"code": "UNAUTHORIZED", "message": "bad credentials"}]}
         access = list(self._access(scopes, user))
         self.requests.append(TokenRequest(scopes, service, user, True))
-        return 200, {"token": self.sign(user or "", access), "expires_in": self.expires_in,
+        token = self.sign(user or "", access)
+        self.issued.append(token)
+        return 200, {"token": token, "expires_in": self.expires_in,
                      "issued_at": datetime.datetime.now(datetime.timezone.utc).isoformat()}
 
     def _access(self, scopes: Iterable[str], user: str | None) -> Iterable[dict[str, Any]]:
@@ -347,7 +318,7 @@ class TokenServer:
 # ---------------------------------------------------------------------------
 
 
-class BlobCdn:
+class BlobCdn(LoopbackServer):
     """Serves a registry's storage tree over HTTP, as the CDN a registry redirects blob GETs to.
 
     Start it first, pass :attr:`url` as ``RegistryServer(redirect_to=...)``, then
@@ -355,46 +326,20 @@ class BlobCdn:
     """
 
     def __init__(self) -> None:
-        self.port = free_port()
+        super().__init__()
+        self.port = free_port()  # known before serving: the registry's config names it
         self.root: Path | None = None
         self.requests: list[tuple[str, dict[str, str]]] = []
-        self._server: ThreadingHTTPServer | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def serve(self, root: Path) -> BlobCdn:
         self.root = root
-        owner = self
+        return self.start(self.port)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802
-                path = urlsplit(self.path).path
-                owner.requests.append((path, {k.lower(): v for k, v in self.headers.items()}))
-                assert owner.root is not None
-                target = (owner.root / path.lstrip("/")).resolve()
-                ok = target.is_file() and owner.root.resolve() in target.parents
-                data = target.read_bytes() if ok else b"not found"
-                self.send_response(200 if ok else 404)
-                self.send_header("Content-Type", "application/octet-stream")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+    def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Answer:
+        path = urlsplit(path).path
+        self.requests.append((path, {k.lower(): v for k, v in headers.items()}))
+        assert self.root is not None
+        target = (self.root / path.lstrip("/")).resolve()
+        ok = target.is_file() and self.root.resolve() in target.parents
+        return 200 if ok else 404, [("Content-Type", "application/octet-stream")], (
+            target.read_bytes() if ok else b"not found")

@@ -31,14 +31,11 @@ from collections.abc import Mapping
 
 import attrs
 from aim_core import (
-    Challenge,
-    ImageInfo,
-    ImageReference,
-    OciRegistryClient,
     RegistryCredentials,
     RegistryError,
     RegistrySettings,
-    RegistryTransport,
+    VendorRegistryClient,
+    credentials_fingerprint,
     repository_matches,
 )
 
@@ -69,49 +66,26 @@ class DockerHubSettings:
         )
 
 
-class DockerHubClient:
-    """A :class:`~aim_core.RegistryClient` for ``docker.io``."""
+class DockerHubClient(VendorRegistryClient):
+    """A :class:`~aim_core.RegistryClient` for ``docker.io``; :attr:`api` is the Hub API."""
 
     name = "dockerhub"
 
     def __init__(self, settings: DockerHubSettings | None = None, registry_settings: RegistrySettings | None = None) -> None:
         self.settings = settings or DockerHubSettings.from_env()
-        known = Challenge("bearer", {"realm": self.settings.auth_url, "service": self.settings.auth_service})
-        self.registry = OciRegistryClient(
-            DOCKER_HUB, base_url=self.settings.registry_url, settings=registry_settings, name=self.name, challenge=known
+        super().__init__(
+            DOCKER_HUB, registry_url=self.settings.registry_url, token_realm=self.settings.auth_url,
+            token_service=self.settings.auth_service, api_url=self.settings.api_url, registry_settings=registry_settings,
         )
-        self.hub = RegistryTransport(DOCKER_HUB, base_url=self.settings.api_url, settings=registry_settings)
-        self._jwt: dict[str, str] = {}
-
-    @property
-    def requests(self) -> int:
-        return self.registry.requests + self.hub.requests
-
-    async def aclose(self) -> None:
-        await self.registry.aclose()
-        await self.hub.aclose()
-
-    async def image_info(self, image: ImageReference, credentials: RegistryCredentials | None) -> ImageInfo:
-        return await self.registry.image_info(image, credentials)
-
-    async def list_tags(self, repository: str, credentials: RegistryCredentials | None) -> list[str]:
-        return await self.registry.list_tags(repository, credentials)
+        self._jwt: dict[str, str] = {}  # by credentials_fingerprint: a wrong password never gets another's JWT
 
     async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
-        namespace, slash, _ = pattern.partition("/")
-        if not slash or not namespace or "*" in namespace:
-            raise RegistryError(
-                "invalid",
-                f"Docker Hub repositories can only be listed within one namespace: write {pattern!r} "
-                "as '<namespace>/<glob>', e.g. 'amdenterpriseai/aim-*'",
-                registry=DOCKER_HUB,
-                image=pattern,
-                reason="InvalidRepositoryPattern",
-            )
+        namespace = self.owner_of(pattern, vendor="Docker Hub", owner="namespace", placeholder="namespace",
+                                  example="amdenterpriseai/aim-*")
         try:
             return await self._list(namespace, pattern, credentials)
         except RegistryError as exc:
-            if exc.kind != "auth" or not self._jwt.pop(_user(credentials), None):
+            if exc.kind != "auth" or not self._jwt.pop(credentials_fingerprint(credentials), None):
                 raise
             return await self._list(namespace, pattern, credentials)  # the Hub JWT expired: log in again once
 
@@ -121,39 +95,28 @@ class DockerHubClient:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         found: list[str] = []
-        url: str | None = f"/v2/namespaces/{namespace}/repositories"
-        params: dict[str, object] | None = {"page_size": HUB_PAGE_SIZE}
-        seen: set[str] = set()
-        for _ in range(self.hub.settings.max_pages):
-            if url is None:
-                return found
-            try:
-                data, _response = await self.hub.get_json(
-                    url, image=pattern, scope=None, credentials=credentials, params=params, headers=headers
-                )
-            except RegistryError as exc:
-                if exc.kind == "not_found":
+        pages = self.pages(f"/v2/namespaces/{namespace}/repositories", pattern=pattern, credentials=credentials,
+                           params={"page_size": HUB_PAGE_SIZE}, headers=headers, next_page=_body_next)
+        try:
+            async for data in pages:
+                results = data.get("results") if isinstance(data, dict) else None
+                if not isinstance(results, list):
                     raise RegistryError(
-                        "not_found", f"Docker Hub has no namespace {namespace!r} (listing {pattern})",
-                        registry=DOCKER_HUB, image=pattern, status=exc.status, reason="RepositoryNotFound",
-                    ) from None
-                raise
-            results = data.get("results") if isinstance(data, dict) else None
-            if not isinstance(results, list):
+                        "invalid", f"Docker Hub API answered {pattern} without a results list",
+                        registry=DOCKER_HUB, image=pattern, reason="InvalidRegistryResponse",
+                    )
+                for entry in results:
+                    if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                        full = f"{entry.get('namespace') or namespace}/{entry['name']}"
+                        if repository_matches(pattern, full):
+                            found.append(full)
+        except RegistryError as exc:
+            if exc.kind == "not_found":
                 raise RegistryError(
-                    "invalid", f"Docker Hub API answered {pattern} without a results list",
-                    registry=DOCKER_HUB, image=pattern, reason="InvalidRegistryResponse",
-                )
-            for entry in results:
-                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                    full = f"{entry.get('namespace') or namespace}/{entry['name']}"
-                    if repository_matches(pattern, full):
-                        found.append(full)
-            next_url = data.get("next")
-            url = next_url if isinstance(next_url, str) and next_url and next_url not in seen else None
-            if url:
-                seen.add(url)
-            params = None  # ``next`` carries its own query
+                    "not_found", f"Docker Hub has no namespace {namespace!r} (listing {pattern})",
+                    registry=DOCKER_HUB, image=pattern, status=exc.status, reason="RepositoryNotFound",
+                ) from None
+            raise
         return found
 
     async def _login(self, credentials: RegistryCredentials | None, pattern: str) -> str | None:
@@ -164,10 +127,10 @@ class DockerHubClient:
             return credentials.token
         if not credentials.username or not credentials.password:
             return None
-        cached = self._jwt.get(credentials.username)
+        cached = self._jwt.get(credentials_fingerprint(credentials))
         if cached:
             return cached
-        response = await self.hub.request(
+        response = await self.api.request(
             "POST", "/v2/auth/token", image=pattern, scope=None, credentials=credentials,
             json_body={"identifier": credentials.username, "secret": credentials.password},
         )
@@ -180,9 +143,11 @@ class DockerHubClient:
             raise RegistryError(
                 "auth", f"Docker Hub API login gave no token (listing {pattern})", registry=DOCKER_HUB, image=pattern
             )
-        self._jwt[credentials.username] = token
+        self._jwt[credentials_fingerprint(credentials)] = token
         return token
 
 
-def _user(credentials: RegistryCredentials | None) -> str:
-    return (credentials.username or "") if credentials is not None else ""
+def _body_next(data: object, _response: object) -> str | None:
+    """The Hub API names the next page, an absolute URL, in the body's ``next`` (``null`` at the end)."""
+    following = data.get("next") if isinstance(data, dict) else None
+    return following if isinstance(following, str) and following else None

@@ -37,7 +37,7 @@ def test_docker_io_goes_to_the_dockerhub_client_and_other_hosts_do_not(plugins):
     assert registry_client(plugins, "ghcr.io").name == "oci"
     client = DockerHubClient()
     assert client.registry.transport.base_url == "https://registry-1.docker.io"
-    assert client.hub.base_url == "https://hub.docker.com"
+    assert client.api.base_url == "https://hub.docker.com"
 
 
 def test_aim_registry_client_hook_answers_none_for_other_hosts():
@@ -149,6 +149,17 @@ async def test_private_repositories_are_listed_with_the_pull_secret_user(plugins
     assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", None) == []
     logins = [r for r in hub_api.api.requests if r.path == "/v2/auth/token"]
     assert len(logins) == 1 and logins[0].body == {"identifier": "alice", "secret": "alice-pw"}
+
+
+async def test_a_hub_login_is_not_reused_for_the_same_user_with_a_wrong_password(plugins, hub_api):
+    right = RegistryCredentials(username="alice", password="alice-pw")
+    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", right) == ["amdenterpriseai/aim-private"]
+    wrong = RegistryCredentials(username="alice", password="a-guess-123")
+    with pytest.raises(RegistryError) as info:
+        await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", wrong)
+    assert info.value.kind == "auth"
+    logins = [r.body for r in hub_api.api.requests if r.path == "/v2/auth/token"]
+    assert logins == [{"identifier": "alice", "secret": "alice-pw"}, {"identifier": "alice", "secret": "a-guess-123"}]
 
 
 async def test_a_refused_hub_login_is_an_auth_error_without_the_password(plugins, hub_api):

@@ -30,17 +30,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 from aim_core import (
-    Challenge,
-    ImageInfo,
-    ImageReference,
-    OciRegistryClient,
     RegistryCredentials,
     RegistryError,
     RegistrySettings,
-    RegistryTransport,
+    VendorRegistryClient,
     parse_link_next,
     repository_matches,
 )
@@ -72,43 +69,22 @@ class GhcrSettings:
         )
 
 
-class GhcrClient:
+class GhcrClient(VendorRegistryClient):
     """A :class:`~aim_core.RegistryClient` for ``ghcr.io``."""
 
     name = "ghcr"
 
     def __init__(self, settings: GhcrSettings | None = None, registry_settings: RegistrySettings | None = None) -> None:
         self.settings = settings or GhcrSettings.from_env()
-        realm = self.settings.auth_url or f"{self.settings.registry_url}/token"
-        known = Challenge("bearer", {"realm": realm, "service": self.settings.auth_service})
-        self.registry = OciRegistryClient(
-            GHCR, base_url=self.settings.registry_url, settings=registry_settings, name=self.name, challenge=known
+        super().__init__(
+            GHCR, registry_url=self.settings.registry_url,
+            token_realm=self.settings.auth_url or f"{self.settings.registry_url}/token",
+            token_service=self.settings.auth_service, api_url=self.settings.api_url, registry_settings=registry_settings,
         )
-        self.api = RegistryTransport(GHCR, base_url=self.settings.api_url, settings=registry_settings)
-
-    @property
-    def requests(self) -> int:
-        return self.registry.requests + self.api.requests
-
-    async def aclose(self) -> None:
-        await self.registry.aclose()
-        await self.api.aclose()
-
-    async def image_info(self, image: ImageReference, credentials: RegistryCredentials | None) -> ImageInfo:
-        return await self.registry.image_info(image, credentials)
-
-    async def list_tags(self, repository: str, credentials: RegistryCredentials | None) -> list[str]:
-        return await self.registry.list_tags(repository, credentials)
 
     async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
-        owner, slash, _ = pattern.partition("/")
-        if not slash or not owner or "*" in owner:
-            raise RegistryError(
-                "invalid",
-                f"ghcr.io repositories can only be listed within one organisation or user: write {pattern!r} "
-                "as '<owner>/<glob>', e.g. 'amd/aim-*'",
-                registry=GHCR, image=pattern, reason="InvalidRepositoryPattern",
-            )
+        owner = self.owner_of(pattern, vendor="ghcr.io", owner="organisation or user", placeholder="owner",
+                              example="amd/aim-*")
         token = credentials and (credentials.password or credentials.token)
         if not token:
             raise RegistryError(
@@ -138,26 +114,19 @@ class GhcrClient:
         self, path: str, pattern: str, credentials: RegistryCredentials | None, headers: dict[str, str]
     ) -> list[str]:
         names: list[str] = []
-        url: str | None = path
-        params: dict[str, object] | None = {"package_type": "container", "per_page": 100}
-        seen: set[str] = set()
-        for _ in range(self.api.settings.max_pages):
-            if url is None:
-                return names
-            data, response = await self.api.get_json(
-                url, image=pattern, scope=None, credentials=credentials, params=params, headers=headers
-            )
+        params = {"package_type": "container", "per_page": 100}
+        async for data in self.pages(path, pattern=pattern, credentials=credentials, params=params, headers=headers,
+                                     next_page=_link_next):
             if not isinstance(data, list):
                 raise RegistryError(
                     "invalid", f"GitHub packages API answered {pattern} without a list",
                     registry=GHCR, image=pattern, reason="InvalidRegistryResponse",
                 )
             names.extend(p["name"] for p in data if isinstance(p, dict) and isinstance(p.get("name"), str))
-            link = parse_link_next(response.headers.get("Link"))
-            url = str(response.url.join(link)) if link else None
-            if url in seen:
-                url = None
-            elif url:
-                seen.add(url)
-            params = None
         return names
+
+
+def _link_next(_data: object, response: Any) -> str | None:
+    """GitHub names the next page in the ``Link`` header, possibly relative to this one."""
+    link = parse_link_next(response.headers.get("Link"))
+    return str(response.url.join(link)) if link else None

@@ -1,0 +1,185 @@
+"""What a template's discovery should do now: the breaker of failed attempts and the decision (F31-F36). Pure.
+
+:func:`decide` reads a template and what the controller observed and says whether
+discovery is inline, blocked (and why), done, backing off after a failure, and which
+Job it wants. The controller calls it before planning, so that only templates that
+want a Job take a slot under the discovery lock (F34); :func:`~aim_core.template.plan.plan_template`
+turns the same decision into a plan. :class:`Breaker` is ``status.discovery`` as read,
+counting failed attempts of the current spec.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from aim_core.health import Category, Health
+from aim_core.model.aggregate import model_health_for_template
+from aim_core.spec_errors import spec_problems
+from aim_core.template import discovery as disc
+from aim_core.template.hardware import GpuCheck, check_gpu
+from aim_core.template.observed import Observed, Scope
+
+__all__ = ["Breaker", "Decision", "Obj", "decide", "model_health", "spec_of", "status_of"]
+
+Obj = Mapping[str, Any]
+
+
+def spec_of(obj: Obj | None) -> Obj:
+    return (obj or {}).get("spec") or {}
+
+
+def status_of(obj: Obj | None) -> Obj:
+    return (obj or {}).get("status") or {}
+
+
+def created_at(obj: Obj, key: str = "creationTimestamp") -> datetime.datetime | None:
+    return disc.parse_time((obj.get("metadata") or {}).get(key))
+
+
+# ---------------------------------------------------------------- model
+
+
+def model_health(template: Obj, ob: Observed) -> Health:
+    """The ``Model``/``ClusterModel`` component (F31, Q10, F25)."""
+    scope = ob.scope
+    name = spec_of(template).get("modelName") or ""
+    where = f"{ob.namespace}/" if scope is Scope.NAMESPACE else ""
+    what = f"{scope.model_kind} {where}{name}"
+    if ob.model is None:
+        message = f"{what} not found: create it or fix spec.modelName"
+        if ob.other_scope_model:
+            other = "AIMClusterModel" if scope is Scope.NAMESPACE else "AIMModel"
+            message += (f"; an {other} of that name exists, but an {scope.kind} uses only {scope.model_kind}s"
+                        + (" of its own namespace" if scope is Scope.NAMESPACE else ""))
+        return Health.error(Category.MISSING_UPSTREAM, "ReferenceNotFound", message, upstream=True)
+    if ob.model_is_cluster:
+        what = f"AIMClusterModel {name}"
+    return model_health_for_template(ob.model, what, found_reason=f"{scope.model_component}Found",
+                                     failed_reason=f"{scope.model_component}Failed")
+
+
+# ---------------------------------------------------------------- discovery state
+
+
+@attrs.frozen
+class Breaker:
+    """``status.discovery`` as read, reset when the spec hash changed (F36)."""
+
+    spec_hash: str
+    attempts: int = 0
+    last_attempt: datetime.datetime | None = None
+    last_failure: str = ""
+
+    @classmethod
+    def read(cls, status: Obj, spec_hash: str) -> Breaker:
+        raw = status.get("discovery") or {}
+        if raw.get("specHash") != spec_hash:
+            return cls(spec_hash)
+        attempts = raw.get("attempts")
+        return cls(spec_hash, attempts if isinstance(attempts, int) and attempts > 0 else 0,
+                   disc.parse_time(raw.get("lastAttemptTime")), raw.get("lastFailureReason") or "")
+
+    @property
+    def failed(self) -> bool:
+        return self.attempts > 0 and bool(self.last_failure)
+
+    def retry_at(self) -> datetime.datetime | None:
+        if not self.failed or self.last_attempt is None:
+            return None
+        return self.last_attempt + datetime.timedelta(seconds=disc.backoff_seconds(self.attempts))
+
+    def counted(self, job: Obj) -> bool:
+        """Whether the failure of ``job`` is already counted (it began before the last recorded failure)."""
+        created = created_at(job)
+        return self.last_attempt is not None and created is not None and created <= self.last_attempt
+
+    def fail(self, now: datetime.datetime, reason: str, message: str) -> Breaker:
+        return Breaker(self.spec_hash, self.attempts + 1, now, f"{reason}: {message}"[:1024])
+
+    def succeeded(self) -> Breaker:
+        return Breaker(self.spec_hash, self.attempts, self.last_attempt, "")
+
+    @property
+    def failure_reason(self) -> str:
+        return self.last_failure.split(":", 1)[0] if self.last_failure else ""
+
+    def to_status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"specHash": self.spec_hash, "attempts": self.attempts}
+        if self.last_attempt is not None:
+            out["lastAttemptTime"] = disc.format_time(self.last_attempt)
+        if self.last_failure:  # left out once cleared: the status diff then removes it
+            out["lastFailureReason"] = self.last_failure
+        return out
+
+
+# ---------------------------------------------------------------- decision
+
+
+@attrs.frozen
+class Decision:
+    """Everything :func:`plan_template` derives before writing the plan."""
+
+    inline: bool
+    gpu: GpuCheck
+    blocked: str  # why discovery cannot run now (model missing, GPU absent, ...); "" when it can
+    done: bool  # results for the current spec are in status
+    breaker: Breaker | None
+    job: Obj | None  # the Job of the current spec, newest first
+    stale: tuple[Obj, ...]  # Jobs of an older spec
+    desired_job: dict[str, Any] | None
+    backing_off: bool = False  # a failed attempt's wait is not over
+    problems: tuple[str, ...] = ()  # spec problems the schema would have caught
+
+    @property
+    def wants_job(self) -> bool:
+        """A new discovery Job should be created now (the controller then asks for a slot)."""
+        return not (self.inline or self.blocked or self.done or self.desired_job is None or self.job is not None
+                    or self.backing_off)
+
+
+def decide(template: Obj, ob: Observed) -> Decision:
+    spec = spec_of(template)
+    problems = tuple(spec_problems(dict(template)))
+    if problems:  # a spec the schema would have refused: nothing below may trust its shape
+        return Decision(False, GpuCheck(None), "the spec is invalid", False, None, None, (), None, problems=problems)
+    inline = bool(spec.get("modelSources"))
+    check = check_gpu(spec, ob.inventory, ob.counts)
+    blocked = _blocked(template, ob, check)
+    breaker = None
+    job = None
+    stale: tuple[Obj, ...] = ()
+    desired = None
+    done = False
+    if not inline and ob.model is not None and not disc.image_problem(spec_of(ob.model).get("image") or ""):
+        namespaced = ob.scope is Scope.NAMESPACE
+        desired = disc.build_job(template, ob.model, ob.namespace, namespaced=namespaced)
+        name = desired["metadata"]["name"]
+        breaker = Breaker.read(status_of(template), disc.spec_hash(template, ob.model))
+        mine = sorted(ob.jobs, key=lambda j: (created_at(j) or datetime.datetime.min.replace(tzinfo=datetime.UTC)),
+                      reverse=True)
+        job = next((j for j in mine if j["metadata"]["name"] == name), None)
+        stale = tuple(j for j in mine if j["metadata"]["name"] != name)
+        status = status_of(template)
+        done = (status.get("discovery") or {}).get("specHash") == breaker.spec_hash and not breaker.last_failure \
+            and bool(status.get("profile"))
+    retry = breaker.retry_at() if breaker is not None else None
+    backing_off = retry is not None and retry > ob.now
+    return Decision(inline, check, blocked, done, breaker, job, stale, desired, backing_off, problems)
+
+
+def _blocked(template: Obj, ob: Observed, check: GpuCheck) -> str:
+    if ob.config.issue is not None:
+        return "the runtime config is missing"
+    health = model_health(template, ob)
+    if not health.ready:
+        return f"{ob.scope.model_kind} {spec_of(template).get('modelName')!r} is not usable"
+    problem = disc.image_problem(spec_of(ob.model).get("image") or "")
+    if problem:
+        return problem
+    if not check.available:
+        return check.health.message if check.health is not None else "GPUs are not available"
+    return ""
