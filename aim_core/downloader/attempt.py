@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from aim_core.downloader.config import flag
 from aim_core.downloader.monitor import folder_bytes
 from aim_core.downloader.simulate import ATTEMPT_PROTOCOL_ENV, Simulation
 from aim_core.downloader.sources import DownloadError, Failure, Manifest
@@ -23,9 +24,9 @@ ERROR_PREFIX = "aim-downloader: error: "
 
 
 def transfer(manifest: Manifest, target: Path, workers: int) -> None:
-    if os.environ.get("AIM_DEBUG_CAUSE_FAILURE", "").lower() in ("1", "true", "yes"):
+    if flag(os.environ, "AIM_DEBUG_CAUSE_FAILURE"):
         raise DownloadError(Failure.OTHER, "simulated failure (AIM_DEBUG_CAUSE_FAILURE)")
-    if os.environ.get("AIM_DEBUG_CAUSE_HANG", "").lower() in ("1", "true", "yes"):
+    if flag(os.environ, "AIM_DEBUG_CAUSE_HANG"):
         sys.stderr.write("aim-downloader: hanging on purpose (AIM_DEBUG_CAUSE_HANG)\n")
         sys.stderr.flush()
         while True:

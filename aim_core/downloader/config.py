@@ -42,8 +42,8 @@ class Settings:
         return cls(
             target_dir=env.get("TARGET_DIR") or env.get("MOUNT_PATH") or "/cache",
             protocols=parse_protocols(env.get("AIM_DOWNLOADER_PROTOCOL", "")),
-            progress_interval=_seconds(env, "PROGRESS_INTERVAL", 5.0),
-            stall_timeout=_seconds(env, "STALL_TIMEOUT", 120.0),
+            progress_interval=seconds(env, "PROGRESS_INTERVAL", 5.0),
+            stall_timeout=seconds(env, "STALL_TIMEOUT", 120.0),
             expected_size=_int(env, "EXPECTED_SIZE_BYTES", 0),
             artifact_name=env.get("ARTIFACT_NAME", ""),
             artifact_namespace=env.get("ARTIFACT_NAMESPACE", ""),
@@ -73,7 +73,13 @@ def _filter(text: str | None) -> DownloadFilter:
         raise DownloadError(Failure.INVALID, str(exc)) from None
 
 
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+def flag(env: Mapping[str, str], name: str) -> bool:
+    """A switch such as ``AIM_DEBUG_VERIFY_FAIL``: on for ``1``, ``true``, ``yes`` or ``on``."""
+    return env.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def seconds(env: Mapping[str, str], name: str, default: float, *, allow_zero: bool = False) -> float:
+    """A duration in seconds (``"5"`` or ``"5s"``); garbage or a value out of range is an invalid setting."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -81,8 +87,8 @@ def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(raw.removesuffix("s"))
     except ValueError:
         raise DownloadError(Failure.INVALID, f"{name}={raw!r} is not a number of seconds") from None
-    if value <= 0:
-        raise DownloadError(Failure.INVALID, f"{name}={raw!r} must be greater than 0")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise DownloadError(Failure.INVALID, f"{name}={raw!r} must be " + ("0 or more" if allow_zero else "greater than 0"))
     return value
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.downloader.config import Settings
+from aim_core.downloader.config import Settings, flag
 from aim_core.downloader.monitor import Monitor, folder_bytes
 from aim_core.downloader.simulate import ATTEMPT_PROTOCOL_ENV, Simulation
 from aim_core.downloader.sources import DownloadError, Failure, Manifest, Source
@@ -250,7 +250,7 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
 def _verify(manifest: Manifest, target: Path, settings: Settings) -> int:
     from aim_core.downloader.verify import verify
 
-    if os.environ.get("AIM_DEBUG_VERIFY_FAIL", "").lower() in ("1", "true", "yes"):
+    if flag(os.environ, "AIM_DEBUG_VERIFY_FAIL"):
         raise DownloadError(Failure.VERIFICATION, "verification failed on purpose (AIM_DEBUG_VERIFY_FAIL)")
     return verify(manifest, target, settings.verify)
 

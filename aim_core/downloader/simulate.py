@@ -29,32 +29,13 @@ from pathlib import Path
 
 import attrs
 
+from aim_core.downloader.config import flag, seconds
 from aim_core.downloader.sources import DownloadError, Failure, Manifest, RemoteFile, Source
 
 SIMULATED_FILE = ".aim-simulated-download"
 DEFAULT_SIZE = 1024**3
 ATTEMPT_PROTOCOL_ENV = "AIM_DOWNLOADER_ATTEMPT_PROTOCOL"  # the supervisor tells each attempt its protocol
 _STEPS_PER_SECOND = 10
-
-_TRUE = ("1", "true", "yes", "on")
-
-
-def _on(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "").strip().lower() in _TRUE
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw.removesuffix("s"))
-    except ValueError:
-        raise DownloadError(Failure.INVALID, f"{name}={raw!r} is not a number of seconds") from None
-    if value < 0:
-        raise DownloadError(Failure.INVALID, f"{name}={raw!r} must not be negative")
-    return value
-
 
 @attrs.frozen
 class Simulation:
@@ -69,14 +50,14 @@ class Simulation:
     @classmethod
     def from_env(cls, env: Mapping[str, str], source: Source | None = None) -> Simulation | None:
         """The simulation the environment asks for (``None``: download for real)."""
-        verify_fail = _on(env, "AIM_DEBUG_VERIFY_FAIL")
-        if _on(env, "AIM_DEBUG_SIMULATE_DOWNLOAD"):
-            return cls(False, _seconds(env, "AIM_DEBUG_DOWNLOAD_DURATION", 10.0),
-                       _seconds(env, "AIM_DEBUG_VERIFY_DURATION", 10.0), verify_fail)
-        if _on(env, "AIM_DEBUG_SIMULATE_HF_DOWNLOAD") and (source is None or source.scheme == "hf"):
+        verify_fail = flag(env, "AIM_DEBUG_VERIFY_FAIL")
+        if flag(env, "AIM_DEBUG_SIMULATE_DOWNLOAD"):
+            return cls(False, seconds(env, "AIM_DEBUG_DOWNLOAD_DURATION", 10.0, allow_zero=True),
+                       seconds(env, "AIM_DEBUG_VERIFY_DURATION", 10.0, allow_zero=True), verify_fail)
+        if flag(env, "AIM_DEBUG_SIMULATE_HF_DOWNLOAD") and (source is None or source.scheme == "hf"):
             fail = frozenset(p.strip().upper() for p in env.get("AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS", "").split(",")
                              if p.strip())
-            return cls(True, _seconds(env, "AIM_DEBUG_SIMULATE_HF_DURATION", 2.0), 0.0, verify_fail, fail)
+            return cls(True, seconds(env, "AIM_DEBUG_SIMULATE_HF_DURATION", 2.0, allow_zero=True), 0.0, verify_fail, fail)
         return None
 
     def manifest(self, source: Source, expected_size: int) -> Manifest:
