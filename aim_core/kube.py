@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
+import os
+import shutil
 import ssl
 import tempfile
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import aiohttp
@@ -62,15 +65,15 @@ class Credentials:
     """How to reach and authenticate to the API server."""
 
     server: str
-    token: str | None = None
+    token: str | None = attrs.field(default=None, repr=False)
     ca_path: str | None = None
-    ca_data: bytes | None = None
+    ca_data: str | bytes | None = None  # inline data: PEM, or base64 of PEM as in a kubeconfig
     certificate_path: str | None = None
-    certificate_data: bytes | None = None
+    certificate_data: str | bytes | None = None
     private_key_path: str | None = None
-    private_key_data: bytes | None = None
+    private_key_data: str | bytes | None = attrs.field(default=None, repr=False)
     username: str | None = None
-    password: str | None = None
+    password: str | None = attrs.field(default=None, repr=False)
     insecure: bool = False
     default_namespace: str | None = None
 
@@ -104,6 +107,26 @@ def resource_path(ref: ResourceRef, namespace: str | None = None, name: str | No
     return path
 
 
+def pem(data: str | bytes) -> bytes:
+    """Certificate or key data as PEM bytes, given as PEM or (as kubeconfigs hold it) base64 of PEM."""
+    raw = data.encode() if isinstance(data, str) else data
+    return raw if raw.lstrip().startswith(b"-----BEGIN") else base64.b64decode(raw)
+
+
+@contextlib.contextmanager
+def private_dir() -> Iterator[str]:
+    """A temporary directory only this user may enter (0700), removed with everything in it when the block ends.
+
+    For libraries that read key material only from files (``ssl``, the kubernetes client's kubeconfig
+    loader): the files live for the block, never for the process.
+    """
+    path = tempfile.mkdtemp(prefix="aim-engine-")
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
     if creds.insecure:
         return False
@@ -111,19 +134,21 @@ def _ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
     if creds.ca_path:
         ctx.load_verify_locations(cafile=creds.ca_path)
     elif creds.ca_data:
-        ctx.load_verify_locations(cadata=creds.ca_data.decode())
-    cert, key = creds.certificate_path, creds.private_key_path
-    if creds.certificate_data and creds.private_key_data:
-        # ssl wants files; keep them for the life of the process.
-        cert_file = tempfile.NamedTemporaryFile(delete=False, suffix=".crt")
-        cert_file.write(creds.certificate_data)
-        cert_file.close()
-        key_file = tempfile.NamedTemporaryFile(delete=False, suffix=".key")
-        key_file.write(creds.private_key_data)
-        key_file.close()
-        cert, key = cert_file.name, key_file.name
-    if cert:
-        ctx.load_cert_chain(cert, key)
+        ctx.load_verify_locations(cadata=pem(creds.ca_data).decode())
+    if not (creds.certificate_path or creds.certificate_data):
+        return ctx
+    # ssl loads a client certificate and key from files only: inline data is written (0600, in a 0700
+    # directory) just long enough to load, so no private key is left on disk.
+    with private_dir() as scratch:
+        paths = []
+        for name, path, data in (("client.crt", creds.certificate_path, creds.certificate_data),
+                                 ("client.key", creds.private_key_path, creds.private_key_data)):
+            if data and not path:
+                path = os.path.join(scratch, name)
+                with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:
+                    file.write(pem(data))
+            paths.append(path)
+        ctx.load_cert_chain(paths[0], paths[1])
     return ctx
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import kopf
 
 from aim_core.kube import Credentials
+from aim_core.operator.login import credentials as login_credentials
 
 log = logging.getLogger("aim_engine.operator")
 
@@ -34,12 +35,24 @@ def credentials_from(info: kopf.ConnectionInfo) -> Credentials:
     )
 
 
+def connection_info(creds: Credentials) -> kopf.ConnectionInfo:
+    """kopf's form of ``creds`` (certificate and key in memory, as :mod:`aim_core.operator.login` read them)."""
+    return kopf.ConnectionInfo(
+        server=creds.server, token=creds.token, ca_path=creds.ca_path, ca_data=creds.ca_data,
+        certificate_path=creds.certificate_path, certificate_data=creds.certificate_data,
+        private_key_path=creds.private_key_path, private_key_data=creds.private_key_data,
+        username=creds.username, password=creds.password, insecure=creds.insecure,
+        default_namespace=creds.default_namespace,
+    )
+
+
 def login(memo: kopf.Memo, logger: logging.Logger, **kwargs: Any) -> kopf.ConnectionInfo | None:
     """In-cluster service account or the current kubeconfig (via the kubernetes client, for exec auth)."""
     info = memo.login_override(**kwargs) if memo.get("login_override") else None
     if info is None:
         try:
-            info = kopf.login_via_client(logger=logger, **kwargs)
+            # not kopf.login_via_client: it leaves a kubeconfig's inline client key in a temporary file
+            info = connection_info(login_credentials(in_cluster_first=True))
         except Exception as exc:  # noqa: BLE001 - fall back to kopf's own readers
             logger.debug("kubernetes client login failed: %s", exc)
             info = kopf.login_with_service_account(logger=logger, **kwargs) or kopf.login_with_kubeconfig(

@@ -1,18 +1,23 @@
-"""Credentials for the CLI's cluster commands (``doctor``, ``describe``).
+"""Credentials for the operator (its kopf login handler) and the CLI's cluster commands (``doctor``, ``describe``).
 
-The same sources as ``aim-engine run`` (the kubernetes client, so exec and
-auth-provider plugins of a kubeconfig work): a kubeconfig file (``--kubeconfig``,
-else ``$KUBECONFIG``, else ``~/.kube/config``) and its context (``--context``,
-else the current one); without a kubeconfig and without explicit choices,
-the pod's service account.
+Read through the kubernetes client, so exec and auth-provider plugins of a kubeconfig work: a
+kubeconfig file (``--kubeconfig``, else ``$KUBECONFIG``, else ``~/.kube/config``) and its context
+(``--context``, else the current one); without a kubeconfig and without explicit choices, the pod's
+service account. The operator asks for the service account first, as kopf's own login does.
+
+The kubernetes client writes inline certificates and keys of a kubeconfig (``client-key-data``, or
+what an exec plugin returns) to temporary files and removes them only when the process exits. Here
+it writes them into a private directory that is removed as soon as their contents are read: the
+:class:`~aim_core.kube.Credentials` hold them in memory and no private key stays on disk.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
-from aim_core.kube import Credentials
+from aim_core.kube import Credentials, private_dir
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -21,47 +26,85 @@ class LoginError(Exception):
     """No usable kubeconfig or in-cluster configuration."""
 
 
-def credentials(kubeconfig: str | None = None, context: str | None = None) -> Credentials:
+def credentials(kubeconfig: str | None = None, context: str | None = None, *,
+                in_cluster_first: bool = False) -> Credentials:
     """Credentials of the chosen kubeconfig context, else of the pod's service account.
 
+    :param in_cluster_first: try the pod's service account before the kubeconfig (the operator),
+        unless a kubeconfig or context was named.
     :raises LoginError: saying what was tried.
     """
-    import kubernetes.client
     import kubernetes.config
 
-    config = kubernetes.client.Configuration()
-    namespace: str | None = None
-    # the client reads $KUBECONFIG once, when imported; read it now
-    path = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+    if in_cluster_first and not (kubeconfig or context):
+        try:
+            return _in_cluster()
+        except kubernetes.config.ConfigException:
+            pass
     try:
-        kubernetes.config.load_kube_config(config_file=path, context=context, client_configuration=config,
-                                           persist_config=False)
-        _contexts, active = kubernetes.config.list_kube_config_contexts(config_file=path)
-        chosen = active
-        if context:
-            chosen = next((c for c in _contexts if c.get("name") == context), active)
-        namespace = ((chosen or {}).get("context") or {}).get("namespace")
+        return _from_kubeconfig(kubeconfig, context)
     except (kubernetes.config.ConfigException, OSError) as kube_error:
         if kubeconfig or context:
             raise LoginError(f"cannot use the kubeconfig{' ' + kubeconfig if kubeconfig else ''}"
                              f"{' context ' + context if context else ''}: {kube_error}") from kube_error
         try:
-            kubernetes.config.load_incluster_config(client_configuration=config)
+            return _in_cluster()
         except kubernetes.config.ConfigException as cluster_error:
             raise LoginError(f"no kubeconfig ({kube_error}) and not in a cluster ({cluster_error}); "
                              "pass --kubeconfig or set KUBECONFIG") from cluster_error
-        try:
-            namespace = SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or None
-        except OSError:
-            namespace = None
+
+
+def _from_kubeconfig(kubeconfig: str | None, context: str | None) -> Credentials:
+    import kubernetes.client
+    import kubernetes.config
+
+    config = kubernetes.client.Configuration()
+    # the client reads $KUBECONFIG once, when imported; read it now
+    path = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+    with private_dir() as scratch:
+        kubernetes.config.load_kube_config(config_file=path, context=context, client_configuration=config,
+                                           persist_config=False, temp_file_path=scratch)
+        contexts, active = kubernetes.config.list_kube_config_contexts(config_file=path)
+        chosen = next((c for c in contexts if c.get("name") == context), active) if context else active
+        namespace = ((chosen or {}).get("context") or {}).get("namespace")
+        return _credentials(config, namespace, scratch)
+
+
+def _in_cluster() -> Credentials:
+    import kubernetes.client
+    import kubernetes.config
+
+    config = kubernetes.client.Configuration()
+    kubernetes.config.load_incluster_config(client_configuration=config)
+    try:
+        namespace = SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or None
+    except OSError:
+        namespace = None
+    return _credentials(config, namespace, None)
+
+
+def _credentials(config: Any, namespace: str | None, scratch: str | None) -> Credentials:
+    """What the client configuration says, with files the client wrote into ``scratch`` read into memory."""
+
+    def path_or_data(path: str | None) -> tuple[str | None, bytes | None]:
+        if path and scratch and os.path.dirname(os.path.abspath(path)) == os.path.abspath(scratch):
+            return None, Path(path).read_bytes()
+        return path or None, None
+
+    ca_path, ca_data = path_or_data(config.ssl_ca_cert)
+    certificate_path, certificate_data = path_or_data(config.cert_file)
+    private_key_path, private_key_data = path_or_data(config.key_file)
     header = config.get_api_key_with_prefix("BearerToken") or config.get_api_key_with_prefix("authorization")
     token = header.split(" ", 1)[-1] if header else None
     return Credentials(
         server=config.host,
         token=token,
-        ca_path=config.ssl_ca_cert,
-        certificate_path=config.cert_file,
-        private_key_path=config.key_file,
+        ca_path=ca_path,
+        ca_data=ca_data,
+        certificate_path=certificate_path,
+        certificate_data=certificate_data,
+        private_key_path=private_key_path,
+        private_key_data=private_key_data,
         username=config.username or None,
         password=config.password or None,
         insecure=not config.verify_ssl,

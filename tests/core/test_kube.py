@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import socket
 import ssl
+import tempfile
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 import trustme
+import yaml
 from aiohttp import web
 
 from aim_core.kube import Credentials, Kube, proxy_for
+from aim_core.operator.login import credentials as login_credentials
 from aim_core.reconcile.errors import ApiError, NetworkError
 from aim_core.resources import EVENTS, SERVICES
 from aim_core.testing.fixtures import Kube as EmulatedApi
@@ -233,6 +238,67 @@ async def test_a_client_certificate_is_presented(tls_server, ca, tmp_path) -> No
                             private_key_path=str(key_path)))
 
     assert [dict(x[0] for x in peer["subject"]).get("commonName") for peer in peers] == ["aim-engine"] * 2
+
+
+def _files_holding(root: Path, secret: bytes) -> list[Path]:
+    return [path for path in root.rglob("*") if path.is_file() and secret in path.read_bytes()]
+
+
+@pytest.fixture()
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The temporary directory (TMPDIR) for this test, empty at the start."""
+    path = tmp_path / "tmp"
+    path.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(path))
+    return path
+
+
+async def test_an_inline_client_key_is_not_left_on_disk(tls_server, ca, scratch) -> None:
+    url, peers = tls_server
+    cert = ca.issue_cert("aim-engine.example", common_name="aim-engine")
+    key = cert.private_key_pem.bytes()
+    # as kopf's kubeconfig reader hands them over: base64 of the PEM, as strings
+    creds = Credentials(server=url, ca_data=base64.b64encode(ca.cert_pem.bytes()).decode(),
+                        certificate_data=base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
+                        private_key_data=base64.b64encode(key).decode())
+
+    client = Kube(creds)
+    left_after_building = _files_holding(scratch, key)
+    try:
+        assert await client.list(SERVICES, NS) == []
+    finally:
+        await client.aclose()
+
+    assert left_after_building == []
+    assert list(scratch.iterdir()) == []
+    assert [dict(x[0] for x in peer["subject"]).get("commonName") for peer in peers] == ["aim-engine"]
+    assert "BEGIN" not in repr(creds) and key.decode() not in repr(creds)
+
+
+async def test_a_kubeconfig_with_an_inline_client_key_authenticates_and_leaves_no_key_on_disk(
+        tls_server, ca, scratch, tmp_path) -> None:
+    url, peers = tls_server
+    cert = ca.issue_cert("aim-engine.example", common_name="kubeconfig-user")
+    key = cert.private_key_pem.bytes()
+    config = tmp_path / "kubeconfig"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "tls",
+        "clusters": [{"name": "tls", "cluster": {
+            "server": url, "certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode()}}],
+        "users": [{"name": "tls", "user": {
+            "client-certificate-data": base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
+            "client-key-data": base64.b64encode(key).decode()}}],
+        "contexts": [{"name": "tls", "context": {"cluster": "tls", "user": "tls", "namespace": NS}}],
+    }))
+
+    creds = login_credentials(str(config))
+    left_after_login = _files_holding(scratch, key)
+    await _list(creds)
+
+    assert left_after_login == []
+    assert list(scratch.iterdir()) == []
+    assert creds.default_namespace == NS
+    assert [dict(x[0] for x in peer["subject"]).get("commonName") for peer in peers] == ["kubeconfig-user"]
 
 
 # --------------------------------------------------------------------------- network failures
