@@ -11,6 +11,8 @@ from aim_core.inspect import inspect_job, inspect_pods, inspect_pvc
 from aim_core.providers import (
     Autoscaler,
     ClusterReader,
+    Described,
+    DescribesRelated,
     DoctorCheck,
     Finding,
     GpuDevice,
@@ -46,6 +48,8 @@ __all__ = [
     "Category",
     "Challenge",
     "ClusterReader",
+    "Described",
+    "DescribesRelated",
     "DoctorCheck",
     "Finding",
     "GpuDevice",

@@ -6,7 +6,10 @@ names), the template cache from ``status.cache`` (else the one the service
 would use, :func:`aim_core.service.caching.find_cache`), the artifacts from the
 cache's ``status.artifacts`` (else those it owns), and the serving objects by
 the names the service plan gives them, through the installed runtime, route
-and autoscaler plugins.
+and autoscaler plugins. An autoscaler that implements
+:class:`~aim_core.providers.DescribesRelated` adds the objects between the
+serving object and its scaler (KEDA: the ScaledObject KServe builds), each with
+the facts the plugin picks (``Link.details``).
 
 Each :class:`Link` carries the object's state (``status.status``; for
 third-party objects the plugin's reading of it) and the condition that
@@ -22,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from aim_core.providers import DescribesRelated
 from aim_core.reconcile.naming import inference_service_name, route_name
 from aim_core.resources import AIM_RESOURCES, PODS
 from aim_core.service.caching import caching_mode, find_cache
@@ -44,12 +48,15 @@ class Link:
     reason: str = ""
     message: str = ""
     children: list[Link] = attrs.field(factory=list)
+    details: dict[str, Any] = attrs.field(factory=dict)  # facts a plugin adds (a ScaledObject's bounds, triggers)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "name": self.name}
         if self.namespace:
             out["namespace"] = self.namespace
         out.update(state=self.state, reason=self.reason, message=self.message)
+        if self.details:
+            out["details"] = self.details
         if self.children:
             out["children"] = [c.to_json() for c in self.children]
         return out
@@ -114,16 +121,8 @@ async def describe_service(cluster: Any, plugins: Any, namespace: str, name: str
         root.children.append(runtime_link)
     if providers.autoscaler is not None and runtime_link is not None and (
             _service_condition(service, "HPAReady") or _autoscaled(service)):
-        ref, scaler_name = providers.autoscaler.scaler(serving)
-        live = await cluster.get(ref, namespace, scaler_name)
-        if live is None:
-            cond = _service_condition(service, "HPAReady") or {}
-            runtime_link.children.append(_missing(ref.kind, scaler_name, namespace,
-                                                  cond.get("message") or "not created yet", cond.get("reason") or ""))
-        else:
-            health = providers.autoscaler.health(live, runtime_link.state == "Ready")
-            runtime_link.children.append(Link(ref.kind, scaler_name, namespace, health.state.value, health.reason,
-                                              health.message))
+        runtime_link.children.append(await _scaling(cluster, service, providers.autoscaler, serving, namespace,
+                                                    runtime_ready=runtime_link.state == "Ready"))
     if providers.route is not None:
         route = route_name(name, namespace)
         live = await cluster.get(providers.route.resource, namespace, route)
@@ -136,6 +135,37 @@ async def describe_service(cluster: Any, plugins: Any, namespace: str, name: str
             root.children.append(_missing(providers.route.resource.kind, route, namespace,
                                           cond.get("message") or "not created yet", cond.get("reason") or ""))
     return root
+
+
+async def _scaling(cluster: Any, service: Mapping[str, Any], autoscaler: Any, serving: str, namespace: str, *,
+                   runtime_ready: bool) -> Link:
+    """The scaler, under the objects the autoscaler says lead to it (KEDA: InferenceService -> ScaledObject -> HPA)."""
+    top = parent = None
+    for ref, related in autoscaler.related(serving) if isinstance(autoscaler, DescribesRelated) else ():
+        live = await cluster.get(ref, namespace, related)
+        if live is None:
+            link = _missing(ref.kind, related, namespace, "not created yet: the operator does not create it, the "
+                                                          "controller of the serving object does")
+        else:
+            described = autoscaler.describe(live)
+            link = Link(ref.kind, related, namespace, described.health.state.value, described.health.reason,
+                        described.health.message, details=dict(described.details))
+        if parent is not None:
+            parent.children.append(link)
+        top, parent = top or link, link
+    ref, scaler_name = autoscaler.scaler(serving)
+    live = await cluster.get(ref, namespace, scaler_name)
+    if live is None:
+        cond = _service_condition(service, "HPAReady") or {}
+        scaler = _missing(ref.kind, scaler_name, namespace, cond.get("message") or "not created yet",
+                          cond.get("reason") or "")
+    else:
+        health = autoscaler.health(live, runtime_ready)
+        scaler = Link(ref.kind, scaler_name, namespace, health.state.value, health.reason, health.message)
+    if parent is None:
+        return scaler
+    parent.children.append(scaler)
+    return top
 
 
 def _autoscaled(service: Mapping[str, Any]) -> bool:

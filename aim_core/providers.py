@@ -215,6 +215,26 @@ class Autoscaler(Protocol):
         """Replica counts from the scaler object, ``None`` if it reports none."""
 
 
+@attrs.frozen
+class Described:
+    """What ``aim-engine describe`` shows of one object: its health and a few facts (JSON values)."""
+
+    health: Health
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@runtime_checkable
+class DescribesRelated(Protocol):
+    """Optional for an :class:`Autoscaler`: objects between the serving object and the scaler that the
+    operator does not create (KEDA's ScaledObject, which KServe builds), for ``aim-engine describe``."""
+
+    def related(self, serving_name: str) -> Sequence[tuple[ResourceRef, str]]:
+        """The resource and name of each, the one nearest the serving object first."""
+
+    def describe(self, live: Mapping[str, Any]) -> Described:
+        """What to show of one of them, as read from the server."""
+
+
 # ---------------------------------------------------------------------------
 # Registry listing
 # ---------------------------------------------------------------------------

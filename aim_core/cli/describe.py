@@ -60,6 +60,20 @@ def service(args: argparse.Namespace) -> int:
     return 0
 
 
+def details_text(details: dict) -> str:
+    """``minReplicas=1  maxReplicas=3  triggers: cpu Utilization 80  conditions: Ready=True Active=False``."""
+
+    def shown(value) -> str:
+        if isinstance(value, dict):
+            return " ".join(f"{k}={v}" for k, v in value.items()) or "none"
+        if isinstance(value, list):
+            return "; ".join(str(v) for v in value) or "none"
+        return str(value)
+
+    return "  ".join(f"{key}={value}" if not isinstance(value, dict | list) else f"{key}: {shown(value)}"
+                     for key, value in details.items())
+
+
 def print_tree(chain) -> None:
     from rich.markup import escape
     from rich.tree import Tree
@@ -70,7 +84,8 @@ def print_tree(chain) -> None:
         style = _STYLES.get(link.state, "bold")
         text = f"[bold]{escape(link.kind)}[/bold] {escape(shown)}  [{style}]{escape(link.state)}[/{style}]"
         why = ": ".join(part for part in (link.reason, link.message) if part)
-        return f"{text}  {escape(why)}" if why else text
+        text = f"{text}  {escape(why)}" if why else text
+        return f"{text}\n[dim]{escape(details_text(link.details))}[/dim]" if link.details else text
 
     def grow(node, link) -> None:
         for child in link.children:

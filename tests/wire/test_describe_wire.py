@@ -8,6 +8,7 @@ InferenceService and HTTPRoute, and the test plays KServe and the gateway.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
 
@@ -28,10 +29,12 @@ def lines_with(text: str, *words: str) -> list[str]:
     return [line for line in text.splitlines() if all(w in line for w in words)]
 
 
-async def running_chat(kube, api, cluster):  # noqa: F811 - the fixture of the same name
-    await create(api, kube, cluster["qwen-chat"])
-    isvc = await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
-    route = await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
+async def running_chat(kube, api, cluster, body=None):  # noqa: F811 - the fixture of the same name
+    body = body or cluster["qwen-chat"]
+    service = body["metadata"]["name"]
+    await create(api, kube, body)
+    isvc = await eventually(lambda: kube.list(ISVC, NS, label_selector=f"aim.eai.amd.com/service={service}")[0])
+    route = await eventually(lambda: kube.list(ROUTE, NS, label_selector=f"aim.eai.amd.com/service={service}")[0])
     name = isvc["metadata"]["name"]
     kube.put_object({**isvc, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
     kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {
@@ -41,7 +44,8 @@ async def running_chat(kube, api, cluster):  # noqa: F811 - the fixture of the s
     kube.put_object({**route, "status": {"parents": [{
         "parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
         "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}]}})
-    await eventually(lambda: kube.get(SVC, NS, "qwen-chat")["status"]["status"] == "Running")
+    if not body["spec"].get("maxReplicas"):
+        await eventually(lambda: kube.get(SVC, NS, service)["status"]["status"] == "Running")
     return name, route["metadata"]["name"]
 
 
@@ -138,3 +142,81 @@ async def test_colours_on_a_terminal_unless_no_color(kube, kubeconfig, monkeypat
         assert "AIMService" in shown and "ReferenceNotFound" in shown
         colour = re.search(r"\x1b\[[0-9;]*(?:3[0-7]|9[0-7]|38;[0-9;]+)m", shown)  # a foreground colour
         assert bool(colour) is coloured, shown  # NO_COLOR keeps bold, drops colours (no-color.org)
+
+
+POD_METRIC = {"type": "PodMetric", "podmetric": {
+    "metric": {"backend": "opentelemetry", "metricNames": ["vllm:num_requests_running"],
+               "query": "vllm:num_requests_running", "operationOverTime": "avg"},
+    "target": {"type": "Value", "value": "1"}}}
+
+
+def scaled_object(isvc: str, conditions: list[dict]) -> dict:
+    """The ScaledObject KServe builds for the InferenceService (wire-facts 2.7), with KEDA's status."""
+    query = f'sum(vllm:num_requests_running{{namespace="{NS}", deployment="{isvc}-predictor"}})'
+    return {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+            "metadata": {"name": f"{isvc}-predictor", "namespace": NS},
+            "spec": {"scaleTargetRef": {"name": f"{isvc}-predictor"}, "minReplicaCount": 1, "maxReplicaCount": 3,
+                     "triggers": [{"type": "external", "metadata": {
+                         "scalerAddress": "keda-otel-scaler.keda.svc:4318", "metricQuery": query, "targetValue": "1",
+                         "operationOverTime": "avg"}}]},
+            "status": {"conditions": conditions}}
+
+
+async def test_a_keda_autoscaled_service_shows_its_scaledobject_above_the_hpa(
+        kube, api, cluster, operator, kubeconfig, capsys):  # noqa: F811
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["metadata"]["name"] = "scaled"
+    body["spec"].update(minReplicas=1, maxReplicas=3, autoScaling={"metrics": [POD_METRIC]})
+    isvc, _ = await running_chat(kube, api, cluster, body)
+    assert kube.get(ISVC, NS, isvc)["metadata"]["annotations"]["serving.kserve.io/autoscalerClass"] == "keda"
+
+    # Before KServe builds it: the ScaledObject is missing, the HPA under it too.
+    assert await describe("scaled", "-n", NS) == 0
+    out = capsys.readouterr().out
+    [missing] = lines_with(out, f"ScaledObject {NS}/{isvc}-predictor")
+    assert "Missing" in missing and "the operator does not create it" in missing
+
+    # KServe builds it, KEDA accepts it (not active: no load) and creates the HPA.
+    kube.put_object(scaled_object(isvc, [
+        {"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ScaledObject is ready"},
+        {"type": "Active", "status": "False", "reason": "ScalerNotActive", "message": "triggers are not active"},
+        {"type": "Fallback", "status": "False", "reason": "NoFallbackFound"}]))
+    kube.put_object({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                     "metadata": {"name": f"keda-hpa-{isvc}-predictor", "namespace": NS},
+                     "spec": {"minReplicas": 1, "maxReplicas": 3,
+                              "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                                 "name": f"{isvc}-predictor"}},
+                     "status": {"currentReplicas": 1, "desiredReplicas": 1, "conditions": [
+                         {"type": "AbleToScale", "status": "True"}, {"type": "ScalingActive", "status": "True"}]}})
+
+    assert await describe("scaled", "-n", NS) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if f"ScaledObject {NS}/{isvc}-predictor" in line)
+    assert "  Ready  ScalerNotActive: ready, not active" in lines[at]
+    facts = lines[at + 1]
+    assert "minReplicas=1  maxReplicas=3" in facts
+    assert (f'triggers: external sum(vllm:num_requests_running{{namespace="{NS}", deployment="{isvc}-predictor"}}) '
+            "target 1 via keda-otel-scaler.keda.svc:4318") in facts
+    assert "conditions: Ready=True Active=False Fallback=False" in facts
+    [hpa] = [i for i, line in enumerate(lines) if f"HorizontalPodAutoscaler {NS}/keda-hpa-{isvc}-predictor" in line]
+    assert "Ready  HPAOperational" in lines[hpa]
+    isvc_at = next(i for i, line in enumerate(lines) if f"InferenceService {NS}/{isvc}" in line)
+    indent = [len(lines[i]) - len(lines[i].lstrip("│├└─ ")) for i in (isvc_at, at, hpa)]
+    assert isvc_at < at < hpa and indent == sorted(indent) and len(set(indent)) == 3  # each under the one before
+
+    assert await describe("scaled", "-n", NS, "-o", "json") == 0
+    chain = json.loads(capsys.readouterr().out)
+    [serving] = [c for c in chain["children"] if c["kind"] == "InferenceService"]
+    [scaler] = serving["children"]
+    assert (scaler["kind"], scaler["name"], scaler["state"]) == ("ScaledObject", f"{isvc}-predictor", "Ready")
+    assert scaler["details"]["minReplicas"] == 1 and scaler["details"]["maxReplicas"] == 3
+    assert scaler["details"]["conditions"] == {"Ready": "True", "Active": "False", "Fallback": "False"}
+    assert len(scaler["details"]["triggers"]) == 1 and scaler["details"]["triggers"][0].startswith("external sum(")
+    assert [(c["kind"], c["state"]) for c in scaler["children"]] == [("HorizontalPodAutoscaler", "Ready")]
+
+    # KEDA refuses the object: describe says so, with KEDA's reason.
+    kube.put_object(scaled_object(isvc, [{"type": "Ready", "status": "False", "reason": "ScaledObjectCheckFailed",
+                                          "message": "failed to ensure HPA is correctly created"}]))
+    assert await describe("scaled", "-n", NS) == 0
+    [refused] = lines_with(capsys.readouterr().out, f"ScaledObject {NS}/{isvc}-predictor")
+    assert "Failed  ScaledObjectCheckFailed: failed to ensure HPA is correctly created" in refused

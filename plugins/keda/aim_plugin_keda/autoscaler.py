@@ -42,9 +42,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aim_core import Health, KubeObject, ReplicaStatus, ResourceRef, ScalingRequest
+from aim_core import Described, Health, KubeObject, ReplicaStatus, ResourceRef, ScalingRequest
 
-from aim_plugin_keda import hpa
+from aim_plugin_keda import hpa, scaledobject
 
 AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
 OTEL_INJECT = "sidecar.opentelemetry.io/inject"
@@ -107,6 +107,12 @@ class KedaAutoscaler:
 
     def replicas(self, live: Mapping[str, Any]) -> ReplicaStatus | None:
         return hpa.replicas(live)
+
+    def related(self, serving_name: str) -> Sequence[tuple[ResourceRef, str]]:
+        return [(scaledobject.SCALED_OBJECT, scaledobject.name(serving_name))]
+
+    def describe(self, live: Mapping[str, Any]) -> Described:
+        return scaledobject.describe(live)
 
 
 def translate_metric(metric: Mapping[str, Any]) -> dict[str, Any]:
