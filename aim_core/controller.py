@@ -64,7 +64,6 @@ class Controller:
     name: ClassVar[str]  # e.g. "service" → field manager "aim-service-controller"
     resource: ClassVar[ResourceRef]
     finalizer: ClassVar[str | None] = None
-    eager_finalizer: ClassVar[bool] = True  # False: added only when a plan sets ``plan.finalizer``
     status_map: ClassVar[dict[State, State]] = {}
     writes_status: ClassVar[bool] = True
     root_status: ClassVar[bool] = True  # whether the kind has a `status.status` field
@@ -107,6 +106,17 @@ class Controller:
     def plan(self, obj: dict[str, Any], observed: Any) -> Plan:
         """Decide children, components and status fields. Pure."""
         raise NotImplementedError
+
+    def has_cleanup_duties(self, store: Store, obj: dict[str, Any]) -> bool:
+        """Whether ``obj`` needs its ``finalizer`` now, before planning (default: always, from the first reconcile).
+
+        A controller whose finalizer only matters once it created something
+        answers from the store here and sets ``plan.finalizer`` when a plan is
+        about to create such a thing: the finalizer is then added right before
+        that apply, and an object without duties costs no write and never
+        waits for the operator to be deleted.
+        """
+        return True
 
     async def finalize(self, ctx: Context, obj: dict[str, Any]) -> None:
         """Clean up before the finalizer is removed (only called when ``finalizer`` is set)."""

@@ -188,8 +188,10 @@ class Engine:
             return None
         if self.terminating(namespace):
             return None  # in a namespace being deleted only what releases finalizers is written (above)
-        if controller.finalizer and controller.eager_finalizer and controller.finalizer not in finalizers:
-            await self._add_finalizer(controller, obj)
+        missing = bool(controller.finalizer) and controller.finalizer not in finalizers
+        if missing and controller.has_cleanup_duties(self.store, obj):
+            await self._add_finalizer(controller, obj)  # even while paused (Q18)
+            missing = False
         if labelling.is_paused(meta):
             return None
 
@@ -197,8 +199,8 @@ class Engine:
         plan = controller.plan(obj, observed)
         issues = list(plan.issues)
         if statusing.should_apply([(i.category, i.reason, i.message) for i in issues]):
-            if controller.finalizer and plan.finalizer and controller.finalizer not in (meta.get("finalizers") or []):
-                await self._add_finalizer(controller, obj)
+            if missing and plan.finalizer:
+                await self._add_finalizer(controller, obj)  # before creating what it will clean up
             issues += await self._apply(controller, obj, plan)
             if self.terminating(namespace):
                 return None  # the server refused a create: the namespace is going, write nothing more there

@@ -64,6 +64,7 @@ AUTO_SELECT = "svc-auto-select"
 TPL_BY_MODEL = "tpl-by-model"
 MODEL_BY_IMAGE = "model-by-image"
 CACHE_BY_TEMPLATE = "cache-by-template"
+CACHE_BY_SERVICE = "cache-by-service-label"
 BY_OWNER_SERVICE = "by-service-label"
 POD_BY_SERVING = "pod-by-serving"
 BY_LABEL_VALUE = "svc-by-label-value"
@@ -110,8 +111,9 @@ class ServiceController(Controller):
     name: ClassVar[str] = "service"
     resource = SERVICES
     finalizer = SERVICE_FINALIZER
-    # Added on the first reconcile, as upstream (2.3, F15); it never blocks namespace deletion (finalize).
-    eager_finalizer = True
+    # Added once the service has caches to clean up (F55), not on every service's first reconcile as upstream
+    # (F15): a service that made no cache is deleted without waiting for the operator. Never blocks namespace
+    # deletion (finalize).
     status_map = SERVICE_STATUS_MAP
 
     def __init__(self, plugins: Any, *, gpu_preference: Iterable[str] = ()) -> None:
@@ -143,6 +145,8 @@ class ServiceController(Controller):
         for ref in (MODELS, CLUSTER_MODELS):
             store.add_index(ref, MODEL_BY_IMAGE, lambda m: [(_spec(m).get("image") or "").strip()])
         store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), _spec(c).get("templateName"))])
+        store.add_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, lambda c: [
+            (_ns(c), label) for label in [(c["metadata"].get("labels") or {}).get(SERVICE_LABEL)] if label])
         store.add_index(PODS, POD_BY_SERVING, lambda p: [(_ns(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))])
 
     # ------------------------------------------------------------- watches
@@ -325,15 +329,18 @@ class ServiceController(Controller):
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_service(obj, observed)
 
+    def has_cleanup_duties(self, store: Store, obj: dict[str, Any]) -> bool:
+        """Whether a template cache labelled with this service exists (plans that create one say so too)."""
+        label = sanitize_label_value(obj["metadata"]["name"])
+        return label is not None and bool(store.by_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, (_ns(obj), label)))
+
     async def finalize(self, ctx: Context, obj: dict[str, Any]) -> None:
         """Delete the non-Ready template caches this service created (F55); never block namespace deletion."""
         ns = _ns(obj) or ""
         if namespace_going(ctx.store.get(NAMESPACES, None, ns)):
             return
         label = sanitize_label_value(obj["metadata"]["name"])
-        for cache in ctx.store.list(TEMPLATE_CACHES, ns):
-            if (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL) != label:
-                continue
+        for cache in ctx.store.by_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, (ns, label)):
             if ((cache.get("status") or {}).get("status")) != State.READY.value:
                 await ctx.kube.delete(TEMPLATE_CACHES, ns, cache["metadata"]["name"])
 

@@ -80,7 +80,7 @@ class Plan:
     conditions: list[dict[str, Any]] = attrs.field(factory=list)  # extra non-component conditions
     labels: LabelPolicy = attrs.field(factory=LabelPolicy)
     requeue_after: float | None = None
-    finalizer: bool = False  # for controllers with lazy finalizers: this object now has cleanup duties
+    finalizer: bool = False  # this plan creates something the finalizer must clean up (see has_cleanup_duties)
     notes: list[str] = attrs.field(factory=list)  # why things were decided; shown by `aim-engine render --explain`
 
     def component(self, name: str, health: Health, *, blocking: bool = False) -> None:

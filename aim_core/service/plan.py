@@ -26,6 +26,7 @@ from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.health import Category, Health, State
 from aim_core.inspect import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
+from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Issue, LabelPolicy, Plan
 from aim_core.resources import TEMPLATE_CACHES
@@ -159,8 +160,9 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         template = ready_template.template
         cache = caching.find_cache(svc, template["metadata"]["name"], mode, ob.caches)
         if cache is None:
-            plan.want(TEMPLATE_CACHES, caching.desired_cache(svc, template, ready_template.scope.value, config, mode),
-                      owned=caching.cache_owned(mode))
+            desired = caching.desired_cache(svc, template, ready_template.scope.value, config, mode)
+            plan.want(TEMPLATE_CACHES, desired, owned=caching.cache_owned(mode))
+            plan.finalizer = SERVICE_LABEL in desired["metadata"]["labels"]  # F55: deleted with us unless Ready
         plan.component(CACHE, caching.cache_health(cache, caching.has_cache_volumes(live_runtime), mode))
         cache_status = caching.cache_status(cache)
         if cache_status is not None:

@@ -8,30 +8,28 @@ from __future__ import annotations
 import copy
 
 from tests.wire.conftest import eventually
-from tests.wire.test_services_wire import NS, SVC, cluster, condition, create  # noqa: F401 - cluster is a fixture
+from tests.wire.test_services_wire import ISVC, NS, SVC, cluster, condition, create  # noqa: F401 - cluster is a fixture
 
 FINALIZER = "aim.eai.amd.com/template-cache-cleanup"
 TC = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
 
 
-async def test_a_service_waiting_for_its_model_carries_the_finalizer_and_never_blocks_its_namespace(
+async def test_the_finalizer_comes_with_a_cache_to_clean_up_and_never_blocks_the_namespace(
         kube, api, cluster, operator):
     body = copy.deepcopy(cluster["qwen-chat"])
     body["metadata"]["name"] = "waiting"
     body["spec"]["model"] = {"name": "not-published-yet"}
     await create(api, kube, body)
 
-    def has_finalizer():
-        svc = kube.get(SVC, NS, "waiting")
-        assert FINALIZER in svc["metadata"].get("finalizers", [])
-        assert condition(svc, "ModelReady")["reason"] == "ModelNotFound"
-        return svc
+    await eventually(lambda: condition(kube.get(SVC, NS, "waiting"), "ModelReady")["reason"] == "ModelNotFound")
+    await operator.settle()
+    # Nothing to clean up, so no finalizer: deleting it never waits for the operator (upstream adds it anyway).
+    assert FINALIZER not in kube.get(SVC, NS, "waiting")["metadata"].get("finalizers", [])
 
-    await eventually(has_finalizer)  # on the first reconcile, as upstream (2.3, F15)
-
-    # A service that made a cache which is not Ready yet, in the same namespace.
+    # A service that made a cache which is not Ready yet, in the same namespace: it has the finalizer.
     await create(api, kube, cluster["llama-chat"])
     made = await eventually(lambda: kube.list(TC, NS, label_selector="aim.eai.amd.com/service=llama-chat")[0])
+    assert FINALIZER in kube.get(SVC, NS, "llama-chat")["metadata"]["finalizers"]  # added before the cache
 
     # The namespace is being deleted: the namespace controller deletes every object in it.
     ns = kube.get("v1/namespaces", None, NS)
@@ -51,7 +49,37 @@ async def test_a_service_waiting_for_its_model_carries_the_finalizer_and_never_b
     await eventually(lambda: kube.get(TC, NS, made["metadata"]["name"]) is None)
 
 
-async def test_a_paused_service_still_gets_its_finalizer(kube, api, cluster, operator):
+async def test_a_service_using_a_cache_made_by_another_writes_no_finalizer(kube, api, cluster, operator):
+    await create(api, kube, cluster["qwen-chat"])  # the fixture's Ready cache for its template is labelled with it
+    await eventually(lambda: FINALIZER in kube.get(SVC, NS, "qwen-chat")["metadata"].get("finalizers", []))
+    await operator.settle()
+
+    mark = kube.mark()
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["metadata"]["name"] = "qwen-two"
+    await create(api, kube, body)
+    await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-two"))
+    await operator.settle()
+
+    svc = kube.get(SVC, NS, "qwen-two")
+    assert svc["status"]["cache"]["templateCacheRef"]["name"] == \
+        kube.list(TC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0]["metadata"]["name"]
+    assert FINALIZER not in svc["metadata"].get("finalizers", [])
+    ours = [c for c in kube.calls[mark:] if c.user_agent.startswith("aim-engine") and c.resource == SVC]
+    assert [c.subresource for c in ours if c.verb not in ("get", "list")] == ["status"] * len(ours)  # no metadata patch
+
+    # Deleting it does not wait for the operator: the API server removes it at once.
+    response = await api.delete(kube.path(SVC, NS, "qwen-two"))
+    assert response.status_code == 200, response.text
+    assert kube.get(SVC, NS, "qwen-two") is None
+
+
+async def test_a_paused_service_with_caches_to_clean_up_still_gets_its_finalizer(kube, api, cluster, operator):
+    # A cache labelled as made by "paused" exists (made before the service was paused and lost its finalizer).
+    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
+                     "metadata": {"name": "paused-cache", "namespace": NS,
+                                  "labels": {"aim.eai.amd.com/service": "paused"}},
+                     "spec": {"templateName": "nowhere"}})
     body = copy.deepcopy(cluster["qwen-chat"])
     body["metadata"]["name"] = "paused"
     body["metadata"]["annotations"] = {"aim.eai.amd.com/reconciliation-paused": "true"}
@@ -60,6 +88,13 @@ async def test_a_paused_service_still_gets_its_finalizer(kube, api, cluster, ope
     await eventually(lambda: FINALIZER in kube.get(SVC, NS, "paused")["metadata"].get("finalizers", []))  # Q18
     await operator.settle()
     assert not (kube.get(SVC, NS, "paused").get("status") or {}).get("conditions")  # nothing else happens
+
+    # The same without a cache: paused, nothing to clean up, nothing written at all.
+    body["metadata"]["name"] = "paused-alone"
+    await create(api, kube, body)
+    await operator.settle()
+    alone = kube.get(SVC, NS, "paused-alone")
+    assert not alone["metadata"].get("finalizers") and not (alone.get("status") or {}).get("conditions")
 
 
 async def test_naming_a_template_on_a_running_service_moves_it_off_the_recorded_one(kube, api, cluster, operator):
