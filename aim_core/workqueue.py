@@ -68,6 +68,10 @@ class WorkQueue:
         """Reset the failure count of ``key`` after a success."""
         self._failures.pop(key, None)
 
+    def busy(self) -> bool:
+        """Whether a key is queued or being processed now (delayed keys do not count)."""
+        return bool(self._queued or self._active)
+
     def pending(self) -> int:
         return len(self._queued) + len(self._active) + len(self._delayed_at)
 

@@ -13,7 +13,7 @@ import kopf
 
 from aim_core import metrics as metering
 from aim_core.controllers import build_controllers
-from aim_core.operator import handlers, logs
+from aim_core.operator import collection, handlers, logs
 from aim_core.operator.leader import default_identity
 from aim_core.operator.probes import EndpointError, Endpoints, Readiness
 from aim_core.operator.runtime import Runtime
@@ -164,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(f"aim-engine: {exc}") from None
     logs.configure(level, args.log_format)
     logs.install(ERROR_BACKOFFS)  # kopf's retried requests: one WARNING each, not an ERROR
+    collection.configure()  # full garbage collections when idle, not on every quarter of heap growth
     settings = settings_from_args(args)
     log.info("starting aim-engine; operator namespace %s; namespaces %s; log level %s", settings.operator_namespace,
              ",".join(settings.namespaces) or "all", logging.getLevelName(level).lower())

@@ -20,6 +20,7 @@ from aim_core.controller import Context, Controller
 from aim_core.engine import Engine
 from aim_core.eventstore import EventCache
 from aim_core.kube import Credentials, Kube
+from aim_core.operator import collection
 from aim_core.operator.leader import LeaderElector
 from aim_core.operator.reflector import Reflector
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings
@@ -137,6 +138,7 @@ class Runtime:
                 await reflector.listed.wait()
             self.ready.set()
             resync = asyncio.create_task(self._resync_forever())
+            collector = asyncio.create_task(collection.collect_old(lambda: not self.engine.queue.busy()))
             try:
                 if self.settings.leader_election:
                     elector = LeaderElector(self.ctx.kube, self.settings.operator_namespace)
@@ -145,7 +147,8 @@ class Runtime:
                     await self.engine.run(self.settings.workers)
             finally:
                 resync.cancel()
-                await asyncio.gather(resync, return_exceptions=True)
+                collector.cancel()
+                await asyncio.gather(resync, collector, return_exceptions=True)
         finally:
             for task in streams:
                 task.cancel()
