@@ -58,6 +58,7 @@ class Engine:
         self._refused: dict[str, str | None] = {}  # namespaces that refused a create as terminating -> their uid
         self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
         self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
+        self._writer: Key | None = None  # whose write is being stored (its own child does not re-trigger it)
         for controller in self.controllers.values():
             controller.setup(ctx.store)
             self._routes.setdefault(controller.resource, []).append((controller, None))
@@ -116,7 +117,9 @@ class Engine:
             if old is not None and old is not obj:
                 keys |= set(watch.mapper(old))
             for namespace, name in keys:
-                self.queue.add((controller.name, namespace, name))
+                key = (controller.name, namespace, name)
+                if key != self._writer:
+                    self.queue.add(key)
 
     def enqueue_all(self) -> None:
         for controller in self.controllers.values():
@@ -267,7 +270,10 @@ class Engine:
             outcomes.wrote(obj, "applied", desired.resource.kind, meta["name"], created=live is None)
             if isinstance(result, dict) and result.get("metadata"):
                 self._applied.remember(child, body, result)
-                self.store.upsert(desired.resource, result, copy_obj=False)
+                if desired.anticipated and live is None:
+                    self._store_unnoticed(controller, obj, desired.resource, result)
+                else:
+                    self.store.upsert(desired.resource, result, copy_obj=False)
         for deletion in plan.delete:
             self._applied.forget((deletion.resource, deletion.namespace or None, deletion.name))
             if self.store.get(deletion.resource, deletion.namespace, deletion.name) is None:
@@ -278,6 +284,26 @@ class Engine:
             except Exception as exc:  # noqa: BLE001
                 issues.append(_issue(exc, f"deleting {deletion.resource.kind} {deletion.name}"))
         return issues
+
+    def _store_unnoticed(self, controller: Controller, obj: dict[str, Any], ref: ResourceRef,
+                         result: dict[str, Any]) -> None:
+        """Store a child just created, without re-triggering the object whose plan created it.
+
+        Only for children the plan marked ``anticipated``: its status already
+        reports the child as the next reconcile would read it back, so that
+        reconcile would repeat the plan and write nothing (one reconcile per
+        new service instead of two). Every later change of the child (its
+        status, someone else's edit, deletion) comes by watch with a new
+        resourceVersion and does trigger it; the watch's echo of this write
+        has the same version and changes nothing in the store. Other objects
+        watching the child are triggered as usual.
+        """
+        meta = obj["metadata"]
+        self._writer = (controller.name, meta.get("namespace") or None, meta["name"])
+        try:
+            self.store.upsert(ref, result, copy_obj=False)
+        finally:
+            self._writer = None
 
     async def _write_status(
         self, controller: Controller, obj: dict[str, Any], plan: Plan, issues: list[Issue]

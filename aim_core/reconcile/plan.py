@@ -23,11 +23,15 @@ class Desired:
 
     ``owned`` objects get a controller owner reference to the reconciled
     object (garbage-collected with it); unowned ones outlive it.
+    ``anticipated``: the plan already reports this object as the next
+    reconcile will read it back once created (no status yet), so storing the
+    server's answer need not reconcile the object that applied it again.
     """
 
     resource: ResourceRef
     obj: dict[str, Any]
     owned: bool = True
+    anticipated: bool = False
 
     @property
     def sort_key(self) -> tuple[str, str, str, str]:
@@ -93,8 +97,8 @@ class Plan:
     def issue(self, category: Category, reason: str, message: str) -> None:
         self.issues.append(Issue(category, reason, message))
 
-    def want(self, resource: ResourceRef, obj: dict[str, Any], *, owned: bool = True) -> None:
-        self.apply.append(Desired(resource, obj, owned))
+    def want(self, resource: ResourceRef, obj: dict[str, Any], *, owned: bool = True, anticipated: bool = False) -> None:
+        self.apply.append(Desired(resource, obj, owned, anticipated))
 
     def requeue(self, seconds: float) -> None:
         self.requeue_after = seconds if self.requeue_after is None else min(self.requeue_after, seconds)

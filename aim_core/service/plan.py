@@ -293,7 +293,9 @@ def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, l
                        f"runtime builder {providers.runtime.name!r} returned a {obj.get('kind')}; only "
                        f"{resource.kind} objects are applied")
             continue
-        plan.want(resource, obj)
+        # Created now: reported below as the next reconcile would read it back, so storing the
+        # server's answer does not reconcile the service again (tests/wire/test_settled_wire.py).
+        plan.want(resource, obj, anticipated=live is None)
     if live is None and objects:
         # Report what the next reconcile will read back from the object just created (no status
         # yet, no pods), so that reconcile finds nothing to change and writes nothing.
