@@ -1,8 +1,8 @@
 """What the registry clients of vendor plugins share, so a plugin holds only its vendor's facts.
 
-A vendor registry (Docker Hub, GHCR, ...) serves images and tags through the OCI
-distribution API with a bearer-token service known in advance, and lists repositories
-through an API of its own. :class:`VendorRegistryClient` is the first part, complete:
+A vendor registry (Docker Hub, GHCR, Harbor, ...) serves images and tags through the OCI
+distribution API, usually with a bearer-token service known in advance, and lists
+repositories through an API of its own. :class:`VendorRegistryClient` is the first part, complete:
 image metadata and tags go to the core's OCI client, whose first request carries a
 token instead of waiting for a ``401``. A plugin subclasses it and implements
 ``list_repositories`` with :meth:`~VendorRegistryClient.owner_of` (a wildcard lists one
@@ -39,20 +39,24 @@ class VendorRegistryClient:
     :param registry: the host as image references name it (``docker.io``).
     :param registry_url: where its OCI distribution API answers.
     :param token_realm: the token service (``WWW-Authenticate`` realm) and
-    :param token_service: its ``service`` parameter, known in advance.
+    :param token_service: its ``service`` parameter, when known in advance (else the
+        registry's first ``401`` names them).
     :param api_url: the vendor's own API, reached through :attr:`api`.
+    :param api_challenge: how the vendor API takes credentials when it is known without
+        asking (``Challenge("basic", {})``: HTTP Basic whenever there are credentials).
     """
 
     name = "vendor"
 
-    def __init__(self, registry: str, *, registry_url: str, token_realm: str, token_service: str, api_url: str,
+    def __init__(self, registry: str, *, registry_url: str, api_url: str, token_realm: str | None = None,
+                 token_service: str | None = None, api_challenge: Challenge | None = None,
                  registry_settings: RegistrySettings | None = None) -> None:
         self.host = registry
-        known = Challenge("bearer", {"realm": token_realm, "service": token_service})
+        known = Challenge("bearer", {"realm": token_realm, "service": token_service or ""}) if token_realm else None
         self.registry = OciRegistryClient(
             registry, base_url=registry_url, settings=registry_settings, name=self.name, challenge=known
         )
-        self.api = RegistryTransport(registry, base_url=api_url, settings=registry_settings)
+        self.api = RegistryTransport(registry, base_url=api_url, settings=registry_settings, challenge=api_challenge)
 
     @property
     def requests(self) -> int:

@@ -1,10 +1,11 @@
 """The Harbor client: a :class:`~aim_core.RegistryClient` for one Harbor host.
 
 - Image metadata and tags use the registry API (``/v2/...``) through the core's
-  OCI client. Harbor answers the first request with a bearer challenge for its
-  token service (``/service/token``, service ``harbor-registry``); the core
-  fetches tokens with the pull secret's user and password (a Harbor user or a
-  robot account), anonymously for public projects.
+  OCI client (:class:`~aim_core.VendorRegistryClient` does that part). Harbor
+  answers the first request with a bearer challenge for its token service
+  (``/service/token``, service ``harbor-registry``); the core fetches tokens
+  with the pull secret's user and password (a Harbor user or a robot account),
+  anonymously for public projects.
 - Repository wildcards (``project/aim-*``) use Harbor's REST API,
   ``GET /api/v2.0/projects/<project>/repositories?page_size=100``, following
   ``Link: <...>; rel="next"`` pages, with the pull secret's user and password
@@ -14,7 +15,7 @@
 
 Everything that makes a request robust (retries with backoff, ``Retry-After``,
 TLS with a private CA, error kinds and reasons, credentials kept out of
-messages) comes from the core's transport; this module only knows Harbor's
+messages, a page limit) comes from the core; this module only knows Harbor's
 URLs and JSON.
 
 Settings, from the environment:
@@ -31,18 +32,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import quote
 
 import attrs
 from aim_core import (
     Challenge,
-    ImageInfo,
-    ImageReference,
-    OciRegistryClient,
     RegistryCredentials,
     RegistryError,
     RegistrySettings,
-    RegistryTransport,
+    VendorRegistryClient,
     parse_link_next,
     repository_matches,
 )
@@ -77,73 +76,46 @@ class HarborSettings:
         )
 
 
-class HarborClient:
+class HarborClient(VendorRegistryClient):
     """Reads images and lists repositories of one Harbor host."""
 
     name = "harbor"
 
     def __init__(self, settings: HarborSettings | None = None, registry_settings: RegistrySettings | None = None) -> None:
         self.settings = settings or HarborSettings.from_env()
-        host = self.settings.host
-        self.registry = OciRegistryClient(host, base_url=self.settings.registry_url, settings=registry_settings,
-                                          name=self.name)
-        # Harbor's API takes the user and password directly (HTTP Basic), and lets anonymous
-        # callers see public projects: Basic is sent when there are credentials, nothing otherwise.
-        self.api = RegistryTransport(host, base_url=self.settings.rest_url, settings=registry_settings,
-                                     challenge=Challenge("basic", {}))
-
-    @property
-    def requests(self) -> int:
-        return self.registry.requests + self.api.requests
-
-    async def aclose(self) -> None:
-        await self.registry.aclose()
-        await self.api.aclose()
-
-    async def image_info(self, image: ImageReference, credentials: RegistryCredentials | None) -> ImageInfo:
-        return await self.registry.image_info(image, credentials)
-
-    async def list_tags(self, repository: str, credentials: RegistryCredentials | None) -> list[str]:
-        return await self.registry.list_tags(repository, credentials)
+        # The registry's token service is learnt from its first challenge. Harbor's API takes the user and
+        # password directly (HTTP Basic) and shows public projects to anonymous callers: Basic is sent when
+        # there are credentials, nothing otherwise.
+        super().__init__(self.settings.host, registry_url=self.settings.registry_url, api_url=self.settings.rest_url,
+                         api_challenge=Challenge("basic", {}), registry_settings=registry_settings)
 
     async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
         """Repositories of one project matching ``pattern`` (``project/aim-*``); the project must be literal."""
-        project, slash, _ = pattern.partition("/")
-        if not slash or not project or "*" in project:
-            raise RegistryError(
-                "invalid",
-                f"{self.settings.host} lists repositories per project: write {pattern!r} as '<project>/<glob>', "
-                "e.g. 'library/aim-*'",
-                registry=self.settings.host, image=pattern, reason="InvalidRepositoryPattern",
-            )
+        project = self.owner_of(pattern, vendor=self.host, owner="project", placeholder="project",
+                                example="library/aim-*")
         names: list[str] = []
-        url: str | None = f"/api/v2.0/projects/{quote(project, safe='')}/repositories"
-        params: dict[str, object] | None = {"page": 1, "page_size": PAGE_SIZE}
-        seen: set[str] = set()
-        for _ in range(self.api.settings.max_pages):
-            if url is None:
-                break
-            try:
-                data, response = await self.api.get_json(url, image=pattern, scope=None, credentials=credentials,
-                                                         params=params, headers={"Accept": "application/json"})
-            except RegistryError as exc:
-                if exc.kind == "not_found":
+        try:
+            async for data in self.pages(f"/api/v2.0/projects/{quote(project, safe='')}/repositories",
+                                         pattern=pattern, credentials=credentials,
+                                         params={"page": 1, "page_size": PAGE_SIZE},
+                                         headers={"Accept": "application/json"}, next_page=_link_next):
+                if not isinstance(data, list):
                     raise RegistryError(
-                        "not_found", f"{self.settings.host} has no project {project!r} (listing {pattern})",
-                        registry=self.settings.host, image=pattern, status=exc.status, reason="RepositoryNotFound",
-                    ) from None
+                        "invalid", f"{self.host} answered the repository list of {project!r} without a list",
+                        registry=self.host, image=pattern, reason="InvalidRegistryResponse",
+                    )
+                names.extend(r["name"] for r in data if isinstance(r, dict) and isinstance(r.get("name"), str))
+        except RegistryError as exc:
+            if exc.kind != "not_found":
                 raise
-            if not isinstance(data, list):
-                raise RegistryError(
-                    "invalid", f"{self.settings.host} answered the repository list of {project!r} without a list",
-                    registry=self.settings.host, image=pattern, reason="InvalidRegistryResponse",
-                )
-            names.extend(r["name"] for r in data if isinstance(r, dict) and isinstance(r.get("name"), str))
-            link = parse_link_next(response.headers.get("Link"))
-            url = str(response.url.join(link)) if link else None
-            if url in seen:
-                url = None
-            elif url:
-                seen.add(url)
-            params = None  # the next link carries its own query
+            raise RegistryError(
+                "not_found", f"{self.host} has no project {project!r} (listing {pattern})",
+                registry=self.host, image=pattern, status=exc.status, reason="RepositoryNotFound",
+            ) from None
         return sorted(n for n in set(names) if repository_matches(pattern, n))
+
+
+def _link_next(_data: object, response: Any) -> str | None:
+    """Harbor names the next page in the ``Link`` header, relative to this one."""
+    link = parse_link_next(response.headers.get("Link"))
+    return str(response.url.join(link)) if link else None
