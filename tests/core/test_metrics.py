@@ -31,7 +31,7 @@ def m() -> metrics.Metrics:
     fresh = metrics.Metrics()
     token = metrics.activate(fresh)
     yield fresh
-    metrics._current.reset(token)
+    metrics.deactivate(token)
 
 
 def samples(m: metrics.Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

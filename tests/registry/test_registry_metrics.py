@@ -11,7 +11,7 @@ def m():
     fresh = metrics.Metrics()
     token = metrics.activate(fresh)
     yield fresh
-    metrics._current.reset(token)
+    metrics.deactivate(token)
 
 
 def counted(m, family, **labels):
