@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 import socket
 import ssl
 import tempfile
@@ -11,6 +12,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import kopf
+import kubernetes.config.kube_config
 import pytest
 import pytest_asyncio
 import trustme
@@ -18,6 +21,7 @@ import yaml
 from aiohttp import web
 
 from aim_core.kube import Credentials, Kube, proxy_for
+from aim_core.operator import handlers
 from aim_core.operator.login import credentials as login_credentials
 from aim_core.reconcile.errors import ApiError, NetworkError
 from aim_core.resources import EVENTS, SERVICES
@@ -299,6 +303,42 @@ async def test_a_kubeconfig_with_an_inline_client_key_authenticates_and_leaves_n
     assert list(scratch.iterdir()) == []
     assert creds.default_namespace == NS
     assert [dict(x[0] for x in peer["subject"]).get("commonName") for peer in peers] == ["kubeconfig-user"]
+
+
+async def test_the_operators_login_hands_kopf_and_the_runtime_the_key_in_memory(
+        tls_server, ca, scratch, tmp_path, monkeypatch) -> None:
+    url, peers = tls_server
+    cert = ca.issue_cert("aim-engine.example", common_name="operator")
+    key = cert.private_key_pem.bytes()
+    config = tmp_path / "kubeconfig"
+    config.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "tls",
+        "clusters": [{"name": "tls", "cluster": {
+            "server": url, "certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode()}}],
+        "users": [{"name": "tls", "user": {
+            "client-certificate-data": base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
+            "client-key-data": base64.b64encode(key).decode()}}],
+        "contexts": [{"name": "tls", "context": {"cluster": "tls", "user": "tls"}}],
+    }))
+    monkeypatch.setenv("KUBECONFIG", str(config))
+    # as in a fresh operator process, where the kubernetes client reads $KUBECONFIG when imported
+    monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(config))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)  # not in a cluster: the kubeconfig is used
+    given: list[Credentials] = []
+
+    class Runtime:
+        set_credentials = given.append
+
+    info = handlers.login(memo=kopf.Memo(runtime=Runtime()), logger=logging.getLogger("test"),
+                          settings=kopf.OperatorSettings())
+    kopf_context = info.as_ssl_context()  # what kopf's own client builds from it
+    left_after_login = _files_holding(scratch, key)
+    await _list(given[0])
+
+    assert left_after_login == [] and list(scratch.iterdir()) == []
+    assert info.private_key_path is None and info.private_key_data
+    assert kopf_context.verify_mode == ssl.CERT_REQUIRED
+    assert [dict(x[0] for x in peer["subject"]).get("commonName") for peer in peers] == ["operator"]
 
 
 # --------------------------------------------------------------------------- network failures
