@@ -23,6 +23,7 @@ builder could make the operator apply the same object forever:
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
@@ -108,20 +109,27 @@ def as_stored(sent: Any, stored: Any) -> Any:
 
 
 class AppliedForms:
-    """Per child: the body last applied (by fingerprint) and the server's stored form of it.
+    """Per child: the body last applied (by digest) and the server's stored form of it.
 
     Bounded: the oldest entries go first once ``limit`` children are remembered
-    (forgetting costs at most one more write for that child).
+    (forgetting costs at most one more write for that child). Small: the body is
+    kept as a 16-byte digest of its :func:`fingerprint`, and the stored form only
+    where the server changed something of what was sent (pruned a field,
+    respelled a quantity, merged a list); usually it kept the body as sent, and
+    the body the caller asks about is then its own stored form. Keeping both in
+    full cost 10-20 KB per InferenceService and status, 200 MB or more at 10,000
+    services.
     """
 
     def __init__(self, limit: int = 100_000) -> None:
         self.limit = limit
-        self._forms: OrderedDict[Hashable, tuple[bytes, dict[str, Any]]] = OrderedDict()
+        self._forms: OrderedDict[Hashable, tuple[bytes, dict[str, Any] | None]] = OrderedDict()
 
     def remember(self, key: Hashable, body: Mapping[str, Any], stored: Mapping[str, Any]) -> None:
         """Record what the server stored (``stored``, its answer to the apply) of ``body``."""
-        form = as_stored(_comparable(body), stored)
-        self._forms[key] = (fingerprint(body), form)
+        sent = _comparable(body)
+        form = as_stored(sent, stored)
+        self._forms[key] = (digest(body), None if form == sent else form)
         self._forms.move_to_end(key)
         while len(self._forms) > self.limit:
             self._forms.popitem(last=False)
@@ -129,9 +137,9 @@ class AppliedForms:
     def get(self, key: Hashable, body: Mapping[str, Any]) -> dict[str, Any] | None:
         """The stored form of ``body`` if it is the body last applied to ``key``, else ``None``."""
         entry = self._forms.get(key)
-        if entry is None or entry[0] != fingerprint(body):
+        if entry is None or entry[0] != digest(body):
             return None
-        return entry[1]
+        return entry[1] if entry[1] is not None else _comparable(body)
 
     def forget(self, key: Hashable) -> None:
         self._forms.pop(key, None)
@@ -233,6 +241,11 @@ def _has_path(obj: Any, path: tuple[str, ...]) -> bool:
             return False
         obj = obj[key]
     return True
+
+
+def digest(obj: Mapping[str, Any]) -> bytes:
+    """16 bytes of SHA-256 over :func:`fingerprint` (about 3 us for an InferenceService body)."""
+    return hashlib.sha256(fingerprint(obj)).digest()[:16]
 
 
 def fingerprint(obj: Mapping[str, Any]) -> bytes:

@@ -11,6 +11,7 @@ The store is plain Python: no I/O, no kopf.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import sys
 
@@ -41,23 +42,22 @@ def slim(obj: dict[str, Any], field_managers: frozenset[str] | None) -> dict[str
     """``obj`` without what no reader of the store uses (a shallow copy when something goes).
 
     kubectl's last-applied annotation goes; with ``field_managers`` given, only
-    their server-side-apply entries of ``managedFields`` stay (what
-    :func:`aim_core.applyset.owned_fields` reads). At 10,000 objects these are
-    most of the store's memory.
+    their server-side-apply entries of ``managedFields`` stay, in the form
+    :func:`aim_core.applyset.owned_fields` reads (:func:`owned_form`). At 10,000
+    objects these are most of the store's memory.
     """
     meta = obj.get("metadata")
     if not meta:
         return obj
     entries = meta.get("managedFields")
     notes = meta.get("annotations")
-    drop_entries = bool(entries) and field_managers is not None and any(
-        not _ours(entry, field_managers) for entry in entries)
+    drop_entries = bool(entries) and field_managers is not None
     drop_note = bool(notes) and LAST_APPLIED in notes
     if not (drop_entries or drop_note):
         return obj
     meta = dict(meta)
     if drop_entries:
-        kept = [entry for entry in entries if _ours(entry, field_managers)]  # type: ignore[arg-type]
+        kept = [owned_form(entry) for entry in entries if _ours(entry, field_managers)]  # type: ignore[arg-type]
         if kept:
             meta["managedFields"] = kept
         else:
@@ -71,34 +71,93 @@ def slim(obj: dict[str, Any], field_managers: frozenset[str] | None) -> dict[str
     return {**obj, "metadata": meta}
 
 
-_SHORT = 40  # strings up to this length are interned: names, reasons, states, times repeat across objects
+def owned_form(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ``managedFields`` entry with what :func:`aim_core.applyset.owned_fields` reads (a new dict).
+
+    That is the manager, the operation and the ``fieldsV1`` paths down to the
+    first list: ``owned_fields`` stops at a field whose entries are keyed
+    (``k:``/``v:``/``i:``), so what lies below one is left out (an empty map
+    there reads the same). The rest of an InferenceService's set (the owner's
+    uid, container and volume names) made every object's set different and was
+    most of its memory.
+    """
+    out = {key: entry[key] for key in ("manager", "operation") if key in entry}
+    fields = entry.get("fieldsV1")
+    if fields.__class__ is dict:
+        out["fieldsV1"] = _owned_paths_form(fields)
+    return out
+
+
+def _owned_paths_form(fields: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, child in fields.items():
+        if child.__class__ is dict and child:
+            if all(k.startswith("f:") or k == "." for k in child):
+                out[key] = _owned_paths_form(child)
+            else:
+                out[key] = {}  # list entries below: not read
+        else:
+            out[key] = child
+    return out
+
+
+_SHORT = 128  # strings up to this length are interned: names, reasons, messages, times repeat across objects
 _SHARED_MAX = 4096
 
 
 def compact(value: Any, shared: dict[bytes, Any]) -> Any:
-    """Make ``value`` take less memory, in place (it stays equal) and return it.
+    """Make the object ``value`` take less memory, in place (it stays equal) and return it.
 
     Short strings are interned (a decoder makes new ones per document; orjson,
-    the adapter's, already shares dict keys) and ``fieldsV1`` sets are shared
-    between objects whose field ownership has the same shape (every
-    InferenceService we apply has one). At 10,000 services with their
-    InferenceServices this takes a third off the store. Stored objects are
+    the adapter's, already shares dict keys). Values that are often equal
+    between objects are shared (``shared`` maps their canonical JSON's digest
+    to the one copy): the ``spec`` (every InferenceService of one template in
+    one namespace has the same; so have most services), the annotations and
+    the ``managedFields`` kept (:func:`owned_form`). Stored objects are
     read-only for everyone (as they always were): shared parts must never be
-    modified. In place, because rebuilding every container cost twice the time.
+    modified (:meth:`Store.damaged_shares` checks, the wire tests call it). In
+    place, because rebuilding every container cost twice the time.
     """
+    if value.__class__ is not dict:
+        return _compact(value, shared)
+    for key, item in value.items():
+        cls = item.__class__
+        if cls is str:
+            if len(item) <= _SHORT:
+                value[key] = sys.intern(item)
+        elif cls is dict:
+            if key == "spec":
+                value[key] = _shared(item, shared)
+            elif key == "metadata":
+                _compact_meta(item, shared)
+            else:
+                _compact(item, shared)
+        elif cls is list:
+            _compact(item, shared)
+    return value
+
+
+def _compact_meta(meta: dict[str, Any], shared: dict[bytes, Any]) -> None:
+    for key, item in meta.items():
+        cls = item.__class__
+        if cls is str:
+            if len(item) <= _SHORT:
+                meta[key] = sys.intern(item)
+        elif key == "managedFields" or key == "annotations":
+            meta[key] = _shared(item, shared)
+        elif cls is dict or cls is list:
+            _compact(item, shared)
+
+
+def _compact(value: Any, shared: dict[bytes, Any]) -> Any:
     if value.__class__ is dict:
         for key, item in value.items():
             cls = item.__class__
             if cls is str:
                 if len(item) <= _SHORT:
                     value[key] = sys.intern(item)
-            elif cls is dict:
-                compact(item, shared)
-            elif cls is list:
-                if key == "managedFields":
-                    _share_fields(item, shared)
-                else:
-                    compact(item, shared)
+            elif cls is dict or cls is list:
+                _compact(item, shared)
     elif value.__class__ is list:
         for index, item in enumerate(value):
             cls = item.__class__
@@ -106,28 +165,46 @@ def compact(value: Any, shared: dict[bytes, Any]) -> Any:
                 if len(item) <= _SHORT:
                     value[index] = sys.intern(item)
             elif cls is dict or cls is list:
-                compact(item, shared)
+                _compact(item, shared)
     return value
 
 
-def _share_fields(entries: list[Any], shared: dict[bytes, Any]) -> None:
-    for entry in entries:
-        fields = entry.get("fieldsV1") if entry.__class__ is dict else None
-        if fields.__class__ is not dict:
-            continue
-        text = _canonical(fields)
-        found = shared.get(text)
-        if found is None:
-            found = compact(fields, shared)
-            if len(shared) < _SHARED_MAX:
-                shared[text] = found
-        entry["fieldsV1"] = found
+def _shared(value: Any, shared: dict[bytes, Any]) -> Any:
+    """The one copy of ``value`` (equal JSON) in ``shared``, compacted; ``value`` itself the first time."""
+    if not value or (value.__class__ is not dict and value.__class__ is not list):
+        return value
+    digest = _digest(value)
+    found = shared.get(digest)
+    if found is None:
+        found = _compact(value, shared)
+        if len(shared) >= _SHARED_MAX:
+            _sweep(shared)
+        shared[digest] = found
+    return found
+
+
+def _sweep(shared: dict[bytes, Any]) -> None:
+    """Make room: drop the values no stored object uses any more, else the older half."""
+    if hasattr(sys, "getrefcount"):
+        for digest in list(shared):
+            if sys.getrefcount(shared[digest]) <= 2:  # the table's reference and the argument's
+                del shared[digest]
+    if len(shared) >= _SHARED_MAX // 2:
+        for digest in list(shared)[: len(shared) // 2]:
+            del shared[digest]
+
+
+def _digest(value: Any) -> bytes:
+    return hashlib.sha256(_canonical(value)).digest()[:16]  # sha256: the fastest hashlib digest here (SHA extensions)
 
 
 def _canonical(value: Any) -> bytes:
     if orjson is not None:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+        try:
+            return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # keys that are not strings: the standard library's form
+            pass
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr).encode()
 
 
 def _ours(entry: dict[str, Any], field_managers: frozenset[str]) -> bool:
@@ -143,34 +220,76 @@ def _rv(obj: dict[str, Any]) -> int | None:
 
 
 class _Table:
+    """One resource's objects, by key and by namespace, and its indexes.
+
+    Indexes are kept small (at 10,000 objects with nine indexes a set per object
+    and index was 2 KB an object): an index value with one object maps to its
+    key itself, only one with several to a set; an object's values are a tuple
+    of the index's own copies (index functions make a new tuple per object),
+    and an object without values has no entry.
+    """
+
     def __init__(self) -> None:
         self.objects: dict[ObjectKey, dict[str, Any]] = {}
         self.by_namespace: dict[str | None, dict[ObjectKey, None]] = defaultdict(dict)
         self.index_fns: dict[str, IndexFn] = {}
-        self.indexes: dict[str, dict[Hashable, set[ObjectKey]]] = {}
-        self.reverse: dict[str, dict[ObjectKey, set[Hashable]]] = {}
+        self.indexes: dict[str, dict[Hashable, ObjectKey | set[ObjectKey]]] = {}
+        self.reverse: dict[str, dict[ObjectKey, tuple[Hashable, ...]]] = {}
+        self.values: dict[str, dict[Hashable, Hashable]] = {}  # per index: each value held, to itself
 
     def add_index(self, name: str, fn: IndexFn) -> None:
         self.index_fns[name] = fn
-        self.indexes[name] = defaultdict(set)
+        self.indexes[name] = {}
         self.reverse[name] = {}
+        self.values[name] = {}
         for key, obj in self.objects.items():
             self._index_one(name, key, obj)
 
+    def keys(self, name: str, value: Hashable) -> Iterable[ObjectKey]:
+        found = self.indexes[name].get(value)
+        if found is None:
+            return ()
+        return found if found.__class__ is set else (found,)  # type: ignore[return-value]
+
     def _index_one(self, name: str, key: ObjectKey, obj: dict[str, Any]) -> None:
-        values = set(self.index_fns[name](obj))
+        computed = self.index_fns[name](obj)
+        if not computed:
+            return
+        held = self.values[name]
+        values = tuple(dict.fromkeys(held.setdefault(value, value) for value in computed))
+        if not values:
+            return
         self.reverse[name][key] = values
+        index = self.indexes[name]
         for value in values:
-            self.indexes[name][value].add(key)
+            bucket = index.get(value)
+            if bucket is None:
+                index[value] = key
+            elif bucket.__class__ is set:
+                bucket.add(key)  # type: ignore[union-attr]
+            elif bucket != key:
+                index[value] = {bucket, key}  # type: ignore[arg-type]
 
     def _unindex(self, key: ObjectKey) -> None:
         for name, reverse in self.reverse.items():
-            for value in reverse.pop(key, ()):
-                bucket = self.indexes[name].get(value)
-                if bucket is not None:
-                    bucket.discard(key)
-                    if not bucket:
-                        del self.indexes[name][value]
+            values = reverse.pop(key, None)
+            if not values:
+                continue
+            index = self.indexes[name]
+            for value in values:
+                bucket = index.get(value)
+                if bucket is None:
+                    continue
+                if bucket.__class__ is set:
+                    bucket.discard(key)  # type: ignore[union-attr]
+                    if len(bucket) == 1:  # type: ignore[arg-type]
+                        index[value] = next(iter(bucket))  # type: ignore[call-overload]
+                    elif not bucket:
+                        del index[value]
+                        self.values[name].pop(value, None)
+                elif bucket == key:
+                    del index[value]
+                    self.values[name].pop(value, None)
 
     def put(self, obj: dict[str, Any]) -> dict[str, Any] | None:
         key = object_key(obj)
@@ -298,11 +417,11 @@ class Store:
 
     def by_index(self, ref: ResourceRef, index: str, value: Hashable) -> list[dict[str, Any]]:
         table = self._tables[ref]
-        keys = table.indexes[index].get(value, ())
+        keys = table.keys(index, value)
         return [table.objects[key] for key in sorted(keys, key=lambda k: (k[0] or "", k[1]))]
 
     def keys_by_index(self, ref: ResourceRef, index: str, value: Hashable) -> set[ObjectKey]:
-        return set(self._tables[ref].indexes[index].get(value, ()))
+        return set(self._tables[ref].keys(index, value))
 
     def __iter__(self) -> Iterator[ResourceRef]:
         return iter(self._tables)
@@ -313,3 +432,7 @@ class Store:
 
     def count(self, ref: ResourceRef) -> int:
         return len(self._tables[ref].objects)
+
+    def damaged_shares(self) -> list[Any]:
+        """Shared values (see :func:`compact`) somebody modified: a bug in the reader that did (tests call it)."""
+        return [value for digest, value in self._shared.items() if _digest(value) != digest]
