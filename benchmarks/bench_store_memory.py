@@ -11,6 +11,10 @@
    (and N InferenceServices) through the watch path, ``Runtime.on_watch_event``,
    as a stream would. Report the process's RSS before and after, with the
    store slimming on (what the operator does) and off (everything kept).
+3. Then what the engine remembers once it has written these objects itself
+   (an operator that created the 10,000 services): per InferenceService the
+   applied body's stored form, per service the status written
+   (:class:`aim_core.applyset.AppliedForms`), and the RSS again.
 """
 
 from __future__ import annotations
@@ -73,14 +77,28 @@ async def capture() -> tuple[dict[str, Any], dict[str, Any]]:
             await op.stop()
 
 
-def _renamed(obj: dict[str, Any], i: int, namespaces: int) -> dict[str, Any]:
+def _uid(i: int, tag: str) -> str:
+    return f"{i:08}-0000-0000-0000-{tag:0>12}"
+
+
+def _renamed(obj: dict[str, Any], i: int, namespaces: int, tag: str = "0") -> dict[str, Any]:
     copy_ = copy.deepcopy(obj)
     meta = copy_["metadata"]
     meta["name"] = f"{meta['name']}-{i:05}"
     meta["namespace"] = f"bench-{i % namespaces:02}"
-    meta["uid"] = f"{i:08}-0000-0000-0000-000000000000"
+    meta["uid"] = _uid(i, tag)
     meta["resourceVersion"] = str(1000 + i)
     return copy_
+
+
+def _child(isvc: dict[str, Any], service: dict[str, Any], i: int, namespaces: int) -> dict[str, Any]:
+    """The InferenceService of the i-th service copy: its owner (name, uid) is that copy, as in a cluster."""
+    owner_uid, name = service["metadata"]["uid"], service["metadata"]["name"] + f"-{i:05}"
+    child = _renamed(json.loads(json.dumps(isvc).replace(owner_uid, _uid(i, "0"))), i, namespaces, "c")
+    for ref in child["metadata"].get("ownerReferences") or []:
+        ref["name"] = name
+    child["metadata"]["labels"] = {**child["metadata"].get("labels", {}), "aim.eai.amd.com/service.name": name}
+    return child
 
 
 def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: bool, out: Any) -> None:
@@ -105,14 +123,26 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
         # what a stream hands over: freshly decoded JSON, one object at a time
         runtime.on_watch_event(SERVICES, "ADDED", loads(dumps(_renamed(service, i, 10))))
         if isvc is not None:
-            child = _renamed(isvc, i, 10)
-            child["metadata"]["labels"] = {**child["metadata"].get("labels", {}),
-                                           "aim.eai.amd.com/service.name": service["metadata"]["name"] + f"-{i:05}"}
+            child = _child(isvc, service, i, 10)
             runtime.on_watch_event(isvc_ref, "ADDED", loads(dumps(child)))
     gc.collect()
+    full = rss_mb()
+    engine = runtime.engine
+    for i in range(n):  # what the engine keeps after writing each service's status and InferenceService
+        svc = _renamed(service, i, 10)
+        meta = svc["metadata"]
+        engine._statuses.remember(("service", meta["namespace"], meta["name"]), svc["status"], svc["status"])
+        if isvc is not None:
+            child = _child(isvc, service, i, 10)
+            body = {"apiVersion": child["apiVersion"], "kind": child["kind"], "spec": child["spec"],
+                    "metadata": {k: v for k, v in child["metadata"].items()
+                                 if k in ("name", "namespace", "labels", "annotations", "ownerReferences")}}
+            engine._applied.remember((isvc_ref, meta["namespace"], child["metadata"]["name"]), body,
+                                      loads(dumps(child)))
+    gc.collect()
     out.put({"slim": slim, "objects": runtime.store.count(SERVICES) + runtime.store.count(isvc_ref),
-             "rss_empty_mb": round(empty, 1), "rss_full_mb": round(rss_mb(), 1),
-             "queued_keys": runtime.engine.queue.pending()})
+             "rss_empty_mb": round(empty, 1), "rss_full_mb": round(full, 1), "rss_forms_mb": round(rss_mb(), 1),
+             "queued_keys": engine.queue.pending()})
 
 
 def main() -> None:
@@ -133,7 +163,8 @@ def main() -> None:
         result = out.get(timeout=600)
         proc.join()
         print(f"store slimming and compaction {'on ' if slim else 'off'}: {result['objects']} objects; RSS {result['rss_empty_mb']} MB "
-              f"empty -> {result['rss_full_mb']} MB full ({result['queued_keys']} keys queued)")
+              f"empty -> {result['rss_full_mb']} MB full ({result['queued_keys']} keys queued) -> "
+              f"{result['rss_forms_mb']} MB with the engine's applied forms")
 
 
 if __name__ == "__main__":

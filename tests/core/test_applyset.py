@@ -1,3 +1,5 @@
+import sys
+
 import pytest
 
 from aim_core.applyset import AppliedForms, is_subset, needs_apply, owned_fields, prepare
@@ -108,3 +110,18 @@ def test_applied_forms_are_bounded():
     for key in "abc":
         forms.remember(key, {"metadata": {"name": key}}, {"metadata": {"name": key}})
     assert len(forms) == 2 and forms.get("a", {"metadata": {"name": "a"}}) is None
+
+
+def test_a_body_the_server_stored_as_sent_is_remembered_without_a_copy():
+    body = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "labels": {"a": "1"}},
+            "spec": {"size": 1, "ports": [{"port": 80}]}}
+    stored = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "labels": {"a": "1"}, "uid": "u",
+                                                            "resourceVersion": "3"},
+              "spec": {"size": 1, "ports": [{"port": 80}], "mode": "default"}}
+    forms = AppliedForms()
+    forms.remember("k", body, stored)
+    assert forms.get("k", body) == {"metadata": {"name": "x", "labels": {"a": "1"}},
+                                    "spec": {"size": 1, "ports": [{"port": 80}]}}
+    assert needs_apply(body, stored, "m", forms.get("k", body)) is False
+    assert forms.get("k", {**body, "spec": {"size": 2, "ports": [{"port": 80}]}}) is None
+    assert sys.getsizeof(forms._forms["k"][0]) < 100 and forms._forms["k"][1] is None  # a digest, no body

@@ -89,3 +89,135 @@ def test_a_plain_store_keeps_objects_as_given():
                         "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {}}]}}
     store.upsert(ISVC, obj)
     assert store.get(ISVC, "ns", "a")["metadata"]["managedFields"] == obj["metadata"]["managedFields"]
+
+
+MANAGER = "aim-service-controller"
+
+
+def _isvc_as_served(name, owner_uid, spec=None):
+    """An InferenceService as the API server returns it after our apply (managedFields with keyed list entries)."""
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+        "metadata": {
+            "name": name, "namespace": "ns", "resourceVersion": "1", "uid": f"uid-{name}",
+            "labels": {"aim.eai.amd.com/service": name},
+            "ownerReferences": [{"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService", "name": name,
+                                 "uid": owner_uid, "controller": True}],
+            "managedFields": [
+                {"manager": MANAGER, "operation": "Apply", "apiVersion": "serving.kserve.io/v1beta1",
+                 "time": f"2026-01-01T00:00:0{len(name) % 10}Z", "fieldsType": "FieldsV1",
+                 "fieldsV1": {
+                     "f:metadata": {"f:labels": {"f:aim.eai.amd.com/service": {}},
+                                    "f:ownerReferences": {f'k:{{"uid":"{owner_uid}"}}': {
+                                        ".": {}, "f:apiVersion": {}, "f:kind": {}, "f:name": {}, "f:uid": {}}}},
+                     "f:spec": {"f:predictor": {
+                         "f:minReplicas": {}, "f:tolerations": {},
+                         "f:containers": {'k:{"name":"kserve-container"}': {
+                             ".": {}, "f:image": {}, "f:name": {},
+                             "f:env": {'k:{"name":"A"}': {".": {}, "f:name": {}, "f:value": {}}}}}}}}},
+                {"manager": "kserve", "operation": "Update", "fieldsV1": {"f:status": {"f:url": {}}}},
+            ],
+        },
+        "spec": spec if spec is not None else {"predictor": {
+            "minReplicas": 1, "tolerations": [{"key": "gpu", "operator": "Exists"}],
+            "containers": [{"name": "kserve-container", "image": "img:1", "env": [{"name": "A", "value": "1"}]}]}},
+    }
+
+
+def test_the_compact_store_keeps_what_needs_apply_reads_of_managed_fields():
+    import copy
+
+    from aim_core.applyset import needs_apply, owned_fields
+
+    store = Store(field_managers={MANAGER}, compact=True)
+    served = {name: _isvc_as_served(name, f"owner-{name}") for name in ("a", "b")}
+    for obj in served.values():
+        store.upsert(ISVC, copy.deepcopy(obj))
+    a, b = store.get(ISVC, "ns", "a"), store.get(ISVC, "ns", "b")
+    assert owned_fields(a, MANAGER) == owned_fields(served["a"], MANAGER) == {
+        ("metadata",), ("metadata", "labels"), ("metadata", "labels", "aim.eai.amd.com/service"),
+        ("metadata", "ownerReferences"), ("spec",), ("spec", "predictor"), ("spec", "predictor", "minReplicas"),
+        ("spec", "predictor", "tolerations"), ("spec", "predictor", "containers")}
+    # What the engine decides from the stored object is what it decides from the server's: in step, ...
+    body = {k: v for k, v in served["a"].items() if k != "status"}
+    body["metadata"] = {k: served["a"]["metadata"][k] for k in ("name", "namespace", "labels", "ownerReferences")}
+    assert needs_apply(body, a, MANAGER) is needs_apply(body, served["a"], MANAGER) is False
+    # ... a field we stopped wanting is still seen as ours to remove, ...
+    untolerated = copy.deepcopy(body)
+    del untolerated["spec"]["predictor"]["tolerations"]
+    assert needs_apply(untolerated, a, MANAGER) is needs_apply(untolerated, served["a"], MANAGER) is True
+    # ... and a changed value is seen.
+    changed = copy.deepcopy(body)
+    changed["spec"]["predictor"]["containers"][0]["image"] = "img:2"
+    assert needs_apply(changed, a, MANAGER) is True
+    # Objects owned by different services share one managedFields (the owner's uid was what differed).
+    assert a["metadata"]["managedFields"] is b["metadata"]["managedFields"]
+    assert [e["manager"] for e in a["metadata"]["managedFields"]] == [MANAGER]
+    # The same object again is no change (a relisting does not wake every controller).
+    assert store.upsert(ISVC, copy.deepcopy(served["a"])) is False
+
+
+def test_equal_specs_are_shared_and_each_object_keeps_its_own_values():
+    import copy
+
+    store = Store(field_managers={MANAGER}, compact=True)
+    store.upsert(ISVC, _isvc_as_served("a", "o1"))
+    store.upsert(ISVC, _isvc_as_served("b", "o2"))
+    other = {"predictor": {"minReplicas": 2}}
+    store.upsert(ISVC, _isvc_as_served("c", "o3", spec=copy.deepcopy(other)))
+    a, b, c = (store.get(ISVC, "ns", n) for n in "abc")
+    assert a["spec"] is b["spec"] and a["spec"] == _isvc_as_served("a", "o1")["spec"]
+    assert c["spec"] == other
+    assert (a["metadata"]["ownerReferences"][0]["uid"], b["metadata"]["ownerReferences"][0]["uid"]) == ("o1", "o2")
+    # b changes: a keeps its spec
+    changed = _isvc_as_served("b", "o2", spec=copy.deepcopy(other))
+    changed["metadata"]["resourceVersion"] = "2"
+    assert store.upsert(ISVC, changed) is True
+    assert store.get(ISVC, "ns", "b")["spec"] == other
+    assert store.get(ISVC, "ns", "a")["spec"] == _isvc_as_served("a", "o1")["spec"]
+    assert store.damaged_shares() == []
+    # A reader that modifies a stored (shared) value is caught (the wire tests check this after every test).
+    store.get(ISVC, "ns", "a")["spec"]["predictor"]["minReplicas"] = 5
+    assert len(store.damaged_shares()) == 1
+
+
+def test_the_shared_values_table_stays_bounded_and_correct(monkeypatch):
+    import aim_core.store as store_module
+
+    monkeypatch.setattr(store_module, "_SHARED_MAX", 8)
+    store = Store(field_managers={MANAGER}, compact=True)
+    for i in range(40):  # a spec of its own each: the table is swept of values no object holds
+        store.upsert(ISVC, obj("ns", f"s{i}", replicas=i))
+        if i % 2:
+            store.delete(ISVC, "ns", f"s{i}")
+    assert len(store._shared) < 8
+    assert [store.get(ISVC, "ns", f"s{i}")["spec"] for i in range(0, 40, 2)] == [{"replicas": i} for i in range(0, 40, 2)]
+    store.upsert(ISVC, obj("ns", "again", replicas=0))
+    assert store.get(ISVC, "ns", "again")["spec"] == {"replicas": 0}
+    assert store.damaged_shares() == []
+
+
+def test_indexes_follow_objects_sharing_a_value_and_objects_with_a_value_of_their_own():
+    store = Store()
+    store.add_index(SERVICES, "model", lambda o: [o["spec"]["model"], o["spec"]["model"]] if o["spec"].get("model") else [])
+    store.add_index(SERVICES, "name", lambda o: [(o["metadata"]["namespace"], o["metadata"]["name"].upper())])
+
+    def names(index, value):
+        return [o["metadata"]["name"] for o in store.by_index(SERVICES, index, value)]
+
+    for i, model in enumerate(["m1", "m1", "m1", "m2", None]):
+        store.upsert(SERVICES, obj("a", f"s{i}", **({"model": model} if model else {})))
+    assert names("model", "m1") == ["s0", "s1", "s2"] and names("model", "m2") == ["s3"]
+    assert names("name", ("a", "S4")) == ["s4"]
+    assert store.keys_by_index(SERVICES, "model", "m1") == {("a", "s0"), ("a", "s1"), ("a", "s2")}
+    store.delete(SERVICES, "a", "s0")
+    store.delete(SERVICES, "a", "s1")
+    assert names("model", "m1") == ["s2"]
+    store.upsert(SERVICES, obj("a", "s2", rv="2", model="m2"))  # moves to m2
+    assert names("model", "m1") == [] and names("model", "m2") == ["s2", "s3"]
+    store.delete(SERVICES, "a", "s3")
+    store.delete(SERVICES, "a", "s2")
+    assert names("model", "m2") == [] and store.keys_by_index(SERVICES, "model", "m2") == set()
+    store.upsert(SERVICES, obj("a", "s5", model="m1"))
+    assert names("model", "m1") == ["s5"] and names("name", ("a", "S5")) == ["s5"]
+    assert names("name", ("a", "S0")) == []
