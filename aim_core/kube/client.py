@@ -9,30 +9,24 @@ httpx per request, and JSON goes through ``orjson`` when it is installed
 
 Errors come out as :class:`~aim_core.reconcile.errors.ApiError` (the server
 answered with a failure Status) or :class:`~aim_core.reconcile.errors.NetworkError`
-(it did not answer), which the error taxonomy (F10) classifies.
+(it did not answer), which the error taxonomy (F10) classifies. How it
+authenticates (credentials, TLS, proxy) is :mod:`aim_core.kube.credentials`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import contextlib
 import json
 import logging
-import os
-import shutil
-import ssl
-import tempfile
 import time
-import urllib.parse
-import urllib.request
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import aiohttp
 import attrs
 
 from aim_core import metrics
+from aim_core.kube.credentials import Credentials, authorization, proxy_for, ssl_context
 from aim_core.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, NetworkError
 
@@ -58,24 +52,6 @@ def dumps(body: Any) -> bytes:
 
 def loads(data: bytes) -> Any:
     return orjson.loads(data) if orjson is not None else json.loads(data)
-
-
-@attrs.frozen
-class Credentials:
-    """How to reach and authenticate to the API server."""
-
-    server: str
-    token: str | None = attrs.field(default=None, repr=False)
-    ca_path: str | None = None
-    ca_data: str | bytes | None = None  # inline data: PEM, or base64 of PEM as in a kubeconfig
-    certificate_path: str | None = None
-    certificate_data: str | bytes | None = None
-    private_key_path: str | None = None
-    private_key_data: str | bytes | None = attrs.field(default=None, repr=False)
-    username: str | None = None
-    password: str | None = attrs.field(default=None, repr=False)
-    insecure: bool = False
-    default_namespace: str | None = None
 
 
 @attrs.define
@@ -107,65 +83,6 @@ def resource_path(ref: ResourceRef, namespace: str | None = None, name: str | No
     return path
 
 
-def pem(data: str | bytes) -> bytes:
-    """Certificate or key data as PEM bytes, given as PEM or (as kubeconfigs hold it) base64 of PEM."""
-    raw = data.encode() if isinstance(data, str) else data
-    return raw if raw.lstrip().startswith(b"-----BEGIN") else base64.b64decode(raw)
-
-
-@contextlib.contextmanager
-def private_dir() -> Iterator[str]:
-    """A temporary directory only this user may enter (0700), removed with everything in it when the block ends.
-
-    For libraries that read key material only from files (``ssl``, the kubernetes client's kubeconfig
-    loader): the files live for the block, never for the process.
-    """
-    path = tempfile.mkdtemp(prefix="aim-engine-")
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
-    if creds.insecure:
-        return False
-    ctx = ssl.create_default_context()
-    if creds.ca_path:
-        ctx.load_verify_locations(cafile=creds.ca_path)
-    elif creds.ca_data:
-        ctx.load_verify_locations(cadata=pem(creds.ca_data).decode())
-    if not (creds.certificate_path or creds.certificate_data):
-        return ctx
-    # ssl loads a client certificate and key from files only: inline data is written (0600, in a 0700
-    # directory) just long enough to load, so no private key is left on disk.
-    with private_dir() as scratch:
-        paths = []
-        for name, path, data in (("client.crt", creds.certificate_path, creds.certificate_data),
-                                 ("client.key", creds.private_key_path, creds.private_key_data)):
-            if data and not path:
-                path = os.path.join(scratch, name)
-                with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:
-                    file.write(pem(data))
-            paths.append(path)
-        ctx.load_cert_chain(paths[0], paths[1])
-    return ctx
-
-
-def proxy_for(server: str) -> str | None:
-    """The proxy the environment names for ``server`` (HTTPS_PROXY/HTTP_PROXY, NO_PROXY), as other clients use it.
-
-    Looked up once: aiohttp's ``trust_env`` would look it up again on every request, which doubled the
-    client's CPU per request.
-    """
-    parts = urllib.parse.urlsplit(server)
-    proxies = urllib.request.getproxies_environment()
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    if not proxy or urllib.request.proxy_bypass_environment(parts.netloc, proxies):
-        return None
-    return proxy
-
-
 def _network_error(exc: BaseException, method: str, path: str) -> NetworkError:
     """The taxonomy's kind of a failed request (F10): dns, refused, timeout, reset or other."""
     if isinstance(exc, aiohttp.ClientConnectorDNSError):  # the name did not resolve
@@ -190,16 +107,14 @@ class Kube:
 
     def __init__(self, credentials: Credentials, *, timeout: float = 30.0, connections: int = 16) -> None:
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        if credentials.token:
-            headers["Authorization"] = f"Bearer {credentials.token}"
-        elif credentials.username and credentials.password:
-            pair = f"{credentials.username}:{credentials.password}".encode()
-            headers["Authorization"] = f"Basic {base64.b64encode(pair).decode()}"
+        auth = authorization(credentials)
+        if auth:
+            headers["Authorization"] = auth
         self.credentials = credentials
         self.counter = RequestCounter()
         self._base = credentials.server.rstrip("/")
         self._headers = headers
-        self._ssl = _ssl_context(credentials)
+        self._ssl = ssl_context(credentials)
         self._timeout = aiohttp.ClientTimeout(total=None, connect=timeout, sock_connect=timeout, sock_read=timeout)
         self._connections = max(1, connections)
         self._proxy = proxy_for(self._base)
