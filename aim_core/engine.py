@@ -6,7 +6,8 @@ plan's children with server-side apply (fixed order, one field manager,
 owner references and identity labels set in :mod:`aim_core.applyset`),
 deletes what the plan drops, and writes status only when it changed. Errors
 never escape: they are classified (F10), reported in status, and decide the
-retry.
+retry. What it writes (the status, its merge patch, Event bodies) is built
+purely in :mod:`aim_core.reconcile.writes`.
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ from aim_core.providers import ResourceRef
 from aim_core.reconcile import events as eventing
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile import status as statusing
-from aim_core.reconcile.conditions import merge_conditions
 from aim_core.reconcile.errors import ApiError, NetworkError, classify
+from aim_core.reconcile.events import EventSpec
 from aim_core.reconcile.plan import Issue, Plan
+from aim_core.reconcile.writes import build_status, event_body, rfc3339, status_patch
 from aim_core.resources import EVENTS, NAMESPACES
 from aim_core.store import Store
 from aim_core.workqueue import WorkQueue
+
+__all__ = ["Engine", "build_status", "rfc3339", "routine", "utcnow"]  # build_status, rfc3339: reconcile.writes
 
 log = logging.getLogger("aim_engine.engine")
 
@@ -37,10 +41,6 @@ Key = tuple[str, str | None, str]  # (controller name, namespace, name)
 
 def utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
-
-
-def rfc3339(ts: datetime.datetime) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Engine:
@@ -319,7 +319,7 @@ class Engine:
         old_status = obj.get("status") or {}
         new_status, derived = build_status(controller, obj, plan, issues, now=now, infra_since=self._infra_since.get(key))
         stored = self._statuses.get(key, new_status)
-        patch = _status_patch(old_status, stored if stored is not None else new_status)
+        patch = status_patch(old_status, stored if stored is not None else new_status)
         if patch:
             try:
                 result = await self.kube.patch(
@@ -351,34 +351,14 @@ class Engine:
                 self._warned[(key, spec.reason)] = now
             await self._post_event(controller, obj, spec, now)
 
-    async def _post_event(self, controller: Controller, obj: dict[str, Any], spec: Any, now: datetime.datetime) -> None:
+    async def _post_event(self, controller: Controller, obj: dict[str, Any], spec: EventSpec,
+                          now: datetime.datetime) -> None:
         meta = obj["metadata"]
         namespace = meta.get("namespace") or "default"
         if self.terminating(namespace):
             return  # an Event is a create: refused in a namespace being deleted
-        ts = rfc3339(now)
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": f"{meta['name']}.", "namespace": namespace},
-            "involvedObject": {
-                "apiVersion": obj["apiVersion"],
-                "kind": obj["kind"],
-                "name": meta["name"],
-                "namespace": meta.get("namespace"),
-                "uid": meta.get("uid"),
-            },
-            "type": spec.type,
-            "reason": spec.reason,
-            "message": spec.message[:1024],
-            "source": {"component": controller.field_manager},
-            "reportingComponent": controller.field_manager,
-            "firstTimestamp": ts,
-            "lastTimestamp": ts,
-            "count": 1,
-        }
         try:
-            await self.kube.create(EVENTS, event)
+            await self.kube.create(EVENTS, event_body(obj, spec, controller.field_manager, now))
         except Exception as exc:  # noqa: BLE001 - events are best effort
             self._note_refusal(namespace, exc)
             log.debug("event for %s failed: %s", meta["name"], exc)
@@ -416,86 +396,6 @@ def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return core(old) == core(new)
 
 
-def build_status(
-    controller: Controller,
-    obj: dict[str, Any],
-    plan: Plan,
-    issues: list[Issue],
-    *,
-    now: datetime.datetime,
-    infra_since: datetime.datetime | None = None,
-) -> tuple[dict[str, Any], Any]:
-    """The status a reconcile writes: plan fields, merged conditions, root state (pure)."""
-    meta = obj["metadata"]
-    old_conditions = list((obj.get("status") or {}).get("conditions") or [])
-    derived = statusing.derive(
-        plan.components,
-        [(i.category, i.reason, i.message) for i in issues],
-        old_conditions,
-        infra_since=infra_since,
-        now=now,
-        status_map=controller.status_map or None,
-    )
-    conditions = merge_conditions(
-        old_conditions, [*derived.conditions, *plan.conditions], rfc3339(now), observed_generation=meta.get("generation")
-    )
-    new_status = {**plan.status, "conditions": conditions}
-    if controller.root_status:
-        new_status["status"] = derived.status.value
-    if meta.get("generation") is not None:
-        new_status["observedGeneration"] = meta["generation"]
-    return new_status, derived
-
-
 def _issue(exc: BaseException, doing: str) -> Issue:
     category, reason = classify(exc)
     return Issue(category, reason, f"{doing}: {exc}")
-
-
-def _status_patch(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    """A merge patch turning ``old`` status into ``new``.
-
-    Top-level keys the engine owns are removed (``None``) when the plan no
-    longer sets them; keys written by others are left alone. Nested objects
-    are diffed recursively so removed sub-keys are removed too.
-    """
-    patch = _merge_diff(old, new)
-    for k in old:
-        if k not in new and k in _OWNED_STATUS_KEYS:
-            patch[k] = None
-    return patch
-
-
-def _merge_diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-    patch: dict[str, Any] = {}
-    for k, v in new.items():
-        before = old.get(k)
-        if before == v:
-            continue
-        if isinstance(v, dict) and isinstance(before, dict) and v:
-            sub = _merge_diff(before, v)
-            for gone in before:
-                if gone not in v:
-                    sub[gone] = None
-            patch[k] = sub
-        else:
-            patch[k] = v
-    return patch
-
-
-# Status keys the engine owns and may remove; others (e.g. progress written by a
-# download pod) are left alone.
-_OWNED_STATUS_KEYS = frozenset(
-    {
-        "resolvedModel",
-        "resolvedTemplate",
-        "resolvedRuntimeConfig",
-        "routing",
-        "runtime",
-        "cache",
-        "effectiveSpec",
-        "resolvedHardware",
-        "resolvedNodeAffinity",
-    }
-)
-

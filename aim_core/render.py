@@ -24,10 +24,10 @@ import yaml
 from aim_core import applyset
 from aim_core.controller import Context, Controller
 from aim_core.controllers import build_controllers
-from aim_core.engine import build_status
 from aim_core.providers import ResourceRef
 from aim_core.reconcile import status as statusing
 from aim_core.reconcile.errors import NetworkError
+from aim_core.reconcile.writes import build_status
 from aim_core.resources import AIM_RESOURCES, NAMESPACES, NODES, PODS
 from aim_core.store import Store
 
