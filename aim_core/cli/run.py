@@ -26,8 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run several replicas safely: all watch, only the holder of the leader Lease reconciles",
     )
     p.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
-    p.add_argument("--resync-seconds", type=float, default=600.0,
-                   help="list everything again this often to forget objects deleted during a watch gap (0: never)")
+    p.add_argument("--resync-seconds", type=float, default=0.0,
+                   help="also list everything again this often (default 0: never; streams already list again "
+                        "after a gap they cannot resume); an API the cluster lacks is looked for again this "
+                        "often, every 600 s when 0")
     p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=GPU_PREFERENCE_HELP)
     p.add_argument("--artifact-download-image", default=None, metavar="IMAGE",
                    help="image of artifact size-check and download Jobs when an artifact names none "

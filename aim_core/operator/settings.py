@@ -42,7 +42,9 @@ class Settings:
     workers: int = 4
     leader_election: bool = False
     liveness: str | None = None
-    resync_seconds: float = 600.0  # full re-listing to drop objects deleted while a watch was away; 0 = never
+    # Periodic full re-listing; 0 = never. Not needed for correctness: a stream resumes from its last version
+    # (the server replays deletions too) or, after 410 Gone or an error, lists again and replaces what it held.
+    resync_seconds: float = 0.0
     gpu_preference: tuple[str, ...] = ()  # GPU models best first for template selection; empty: the vendors' (2.11)
     artifact_download_image: str | None = None  # None: AIM_ARTIFACT_DOWNLOAD_IMAGE, else the upstream downloader
     # HOST:PORT or :PORT of /metrics and of /healthz + /readyz; "0": off (the CLI defaults are :8080 and :8081)

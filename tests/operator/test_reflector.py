@@ -95,6 +95,14 @@ async def test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone(kube
         fed.start()
         await until(lambda: fed.names() == ["e2", "e3"])
         assert fed.reflector.lists == 2  # the resume got 410 Gone: a fresh listing dropped e1
+
+        # Away again, e2 is deleted and the history is kept: the resume replays the deletion, no listing
+        # (why no periodic re-listing is needed: --resync-seconds defaults to 0).
+        await fed.stop()
+        assert (await api.delete(f"{EVENTS_PATH}/e2")).status_code == 200
+        fed.start()
+        await until(lambda: fed.names() == ["e3"])
+        assert fed.reflector.lists == 2
     finally:
         await fed.stop()
         await client.aclose()
