@@ -510,3 +510,24 @@ async def test_kopf_sees_a_new_object_and_patches_its_status(
     status_patches = [c.name for c in kube.calls if c.verb == "patch" and c.subresource == "status"]
     assert sorted(status_patches) == ["listed", "watched"]
     assert [(e["reason"], e["message"]) for e in kube.events_for("watched", "ns1")] == [("Seen", "size 7")]
+
+
+async def test_a_list_with_a_limit_comes_in_pages_that_continue(api: httpx.AsyncClient) -> None:
+    for name in ("w3", "w1", "w5", "w2", "w4"):
+        await create(api, widget(name))
+    first = (await api.get(WIDGETS, params={"limit": "2"})).json()
+    assert [w["metadata"]["name"] for w in first["items"]] == ["w1", "w2"]
+    assert first["metadata"]["remainingItemCount"] == 3
+    version = first["metadata"]["resourceVersion"]
+    await create(api, widget("w0"))  # before the token: not in a later page; w6 after it is
+    await create(api, widget("w6"))
+    names, token = [], first["metadata"]["continue"]
+    while token:
+        page = (await api.get(WIDGETS, params={"limit": "2", "continue": token})).json()
+        assert page["metadata"]["resourceVersion"] == version
+        names += [w["metadata"]["name"] for w in page["items"]]
+        token = page["metadata"].get("continue")
+    assert names == ["w3", "w4", "w5", "w6"]
+    whole = (await api.get(WIDGETS)).json()
+    assert "continue" not in whole["metadata"] and len(whole["items"]) == 7
+    assert (await api.get(WIDGETS, params={"continue": "not-a-token"})).status_code == 400

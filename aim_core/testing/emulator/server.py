@@ -12,12 +12,15 @@ ADDED/DELETED as the real server does; a version older than the kept history
 (see ``compact()``/``history_limit``) is answered with an ERROR event carrying
 410 Gone; ``allowWatchBookmarks=true`` gets a BOOKMARK every
 ``bookmark_interval`` seconds of quiet. Field selectors on Events accept only
-the fields the API server supports for them.
+the fields the API server supports for them. Lists honour ``limit`` and
+``continue`` (pages in namespace/name order, every page with the first page's
+``resourceVersion``; unlike the API server's, a later page shows objects as
+they are then, not as they were at the first page).
 
 Deliberate differences from a real server, kept for test speed and simplicity:
 
 * No schema validation (pruning and defaulting are done, see
-  :mod:`~aim_core.testing.emulator.schemas`), admission, pagination; RBAC
+  :mod:`~aim_core.testing.emulator.schemas`), admission; RBAC
   only answers SubjectAccessReviews (:mod:`~aim_core.testing.emulator.access`)
   and never refuses a request;
   objects may be created in namespaces that do not exist (but not in one being deleted).
@@ -29,6 +32,7 @@ Deliberate differences from a real server, kept for test speed and simplicity:
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import json
 import re
@@ -104,8 +108,11 @@ class Emulator(Storage):
         check_field_selector(res, request.params.get("fieldSelector"))
         match = request_matcher(request.params)
         items = [obj for obj in self._live_objects(res, self._scope(info, request.namespace)) if match(obj)]
-        return {"apiVersion": api_version(res), "kind": f"{info.kind}List",
-                "metadata": {"resourceVersion": str(self._rv)}, "items": items}
+        meta: dict[str, Any] = {"resourceVersion": str(self._rv)}
+        limit, token = request.params.get("limit"), request.params.get("continue")
+        if limit or token:
+            items, meta = _page(items, meta, limit, token)
+        return {"apiVersion": api_version(res), "kind": f"{info.kind}List", "metadata": meta, "items": items}
 
     async def _serve_fetch(self, request: kmock.Request) -> Any:
         res, info = self._declared(request, "get")
@@ -386,3 +393,30 @@ def _manager(request: kmock.Request) -> str:
 
 def _dry(request: kmock.Request) -> bool:
     return request.params.get("dryRun") == "All"
+
+
+def _page(items: list[dict[str, Any]], meta: dict[str, Any], limit: str | None,
+          token: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One page of a list (``limit``, ``continue``), as the API server pages: by key, with a token to go on."""
+    def key(obj: dict[str, Any]) -> tuple[str, str]:
+        return (obj["metadata"].get("namespace") or "", obj["metadata"]["name"])
+
+    try:
+        size = int(limit) if limit else 0
+        if size < 0:
+            raise ValueError(limit)
+        after = json.loads(base64.urlsafe_b64decode(token.encode())) if token else None
+    except (ValueError, TypeError) as exc:
+        raise api_error(400, "BadRequest", f"invalid limit or continue token: {exc}") from None
+    items = sorted(items, key=key)
+    if after is not None:
+        meta = {"resourceVersion": after["rv"]}
+        start = (after["ns"], after["name"])
+        items = [obj for obj in items if key(obj) > start]
+    if size and len(items) > size:
+        last = key(items[size - 1])
+        state = {"rv": meta["resourceVersion"], "ns": last[0], "name": last[1]}
+        meta = {**meta, "continue": base64.urlsafe_b64encode(json.dumps(state).encode()).decode(),
+                "remainingItemCount": len(items) - size}
+        items = items[:size]
+    return items, meta
