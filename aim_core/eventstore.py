@@ -27,7 +27,7 @@ from typing import Any
 from aim_core.inspect import event_time
 from aim_core.providers import ResourceRef
 from aim_core.resources import EVENTS
-from aim_core.store import ObjectKey, Store
+from aim_core.store import ObjectKey, Relisting, Store
 
 BY_INVOLVED = "event-by-involved"
 
@@ -108,12 +108,15 @@ class EventCache:
 
     def replace(self, selector: str, events: Iterable[dict[str, Any]]) -> None:
         """A fresh listing of one stream: Events of its kind that are no longer listed go."""
+        listing = self.relisting(selector)
+        listing.add(events)
+        listing.finish()
+
+    def relisting(self, selector: str) -> EventRelisting:
+        """:meth:`replace` a page at a time (``add`` each page, ``finish`` after the last)."""
         kind = selector.partition("=")[2]
-        kept = [slim(e) for e in events if worth_keeping(e)]
-        self.store.replace_all(EVENTS, kept, where=lambda e: (involved(e) or (None, "", ""))[1] == kind,
-                               copy_obj=False)
-        for key in {k for e in kept if (k := involved(e)) is not None}:
-            self._trim(key)
+        return EventRelisting(self, self.store.relisting(
+            EVENTS, where=lambda e: (involved(e) or (None, "", ""))[1] == kind, copy_obj=False))
 
     def _trim(self, key: InvolvedKey) -> None:
         keys = self.store.keys_by_index(EVENTS, BY_INVOLVED, key)
@@ -136,3 +139,21 @@ class EventCache:
             key=lambda k: (k[0] or "", k[1]))
         for namespace, name in gone:
             self.store.delete(EVENTS, namespace, name)
+
+
+class EventRelisting:
+    """One listing of an Event stream: only what inspection uses is stored; trimmed per object at the end."""
+
+    def __init__(self, cache: EventCache, listing: Relisting) -> None:
+        self.cache, self.listing = cache, listing
+        self.involved: set[InvolvedKey] = set()
+
+    def add(self, events: Iterable[dict[str, Any]]) -> None:
+        kept = [slim(e) for e in events if worth_keeping(e)]
+        self.involved.update(k for e in kept if (k := involved(e)) is not None)
+        self.listing.add(kept)
+
+    def finish(self) -> None:
+        self.listing.finish()
+        for key in sorted(self.involved, key=lambda k: (k[0] or "", k[1], k[2])):
+            self.cache._trim(key)

@@ -393,16 +393,25 @@ class Store:
         ``namespaces`` and ``where`` limit what the listing covers: held objects
         outside them are not deleted (e.g. one stream of several feeding a table).
         """
-        seen = set()
-        for obj in objs:
-            seen.add(object_key(obj))
-            self.upsert(ref, obj, copy_obj=copy_obj)
-        table = self._tables[ref]
-        for key in list(table.objects):
-            if key not in seen and (namespaces is None or key[0] in namespaces) \
-                    and (where is None or where(table.objects[key])):
-                self.delete(ref, *key)
-        self.synced.add(ref)
+        listing = self.relisting(ref, namespaces, where=where, copy_obj=copy_obj)
+        listing.add(objs)
+        listing.finish()
+
+    def relisting(
+        self,
+        ref: ResourceRef,
+        namespaces: set[str] | None = None,
+        *,
+        where: Callable[[dict[str, Any]], bool] | None = None,
+        keep: Callable[[dict[str, Any]], bool] | None = None,
+        copy_obj: bool = True,
+    ) -> Relisting:
+        """:meth:`replace_all` a page at a time: ``add`` each page as it comes, ``finish`` after the last.
+
+        ``keep``: objects it refuses are not stored (and so leave the store, as unlisted ones).
+        A listing that never finishes (it failed half way) deletes nothing.
+        """
+        return Relisting(self, ref, namespaces, where, keep, copy_obj)
 
     # ------------------------------------------------------------------ reads
 
@@ -436,3 +445,31 @@ class Store:
     def damaged_shares(self) -> list[Any]:
         """Shared values (see :func:`compact`) somebody modified: a bug in the reader that did (tests call it)."""
         return [value for digest, value in self._shared.items() if _digest(value) != digest]
+
+
+class Relisting:
+    """One listing of a resource fed into a store page by page (see :meth:`Store.relisting`)."""
+
+    def __init__(self, store: Store, ref: ResourceRef, namespaces: set[str] | None,
+                 where: Callable[[dict[str, Any]], bool] | None, keep: Callable[[dict[str, Any]], bool] | None,
+                 copy_obj: bool) -> None:
+        self.store, self.ref, self.namespaces, self.where, self.keep = store, ref, namespaces, where, keep
+        self.copy_obj = copy_obj
+        self.seen: set[ObjectKey] = set()
+
+    def add(self, objs: Iterable[dict[str, Any]]) -> None:
+        for obj in objs:
+            if self.keep is not None and not self.keep(obj):
+                continue
+            self.seen.add(object_key(obj))
+            self.store.upsert(self.ref, obj, copy_obj=self.copy_obj)
+
+    def finish(self) -> None:
+        """Delete what the listing did not hold (within its namespaces and ``where``); the table is synced."""
+        store, seen, namespaces, where = self.store, self.seen, self.namespaces, self.where
+        objects = store._tables[self.ref].objects
+        for key in [k for k in objects if k not in seen]:
+            obj = objects.get(key)  # a listener may have taken it already
+            if obj is not None and (namespaces is None or key[0] in namespaces) and (where is None or where(obj)):
+                store.delete(self.ref, *key)
+        store.synced.add(self.ref)

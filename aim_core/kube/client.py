@@ -229,6 +229,35 @@ class Kube:
             item.setdefault("kind", ref.kind)
         return items, (data.get("metadata") or {}).get("resourceVersion")
 
+    async def list_pages(
+        self,
+        ref: ResourceRef,
+        namespace: str | None = None,
+        *,
+        field_selector: str | None = None,
+        limit: int = 500,
+    ) -> AsyncIterator[tuple[list[dict[str, Any]], str | None]]:
+        """The objects of a resource ``limit`` at a time (``continue``), each page with the list's ``resourceVersion``.
+
+        As client-go's reflectors list: 10,000 objects are never decoded at once (the
+        operator's memory peaked at 600 MiB listing 10,000 services and InferenceServices whole).
+        """
+        params = {"limit": str(limit)}
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        path = resource_path(ref, namespace)
+        while True:
+            data = await self._request("list", "GET", path, params=params) or {}
+            items = list(data.get("items") or [])
+            for item in items:
+                item.setdefault("apiVersion", ref.api_version)
+                item.setdefault("kind", ref.kind)
+            meta = data.get("metadata") or {}
+            yield items, meta.get("resourceVersion")
+            if not meta.get("continue"):
+                return
+            params = {**params, "continue": meta["continue"]}
+
     async def watch(
         self,
         ref: ResourceRef,

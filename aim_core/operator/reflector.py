@@ -6,12 +6,14 @@ stream, several streams of one resource: kopf cannot express that). Events
 go to the callbacks as decoded, with no per-event handler machinery: in a
 burst kopf's per-event processing cost about a fifth of the operator's CPU.
 
-The loop a client-go reflector runs: list (the answer's ``resourceVersion``
-is where the watch starts), then watch from the last version seen, resuming
+The loop a client-go reflector runs: list, a page of ``page_size`` objects at
+a time (the answer's ``resourceVersion`` is where the watch starts), then watch from the last version seen, resuming
 after every normal end of a watch request; a bookmark only moves the version.
 ``410 Gone`` (the version is older than the server keeps) or any error means
 "list again": the fresh listing replaces what the stream fed, so objects
-deleted while the stream was away leave the store too. Errors back off
+deleted while the stream was away leave the store too. With ``listing``
+every page goes into the store as it comes (10,000 objects decoded at once
+took 600 MiB); a listing that fails half way deletes nothing. Errors back off
 (``backoffs``, the last one repeated) and are logged once per failure.
 """
 
@@ -19,8 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
 
 from aim_core.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError
@@ -29,6 +31,34 @@ log = logging.getLogger("aim_engine.watch")
 
 OnList = Callable[[list[dict[str, Any]]], None]
 OnEvent = Callable[[str, dict[str, Any]], None]
+
+
+class Listing(Protocol):
+    """Where one listing goes, a page at a time (e.g. :meth:`aim_core.store.Store.relisting`)."""
+
+    def add(self, items: Iterable[dict[str, Any]]) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class _Whole:
+    """A listing handed to ``on_list`` in one piece once complete."""
+
+    def __init__(self, on_list: OnList) -> None:
+        self.on_list = on_list
+        self.items: list[dict[str, Any]] = []
+
+    def add(self, items: Iterable[dict[str, Any]]) -> None:
+        self.items.extend(items)
+
+    def finish(self) -> None:
+        self.on_list(self.items)
+
+
+# Objects per listing page. With 10,000 services and InferenceServices a restarted operator's RSS
+# was 465 MiB listing each resource whole, 218 MiB in pages of 500, 188 MiB in pages of 100
+# (fewer decoded objects at once, less of Python's small-object memory left fragmented).
+PAGE_SIZE = 100
 
 
 class Gone(Exception):
@@ -43,17 +73,24 @@ class Reflector:
         *,
         namespace: str | None = None,
         field_selector: str | None = None,
-        on_list: OnList,
+        on_list: OnList | None = None,
+        listing: Callable[[], Listing] | None = None,
         on_event: OnEvent,
         backoffs: Sequence[float] = (1, 2, 5, 10, 20),
         timeout_seconds: int = 300,
         missing_retry: float = 600.0,
+        page_size: int = PAGE_SIZE,
     ) -> None:
+        """``listing`` (a new one per listing, fed page by page) or ``on_list`` (the whole listing at once)."""
+        if (on_list is None) == (listing is None):
+            raise ValueError("a reflector needs on_list or listing, not both")
         self.kube = kube
         self.ref = ref
         self.namespace = namespace
         self.field_selector = field_selector
         self.on_list = on_list
+        self.listing = listing
+        self.page_size = page_size
         self.on_event = on_event
         self.backoffs = list(backoffs) or [1.0]
         self.timeout_seconds = timeout_seconds
@@ -99,7 +136,7 @@ class Reflector:
         if not self.listed.is_set():
             log.warning("%s (%s) is not served by this cluster; continuing without it",
                         self.ref.kind, self.ref.api_version)
-        self.on_list([])
+        self._new_listing().finish()
         self.listed.set()
         await asyncio.sleep(self.missing_retry)
 
@@ -111,11 +148,20 @@ class Reflector:
         await asyncio.sleep(delay)
         return failures + 1
 
+    def _new_listing(self) -> Listing:
+        if self.listing is not None:
+            return self.listing()
+        assert self.on_list is not None
+        return _Whole(self.on_list)
+
     async def _list(self) -> None:
-        items, version = await self.kube.list_versioned(self.ref, self.namespace, field_selector=self.field_selector)
+        listing, version = self._new_listing(), None
+        async for items, version in self.kube.list_pages(self.ref, self.namespace, field_selector=self.field_selector,
+                                                        limit=self.page_size):
+            listing.add(items)
         self.lists += 1
         self.resource_version = version
-        self.on_list(items)
+        listing.finish()
         self.listed.set()
 
     async def _watch_once(self) -> None:

@@ -22,12 +22,12 @@ from aim_core.eventstore import EventCache
 from aim_core.kube import Credentials, Kube
 from aim_core.operator import collection
 from aim_core.operator.leader import LeaderElector
-from aim_core.operator.reflector import Reflector
+from aim_core.operator.reflector import PAGE_SIZE, Reflector
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings
 from aim_core.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError
 from aim_core.resources import EVENTS, NAMESPACES
-from aim_core.store import Store
+from aim_core.store import Relisting, Store
 
 log = logging.getLogger("aim_engine.operator")
 
@@ -92,12 +92,11 @@ class Runtime:
         else:
             self.store.upsert(ref, body, copy_obj=False)
 
-    def on_listing(self, ref: ResourceRef, namespace: str | None, items: list[dict[str, Any]]) -> None:
-        """A fresh listing of one stream: what it no longer holds leaves the store."""
-        keep = self._filters.get(ref)
-        if keep is not None:
-            items = [item for item in items if keep(item)]
-        self.store.replace_all(ref, items, {namespace} if namespace else None, copy_obj=False)
+    def listing(self, ref: ResourceRef, namespace: str | None) -> Relisting:
+        """A fresh listing of one stream, fed a page at a time (decoded pages are nobody else's):
+        what it no longer holds leaves the store."""
+        return self.store.relisting(ref, {namespace} if namespace else None, keep=self._filters.get(ref),
+                                    copy_obj=False)
 
     # ------------------------------------------------------------ engine side
 
@@ -106,24 +105,20 @@ class Runtime:
         kube: Kube = self.ctx.kube
         namespaces = set(self.settings.namespaces) or None
         for ref in self.watched():
+            # a page at a time into the store (10,000 objects decoded at once took 600 MiB)
+            listing = self.store.relisting(ref, namespaces if ref.namespaced else None, keep=self._filters.get(ref),
+                                           copy_obj=False)
             try:
-                if ref.namespaced and namespaces:
-                    items: list[dict[str, Any]] = []
-                    for ns in sorted(namespaces):
-                        items += await kube.list(ref, ns)
-                else:
-                    items = await kube.list(ref)
+                for ns in sorted(namespaces) if ref.namespaced and namespaces else [None]:
+                    async for items, _version in kube.list_pages(ref, ns, limit=PAGE_SIZE):
+                        listing.add(items)
             except ApiError as exc:
                 if exc.status != 404:
                     raise
                 # The API is not installed (e.g. no Gateway API on a cluster that routes nothing):
                 # start without it; objects that need it report the failed apply in their status.
                 log.warning("%s (%s) is not served by this cluster; continuing without it", ref.kind, ref.api_version)
-                items = []
-            keep = self._filters.get(ref)
-            if keep is not None:
-                items = [item for item in items if keep(item)]
-            self.store.replace_all(ref, items, namespaces if ref.namespaced else None)
+            listing.finish()
         if all(reflector.listed.is_set() for reflector in self.reflectors):
             self.ready.set()
 
@@ -161,7 +156,7 @@ class Runtime:
         missing = self.settings.resync_seconds or 600.0
         self.reflectors = [
             Reflector(kube, ref, namespace=ns, backoffs=ERROR_BACKOFFS, missing_retry=missing,
-                      on_list=lambda items, ref=ref, ns=ns: self.on_listing(ref, ns, items),
+                      listing=lambda ref=ref, ns=ns: self.listing(ref, ns),
                       on_event=lambda kind, body, ref=ref: self.on_watch_event(ref, kind, body))
             for ref, ns in self.streams()
         ]
@@ -170,7 +165,7 @@ class Runtime:
             for namespace, selector in self.event_streams():
                 self.reflectors.append(Reflector(
                     kube, EVENTS, namespace=namespace, field_selector=selector, backoffs=ERROR_BACKOFFS,
-                    missing_retry=missing, on_list=lambda items, sel=selector: events.replace(sel, items),
+                    missing_retry=missing, listing=lambda sel=selector: events.relisting(sel),
                     on_event=events.apply,
                 ))
         return self.reflectors

@@ -115,11 +115,11 @@ class Flaky:
         self.lists = 0
         self.watches = 0
 
-    async def list_versioned(self, ref: Any, namespace: Any = None, **_: Any) -> tuple[list[dict[str, Any]], str]:
+    async def list_pages(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
         self.lists += 1
         if self.lists == 1:
             raise NetworkError("refused", "connection refused")
-        return [{**event("listed"), "metadata": {"name": "listed", "namespace": "ns1", "resourceVersion": "5"}}], "5"
+        yield [{**event("listed"), "metadata": {"name": "listed", "namespace": "ns1", "resourceVersion": "5"}}], "5"
 
     async def watch(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
         self.watches += 1
@@ -143,3 +143,74 @@ async def test_a_stream_that_fails_backs_off_and_lists_again() -> None:
         assert fed.reflector.listed.is_set() and fed.task is not None and not fed.task.done()
     finally:
         await fed.stop()
+
+
+class Pages:
+    """Where a paged listing goes: the store, with a note of each page."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.pages: list[list[str]] = []
+        self.finished = 0
+
+    def listing(self) -> Any:
+        inner = self.store.relisting(EVENTS, copy_obj=False)
+        outer = self
+
+        class Noted:
+            def add(self, items: Any) -> None:
+                items = list(items)
+                outer.pages.append([e["metadata"]["name"] for e in items])
+                inner.add(items)
+
+            def finish(self) -> None:
+                outer.finished += 1
+                inner.finish()
+
+        return Noted()
+
+
+async def test_a_listing_goes_into_the_store_a_page_at_a_time(kube: Emulated) -> None:
+    for i in range(5):
+        kube.put_object(event(f"e{i}"))
+    store = Store()
+    store.upsert(EVENTS, {**event("gone"), "metadata": {"name": "gone", "namespace": "ns1", "resourceVersion": "1"}})
+    pages = Pages(store)
+    client = Kube(Credentials(server=kube.url))
+    reflector = Reflector(client, EVENTS, listing=pages.listing, page_size=2, backoffs=[0.01],
+                          on_event=lambda kind, obj: store.upsert(EVENTS, obj))
+    task = asyncio.create_task(reflector.run())
+    try:
+        await asyncio.wait_for(reflector.listed.wait(), 5)
+        assert pages.pages == [["e0", "e1"], ["e2", "e3"], ["e4"]] and pages.finished == 1
+        assert sorted(e["metadata"]["name"] for e in store.list(EVENTS)) == ["e0", "e1", "e2", "e3", "e4"]
+        kube.put_object(event("e5"))  # the watch goes on from the listing's version
+        await until(lambda: store.get(EVENTS, "ns1", "e5") is not None)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await client.aclose()
+
+
+async def test_a_listing_that_fails_half_way_deletes_nothing() -> None:
+    class HalfWay:
+        async def list_pages(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
+            yield [{**event("new"), "metadata": {"name": "new", "namespace": "ns1", "resourceVersion": "7"}}], "7"
+            raise NetworkError("reset", "connection reset")
+
+        async def watch(self, *args: Any, **kwargs: Any) -> Any:
+            await asyncio.sleep(3600)
+            yield {}
+
+    store = Store()
+    store.upsert(EVENTS, {**event("held"), "metadata": {"name": "held", "namespace": "ns1", "resourceVersion": "1"}})
+    reflector = Reflector(HalfWay(), EVENTS, listing=lambda: store.relisting(EVENTS, copy_obj=False),
+                          on_event=lambda kind, obj: None, backoffs=[10])
+    task = asyncio.create_task(reflector.run())
+    try:
+        await until(lambda: store.get(EVENTS, "ns1", "new") is not None)
+        await asyncio.sleep(0.05)
+        assert store.get(EVENTS, "ns1", "held") is not None and not reflector.listed.is_set()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)

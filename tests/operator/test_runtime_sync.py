@@ -19,11 +19,11 @@ class PartialCluster:
         self.failing = failing
         self.listed: list[str] = []
 
-    async def list(self, ref, namespace=None, **_):
+    async def list_pages(self, ref, namespace=None, **_):
         if ref.group == self.missing_group:
             raise ApiError(self.failing or 404, "NotFound", "the server could not find the requested resource")
         self.listed.append(ref.plural)
-        return []
+        yield [], "1"
 
 
 async def test_a_missing_api_is_listed_as_empty_and_the_store_is_ready():
@@ -48,8 +48,8 @@ class Cluster:
     def __init__(self, objects):
         self.objects = objects
 
-    async def list(self, ref, namespace=None, **_):
-        return [dict(o) for o in self.objects.get(ref.plural, [])]
+    async def list_pages(self, ref, namespace=None, **_):
+        yield [dict(o) for o in self.objects.get(ref.plural, [])], "1"
 
 
 async def test_a_later_listing_forgets_objects_deleted_while_nobody_watched():
