@@ -16,7 +16,9 @@ dependencies (as ``bench_services.py``), then:
    InferenceService not Ready and counts the operator's requests;
 4. **memory**: reads the operator's RSS, then stores clones of the services (with
    their InferenceServices) directly in the emulator until ``--rss-objects`` AIM
-   objects exist, waits for the operator to take them in, reads it again;
+   objects exist, waits for the operator to take them in, reads it again; then
+   restarts the operator (it lists them all, in pages, and reconciles every
+   service once), waits until it is ready and idle, reads it a third time;
 5. **bare client**: against a fresh emulator process, 8 threads send the same
    three writes per service as the operator causes (create the service, apply
    its InferenceService, write its status), for the wall-time comparison.
@@ -30,6 +32,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import re
 import signal
 import ssl
 import sys
@@ -75,6 +78,7 @@ class Config:
     paced: int = 50  # services created one at a time
     quiet_seconds: float = 60.0
     rss_objects: int = 10_000  # AIM objects in the store for the second memory reading; 0: skip
+    rss_restart: bool = True  # a third reading: the operator restarted with them all (lists them in pages)
     tls: bool = True
     bare: bool = True
     profile: bool = False
@@ -325,7 +329,29 @@ class Driver:
         phase = self.phase(mark, before, extra, end=end)
         phase["went_idle"] = idle
         readings.append({"aim_services": target, **self.op.memory(), "take_in": phase})
+        if self.cfg.rss_restart:
+            readings.append({"aim_services": target, "restarted": True, **self.restarted()})
         return readings
+
+    def restarted(self) -> dict[str, Any]:
+        """Restart the operator with every object in the cluster: it lists them and reconciles each once."""
+        self.results["operator_log_before_restart"] = self.op.log_counts()
+        self.op.stop()
+        start = time.perf_counter()
+        self.op.start()
+        deadline, ready = time.monotonic() + self.cfg.timeout, False
+        while not ready and time.monotonic() < deadline:  # /readyz: every stream has listed
+            self.op.check()
+            time.sleep(0.5)
+            found = re.search(r"/readyz on (\S+)", (self.workdir / "operator.log").read_text(errors="replace"))
+            if found:
+                try:
+                    ready = httpx.get(f"http://{found[1]}/readyz", timeout=5).status_code == 200
+                except httpx.HTTPError:
+                    pass
+        listed = time.perf_counter() - start
+        _end, idle = self.cpu_idle(window=5.0)
+        return {**self.op.memory(), "listed_s": listed, "went_idle": idle}
 
     def clones(self, wanted: list[tuple[str, str, str]], count: int) -> list[dict[str, Any]]:
         """Copies of one settled service (and its InferenceService) per namespace, as the operator left them."""
@@ -444,6 +470,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paced", type=int, default=None, help="services created one at a time (default 50)")
     parser.add_argument("--quiet-seconds", type=float, default=None, help="length of the quiet period (60)")
     parser.add_argument("--rss-objects", type=int, default=None, help="AIM objects for the second RSS reading")
+    parser.add_argument("--no-restart", action="store_true",
+                        help="no third RSS reading (the operator restarted with the most objects)")
     parser.add_argument("--plain", action="store_true", help="plain HTTP instead of TLS to the emulator")
     parser.add_argument("--no-bare", action="store_true", help="skip the bare-client comparison")
     parser.add_argument("--profile", action="store_true", help="py-spy the operator during the burst")
@@ -458,6 +486,7 @@ def main(argv: list[str] | None = None) -> int:
         paced=args.paced if args.paced is not None else (5 if args.quick else 50),
         quiet_seconds=args.quiet_seconds or (5.0 if args.quick else 60.0),
         rss_objects=args.rss_objects if args.rss_objects is not None else (500 if args.quick else 10_000),
+        rss_restart=not args.no_restart,
         tls=not args.plain, bare=not args.no_bare, profile=args.profile,
         settle_quiet=0.5 if args.quick else 1.0,
     )

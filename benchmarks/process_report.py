@@ -28,7 +28,7 @@ def _measured(results: dict[str, Any]) -> dict[str, float]:
         "requests": burst["requests_per_service"],
         "quiet_requests": quiet["requests_per_minute"],
         "quiet_writes": quiet["writes_per_minute"],
-        "rss_10k": results["memory"][-1].get("VmRSS", math.inf),
+        "rss_10k": max(m.get("VmRSS", math.inf) for m in results["memory"][1:] or results["memory"]),
     }
 
 
@@ -87,7 +87,8 @@ def render(results: dict[str, Any]) -> str:
     lines += [f"      {v:8.1f}  {k}" for k, v in quiet["by_request_per_minute"].items()]
     lines.append(f"  operator CPU per minute                           {_f(quiet['operator_cpu_s_per_minute'])} s")
     for reading in results["memory"]:
-        lines.append(f"memory with {reading['aim_services']} AIMServices: VmRSS {_f(reading.get('VmRSS'), 0)} MiB, "
+        again = ", operator restarted" if reading.get("restarted") else ""
+        lines.append(f"memory with {reading['aim_services']} AIMServices{again}: VmRSS {_f(reading.get('VmRSS'), 0)} MiB, "
                      f"VmHWM {_f(reading.get('VmHWM'), 0)} MiB")
     profile = burst.get("profile")
     if profile and profile.get("samples"):

@@ -26,7 +26,8 @@ def test_separate_process_benchmark_runs_and_reports_numbers(tmp_path: Path) -> 
     assert burst["by_request_per_service"]["apply inferenceservices"] > 0
     assert results["paced"]["latency_ms"]["count"] == 2
     assert results["quiet"]["writes_per_minute"] >= 0
-    assert [m["aim_services"] for m in results["memory"]] == [12, 30]
+    assert [m["aim_services"] for m in results["memory"]] == [12, 30, 30]  # the last after a restart
+    assert results["memory"][-1]["restarted"]
     assert all(m["VmRSS"] > 0 for m in results["memory"])
     assert results["bare"]["applied"] == 10
     assert {t["target"] for t in results["targets"]}
