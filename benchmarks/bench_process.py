@@ -72,7 +72,7 @@ class Config:
     services: int = 1000
     namespaces: int = 10
     nodes: int = 4
-    workers: int = 4  # the operator's default
+    workers: int = 16  # the operator's default
     threads: int = 8  # client threads creating services
     rate: float = 0.0  # services per second in the burst phase; 0: all at once
     paced: int = 50  # services created one at a time
@@ -80,6 +80,7 @@ class Config:
     rss_objects: int = 10_000  # AIM objects in the store for the second memory reading; 0: skip
     rss_restart: bool = True  # a third reading: the operator restarted with them all (lists them in pages)
     tls: bool = True
+    write_latency_ms: float = 0.0  # every write waits this long in the emulator (a real server's etcd commit)
     bare: bool = True
     profile: bool = False
     settle_quiet: float = 1.0  # no operator write for this long: settled
@@ -90,7 +91,7 @@ class Driver:
     def __init__(self, cfg: Config, workdir: Path, say: Any = print) -> None:
         self.cfg, self.workdir, self.say = cfg, workdir, say
         self.namespaces = seed.namespace_names(cfg.namespaces)
-        self.em = EmulatorProcess(workdir / "emulator", tls=cfg.tls)
+        self.em = EmulatorProcess(workdir / "emulator", tls=cfg.tls, write_latency_ms=cfg.write_latency_ms)
         self.op = OperatorProcess(workdir, self.em, workers=cfg.workers)
         self.local = threading.local()
         self.results: dict[str, Any] = {}  # filled phase by phase: what a failed run got to
@@ -393,7 +394,7 @@ class Driver:
         """The same three writes per service from a bare client against a fresh emulator process."""
         cfg = self.cfg
         self.say(f"bare client: the same three writes for {len(wanted)} services from {cfg.threads} threads")
-        em = EmulatorProcess(self.workdir / "emulator-bare", tls=cfg.tls)
+        em = EmulatorProcess(self.workdir / "emulator-bare", tls=cfg.tls, write_latency_ms=cfg.write_latency_ms)
         em.start()
         try:
             em.put([seed.namespace(ns) for ns in self.namespaces])
@@ -464,7 +465,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--namespaces", type=int, default=None, help="namespaces (default 10)")
     parser.add_argument("--quick", action="store_true",
                         help="50 services, 5 paced, 5 s quiet, 500 objects for the second RSS reading")
-    parser.add_argument("--workers", type=int, default=4, help="the operator's --workers (default 4)")
+    parser.add_argument("--workers", type=int, default=16, help="the operator's --workers (default 16, its default)")
     parser.add_argument("--threads", type=int, default=8, help="client threads creating services (default 8)")
     parser.add_argument("--rate", type=float, default=0.0, help="burst phase: N services per second instead")
     parser.add_argument("--paced", type=int, default=None, help="services created one at a time (default 50)")
@@ -473,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-restart", action="store_true",
                         help="no third RSS reading (the operator restarted with the most objects)")
     parser.add_argument("--plain", action="store_true", help="plain HTTP instead of TLS to the emulator")
+    parser.add_argument("--write-latency-ms", type=float, default=0.0,
+                        help="every write waits this long in the emulator before it is served, as a real API "
+                             "server waits for etcd; costs the emulator no CPU (default 0)")
     parser.add_argument("--no-bare", action="store_true", help="skip the bare-client comparison")
     parser.add_argument("--profile", action="store_true", help="py-spy the operator during the burst")
     parser.add_argument("--keep", type=Path, default=None, help="keep logs, kubeconfig and profile in this folder")
@@ -487,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
         quiet_seconds=args.quiet_seconds or (5.0 if args.quick else 60.0),
         rss_objects=args.rss_objects if args.rss_objects is not None else (500 if args.quick else 10_000),
         rss_restart=not args.no_restart,
-        tls=not args.plain, bare=not args.no_bare, profile=args.profile,
+        tls=not args.plain, write_latency_ms=args.write_latency_ms, bare=not args.no_bare, profile=args.profile,
         settle_quiet=0.5 if args.quick else 1.0,
     )
     signal.signal(signal.SIGTERM, _stop)

@@ -56,9 +56,12 @@ class LoggingEmulator(TimingEmulator):
     """The timing emulator, noting the arrival time of every request next to its log entry."""
 
     arrivals: list[float] = attrs.field(factory=list, init=False)
+    write_latency: float = 0.0  # seconds every write waits before it is served (etcd's commit, no CPU)
 
     async def _handle(self, request: Any) -> Any:
         self.arrivals.append(time.perf_counter())
+        if self.write_latency and request.method.value in ("POST", "PUT", "PATCH", "DELETE"):
+            await asyncio.sleep(self.write_latency)
         return await super()._handle(request)
 
 
@@ -93,8 +96,8 @@ def control_app(em: LoggingEmulator) -> web.Application:
     return app
 
 
-async def serve(ready_file: Path, tls_dir: Path | None) -> None:
-    em = declare_resources(LoggingEmulator(timed=TIMED), crds=generate_crds())
+async def serve(ready_file: Path, tls_dir: Path | None, *, write_latency: float = 0.0) -> None:
+    em = declare_resources(LoggingEmulator(timed=TIMED, write_latency=write_latency), crds=generate_crds())
     server_cls: type[QuickServer] = QuickServer
     ca = None
     if tls_dir is not None:
@@ -132,12 +135,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ready-file", type=Path, required=True, help="where to write the URLs once serving")
     parser.add_argument("--tls-dir", type=Path, default=None, help="serve TLS with a private CA written here")
+    parser.add_argument("--write-latency-ms", type=float, default=0.0,
+                        help="make every write wait this long before it is served, as a real API server waits for "
+                             "etcd (costs no CPU)")
     args = parser.parse_args(argv)
     # The operator's garbage collection policy (aim_core/operator/collection.py): the emulator keeps every
     # object and request, and CPython's full collections over that growing heap cost it about 1.3 s of a
     # 1000-service burst. The same for the bare client's emulator, so the comparison stays fair.
     collection.configure()
-    asyncio.run(serve(args.ready_file, args.tls_dir))
+    asyncio.run(serve(args.ready_file, args.tls_dir, write_latency=args.write_latency_ms / 1000))
     return 0
 
 

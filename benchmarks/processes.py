@@ -56,8 +56,8 @@ def loadavg() -> float:
 class EmulatorProcess:
     """``benchmarks/emulator_process.py`` in a child process, with a client for its control API."""
 
-    def __init__(self, workdir: Path, *, tls: bool = True) -> None:
-        self.workdir, self.tls = workdir, tls
+    def __init__(self, workdir: Path, *, tls: bool = True, write_latency_ms: float = 0.0) -> None:
+        self.workdir, self.tls, self.write_latency_ms = workdir, tls, write_latency_ms
         self.proc: subprocess.Popen[bytes] | None = None
         self.url = self.control = ""
         self.ca: str | None = None
@@ -73,6 +73,8 @@ class EmulatorProcess:
         cmd = [sys.executable, "-m", "benchmarks.emulator_process", "--ready-file", str(ready)]
         if self.tls:
             cmd += ["--tls-dir", str(self.workdir / "tls")]
+        if self.write_latency_ms:
+            cmd += ["--write-latency-ms", str(self.write_latency_ms)]
         with open(self.workdir / "emulator.log", "wb") as out:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout

@@ -25,7 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run several replicas safely: all watch, only the holder of the leader Lease reconciles",
     )
-    p.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
+    p.add_argument("--workers", type=int, default=16,
+                   help="concurrent reconciles (each waits on the API server most of its time; default 16)")
     p.add_argument("--resync-seconds", type=float, default=0.0,
                    help="also list everything again this often (default 0: never; streams already list again "
                         "after a gap they cannot resume); an API the cluster lacks is looked for again this "
