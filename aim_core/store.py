@@ -112,8 +112,9 @@ def compact(value: Any, shared: dict[bytes, Any]) -> Any:
     the adapter's, already shares dict keys). Values that are often equal
     between objects are shared (``shared`` maps their canonical JSON's digest
     to the one copy): the ``spec`` (every InferenceService of one template in
-    one namespace has the same; so have most services), the annotations and
-    the ``managedFields`` kept (:func:`owned_form`). Stored objects are
+    one namespace has the same; so have most services), the maps in the
+    ``status`` (a service's resolved model, template, runtime config, cache),
+    the annotations and the ``managedFields`` kept (:func:`owned_form`). Stored objects are
     read-only for everyone (as they always were): shared parts must never be
     modified (:meth:`Store.damaged_shares` checks, the wire tests call it). In
     place, because rebuilding every container cost twice the time.
@@ -128,6 +129,8 @@ def compact(value: Any, shared: dict[bytes, Any]) -> Any:
         elif cls is dict:
             if key == "spec":
                 value[key] = _shared(item, shared)
+            elif key == "status":
+                _compact_status(item, shared)
             elif key == "metadata":
                 _compact_meta(item, shared)
             else:
@@ -146,6 +149,19 @@ def _compact_meta(meta: dict[str, Any], shared: dict[bytes, Any]) -> None:
         elif key == "managedFields" or key == "annotations":
             meta[key] = _shared(item, shared)
         elif cls is dict or cls is list:
+            _compact(item, shared)
+
+
+def _compact_status(status: dict[str, Any], shared: dict[bytes, Any]) -> None:
+    """The status's maps are shared (the resolved model, template, runtime config, cache of a service ...)."""
+    for key, item in status.items():
+        cls = item.__class__
+        if cls is str:
+            if len(item) <= _SHORT:
+                status[key] = sys.intern(item)
+        elif cls is dict:
+            status[key] = _shared(item, shared)
+        elif cls is list:
             _compact(item, shared)
 
 

@@ -221,3 +221,18 @@ def test_indexes_follow_objects_sharing_a_value_and_objects_with_a_value_of_thei
     store.upsert(SERVICES, obj("a", "s5", model="m1"))
     assert names("model", "m1") == ["s5"] and names("name", ("a", "S5")) == ["s5"]
     assert names("name", ("a", "S0")) == []
+
+
+def test_equal_maps_in_statuses_are_shared():
+    store = Store(field_managers={MANAGER}, compact=True)
+
+    def service(name, template):
+        return {**obj("ns", name), "status": {"status": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                                              "resolvedTemplate": {"kind": "AIMServiceTemplate", "name": template}}}
+
+    for name, template in (("a", "t1"), ("b", "t1"), ("c", "t2")):
+        store.upsert(SERVICES, service(name, template))
+    a, b, c = (store.get(SERVICES, "ns", n)["status"] for n in "abc")
+    assert a["resolvedTemplate"] is b["resolvedTemplate"]
+    assert (a["resolvedTemplate"]["name"], c["resolvedTemplate"]["name"]) == ("t1", "t2")
+    assert a == service("a", "t1")["status"] and store.damaged_shares() == []
