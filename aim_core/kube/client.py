@@ -213,22 +213,6 @@ class Kube:
             item.setdefault("kind", ref.kind)
         return items
 
-    async def list_versioned(
-        self,
-        ref: ResourceRef,
-        namespace: str | None = None,
-        *,
-        field_selector: str | None = None,
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        """All objects of a resource and the list's ``resourceVersion``, to watch from."""
-        params = {"fieldSelector": field_selector} if field_selector else None
-        data = await self._request("list", "GET", resource_path(ref, namespace), params=params) or {}
-        items = list(data.get("items") or [])
-        for item in items:
-            item.setdefault("apiVersion", ref.api_version)
-            item.setdefault("kind", ref.kind)
-        return items, (data.get("metadata") or {}).get("resourceVersion")
-
     async def list_pages(
         self,
         ref: ResourceRef,
