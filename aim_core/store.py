@@ -101,6 +101,31 @@ def _owned_paths_form(fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def pod_essentials(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod as its readers in the store use it (a shallow copy when something goes).
+
+    Metadata and status stay whole (inspection reads phases, conditions,
+    container states and owners; Job and serving pods are found by labels).
+    Of the spec only the volumes that mount a PersistentVolumeClaim (artifact
+    usage, F76) and the node stay: a serving pod's containers, init
+    containers, probes and environment are most of its size and nothing here
+    reads them. At 10,000 running services their pods would otherwise weigh
+    more than everything else in the store.
+    """
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return pod
+    kept: dict[str, Any] = {}
+    claims = [v for v in spec.get("volumes") or () if isinstance(v, dict) and "persistentVolumeClaim" in v]
+    if claims:
+        kept["volumes"] = claims
+    if spec.get("nodeName"):
+        kept["nodeName"] = spec["nodeName"]
+    if kept == spec:
+        return pod
+    return {**pod, "spec": kept}
+
+
 _SHORT = 128  # strings up to this length are interned: names, reasons, messages, times repeat across objects
 _SHARED_MAX = 4096
 
@@ -328,13 +353,21 @@ class _Table:
 class Store:
     """Objects by resource, namespace and name, with named indexes per resource."""
 
-    def __init__(self, *, field_managers: Iterable[str] | None = None, compact: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        field_managers: Iterable[str] | None = None,
+        compact: bool = False,
+        projections: dict[ResourceRef, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
+    ) -> None:
         """``field_managers``: keep only their apply entries of ``managedFields`` (None: keep all).
 
         ``compact``: store objects in :func:`compact` form (the operator's store; see there).
+        ``projections``: per resource, what of an object is kept (e.g. :func:`pod_essentials`).
         """
         self.field_managers = frozenset(field_managers) if field_managers is not None else None
         self.compact = compact
+        self.projections = dict(projections or {})
         self._shared: dict[bytes, Any] = {}
         self._tables: dict[ResourceRef, _Table] = defaultdict(_Table)
         self._listeners: list[Listener] = []
@@ -372,6 +405,9 @@ class Store:
             if new_rv is not None and old_rv is not None and new_rv < old_rv:
                 return False
         obj = slim(obj, self.field_managers)
+        project = self.projections.get(ref)
+        if project is not None:
+            obj = project(obj)
         if "apiVersion" not in obj or "kind" not in obj:
             obj = {"apiVersion": ref.api_version, "kind": ref.kind, **obj}
         if old is not None and old == obj:

@@ -8,6 +8,7 @@ import pytest
 
 from aim_core import Category, State, inspect_job, inspect_pods, inspect_pvc
 from aim_core.inspect import classify_log
+from aim_core.store import pod_essentials
 
 NS = "llm"
 IMAGE = "docker.io/amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
@@ -352,6 +353,8 @@ def test_inspect_pods(pods, events, logs, state, reason, category, in_message):
     health = inspect_pods([p.build() for p in pods], events, logs)
     assert (health.state, health.reason, health.category) == (state, reason, category), health
     assert in_message in health.message
+    # The operator's store keeps pods without their containers' spec: inspection reads the same from them.
+    assert inspect_pods([pod_essentials(p.build()) for p in pods], events, logs) == health
 
 
 def test_crash_loop_that_recovered_is_not_a_failure():

@@ -1,3 +1,4 @@
+import json
 from aim_core.resources import RUNTIME_CONFIGS, SERVICES
 from aim_core.store import Store
 from aim_core.providers import ResourceRef
@@ -236,3 +237,46 @@ def test_equal_maps_in_statuses_are_shared():
     assert a["resolvedTemplate"] is b["resolvedTemplate"]
     assert (a["resolvedTemplate"]["name"], c["resolvedTemplate"]["name"]) == ("t1", "t2")
     assert a == service("a", "t1")["status"] and store.damaged_shares() == []
+
+
+def serving_pod() -> dict:
+    """A KServe predictor pod as the API server returns it (abridged, but with what makes pods big)."""
+    env = [{"name": f"VAR_{i}", "value": "x" * 40} for i in range(30)]
+    probe = {"httpGet": {"path": "/health", "port": 8000}, "initialDelaySeconds": 30, "periodSeconds": 10}
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "qwen-predictor-abc", "namespace": "llm", "uid": "u1", "resourceVersion": "7",
+                     "labels": {"serving.kserve.io/inferenceservice": "qwen"},
+                     "ownerReferences": [{"kind": "ReplicaSet", "name": "qwen-predictor-6d9f", "uid": "r1"}]},
+        "spec": {
+            "nodeName": "gpu-node-1",
+            "volumes": [{"name": "model-cache", "persistentVolumeClaim": {"claimName": "cache-qwen"}},
+                        {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+                        {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}],
+            "initContainers": [{"name": "storage-initializer", "image": "kserve/storage-initializer", "env": env}],
+            "containers": [{"name": "kserve-container", "image": "aim:0.8.5", "env": env, "args": ["--port", "8000"],
+                            "readinessProbe": probe, "livenessProbe": probe,
+                            "resources": {"limits": {"amd.com/gpu": "1"}},
+                            "volumeMounts": [{"name": "model-cache", "mountPath": "/workspace/model-cache"}]}],
+        },
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
+                   "containerStatuses": [{"name": "kserve-container", "ready": True, "restartCount": 0,
+                                          "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]},
+    }
+
+
+def test_the_store_keeps_pods_as_their_readers_use_them():
+    from aim_core.controllers.artifacts import _claims
+    from aim_core.resources import PODS
+    from aim_core.store import pod_essentials
+
+    pod = serving_pod()
+    store = Store(projections={PODS: pod_essentials})
+    store.upsert(PODS, pod)
+    kept = store.get(PODS, "llm", "qwen-predictor-abc")
+    assert kept["metadata"] == pod["metadata"] and kept["status"] == pod["status"]
+    assert kept["spec"] == {"nodeName": "gpu-node-1", "volumes": [pod["spec"]["volumes"][0]]}
+    assert _claims(kept) == _claims(pod) == [("llm", "cache-qwen")]  # artifact usage (F76) reads the claims
+    assert len(json.dumps(kept)) < len(json.dumps(pod)) / 3
+    assert pod_essentials(kept) is kept  # already essential: nothing copied again
+    assert store.upsert(PODS, serving_pod()) is False  # the same pod again changes nothing
