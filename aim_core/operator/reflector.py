@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
@@ -164,10 +165,18 @@ class Reflector:
         listing.finish()
         self.listed.set()
 
+    def watch_timeout(self) -> int:
+        """How long the next watch request asks the server to keep it open: ``timeout_seconds`` to twice that.
+
+        As client-go's reflectors do: the streams an operator opens together
+        would otherwise all end, and be opened again, in the same second.
+        """
+        return int(self.timeout_seconds * (1.0 + random.random()))  # noqa: S311 - spreading, not secrecy
+
     async def _watch_once(self) -> None:
         async for event in self.kube.watch(
             self.ref, self.namespace, resource_version=self.resource_version,
-            field_selector=self.field_selector, timeout_seconds=self.timeout_seconds,
+            field_selector=self.field_selector, timeout_seconds=self.watch_timeout(),
         ):
             kind = event.get("type")
             obj = event.get("object") or {}

@@ -214,3 +214,11 @@ async def test_a_listing_that_fails_half_way_deletes_nothing() -> None:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+def test_streams_opened_together_ask_for_different_watch_timeouts() -> None:
+    reflectors = [Reflector(object(), EVENTS, on_list=lambda items: None, on_event=lambda kind, obj: None,
+                            timeout_seconds=300) for _ in range(20)]
+    timeouts = [r.watch_timeout() for r in reflectors]
+    assert all(300 <= t <= 600 for t in timeouts)
+    assert len(set(timeouts)) > 5  # spread over five minutes, not all ending in the same second
