@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from aim_core.render import load_documents
+from aim_core.resources import NODES
 from aim_core.testing.crdschema import third_party_crd, validate_against_crd
 from tests.wire.conftest import eventually
 
@@ -270,6 +271,9 @@ async def test_model_template_and_node_changes_reach_the_service(kube, api, clus
     body["metadata"]["name"] = "needs-gpus"
     for node in kube.list("v1/nodes"):
         await api.delete(kube.path("v1/nodes", None, node["metadata"]["name"]))
+    # Streams are not ordered with each other: without this the service's ADDED could reach the operator
+    # before the Nodes' DELETED, and the template it chose then is kept (as a chosen template is).
+    await eventually(lambda: not operator.runtime.engine.store.list(NODES))
     await create(api, kube, body)
 
     def waiting_for_gpus():
