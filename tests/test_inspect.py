@@ -8,7 +8,7 @@ import pytest
 
 from aim_core import Category, State, inspect_job, inspect_pods, inspect_pvc
 from aim_core.inspect import classify_log
-from aim_core.store import pod_essentials
+from aim_core.storeform import pod_essentials
 
 NS = "llm"
 IMAGE = "docker.io/amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"

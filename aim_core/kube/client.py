@@ -207,11 +207,7 @@ class Kube:
         if field_selector:
             params["fieldSelector"] = field_selector
         data = await self._request("list", "GET", resource_path(ref, namespace), params=params or None)
-        items = list((data or {}).get("items") or [])
-        for item in items:  # list items come without apiVersion/kind
-            item.setdefault("apiVersion", ref.api_version)
-            item.setdefault("kind", ref.kind)
-        return items
+        return _items(data, ref)
 
     async def list_pages(
         self,
@@ -232,12 +228,8 @@ class Kube:
         path = resource_path(ref, namespace)
         while True:
             data = await self._request("list", "GET", path, params=params) or {}
-            items = list(data.get("items") or [])
-            for item in items:
-                item.setdefault("apiVersion", ref.api_version)
-                item.setdefault("kind", ref.kind)
             meta = data.get("metadata") or {}
-            yield items, meta.get("resourceVersion")
+            yield _items(data, ref), meta.get("resourceVersion")
             if not meta.get("continue"):
                 return
             params = {**params, "continue": meta["continue"]}
@@ -351,3 +343,12 @@ def _api_error(status: int, payload: bytes, method: str, path: str) -> ApiError:
         reason = str(data.get("reason") or "")
         message = str(data.get("message") or message)
     return ApiError(status, reason, f"{method} {path}: {message}")
+
+
+def _items(data: dict[str, Any] | None, ref: ResourceRef) -> list[dict[str, Any]]:
+    """The items of a list answer, typed: list items come without apiVersion and kind."""
+    items = list((data or {}).get("items") or [])
+    for item in items:
+        item.setdefault("apiVersion", ref.api_version)
+        item.setdefault("kind", ref.kind)
+    return items

@@ -27,7 +27,8 @@ from aim_core.operator.settings import ERROR_BACKOFFS, Settings
 from aim_core.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError
 from aim_core.resources import EVENTS, NAMESPACES, PODS
-from aim_core.store import Relisting, Store, pod_essentials
+from aim_core.store import Relisting, Store
+from aim_core.storeform import pod_essentials
 
 log = logging.getLogger("aim_engine.operator")
 
@@ -39,7 +40,7 @@ class Runtime:
         self.settings = settings
         controllers = list(controllers)
         # managedFields entries are kept only for our own applies (what needs_apply reads);
-        # objects are stored compacted (memory at 10,000 services: see aim_core.store.compact)
+        # objects are stored compacted (memory at 10,000 services: see aim_core.storeform.compact)
         self.store = Store(field_managers={c.field_manager for c in controllers}, compact=True,
                            projections={PODS: pod_essentials})
         self.ctx = Context(store=self.store, kube=None, plugins=plugins, operator_namespace=settings.operator_namespace)
