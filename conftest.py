@@ -1,1 +1,1 @@
-pytest_plugins = ["aim_core.testing.fixtures", "aim_core.testing.registry.fixtures"]
+pytest_plugins = ["aim_testing.fixtures", "aim_testing.registry.fixtures"]

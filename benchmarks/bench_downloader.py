@@ -34,9 +34,9 @@ import httpx  # noqa: E402
 import kmock  # noqa: E402
 
 from aim_core.api.crds import generate_crds  # noqa: E402
-from aim_core.testing.emulator import Emulator, declare_resources  # noqa: E402
-from aim_core.testing.hubserver import HubServer  # noqa: E402
-from aim_core.testing.tlsfiles import make_tls_files  # noqa: E402
+from aim_testing.emulator import Emulator, declare_resources  # noqa: E402
+from aim_testing.hubserver import HubServer  # noqa: E402
+from aim_testing.tlsfiles import make_tls_files  # noqa: E402
 from benchmarks.harness import QuickServer  # noqa: E402
 
 NAMESPACE = "bench"

@@ -32,8 +32,8 @@ import httpx  # noqa: E402
 import kmock  # noqa: E402
 
 from aim_core.api.crds import generate_crds  # noqa: E402
-from aim_core.testing.emulator import READ_VERBS, declare_resources  # noqa: E402
-from aim_core.testing.registry import Registry, RegistryFront, RegistryServer  # noqa: E402
+from aim_testing.emulator import READ_VERBS, declare_resources  # noqa: E402
+from aim_testing.registry import Registry, RegistryFront, RegistryServer  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.harness import OperatorThread, QuickServer, TimingEmulator  # noqa: E402
 

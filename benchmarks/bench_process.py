@@ -53,7 +53,7 @@ import httpx  # noqa: E402
 
 from aim_core.api.crds import generate_crds  # noqa: E402
 from aim_core.reconcile.naming import inference_service_name  # noqa: E402
-from aim_core.testing.emulator import READ_VERBS  # noqa: E402
+from aim_testing.emulator import READ_VERBS  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.bench_services import _environment  # noqa: E402
 from benchmarks.process_report import check_targets, render  # noqa: E402

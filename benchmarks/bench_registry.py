@@ -30,7 +30,7 @@ from aim_core.providers import RegistryCredentials  # noqa: E402
 from aim_core.registry import ImageReference, close_clients, fetch_image_info, list_tags  # noqa: E402
 from aim_core.registry.oci import OciRegistryClient  # noqa: E402
 from aim_core.registry.transport import Challenge  # noqa: E402
-from aim_core.testing.registry import Registry, RegistryFront, RegistryServer, TokenServer  # noqa: E402
+from aim_testing.registry import Registry, RegistryFront, RegistryServer, TokenServer  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "registry.json"
 LABELS = {

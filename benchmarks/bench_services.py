@@ -34,7 +34,7 @@ import httpx  # noqa: E402
 import kmock  # noqa: E402
 
 from aim_core.api.crds import generate_crds  # noqa: E402
-from aim_core.testing.emulator import declare_resources  # noqa: E402
+from aim_testing.emulator import declare_resources  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.harness import (  # noqa: E402
     QUIET, LogCounter, OperatorInfoLines, OperatorThread, QuickServer, TimingEmulator, breakdown, operator_calls, thread_cpu)

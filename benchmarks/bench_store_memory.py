@@ -48,7 +48,7 @@ async def capture() -> tuple[dict[str, Any], dict[str, Any]]:
     import kmock
 
     from aim_core.api.crds import generate_crds
-    from aim_core.testing.emulator import declare_resources
+    from aim_testing.emulator import declare_resources
     from benchmarks import seed
     from benchmarks.harness import OperatorThread, QuickServer, TimingEmulator
 

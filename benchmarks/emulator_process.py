@@ -2,7 +2,7 @@
 
     python -m benchmarks.emulator_process --ready-file PATH [--tls-dir DIR]
 
-Serves the same emulator the wire tests use (``aim_core.testing.emulator``,
+Serves the same emulator the wire tests use (``aim_testing.emulator``,
 with the :class:`~benchmarks.harness.TimingEmulator` speedups) on
 ``127.0.0.1``, over TLS with a throwaway private CA when ``--tls-dir`` is
 given (a real API server speaks TLS only). A second, plain-HTTP port serves a
@@ -45,7 +45,7 @@ from aiohttp import web  # noqa: E402
 
 from aim_core.api.crds import generate_crds  # noqa: E402
 from aim_core.operator import collection  # noqa: E402
-from aim_core.testing.emulator import declare_resources  # noqa: E402
+from aim_testing.emulator import declare_resources  # noqa: E402
 from benchmarks.harness import QuickServer, TimingEmulator  # noqa: E402
 
 TIMED = frozenset({"aimservices", "inferenceservices"})
@@ -101,7 +101,7 @@ async def serve(ready_file: Path, tls_dir: Path | None, *, write_latency: float 
     server_cls: type[QuickServer] = QuickServer
     ca = None
     if tls_dir is not None:
-        from aim_core.testing.tlsfiles import make_tls_files
+        from aim_testing.tlsfiles import make_tls_files
 
         files = make_tls_files(tls_dir, name="aim-bench")
         context, ca = files.server_context(), str(files.ca_file)

@@ -27,8 +27,8 @@ from aim_core.plugins import get_plugin_manager
 from aim_core.registry import close_clients
 from aim_core.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS
 from aim_core.store import Store
-from aim_core.testing.emulator import Emulator, declare_resources
-from aim_core.testing.registry import Registry, RegistryFront, RegistryServer, find_registry_binary
+from aim_testing.emulator import Emulator, declare_resources
+from aim_testing.registry import Registry, RegistryFront, RegistryServer, find_registry_binary
 from benchmarks.harness import QuickServer
 
 START = datetime.datetime(2026, 3, 1, tzinfo=datetime.timezone.utc)

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import yaml
 
-from aim_core.testing.emulator import ApiCall
+from aim_testing.emulator import ApiCall
 
 ROOT = Path(__file__).resolve().parent.parent
 WATCH_OR_DISCOVERY = frozenset({"watch", "discovery"})

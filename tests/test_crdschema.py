@@ -2,7 +2,7 @@
 
 import pytest
 
-from aim_core.testing.crdschema import CrdValidationError, crd_errors, third_party_crd, validate_against_crd
+from aim_testing.crdschema import CrdValidationError, crd_errors, third_party_crd, validate_against_crd
 
 ISVC = "serving.kserve.io_inferenceservices.yaml"
 ROUTE = "gateway.networking.k8s.io_httproutes.yaml"

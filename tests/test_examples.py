@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from aim_core.api import API_VERSION, parse
-from aim_core.testing.crdschema import crd_errors
+from aim_testing.crdschema import crd_errors
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 UPSTREAM_CRDS = Path("/work/shared/reference/upstream-crds")

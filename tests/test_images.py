@@ -21,7 +21,7 @@ import yaml
 
 from aim_core import cli
 from aim_core.artifact import children
-from aim_core.testing.dockerfile import Dockerfile
+from aim_testing.dockerfile import Dockerfile
 
 ROOT = Path(__file__).resolve().parents[1]
 OPERATOR = Dockerfile.read(ROOT / "Dockerfile")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from aim_core.testing.plugins import install_plugin, plugins_on_path
+from aim_testing.plugins import install_plugin, plugins_on_path
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = {"gpu_acme": "aim_example_gpu_acme", "registry_harbor": "aim_example_registry_harbor"}

@@ -57,7 +57,7 @@ ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$|^[A-Z]{4,}$")
 def source_files(*, test_support: bool = False) -> list[Path]:
     """Every module of the core, the shipped plugins and the example plugins, without their tests.
 
-    ``aim_core/testing`` (the emulator and fixtures) is left out unless ``test_support``.
+    ``testing/aim_testing`` (the emulator and fixtures) is left out unless ``test_support``.
     """
     files = [*ROOT.glob("aim_core/**/*.py"), *ROOT.glob("plugins/*/aim_plugin_*/**/*.py"),
              *ROOT.glob("examples/plugins/*/aim_example_*/**/*.py")]

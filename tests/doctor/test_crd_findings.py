@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aim_core import ResourceRef
 from aim_core.doctor.crds import crd_findings
-from aim_core.testing.crdschema import load_crd, third_party_crd
+from aim_testing.crdschema import load_crd, third_party_crd
 
 ISVC = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices")
 

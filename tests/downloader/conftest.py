@@ -20,9 +20,9 @@ import kmock
 import pytest
 import pytest_asyncio
 
-from aim_core.testing.fixtures import Kube, _QuickServer
-from aim_core.testing.hubserver import HubServer
-from aim_core.testing.tlsfiles import TlsFiles, make_tls_files
+from aim_testing.fixtures import Kube, _QuickServer
+from aim_testing.hubserver import HubServer
+from aim_testing.tlsfiles import TlsFiles, make_tls_files
 
 NAMESPACE = "models"
 TOKEN = "sa-token-for-the-downloader"

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from aim_core.downloader.sources import Failure
-from aim_core.testing.hubserver import HubServer
+from aim_testing.hubserver import HubServer
 from tests.downloader.conftest import NAMESPACE, TOKEN, Cluster, base_env, finish, run, start
 
 WEIGHTS = os.urandom(3 * 1024 * 1024)

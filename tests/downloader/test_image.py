@@ -20,9 +20,9 @@ import pytest
 
 from aim_core import cli
 from aim_core.cli import artifact
-from aim_core.testing.dockerfile import Dockerfile
-from aim_core.testing.hubserver import HubServer
-from aim_core.testing.sandbox import as_uid, can_switch_uid, files_owned_by, remap, unknown_uid
+from aim_testing.dockerfile import Dockerfile
+from aim_testing.hubserver import HubServer
+from aim_testing.sandbox import as_uid, can_switch_uid, files_owned_by, remap, unknown_uid
 from tests.downloader.conftest import base_env
 
 ROOT = Path(__file__).resolve().parents[2]

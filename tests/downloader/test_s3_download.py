@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from aim_core.downloader.sources import Failure
-from aim_core.testing.throttle import Proxy
+from aim_testing.throttle import Proxy
 from tests.downloader.conftest import NAMESPACE, Cluster, base_env, finish, run, start
 
 KEY_ID, SECRET = "AKIATESTING", "testing-secret-that-must-not-leak"

@@ -13,7 +13,7 @@ import pytest
 
 from aim_core.downloader.simulate import SIMULATED_FILE, Simulation
 from aim_core.downloader.sources import DownloadError, Failure, Source
-from aim_core.testing.hubserver import HubServer
+from aim_testing.hubserver import HubServer
 from tests.downloader.conftest import NAMESPACE, Cluster, base_env, run
 
 SIZE = 50_000_000

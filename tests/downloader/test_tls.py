@@ -10,8 +10,8 @@ import pytest
 
 from aim_core.downloader.sources import DownloadError, Failure
 from aim_core.downloader.tls import trust_env
-from aim_core.testing.hubserver import HubServer
-from aim_core.testing.tlsfiles import TlsFiles
+from aim_testing.hubserver import HubServer
+from aim_testing.tlsfiles import TlsFiles
 from tests.downloader.conftest import base_env, run
 
 

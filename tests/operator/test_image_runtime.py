@@ -22,8 +22,8 @@ import pytest
 import yaml
 
 from aim_core.render import load_documents
-from aim_core.testing.dockerfile import Dockerfile
-from aim_core.testing.sandbox import as_uid, can_switch_uid, files_owned_by, remap, unknown_uid
+from aim_testing.dockerfile import Dockerfile
+from aim_testing.sandbox import as_uid, can_switch_uid, files_owned_by, remap, unknown_uid
 from tests.wire.conftest import eventually
 
 ROOT = Path(__file__).resolve().parents[2]

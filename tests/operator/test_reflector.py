@@ -12,7 +12,7 @@ from aim_core.operator.reflector import Reflector
 from aim_core.reconcile.errors import NetworkError
 from aim_core.resources import EVENTS
 from aim_core.store import Store
-from aim_core.testing.fixtures import Kube as Emulated
+from aim_testing.fixtures import Kube as Emulated
 
 EVENTS_PATH = "/api/v1/namespaces/ns1/events"
 

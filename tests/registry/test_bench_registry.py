@@ -10,7 +10,7 @@ ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:  # benchmarks/ is not an installed package
     sys.path.insert(0, ROOT)
 
-from aim_core.testing.registry import find_registry_binary  # noqa: E402
+from aim_testing.registry import find_registry_binary  # noqa: E402
 from benchmarks.bench_registry import check, render, run  # noqa: E402
 
 

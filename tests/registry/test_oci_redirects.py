@@ -4,8 +4,8 @@ import pytest
 
 from aim_core import ImageReference, RegistryCredentials
 from aim_core.registry import fetch_image_info
-from aim_core.testing.registry import BlobCdn, Registry, RegistryServer, find_registry_binary
-from aim_core.testing.registry.fixtures import ADMIN, USERS
+from aim_testing.registry import BlobCdn, Registry, RegistryServer, find_registry_binary
+from aim_testing.registry.fixtures import ADMIN, USERS
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ import trustme
 
 from aim_core import ImageReference, RegistryError
 from aim_core.registry.oci import OciRegistryClient
-from aim_core.testing.registry import Registry, RegistryServer, find_registry_binary
+from aim_testing.registry import Registry, RegistryServer, find_registry_binary
 
 
 @pytest.fixture(scope="module")

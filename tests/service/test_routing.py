@@ -18,7 +18,7 @@ from aim_core.service.routing import (
     route_health,
     route_request,
 )
-from aim_core.testing.crdschema import third_party_crd, validate_against_crd
+from aim_testing.crdschema import third_party_crd, validate_against_crd
 
 ROUTE_CRD = "gateway.networking.k8s.io_httproutes.yaml"
 BACKEND = "qwen-chat-3f1c2e5a-predictor"

@@ -21,7 +21,7 @@ from aim_core.service.runtime import (
     scaling_request,
     serving_labels,
 )
-from aim_core.testing.crdschema import third_party_crd, validate_against_crd
+from aim_testing.crdschema import third_party_crd, validate_against_crd
 
 GPU = "amd.com/gpu"
 ISVC_CRD = "serving.kserve.io_inferenceservices.yaml"

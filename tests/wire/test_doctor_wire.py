@@ -19,7 +19,7 @@ import yaml
 
 from aim_core.api.crds import generate_crds
 from aim_core.cli import main
-from aim_core.testing.crdschema import load_crd, third_party_crd
+from aim_testing.crdschema import load_crd, third_party_crd
 from tests.service.builders import amd_node, cpu_node
 
 ROOT = Path(__file__).resolve().parents[2]

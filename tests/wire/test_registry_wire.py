@@ -1,4 +1,4 @@
-"""The operator against a real registry: Debian's docker-registry on loopback (aim_core.testing.registry).
+"""The operator against a real registry: Debian's docker-registry on loopback (aim_testing.registry).
 
 No fake registry client here: models read their metadata, and model sources
 list tags, through the registry hook and the core's generic OCI client, with

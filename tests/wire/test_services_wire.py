@@ -15,7 +15,7 @@ import pytest
 
 from aim_core.render import load_documents
 from aim_core.resources import NODES
-from aim_core.testing.crdschema import third_party_crd, validate_against_crd
+from aim_testing.crdschema import third_party_crd, validate_against_crd
 from tests.wire.conftest import eventually
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from aim_core import Category, RouteBuilder, RouteRequest, State, to_gateway_duration
-from aim_core.testing.crdschema import crd_errors, third_party_crd, validate_against_crd
+from aim_testing.crdschema import crd_errors, third_party_crd, validate_against_crd
 from aim_plugin_gateway.httproute import HTTPRouteBuilder
 
 ROUTE_CRD = "gateway.networking.k8s.io_httproutes.yaml"

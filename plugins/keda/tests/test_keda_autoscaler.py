@@ -15,7 +15,7 @@ import copy
 import pytest
 
 from aim_core import Autoscaler, ReplicaStatus, ScalingRequest, State
-from aim_core.testing.crdschema import crd_errors, third_party_crd, validate_against_crd
+from aim_testing.crdschema import crd_errors, third_party_crd, validate_against_crd
 from aim_plugin_keda.autoscaler import DEFAULT_METRICS, KedaAutoscaler, translate_metric
 
 ISVC_CRD = "serving.kserve.io_inferenceservices.yaml"

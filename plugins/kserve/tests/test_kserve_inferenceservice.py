@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 from aim_core import RuntimeBuilder, RuntimeRequest, State
-from aim_core.testing.crdschema import third_party_crd, validate_against_crd
+from aim_testing.crdschema import third_party_crd, validate_against_crd
 from aim_plugin_kserve.inferenceservice import InferenceServiceBuilder
 
 ISVC_CRD = "serving.kserve.io_inferenceservices.yaml"

@@ -19,7 +19,7 @@ from aim_core import ImageReference, RegistryCredentials, RegistryError
 from aim_core.modelsource.preview import preview
 from aim_core.plugins import describe_plugins, get_plugin_manager, registry_client
 from aim_core.registry import fetch_image_info, list_repositories, list_tags
-from aim_core.testing.registry import JsonApi
+from aim_testing.registry import JsonApi
 
 HOST = "harbor.test"
 ROBOT = RegistryCredentials(username="robot$aim-sync", password="s3cret-robot-token")

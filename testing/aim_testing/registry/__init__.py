@@ -43,9 +43,9 @@ emulator and points ``spec.image`` at ``pushed.reference``. Tests are skipped
 when ``docker-registry`` is not installed (``./scripts/setup`` installs it).
 """
 
-from aim_core.testing.registry.front import RegistryFront
-from aim_core.testing.registry.images import PushedImage, Registry
-from aim_core.testing.registry.jsonapi import ApiRequest, JsonApi
-from aim_core.testing.registry.server import BlobCdn, RegistryServer, TokenServer, find_registry_binary
+from aim_testing.registry.front import RegistryFront
+from aim_testing.registry.images import PushedImage, Registry
+from aim_testing.registry.jsonapi import ApiRequest, JsonApi
+from aim_testing.registry.server import BlobCdn, RegistryServer, TokenServer, find_registry_binary
 
 __all__ = ["ApiRequest", "BlobCdn", "JsonApi", "PushedImage", "Registry", "RegistryFront", "RegistryServer", "TokenServer", "find_registry_binary"]

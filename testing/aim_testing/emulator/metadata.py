@@ -2,7 +2,7 @@
 
 * the ``status`` subresource: writes to the main resource keep the old status,
   writes to ``/status`` change only the status (creates drop the status, see
-  :mod:`~aim_core.testing.emulator.server`);
+  :mod:`~aim_testing.emulator.server`);
 * ``uid``, ``creationTimestamp``, ``resourceVersion``, ``generation`` and the other
   system metadata are the server's; a stale ``resourceVersion`` is 409 Conflict;
 * a write that changes nothing but the server's bookkeeping is a no-op;
@@ -22,7 +22,7 @@ from typing import Any
 
 import kmock
 
-from aim_core.testing.emulator.errors import api_error
+from aim_testing.emulator.errors import api_error
 
 # Metadata that the server owns; never part of a field set, never taken from a write.
 SYSTEM_META = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from aim_core.testing.sandbox import as_uid, can_switch_uid, files_owned_by, remap, unknown_uid
+from aim_testing.sandbox import as_uid, can_switch_uid, files_owned_by, remap, unknown_uid
 
 
 @pytest.mark.skipif(not can_switch_uid(), reason="switching uid needs root and setpriv")

@@ -19,7 +19,7 @@ from typing import Any
 
 import kmock
 
-from aim_core.testing.emulator.errors import api_error
+from aim_testing.emulator.errors import api_error
 
 __all__ = ["ACCESS_REVIEWS", "review"]
 

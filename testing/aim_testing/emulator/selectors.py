@@ -3,7 +3,7 @@
 Label selectors take the whole syntax (``=``, ``==``, ``!=``, ``in``, ``notin``,
 existence); field selectors take ``=``, ``==`` and ``!=`` on any dotted path.
 Watches turn selector transitions into ADDED/DELETED as the real server does
-(see :mod:`~aim_core.testing.emulator.server`).
+(see :mod:`~aim_testing.emulator.server`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from aim_core.testing.emulator.errors import api_error
+from aim_testing.emulator.errors import api_error
 
 _SET_REQ = re.compile(r"^([^\s!=(),]+)\s+(in|notin)\s*\(([^)]*)\)$")
 _EQ_REQ = re.compile(r"^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$")

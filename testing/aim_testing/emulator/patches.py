@@ -2,7 +2,7 @@
 
 JSON patch ``test`` failures are 422; strategic merge patch works for built-in
 types only (415 for custom resources, as the real server does). Server-side apply
-is not a patch here: see :mod:`~aim_core.testing.emulator.fieldsets`.
+is not a patch here: see :mod:`~aim_testing.emulator.fieldsets`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import jsonpatch
 
-from aim_core.testing.emulator.errors import api_error
-from aim_core.testing.emulator.fieldsets import SET, item_key, list_keys
+from aim_testing.emulator.errors import api_error
+from aim_testing.emulator.fieldsets import SET, item_key, list_keys
 
 APPLY = "application/apply-patch+yaml"
 MERGE = "application/merge-patch+json"

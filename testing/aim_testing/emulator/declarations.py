@@ -5,7 +5,7 @@ resources the operator uses, the third-party ones it talks to (served by CRDs in
 real cluster, so custom-resource rules apply, with the structural schema of the
 CRD file in ``crds/third_party`` when there is one), and then any CRDs and extras.
 A CRD's schema makes the emulator prune and default objects as the API server
-does (:mod:`~aim_core.testing.emulator.schemas`).
+does (:mod:`~aim_testing.emulator.schemas`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import kmock
 
-from aim_core.testing.crdschema import load_crd, third_party_crd
+from aim_testing.crdschema import load_crd, third_party_crd
 
 if TYPE_CHECKING:
-    from aim_core.testing.emulator.server import Emulator
+    from aim_testing.emulator.server import Emulator
 
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 

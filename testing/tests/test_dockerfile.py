@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aim_core.testing.dockerfile import Dockerfile
+from aim_testing.dockerfile import Dockerfile
 
 SAMPLE = r'''# syntax=docker/dockerfile:1
 ARG BASE=python:3.11-slim

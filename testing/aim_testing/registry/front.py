@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, quote, urlsplit
 import attrs
 import httpx
 
-from aim_core.testing.registry.loopback import Answer, Fault, Faults, LoopbackServer
+from aim_testing.registry.loopback import Answer, Fault, Faults, LoopbackServer
 
 __all__ = ["Fault", "LoggedRequest", "RegistryFront"]
 

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from aim_core.testing.emulator import declare_crd
-from aim_core.testing.fixtures import Kube
+from aim_testing.emulator import declare_crd
+from aim_testing.fixtures import Kube
 from tests.testing.test_emulator import APPLY, MERGE, read_events
 
 THINGS = "/apis/example.com/v1/namespaces/ns1/things"

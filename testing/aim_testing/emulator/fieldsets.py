@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.testing.emulator.metadata import SYSTEM_META, now
+from aim_testing.emulator.metadata import SYSTEM_META, now
 
 Path = tuple[str, ...]  # one FieldsV1 key per level: 'f:spec', 'k:{"name":"x"}', 'v:"fin"'
 

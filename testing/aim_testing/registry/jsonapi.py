@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import attrs
 
-from aim_core.testing.registry.loopback import Answer, Fault, Faults, LoopbackServer
+from aim_testing.registry.loopback import Answer, Fault, Faults, LoopbackServer
 
 __all__ = ["ApiRequest", "JsonApi"]
 

@@ -3,7 +3,7 @@
 Registered from the root ``conftest.py``, so every test under ``tests/`` and
 ``plugins/*/tests/`` can ask for them:
 
-* ``kube`` -- a running :class:`~aim_core.testing.emulator.Emulator` with the
+* ``kube`` -- a running :class:`~aim_testing.emulator.Emulator` with the
   built-in, third-party and AIM resources declared, wrapped in :class:`Kube`;
 * ``api`` -- an ``httpx.AsyncClient`` whose ``base_url`` is the emulator;
 * ``kubeconfig`` -- a kubeconfig file for the emulator, exported as ``KUBECONFIG``
@@ -25,7 +25,7 @@ import pytest
 import pytest_asyncio
 import yaml
 
-from aim_core.testing.emulator import ApiCall, Emulator, declare_resources
+from aim_testing.emulator import ApiCall, Emulator, declare_resources
 
 
 @functools.cache

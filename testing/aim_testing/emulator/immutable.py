@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from aim_core.testing.emulator.errors import api_error
+from aim_testing.emulator.errors import api_error
 
 _AIM_CRDS = Path(__file__).resolve().parents[2] / "crds" / "aim.eai.amd.com_crds.yaml"
 _UNCHANGED = "self == oldSelf"

@@ -12,7 +12,7 @@ The API server stores a custom resource in the shape its schema allows:
   ``spec`` and ``status`` are kept as sent.
 
 Not done here (the real server does them): validation (types, enums, bounds,
-CEL rules), which is what :mod:`aim_core.testing.crdschema` checks in tests, and
+CEL rules), which is what :mod:`aim_testing.crdschema` checks in tests, and
 pruning inside ``metadata``.
 """
 

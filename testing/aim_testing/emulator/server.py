@@ -20,8 +20,8 @@ they are then, not as they were at the first page).
 Deliberate differences from a real server, kept for test speed and simplicity:
 
 * No schema validation (pruning and defaulting are done, see
-  :mod:`~aim_core.testing.emulator.schemas`), admission; RBAC
-  only answers SubjectAccessReviews (:mod:`~aim_core.testing.emulator.access`)
+  :mod:`~aim_testing.emulator.schemas`), admission; RBAC
+  only answers SubjectAccessReviews (:mod:`~aim_testing.emulator.access`)
   and never refuses a request;
   objects may be created in namespaces that do not exist (but not in one being deleted).
 * Writes happen in kmock's fallback reactions, so a test reaction that answers
@@ -43,14 +43,14 @@ import attrs
 import kmock
 import yaml
 
-from aim_core.testing.emulator.access import ACCESS_REVIEWS, review
-from aim_core.testing.emulator.calls import READ_VERBS, WRITE_VERBS, ApiCall, classify, content_type, header
-from aim_core.testing.emulator.errors import api_error, not_found
-from aim_core.testing.emulator.fieldsets import flatten, merge_applied, reapply
-from aim_core.testing.emulator.metadata import api_version, check_version, suffix, what
-from aim_core.testing.emulator.patches import APPLY, JSON_PATCH, apply_patch
-from aim_core.testing.emulator.selectors import check_field_selector, request_matcher
-from aim_core.testing.emulator.storage import Change, Storage
+from aim_testing.emulator.access import ACCESS_REVIEWS, review
+from aim_testing.emulator.calls import READ_VERBS, WRITE_VERBS, ApiCall, classify, content_type, header
+from aim_testing.emulator.errors import api_error, not_found
+from aim_testing.emulator.fieldsets import flatten, merge_applied, reapply
+from aim_testing.emulator.metadata import api_version, check_version, suffix, what
+from aim_testing.emulator.patches import APPLY, JSON_PATCH, apply_patch
+from aim_testing.emulator.selectors import check_field_selector, request_matcher
+from aim_testing.emulator.storage import Change, Storage
 
 
 @attrs.define(kw_only=True)

@@ -2,7 +2,7 @@
 
 * the stored form: empty metadata maps and lists dropped, and for custom resources
   with a declared structural schema, unknown fields pruned and defaults applied
-  (:mod:`~aim_core.testing.emulator.schemas`);
+  (:mod:`~aim_testing.emulator.schemas`);
 * ``resourceVersion`` from one global counter, ``generation``, ``uid``,
   ``creationTimestamp``; no-op writes change nothing (no new version, no watch event);
 * every stored change is published to the watches (see :class:`Change`);
@@ -27,9 +27,9 @@ from typing import Any
 import attrs
 import kmock
 
-from aim_core.testing.emulator.errors import api_error, not_found
-from aim_core.testing.emulator.fieldsets import Path, track
-from aim_core.testing.emulator.metadata import (
+from aim_testing.emulator.errors import api_error, not_found
+from aim_testing.emulator.fieldsets import Path, track
+from aim_testing.emulator.metadata import (
     SYSTEM_META,
     api_version,
     comparable,
@@ -38,10 +38,10 @@ from aim_core.testing.emulator.metadata import (
     now,
     spec,
 )
-from aim_core.testing.emulator.schemas import prune_and_default
-from aim_core.testing.emulator.selectors import request_matcher
-from aim_core.testing.emulator.immutable import check_immutable
-from aim_core.testing.emulator.validation import check_metadata
+from aim_testing.emulator.schemas import prune_and_default
+from aim_testing.emulator.selectors import request_matcher
+from aim_testing.emulator.immutable import check_immutable
+from aim_testing.emulator.validation import check_metadata
 
 
 _NAMESPACES = kmock.resource("v1/namespaces")

@@ -15,8 +15,8 @@ import kopf
 import pytest
 from kopf.testing import KopfRunner
 
-from aim_core.testing.emulator import declare_crd
-from aim_core.testing.fixtures import Kube
+from aim_testing.emulator import declare_crd
+from aim_testing.fixtures import Kube
 
 WIDGETS = "/apis/example.com/v1/namespaces/ns1/widgets"
 GADGETS = "/apis/example.com/v1/namespaces/ns1/gadgets"

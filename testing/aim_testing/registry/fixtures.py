@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from aim_core.providers import RegistryCredentials
-from aim_core.testing.registry.front import RegistryFront
-from aim_core.testing.registry.images import Registry
-from aim_core.testing.registry.server import RegistryServer, TokenServer, find_registry_binary
+from aim_testing.registry.front import RegistryFront
+from aim_testing.registry.images import Registry
+from aim_testing.registry.server import RegistryServer, TokenServer, find_registry_binary
 
 USERS = {"alice": "alice-pw", "bob": "bob-pw"}
 ADMIN = ("alice", USERS["alice"])

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 import attrs
 import kmock
 
-from aim_core.testing.emulator.metadata import res_key
-from aim_core.testing.emulator.patches import APPLY
+from aim_testing.emulator.metadata import res_key
+from aim_testing.emulator.patches import APPLY
 
 READ_VERBS = frozenset({"get", "list", "watch"})
 WRITE_VERBS = frozenset({"create", "update", "patch", "apply", "delete", "deletecollection"})

@@ -12,7 +12,7 @@ import logging
 
 import pytest
 
-from aim_core.testing.leaks import SecretScanner, base64_cores
+from aim_testing.leaks import SecretScanner, base64_cores
 
 USER, PASSWORD = "alice", "pw-3f9c1d0a77e2"
 TOKEN = "hf_TokenThatMustNotLeak12345"

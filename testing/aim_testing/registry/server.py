@@ -28,7 +28,7 @@ from urllib.parse import parse_qs, urlsplit
 import attrs
 import httpx
 
-from aim_core.testing.registry.loopback import Answer, LoopbackServer, free_port
+from aim_testing.registry.loopback import Answer, LoopbackServer, free_port
 
 __all__ = ["REGISTRY_BIN", "BlobCdn", "RegistryServer", "TokenServer", "find_registry_binary", "free_port"]
 

@@ -1,1 +1,0 @@
-"""Test support shipped with the core: a Kubernetes API emulator and fixtures."""
