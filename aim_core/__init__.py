@@ -4,11 +4,11 @@ Plugins import only the names listed in ``__all__``.
 """
 
 from aim_core.doctor.crds import check_crd
-from aim_core.durations import to_gateway_duration
-from aim_core.health import Category, Health, State
-from aim_core.hookspecs import hookimpl
-from aim_core.inspect import inspect_job, inspect_pods, inspect_pvc
-from aim_core.providers import (
+from aim_core.reconcile.durations import to_gateway_duration
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.plugin.hookspecs import hookimpl
+from aim_core.reconcile.workloads import inspect_job, inspect_pods, inspect_pvc
+from aim_core.plugin.providers import (
     Autoscaler,
     ClusterReader,
     Described,

@@ -38,8 +38,8 @@ import aiohttp  # noqa: E402
 import httpx  # noqa: E402
 
 from aim_core.kube import Credentials, Kube  # noqa: E402
-from aim_core.providers import ResourceRef  # noqa: E402
-from aim_core.resources import EVENTS, SERVICES  # noqa: E402
+from aim_core.plugin.providers import ResourceRef  # noqa: E402
+from aim_core.reconcile.resources import EVENTS, SERVICES  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.processes import EmulatorProcess, loadavg  # noqa: E402
 

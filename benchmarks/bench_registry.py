@@ -25,8 +25,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from aim_core.plugins import get_plugin_manager  # noqa: E402
-from aim_core.providers import RegistryCredentials  # noqa: E402
+from aim_core.plugin.manager import get_plugin_manager  # noqa: E402
+from aim_core.plugin.providers import RegistryCredentials  # noqa: E402
 from aim_core.registry import ImageReference, close_clients, fetch_image_info, list_tags  # noqa: E402
 from aim_core.registry.oci import OciRegistryClient  # noqa: E402
 from aim_core.registry.transport import Challenge  # noqa: E402

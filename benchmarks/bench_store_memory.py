@@ -14,7 +14,7 @@
 3. Then what the engine remembers once it has written these objects itself
    (an operator that created the 10,000 services): per InferenceService the
    applied body's stored form, per service the status written
-   (:class:`aim_core.applyset.AppliedForms`), and the RSS again.
+   (:class:`aim_core.runtime.applyset.AppliedForms`), and the RSS again.
 """
 
 from __future__ import annotations
@@ -103,13 +103,13 @@ def _child(isvc: dict[str, Any], service: dict[str, Any], i: int, namespaces: in
 
 def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: bool, out: Any) -> None:
     """In a fresh interpreter: the runtime's RSS empty, then with ``n`` services (and InferenceServices)."""
-    import aim_core.store as store_module
-    from aim_core.controllers import build_controllers
+    import aim_core.runtime.store as store_module
+    from aim_core.operator.controllers import build_controllers
     from aim_core.kube import dumps, loads  # what the watch streams decode with (orjson)
-    from aim_core.operator.runtime import Runtime
+    from aim_core.operator.wiring import Runtime
     from aim_core.operator.settings import Settings
-    from aim_core.plugins import get_plugin_manager
-    from aim_core.resources import SERVICES
+    from aim_core.plugin.manager import get_plugin_manager
+    from aim_core.reconcile.resources import SERVICES
 
     if not slim:  # everything kept as decoded (what the store did before)
         store_module.slim = lambda obj, field_managers: obj  # type: ignore[assignment]

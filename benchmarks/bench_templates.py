@@ -43,7 +43,7 @@ import attrs  # noqa: E402
 import kmock  # noqa: E402
 
 from aim_core.api.crds import generate_crds  # noqa: E402
-from aim_core.resources import TEMPLATES  # noqa: E402
+from aim_core.reconcile.resources import TEMPLATES  # noqa: E402
 from aim_testing.emulator import declare_resources  # noqa: E402
 from benchmarks.harness import OperatorThread, QuickServer, TimingEmulator, breakdown, operator_calls, thread_cpu  # noqa: E402
 from benchmarks.plantime import NoIOKube  # noqa: E402

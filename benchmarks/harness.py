@@ -17,7 +17,7 @@ import kopf
 
 from aim_core.operator.run import operate
 from aim_core.operator.settings import Settings
-from aim_core.resources import SERVICES
+from aim_core.reconcile.resources import SERVICES
 from aim_testing.emulator import READ_VERBS, ApiCall, Emulator
 
 OPERATOR_AGENT = "aim-engine"  # the User-Agent of aim_core.kube.Kube

@@ -18,15 +18,15 @@ from typing import Any
 import kmock
 
 from aim_core.api.crds import generate_crds
-from aim_core.controller import Context
-from aim_core.controllers.modelsources import ClusterModelSourceController
-from aim_core.engine import Engine
+from aim_core.runtime.controller import Context
+from aim_core.modelsource.controller import ClusterModelSourceController
+from aim_core.runtime.engine import Engine
 from aim_core.kube import Credentials, Kube
 from aim_core.modelsource.runner import SyncRunner
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.registry import close_clients
-from aim_core.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS
-from aim_core.store import Store
+from aim_core.reconcile.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS
+from aim_core.runtime.store import Store
 from aim_testing.emulator import Emulator, declare_resources
 from aim_testing.registry import Registry, RegistryFront, RegistryServer, find_registry_binary
 from benchmarks.harness import QuickServer

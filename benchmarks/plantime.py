@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.resources import SERVICES
+from aim_core.reconcile.resources import SERVICES
 
 
 class NoIOKube:

@@ -29,14 +29,14 @@ from typing import Any
 
 import yaml
 
-from aim_core import resources as res
+from aim_core.reconcile import resources as res
 from aim_core.cli import build_parser
-from aim_core.controllers import build_controllers
-from aim_core.operator.leader import LEASE_NAME, default_identity
+from aim_core.operator.controllers import build_controllers
+from aim_core.runtime.leader import LEASE_NAME, default_identity
 from aim_core.operator.run import settings_from_args
-from aim_core.operator.runtime import Runtime
+from aim_core.operator.wiring import Runtime
 from aim_core.operator.settings import DEFAULT_OPERATOR_NAMESPACE, Settings
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.reconcile.labels import DISCOVERY_LEASE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,7 +151,7 @@ def scan_source() -> dict[tuple[str, str], set[str]]:
 def _ref(const: str) -> res.ResourceRef:
     ref = getattr(res, const, None)
     assert isinstance(ref, res.ResourceRef), (
-        f"{const} is passed to the API but is not a ResourceRef in aim_core.resources; teach tests/test_deploy.py"
+        f"{const} is passed to the API but is not a ResourceRef in aim_core.reconcile.resources; teach tests/test_deploy.py"
     )
     return ref
 

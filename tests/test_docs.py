@@ -1,6 +1,6 @@
 """Docs and tests keep the hook contract honest.
 
-Every hook in :mod:`aim_core.hookspecs` has a section in ``docs/plugins.md``
+Every hook in :mod:`aim_core.plugin.hookspecs` has a section in ``docs/plugins.md``
 titled with its exact signature, and is named by at least one test under
 ``tests/`` or ``plugins/*/tests``. Every plugin switch is documented.
 """
@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aim_core import hookspecs, plugins
+from aim_core.plugin import hookspecs
+
+from aim_core.plugin import manager as plugins
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs" / "plugins.md"

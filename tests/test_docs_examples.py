@@ -102,8 +102,8 @@ def test_the_schema_check_would_catch_a_broken_example(crd_files):
 
 def test_the_examples_plan_offline_without_errors():
     """``aim-engine render -f docs/examples`` runs every planner over them; nothing may crash or be refused."""
-    from aim_core.plugins import get_plugin_manager
-    from aim_core.render import load_documents, render
+    from aim_core.plugin.manager import get_plugin_manager
+    from aim_core.cli.offline import load_documents, render
 
     docs = load_documents([str(EXAMPLES)])
     results = asyncio.run(render(docs, plugins=get_plugin_manager(), operator_namespace="aim-system",

@@ -1,6 +1,6 @@
 """The docs index: what the code offers has a place in docs/ where people look for it.
 
-* every hook spec in ``aim_core/hookspecs.py`` has a heading in ``docs/plugins.md``
+* every hook spec in ``aim_core/plugin/hookspecs.py`` has a heading in ``docs/plugins.md``
   containing its name in backticks;
 * every CLI subcommand (nested ones too, e.g. ``aim-engine artifact download``)
   has a heading in ``docs/cli.md`` containing ``aim-engine X [Y]`` in backticks;
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from aim_core import hookspecs
+from aim_core.plugin import hookspecs
 from tests.docs import collect
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ import datetime
 import pytest
 
 from aim_core import to_gateway_duration
-from aim_core.durations import GATEWAY_DURATION_PATTERN, parse_duration
+from aim_core.reconcile.durations import GATEWAY_DURATION_PATTERN, parse_duration
 
 
 @pytest.mark.parametrize(

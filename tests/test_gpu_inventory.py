@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 from aim_core import GpuDevice
-from aim_core.gpu import GpuInventory, node_gpu_facts
-from aim_core.plugins import get_plugin_manager, providers
+from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
+from aim_core.plugin.manager import get_plugin_manager, providers
 
 GIB = 1024**3
 

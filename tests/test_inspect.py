@@ -7,8 +7,8 @@ import copy
 import pytest
 
 from aim_core import Category, State, inspect_job, inspect_pods, inspect_pvc
-from aim_core.inspect import classify_log
-from aim_core.storeform import pod_essentials
+from aim_core.reconcile.workloads import classify_log
+from aim_core.runtime.storeform import pod_essentials
 
 NS = "llm"
 IMAGE = "docker.io/amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
@@ -499,7 +499,7 @@ def test_inspect_pvc(obj, events, state, reason, category, in_message):
 
 
 def test_pod_failed_reads_the_phase_and_non_zero_exits_but_leaves_oom_to_its_own_reason():
-    from aim_core.inspect import pod_failed
+    from aim_core.reconcile.workloads import pod_failed
 
     def term(**t):
         return {"status": {"phase": "Running", "containerStatuses": [{"state": {"terminated": t}}]}}

@@ -73,9 +73,10 @@ SKELETON = [
     "aim_core/api/__init__.py",
     "aim_core/reconcile/__init__.py",
     "aim_core/operator/__init__.py",
-    "aim_core/health.py",
-    "aim_core/providers.py",
-    "aim_core/hookspecs.py",
+    "aim_core/reconcile/health.py",
+    "aim_core/plugin/__init__.py",
+    "aim_core/plugin/providers.py",
+    "aim_core/plugin/hookspecs.py",
     "aim_core/kube/__init__.py",
 ]
 
@@ -105,7 +106,7 @@ def scratch(tmp_path: Path):
     write("aim_core/kube/client.py", "import aiohttp\nimport httpx\nimport kubernetes\n")
     write("aim_core/kube/__init__.py", "from aim_core.kube import client\n")
     write("aim_core/operator/run.py", "import kopf\nimport kubernetes\nfrom aim_core import kube\n")
-    write("aim_core/reconcile/plan.py", "from aim_core import health, providers\n")
+    write("aim_core/reconcile/plan.py", "from aim_core.reconcile import health\nfrom aim_core.plugin import providers\n")
     write("aim_plugin_kserve/plugin.py", "from aim_core import hookimpl\n")
     write.root = tmp_path
     return write
@@ -121,15 +122,15 @@ VIOLATIONS = [
     ("pure", "aim_core/api/models.py", "import aiohttp\n"),
     ("pure", "aim_core/services/plan.py", "import httpx\n"),
     ("pure", "aim_core/reconcile/apply.py", "from aim_core import kube\n"),  # indirect: kube imports httpx
-    ("pure", "aim_core/hookspecs.py", "import kopf\n"),
+    ("pure", "aim_core/plugin/hookspecs.py", "import kopf\n"),
     ("kube-adapter", "aim_core/registry.py", "import httpx\n"),
     ("kube-adapter", "aim_core/operator/handlers.py", "import httpx\n"),
-    ("kube-adapter", "aim_core/store.py", "from kubernetes import client\n"),
-    ("kopf-adapter", "aim_core/controller.py", "import kopf\n"),
+    ("kube-adapter", "aim_core/runtime/store.py", "from kubernetes import client\n"),
+    ("kopf-adapter", "aim_core/runtime/controller.py", "import kopf\n"),
     ("kopf-adapter", "aim_core/kube/client.py", "import httpx\nimport kopf\n"),
-    ("plugins-public-api", "aim_plugin_kserve/plugin.py", "from aim_core.providers import ResourceRef\n"),
-    ("plugins-public-api", "aim_plugin_gpu_amd/vendor.py", "import aim_core.health\n"),
-    ("plugins-public-api", "aim_plugin_keda/plugin.py", "from aim_core import providers\n"),
+    ("plugins-public-api", "aim_plugin_kserve/plugin.py", "from aim_core.plugin.providers import ResourceRef\n"),
+    ("plugins-public-api", "aim_plugin_gpu_amd/vendor.py", "import aim_core.reconcile.health\n"),
+    ("plugins-public-api", "aim_plugin_keda/plugin.py", "from aim_core import plugin\n"),
     ("core-without-plugins", "aim_core/cli.py", "import aim_plugin_kserve\n"),
 ]
 
@@ -166,13 +167,13 @@ def test_the_public_name_check_catches_private_and_submodule_imports():
         "import aim_core\n"
         "from aim_core import Health, hookimpl\n"
         "from aim_core import plugins\n"
-        "from aim_core.health import State\n"
+        "from aim_core.reconcile.health import State\n"
         "import aim_core.api.fields\n"
         "from . import names\n"
     )
     assert non_public_imports(source, {"Health", "hookimpl"}) == [
         "from aim_core import plugins",
-        "from aim_core.health import ...",
+        "from aim_core.reconcile.health import ...",
         "import aim_core.api.fields",
     ]
 

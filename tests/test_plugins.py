@@ -15,7 +15,7 @@ import pytest
 
 from aim_core import GpuDevice, Health, ResourceRef, State, hookimpl
 from aim_core.cli import main
-from aim_core.plugins import (
+from aim_core.plugin.manager import (
     ENTRY_POINT_GROUP,
     DuplicateProviderError,
     PluginError,
@@ -467,7 +467,7 @@ def test_describe_lists_entry_point_plugins_with_distribution_version_and_hooks(
 def test_describe_lists_explicitly_registered_plugins():
     pm = get_plugin_manager(load_entrypoints=False)
     pm.register(vendor_plugin("acme"), name="throwaway")
-    pm.register(importlib.import_module("aim_core.hookspecs"), name="core_module")
+    pm.register(importlib.import_module("aim_core.plugin.hookspecs"), name="core_module")
     rows = {row["name"]: row for row in describe_plugins(pm)}
     assert rows["throwaway"] == {"name": "throwaway", "version": None, "distribution": None, "hooks": ["aim_gpu_vendors"]}
     assert rows["core_module"]["distribution"] == "aim-engine"

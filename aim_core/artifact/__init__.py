@@ -8,5 +8,5 @@
 * :mod:`.observed` -- what a reconcile reads;
 * :mod:`.plan` -- the plan itself.
 
-The thin controller is :mod:`aim_core.controllers.artifacts`.
+The thin controller is :mod:`aim_core.artifact.controller`.
 """

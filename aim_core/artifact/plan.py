@@ -50,8 +50,8 @@ from aim_core.artifact.validation import (
     source_problems,
     spec_size,
 )
-from aim_core.health import Category, Health, State
-from aim_core.inspect import inspect_job, inspect_pods, inspect_pvc
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.reconcile.workloads import inspect_job, inspect_pods, inspect_pvc
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.naming import (
     artifact_pvc_name,
@@ -60,8 +60,8 @@ from aim_core.reconcile.naming import (
     sanitize_label_value,
 )
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
-from aim_core.resources import ARTIFACTS, JOBS, PVCS, ROLE_BINDINGS, TEMPLATE_CACHES
-from aim_core.runtimeconfig import pvc_headroom_percent
+from aim_core.reconcile.resources import ARTIFACTS, JOBS, PVCS, ROLE_BINDINGS, TEMPLATE_CACHES
+from aim_core.runtimeconfig.resolve import pvc_headroom_percent
 
 OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output again
 # Progress needs no polling (upstream looks every 10 s): Jobs, pods and the PVC re-trigger the

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from aim_core.health import Health, State
+from aim_core.reconcile.health import Health, State
 
 MAX_DISCOVERED_BYTES = 2**50  # a size check claiming more is not believed (F70)
 DOWNLOAD_COMPLETE = "DownloadComplete"

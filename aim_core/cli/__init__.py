@@ -43,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from aim_core.plugins import PluginError
+    from aim_core.plugin.manager import PluginError
 
     args = build_parser().parse_args(argv)
     try:

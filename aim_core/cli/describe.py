@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def service(args: argparse.Namespace) -> int:
     import asyncio
 
-    from aim_core.describe import describe_service
+    from aim_core.cli.chain import describe_service
     from aim_core.operator.login import LoginError
-    from aim_core.plugins import get_plugin_manager
+    from aim_core.plugin.manager import get_plugin_manager
     from aim_core.reconcile.errors import ApiError, NetworkError
 
     plugins = get_plugin_manager()

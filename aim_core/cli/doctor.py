@@ -31,7 +31,7 @@ def command(args: argparse.Namespace) -> int:
     from aim_core.doctor import diagnose, exit_code
     from aim_core.operator.login import LoginError
     from aim_core.operator.settings import operator_namespace
-    from aim_core.plugins import get_plugin_manager
+    from aim_core.plugin.manager import get_plugin_manager
     from aim_core.reconcile.errors import NetworkError
 
     plugins = get_plugin_manager()

@@ -24,7 +24,7 @@ def crds(args: argparse.Namespace) -> int:
 
 
 def plugins(args: argparse.Namespace) -> int:
-    from aim_core.plugins import describe_plugins, get_plugin_manager
+    from aim_core.plugin.manager import describe_plugins, get_plugin_manager
 
     rows = describe_plugins(get_plugin_manager())
     if args.json:

@@ -29,7 +29,7 @@ def tags(args: argparse.Namespace) -> int:
     import asyncio
 
     from aim_core.modelsource.preview import format_preview, preview
-    from aim_core.plugins import get_plugin_manager
+    from aim_core.plugin.manager import get_plugin_manager
 
     try:
         with stderr_progress("listing", total=None) as step:
@@ -49,7 +49,7 @@ def tags(args: argparse.Namespace) -> int:
 def inspect(args: argparse.Namespace) -> int:
     import asyncio
 
-    from aim_core.plugins import get_plugin_manager
+    from aim_core.plugin.manager import get_plugin_manager
     from aim_core.registry import InvalidImageReference, InvalidPullSecret, RegistryError
     from aim_core.registry.inspection import format_inspection, inspect_image
 

@@ -1,4 +1,4 @@
-"""``aim-engine render``: the operator's planners over files, offline (see :mod:`aim_core.render`).
+"""``aim-engine render``: the operator's planners over files, offline (see :mod:`aim_core.cli.offline`).
 
 Output (``-o``):
 
@@ -35,8 +35,8 @@ def command(args: argparse.Namespace) -> int:
     import asyncio
 
     from aim_core.operator.settings import gpu_preference
-    from aim_core.plugins import get_plugin_manager
-    from aim_core.render import format_rendered, format_summary, load_documents, render, summarize
+    from aim_core.plugin.manager import get_plugin_manager
+    from aim_core.cli.offline import format_rendered, format_summary, load_documents, render, summarize
 
     docs = load_documents(args.file + (args.nodes or []))
     with stderr_progress("planning", total=None) as step:
@@ -70,7 +70,7 @@ def _object_json(r, explain: bool) -> dict:
 
 
 def _print_summary(summary) -> None:
-    from aim_core.render import SUMMARY_COLUMNS, format_summary
+    from aim_core.cli.offline import SUMMARY_COLUMNS, format_summary
 
     console = stdout_console()
     if not console.is_terminal or not summary:

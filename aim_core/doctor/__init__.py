@@ -25,9 +25,9 @@ import attrs
 from aim_core.doctor import rbac
 from aim_core.doctor.crds import CRDS, check_crd, crd_findings, project_crd_findings
 from aim_core.doctor.gpus import gpu_findings
-from aim_core.providers import FAIL, OK, WARN, Finding
+from aim_core.plugin.providers import FAIL, OK, WARN, Finding
 from aim_core.reconcile.errors import ApiError
-from aim_core.resources import NODES
+from aim_core.reconcile.resources import NODES
 
 __all__ = ["Section", "check_crd", "crd_findings", "diagnose", "exit_code"]
 
@@ -61,12 +61,12 @@ async def diagnose(
     leader_role: str = "aim-engine-leader-election-role",
     on_step: Callable[[str], None] | None = None,
 ) -> list[Section]:
-    """Run every check against ``cluster`` (a :class:`~aim_core.providers.ClusterReader` that can also ``create``).
+    """Run every check against ``cluster`` (a :class:`~aim_core.plugin.providers.ClusterReader` that can also ``create``).
 
     :param on_step: called with each check's title before it runs (progress).
     """
     from aim_core.api.crds import generate_crds
-    from aim_core.plugins import providers
+    from aim_core.plugin.manager import providers
 
     steps: list[tuple[str, Callable[[], Awaitable[Sequence[Finding]]]]] = []
 

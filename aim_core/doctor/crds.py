@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aim_core.providers import ClusterReader, Finding, ResourceRef
+from aim_core.plugin.providers import ClusterReader, Finding, ResourceRef
 
 __all__ = ["CRDS", "check_crd", "crd_findings", "crd_name", "project_crd_findings"]
 

@@ -1,4 +1,4 @@
-"""GPU nodes as the installed GPU vendor plugins see them (through :mod:`aim_core.gpu`).
+"""GPU nodes as the installed GPU vendor plugins see them (through :mod:`aim_core.reconcile.gpu`).
 
 Pure: takes Nodes as read and the vendors from the ``aim_gpu_vendors`` hook,
 so a third-party vendor plugin is checked like the shipped ones.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aim_core.gpu import GpuInventory
-from aim_core.providers import Finding, GpuVendor
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.plugin.providers import Finding, GpuVendor
 
 __all__ = ["gpu_findings"]
 

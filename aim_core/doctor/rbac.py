@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import yaml
 
-from aim_core.providers import Finding, ResourceRef
+from aim_core.plugin.providers import Finding, ResourceRef
 
 __all__ = ["CLUSTER_ROLES", "ROLES", "SUBJECT_ACCESS_REVIEWS", "Permission", "compare_rules", "permissions",
            "required_rules", "review_body"]

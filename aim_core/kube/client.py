@@ -27,7 +27,7 @@ import attrs
 
 from aim_core import metrics
 from aim_core.kube.credentials import Credentials, authorization, proxy_for, ssl_context
-from aim_core.providers import ResourceRef
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, NetworkError
 
 try:

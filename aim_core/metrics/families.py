@@ -16,7 +16,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from aim_core.metrics.collectors import ObjectsCollector, QueueCollector, Workers, queue_name
-from aim_core.resources import JOBS
+from aim_core.reconcile.resources import JOBS
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.health import Health, State
+from aim_core.reconcile.health import Health, State
 
 NAMESPACED_COMPONENT = "ServiceTemplates"
 CLUSTER_COMPONENT = "ClusterServiceTemplates"

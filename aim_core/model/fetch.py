@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from aim_core.registry import ImageInfo, ImageReference, RegistryError, fetch_image_info
 from aim_core.registry.credentials import credentials_fingerprint
 

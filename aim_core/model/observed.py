@@ -9,7 +9,7 @@ import attrs
 from aim_core.model.fetch import Lookup
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.registry import ImageReference
-from aim_core.runtimeconfig import Resolution
+from aim_core.runtimeconfig.resolve import Resolution
 
 NAMESPACE = "Namespace"
 CLUSTER = "Cluster"

@@ -33,8 +33,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
-from aim_core.applyset import is_subset
-from aim_core.health import Category, Health, State
+from aim_core.runtime.applyset import is_subset
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.model import images
 from aim_core.model.aggregate import CLUSTER_COMPONENT, NAMESPACED_COMPONENT, templates_health
 from aim_core.model.metadata import InvalidMetadata, ParsedMetadata, from_object, parse_labels
@@ -43,7 +43,7 @@ from aim_core.model.templates import custom_templates, recommended_templates
 from aim_core.model.validation import spec_problems
 from aim_core.reconcile.labels import ORIGIN_AUTO_GENERATED, ORIGIN_LABEL
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
-from aim_core.resources import CLUSTER_TEMPLATES, TEMPLATES
+from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
 
 RUNTIME_CONFIG = "RuntimeConfig"
 IMAGE_METADATA = "ImageMetadata"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import attrs
 
-from aim_core.durations import parse_duration
+from aim_core.reconcile.durations import parse_duration
 
 __all__ = [
     "DEFAULT_INTERVAL",

@@ -34,7 +34,7 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aim_core.health import Health, State
+from aim_core.reconcile.health import Health, State
 from aim_core.modelsource.intervals import Interval, retry_delay, sync_interval
 from aim_core.modelsource.observed import Failure, Observed, SelectorResult, Sync
 from aim_core.modelsource.selectors import Match, Selector
@@ -49,7 +49,7 @@ from aim_core.reconcile.labels import (
 )
 from aim_core.reconcile.naming import cluster_model_name_from_source, sanitize_label_value
 from aim_core.reconcile.plan import Plan
-from aim_core.resources import CLUSTER_MODELS
+from aim_core.reconcile.resources import CLUSTER_MODELS
 
 __all__ = ["DEFAULT_MAX_MODELS", "model_for", "next_sync_delay", "order_matches", "plan_source", "source_label"]
 

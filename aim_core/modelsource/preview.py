@@ -12,7 +12,7 @@ from aim_core.modelsource.observed import SelectorResult
 from aim_core.modelsource.plan import order_matches
 from aim_core.modelsource.selectors import Selector, parse_selectors
 from aim_core.modelsource.sync import sync_selectors
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 
 __all__ = ["format_preview", "preview"]
 

@@ -35,7 +35,7 @@ from aim_core.modelsource.plan import next_sync_delay
 from aim_core.modelsource.secrets import SecretLookup, check_pull_secrets, fingerprint, secret_names
 from aim_core.modelsource.selectors import Selector, parse_selectors
 from aim_core.modelsource.sync import SYNC_ERROR, Catalog, CountingCatalog, OfflineCatalog, sync_selectors
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from aim_core.registry import InvalidPullSecret, credentials_for
 from aim_core.registry import list_repositories as _list_repositories
 from aim_core.registry import list_tags as _list_tags

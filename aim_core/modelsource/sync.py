@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from aim_core.modelsource.observed import Failure, SelectorResult
 from aim_core.modelsource.selectors import Match, Selector
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from aim_core.reconcile.errors import classify
 
 __all__ = [

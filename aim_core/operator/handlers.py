@@ -2,7 +2,7 @@
 
 kopf gives us login (in-cluster, kubeconfig, exec plugins) and the liveness
 probe; the watch streams that feed the store are the operator's own
-(:mod:`aim_core.operator.reflector`). Everything else happens in the engine.
+(:mod:`aim_core.runtime.reflector`). Everything else happens in the engine.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ import attrs
 from aiohttp import web
 
 from aim_core import metrics as metering
-from aim_core.resources import AIM_RESOURCES, CUSTOM_RESOURCE_DEFINITIONS
+from aim_core.reconcile.resources import AIM_RESOURCES, CUSTOM_RESOURCE_DEFINITIONS
 
 log = logging.getLogger("aim_engine.probes")
 

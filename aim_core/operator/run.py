@@ -12,13 +12,13 @@ from typing import Any
 import kopf
 
 from aim_core import metrics as metering
-from aim_core.controllers import build_controllers
+from aim_core.operator.controllers import build_controllers
 from aim_core.operator import collection, handlers, logs
-from aim_core.operator.leader import default_identity
+from aim_core.runtime.leader import default_identity
 from aim_core.operator.probes import EndpointError, Endpoints, Readiness
-from aim_core.operator.runtime import Runtime
+from aim_core.operator.wiring import Runtime
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings, gpu_preference, operator_namespace
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 
 log = logging.getLogger("aim_engine.operator")
 

@@ -25,7 +25,7 @@ from typing import Any, Union
 
 import attrs
 
-from aim_core.health import Health, State
+from aim_core.reconcile.health import Health, State
 
 __all__ = [
     "dependency_health",

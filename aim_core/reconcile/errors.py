@@ -23,7 +23,7 @@ import socket
 import ssl
 from typing import NamedTuple
 
-from aim_core.health import Category, Health, state_for
+from aim_core.reconcile.health import Category, Health, state_for
 
 __all__ = [
     "ApiError",

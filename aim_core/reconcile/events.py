@@ -19,7 +19,7 @@ from typing import Literal
 
 import attrs
 
-from aim_core.health import Health, State
+from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.conditions import FRAMEWORK_TYPES, READY, Condition, ConditionLike, find
 
 __all__ = ["EventSpec", "plan_events"]

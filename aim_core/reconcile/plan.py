@@ -1,7 +1,7 @@
 """The value a planner returns: what to apply, delete and report.
 
 Planners are pure functions ``plan(obj, observed) -> Plan``. The engine
-(:mod:`aim_core.engine`) carries a plan out: server-side apply of
+(:mod:`aim_core.runtime.engine`) carries a plan out: server-side apply of
 ``apply`` in a fixed order with owner references and identity labels set in
 one place, deletions, then the status derived from ``components`` and
 ``issues``.
@@ -13,8 +13,8 @@ from typing import Any
 
 import attrs
 
-from aim_core.health import Category, Health
-from aim_core.providers import ResourceRef
+from aim_core.reconcile.health import Category, Health
+from aim_core.plugin.providers import ResourceRef
 
 
 @attrs.frozen

@@ -35,7 +35,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.health import Category, Health, State
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.conditions import (
     AUTH_VALID,
     CONFIG_VALID,

@@ -1,6 +1,6 @@
 """What a reconcile writes, built purely: the status, its merge patch, and Event bodies.
 
-The engine (:mod:`aim_core.engine`) decides *whether* to write and sends the
+The engine (:mod:`aim_core.runtime.engine`) decides *whether* to write and sends the
 requests; this module says *what* it sends, from values it is given (the
 object, the plan, the issues met, the time), so the shapes can be tested
 without a server:
@@ -23,7 +23,7 @@ from aim_core.reconcile.events import EventSpec
 from aim_core.reconcile.plan import Issue, Plan
 
 if TYPE_CHECKING:
-    from aim_core.controller import Controller
+    from aim_core.runtime.controller import Controller
 
 __all__ = ["OWNED_STATUS_KEYS", "build_status", "event_body", "rfc3339", "status_patch"]
 

@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from aim_core.registry.reference import normalize_registry
 
 __all__ = ["InvalidPullSecret", "credentials_fingerprint", "credentials_for", "registry_key"]

@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from aim_core import plugins as plugin_host
+from aim_core.plugin import manager as plugin_host
 from aim_core.registry.errors import ImageInfo, RegistryError, redact
 from aim_core.registry.reference import ImageReference, normalize_registry
 from aim_core.registry.settings import InvalidRegistrySetting, RegistrySettings
@@ -25,7 +25,7 @@ from aim_core.registry.settings import InvalidRegistrySetting, RegistrySettings
 if TYPE_CHECKING:
     import pluggy
 
-    from aim_core.providers import RegistryClient, RegistryCredentials
+    from aim_core.plugin.providers import RegistryClient, RegistryCredentials
 
 __all__ = ["client_for", "close_clients", "fetch_image_info", "list_repositories", "list_tags"]
 

@@ -20,7 +20,7 @@ from aim_core.registry.errors import RegistryError, redact
 from aim_core.registry.headers import parse_challenge
 
 if TYPE_CHECKING:
-    from aim_core.providers import RegistryCredentials
+    from aim_core.plugin.providers import RegistryCredentials
 
 __all__ = ["error_detail", "network_error", "quota_exhausted", "redact_credentials", "reset_wait", "response_error"]
 

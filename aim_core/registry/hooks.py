@@ -6,7 +6,7 @@ so it can be listed and disabled like any plugin.
 
 from __future__ import annotations
 
-from aim_core.hookspecs import hookimpl
+from aim_core.plugin.hookspecs import hookimpl
 from aim_core.registry.oci import OciRegistryClient
 
 

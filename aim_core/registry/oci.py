@@ -33,7 +33,7 @@ from aim_core.registry.transport import Challenge, RegistryTransport, parse_link
 if TYPE_CHECKING:
     import httpx
 
-    from aim_core.providers import RegistryCredentials
+    from aim_core.plugin.providers import RegistryCredentials
     from aim_core.registry.reference import ImageReference
     from aim_core.registry.settings import RegistrySettings
 
@@ -54,7 +54,7 @@ WANTED_PLATFORM = ("linux", "amd64")
 
 
 class OciRegistryClient:
-    """A :class:`~aim_core.providers.RegistryClient` for one host speaking the OCI distribution API.
+    """A :class:`~aim_core.plugin.providers.RegistryClient` for one host speaking the OCI distribution API.
 
     :param registry: the host as users write it (``registry.example.com:5000``).
     :param base_url: where to send requests instead of ``https://<registry>``

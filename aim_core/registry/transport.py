@@ -45,7 +45,7 @@ from aim_core.registry.headers import Challenge, parse_challenge, parse_link_nex
 from aim_core.registry.settings import RegistrySettings, is_loopback
 
 if TYPE_CHECKING:
-    from aim_core.providers import RegistryCredentials
+    from aim_core.plugin.providers import RegistryCredentials
 
 __all__ = [
     "Challenge", "RegistryTransport", "parse_challenge", "parse_link_next", "retry_after_seconds", "ssl_context",

@@ -23,7 +23,7 @@ from aim_core.registry.transport import Challenge, RegistryTransport
 if TYPE_CHECKING:
     import httpx
 
-    from aim_core.providers import RegistryCredentials
+    from aim_core.plugin.providers import RegistryCredentials
     from aim_core.registry.reference import ImageReference
     from aim_core.registry.settings import RegistrySettings
 

@@ -20,7 +20,7 @@ whose template lists no sources becomes Ready at once (its controller reports
 for every template and ``status.cache`` always names the cache in use.
 
 Functions take wire-format dicts (camelCase) and return dicts or
-:class:`~aim_core.health.Health` values; none of them reads a client.
+:class:`~aim_core.reconcile.health.Health` values; none of them reads a client.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.health import Health, State
+from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
-from aim_core.resources import TEMPLATE_CACHES
+from aim_core.reconcile.resources import TEMPLATE_CACHES
 from aim_core.reconcile.conditions import ready_message
 
 SHARED = "Shared"
@@ -122,7 +122,7 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
 
     :param template: the resolved AIMServiceTemplate or AIMClusterServiceTemplate.
     :param template_scope: ``"Namespace"`` or ``"Cluster"``, where the template was found.
-    :param config: the resolved runtime config spec (:attr:`aim_core.runtimeconfig.Resolution.spec`).
+    :param config: the resolved runtime config spec (:attr:`aim_core.runtimeconfig.resolve.Resolution.spec`).
     :param mode: the effective caching mode (:func:`caching_mode`).
 
     Plan it with ``owned=cache_owned(mode)``: a Shared cache has no owner.

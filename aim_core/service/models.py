@@ -50,12 +50,12 @@ from typing import Any
 
 import attrs
 
-from aim_core.health import Health, State
+from aim_core.reconcile.health import Health, State
 from aim_core.reconcile import naming
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL
 from aim_core.reconcile.plan import Issue, Plan
-from aim_core.resources import MODELS
+from aim_core.reconcile.resources import MODELS
 from aim_core.reconcile.conditions import dependency_health
 
 NAMESPACE = "Namespace"

@@ -7,10 +7,10 @@ from typing import Any
 
 import attrs
 
-from aim_core.gpu import GpuInventory
-from aim_core.providers import Autoscaler, GpuVendor, ResourceRef, RouteBuilder, RuntimeBuilder
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.plugin.providers import Autoscaler, GpuVendor, ResourceRef, RouteBuilder, RuntimeBuilder
 from aim_core.reconcile.naming import route_name
-from aim_core.runtimeconfig import Resolution
+from aim_core.runtimeconfig.resolve import Resolution
 
 log = logging.getLogger("aim_engine.service")
 
@@ -33,7 +33,7 @@ class Providers:
     def from_plugins(cls, pm: Any) -> Providers:
         if pm is None:
             return cls(missing={h: f"no plugin manager; {h} unavailable" for h in PREFERRED})
-        from aim_core import plugins as host
+        from aim_core.plugin import manager as host
 
         chosen: dict[str, Any] = {}
         missing: dict[str, str] = {}

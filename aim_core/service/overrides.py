@@ -42,11 +42,11 @@ from typing import Any
 import attrs
 
 from aim_core.api.common import API_VERSION
-from aim_core.gpu import GpuInventory
-from aim_core.health import Health, State
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import MANAGED_BY_ENGINE, MANAGED_BY_LABEL, ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.naming import derived_template_name
-from aim_core.resources import TEMPLATES
+from aim_core.reconcile.resources import TEMPLATES
 from aim_core.service.caching import SHARED, caching_mode
 from aim_core.service.templates import (
     Obj,

@@ -23,14 +23,14 @@ from typing import Any
 import attrs
 
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
-from aim_core.health import Category, Health, State
-from aim_core.inspect import inspect_pods
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.reconcile.workloads import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Issue, LabelPolicy, Plan
-from aim_core.resources import TEMPLATE_CACHES
-from aim_core.runtimeconfig import routing_enabled
+from aim_core.reconcile.resources import TEMPLATE_CACHES
+from aim_core.runtimeconfig.resolve import routing_enabled
 from aim_core.service import caching, routing
 from aim_core.service.models import image_key, resolve_model
 from aim_core.service.observed import Observed
@@ -43,7 +43,7 @@ from aim_core.service.runtime import (
 from aim_core.service.selection import choose_template
 from aim_core.service.templates import TemplateResolution, template_gpu_model
 from aim_core.service.validation import own_spec_issues
-from aim_core.spec_errors import spec_problems
+from aim_core.api.spec_errors import spec_problems
 
 RUNTIME_CONFIG = "RuntimeConfig"
 TEMPLATE = "Template"

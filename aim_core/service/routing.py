@@ -1,7 +1,7 @@
 """The route an AIMService asks for (F58-F60, wire facts section 4).
 
 :func:`route_request` resolves routing settings (service first, then the
-merged runtime config) into a :class:`~aim_core.providers.RouteRequest`; a
+merged runtime config) into a :class:`~aim_core.plugin.providers.RouteRequest`; a
 route plugin turns it into its own object. Pure, over wire-format dicts.
 
 Decisions, where upstream leaves a choice or does something we do not copy:
@@ -46,13 +46,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aim_core.durations import to_gateway_duration
-from aim_core.health import Category, Health, State
-from aim_core.providers import RouteRequest
+from aim_core.reconcile.durations import to_gateway_duration
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.plugin.providers import RouteRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
 from aim_core.reconcile.plan import Issue
-from aim_core.runtimeconfig import config_name, routing_enabled
+from aim_core.runtimeconfig.resolve import config_name, routing_enabled
 
 GATEWAY_NOT_CONFIGURED = "GatewayNotConfigured"
 PATH_TEMPLATE_INVALID = "PathTemplateInvalid"

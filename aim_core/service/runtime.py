@@ -1,7 +1,7 @@
 """What an AIMService asks of its runtime builder (F47-F52, spec 2.6 and 2.7).
 
 Pure functions over wire-format dicts. :func:`runtime_request` resolves the
-AIM semantics of one service into a :class:`~aim_core.providers.RuntimeRequest`:
+AIM semantics of one service into a :class:`~aim_core.plugin.providers.RuntimeRequest`:
 name, labels, image, layered environment, resources, cache volumes, node
 affinity, pod settings and replicas. The runtime builder (a plugin) only
 places those values in its own object; nothing here knows its field names.
@@ -41,14 +41,14 @@ from typing import Any
 
 import attrs
 
-from aim_core.health import Category
-from aim_core.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
+from aim_core.reconcile.health import Category
+from aim_core.plugin.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
 from aim_core.reconcile.envvars import ENGINE_ARGS, layer_env
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.plan import Issue
-from aim_core.runtimeconfig import config_name
+from aim_core.runtimeconfig.resolve import config_name
 
 CACHE_PATH = "/workspace/cache"
 DEFAULT_ENV: tuple[Mapping[str, str], ...] = (

@@ -52,8 +52,8 @@ from typing import Any
 
 import attrs
 
-from aim_core.gpu import GpuInventory
-from aim_core.health import Category, Health, State
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.service.overrides import Overrides, with_overrides
 from aim_core.service.templates import (
     Scope,

@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from aim_core.gpu import GpuInventory
-from aim_core.health import Health, State
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.plan import Issue, Plan
-from aim_core.resources import TEMPLATES
+from aim_core.reconcile.resources import TEMPLATES
 from aim_core.reconcile.conditions import dependency_health
 
 if TYPE_CHECKING:

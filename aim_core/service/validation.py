@@ -18,7 +18,7 @@ user fixes it.
   Empty values and ``valueFrom`` are not checked (see
   :func:`aim_core.service.runtime.engine_args_issue`).
 
-Wrongly typed fields are left to :func:`aim_core.spec_errors.spec_problems`.
+Wrongly typed fields are left to :func:`aim_core.api.spec_errors.spec_problems`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aim_core.health import Category
+from aim_core.reconcile.health import Category
 from aim_core.reconcile.plan import Issue
 from aim_core.service.runtime import engine_args_issue, env_layers
 from aim_core.service.templates import ScopedTemplate

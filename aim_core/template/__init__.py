@@ -7,5 +7,5 @@
 * :mod:`.plan` -- :func:`~aim_core.template.plan.plan_template`, the whole decision.
 
 The controllers that wire this to the engine live in
-:mod:`aim_core.controllers.templates`.
+:mod:`aim_core.template.controller`.
 """

@@ -3,7 +3,7 @@
 A template *requires a GPU* when ``hardware.gpu`` asks for devices
 (``requests > 0``), names a model or sets ``minVram``. Such a template is
 checked against the cluster's GPUs as the installed vendors read them off the
-Nodes (:class:`~aim_core.gpu.GpuInventory`); the core names no vendor. In order:
+Nodes (:class:`~aim_core.reconcile.gpu.GpuInventory`); the core names no vendor. In order:
 
 1. ``minVram`` that is not a quantity -> Failed ``InvalidSpec``;
 2. more than :data:`MAX_GPUS_PER_REPLICA` GPUs per replica -> NotAvailable
@@ -33,9 +33,9 @@ from typing import Any
 import attrs
 
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
-from aim_core.gpu import GpuInventory
-from aim_core.health import Category, Health, State
-from aim_core.providers import GpuVendor
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.plugin.providers import GpuVendor
 from aim_core.template.quantities import format_binary, parse_bytes
 
 __all__ = [

@@ -9,9 +9,9 @@ from typing import Any
 
 import attrs
 
-from aim_core.gpu import GpuInventory
+from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.errors import ErrorInfo
-from aim_core.runtimeconfig import Resolution
+from aim_core.runtimeconfig.resolve import Resolution
 
 Obj = Mapping[str, Any]
 

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aim_core.health import Category, Health, State
-from aim_core.inspect import inspect_job, inspect_pods
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.reconcile.workloads import inspect_job, inspect_pods
 from aim_core.reconcile.conditions import Condition
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
-from aim_core.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
+from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
 from aim_core.template import discovery as disc
 from aim_core.template.decision import Breaker, Decision, Obj, decide, model_health, spec_of, status_of
 from aim_core.template.hardware import GpuCheck, hardware_summary, resolved_hardware

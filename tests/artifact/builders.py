@@ -7,10 +7,10 @@ import datetime
 from typing import Any
 
 from aim_core.artifact.observed import Candidate, Observed, Quota, Usage
-from aim_core.controllers.artifacts import ArtifactController
-from aim_core.engine import build_status
+from aim_core.artifact.controller import ArtifactController
+from aim_core.runtime.engine import build_status
 from aim_core.reconcile import naming
-from aim_core.runtimeconfig import resolve
+from aim_core.runtimeconfig.resolve import resolve
 
 NS = "ml-team"
 UID = "uid-art"

@@ -15,14 +15,14 @@ import attrs
 import pytest
 import pytest_asyncio
 
-from aim_core.controller import Context
-from aim_core.controllers.artifacts import ArtifactController
-from aim_core.controllers.templatecaches import TemplateCacheController
-from aim_core.engine import Engine
+from aim_core.runtime.controller import Context
+from aim_core.artifact.controller import ArtifactController
+from aim_core.templatecache.controller import TemplateCacheController
+from aim_core.runtime.engine import Engine
 from aim_core.kube import Credentials, Kube
 from aim_core.reconcile import naming
-from aim_core.resources import ARTIFACTS, JOBS, PODS, PVCS, TEMPLATE_CACHES
-from aim_core.store import Store
+from aim_core.reconcile.resources import ARTIFACTS, JOBS, PODS, PVCS, TEMPLATE_CACHES
+from aim_core.runtime.store import Store
 
 NS = "ml-team"
 ART = "aim.eai.amd.com/v1alpha1/aimartifacts"

@@ -7,17 +7,17 @@ from typing import Any
 
 import pytest
 
-from aim_core.controller import Context
-from aim_core.controllers.templatecaches import (
+from aim_core.runtime.controller import Context
+from aim_core.templatecache.controller import (
     Observed,
     TemplateCacheController,
     cleanup_targets,
     find_template,
 )
-from aim_core.health import Category, State
+from aim_core.reconcile.health import Category, State
 from aim_core.reconcile import naming
 from aim_core.reconcile import status as statusing
-from aim_core.resources import (
+from aim_core.reconcile.resources import (
     ARTIFACTS,
     CLUSTER_RUNTIME_CONFIGS,
     CLUSTER_TEMPLATES,
@@ -26,8 +26,8 @@ from aim_core.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import resolve
-from aim_core.store import Store
+from aim_core.runtimeconfig.resolve import resolve
+from aim_core.runtime.store import Store
 
 NS = "ml-team"
 NOW = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)

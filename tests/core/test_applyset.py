@@ -2,8 +2,8 @@ import sys
 
 import pytest
 
-from aim_core.applyset import AppliedForms, is_subset, needs_apply, owned_fields, prepare
-from aim_core.providers import ResourceRef
+from aim_core.runtime.applyset import AppliedForms, is_subset, needs_apply, owned_fields, prepare
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.plan import Desired, LabelPolicy
 
 ISVC = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices")

@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 
 import pytest
 
-from aim_core.controller import Context, Controller, Watch
-from aim_core.engine import Engine
-from aim_core.health import Health, State
-from aim_core.providers import ResourceRef
+from aim_core.runtime.controller import Context, Controller, Watch
+from aim_core.runtime.engine import Engine
+from aim_core.reconcile.health import Health, State
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.plan import Plan
-from aim_core.store import Store
+from aim_core.runtime.store import Store
 
 PARENTS = ResourceRef("example.com/v1", "Parent", "parents")
 CHILDREN = ResourceRef("example.com/v1", "Child", "children")

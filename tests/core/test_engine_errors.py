@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from aim_core.controller import Context
-from aim_core.controllers.runtimeconfigs import RuntimeConfigController
-from aim_core.engine import Engine
+from aim_core.runtime.controller import Context
+from aim_core.runtimeconfig.controller import RuntimeConfigController
+from aim_core.runtime.engine import Engine
 from aim_core.operator.logs import RoutineRetries
 from aim_core.reconcile.errors import ApiError, NetworkError
-from aim_core.resources import RUNTIME_CONFIGS
-from aim_core.store import Store
+from aim_core.reconcile.resources import RUNTIME_CONFIGS
+from aim_core.runtime.store import Store
 
 KEY = ("runtime-config", "team", "default")
 

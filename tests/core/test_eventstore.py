@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aim_core.eventstore import MAX_PER_OBJECT, EventCache, events_about
-from aim_core.resources import EVENTS, PODS, PVCS
-from aim_core.store import Store
+from aim_core.runtime.eventstore import MAX_PER_OBJECT, EventCache, events_about
+from aim_core.reconcile.resources import EVENTS, PODS, PVCS
+from aim_core.runtime.store import Store
 
 
 def event(name: str, reason: str, *, kind: str = "Pod", about: str = "p1", type_: str = "Warning",

@@ -24,7 +24,7 @@ from aim_core.kube import Credentials, Kube, proxy_for
 from aim_core.operator import handlers
 from aim_core.operator.login import credentials as login_credentials
 from aim_core.reconcile.errors import ApiError, NetworkError
-from aim_core.resources import EVENTS, SERVICES
+from aim_core.reconcile.resources import EVENTS, SERVICES
 from aim_testing.fixtures import Kube as EmulatedApi
 
 NS = "team"

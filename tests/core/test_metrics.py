@@ -14,15 +14,15 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from aim_core import hookimpl, metrics
-from aim_core.controller import Context
-from aim_core.controllers.runtimeconfigs import RuntimeConfigController
-from aim_core.engine import Engine
-from aim_core.plugins import get_plugin_manager
+from aim_core.runtime.controller import Context
+from aim_core.runtimeconfig.controller import RuntimeConfigController
+from aim_core.runtime.engine import Engine
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.reconcile.errors import ApiError
-from aim_core.resources import JOBS, RUNTIME_CONFIGS, SERVICES
-from aim_core.store import Store
+from aim_core.reconcile.resources import JOBS, RUNTIME_CONFIGS, SERVICES
+from aim_core.runtime.store import Store
 from aim_core.template.discovery import JOB_LABELS
-from aim_core.workqueue import WorkQueue
+from aim_core.runtime.workqueue import WorkQueue
 
 
 @pytest.fixture()

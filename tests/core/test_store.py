@@ -1,7 +1,7 @@
 import json
-from aim_core.resources import RUNTIME_CONFIGS, SERVICES
-from aim_core.store import Store
-from aim_core.providers import ResourceRef
+from aim_core.reconcile.resources import RUNTIME_CONFIGS, SERVICES
+from aim_core.runtime.store import Store
+from aim_core.plugin.providers import ResourceRef
 
 ISVC = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", True)
 
@@ -57,7 +57,7 @@ def test_replace_all_drops_vanished_objects_only_in_listed_namespaces():
 
 
 def test_the_operator_store_keeps_only_what_readers_use_in_compact_form():
-    from aim_core.storeform import LAST_APPLIED
+    from aim_core.runtime.storeform import LAST_APPLIED
 
     store = Store(field_managers={"aim-service-controller"}, compact=True)
     fields = {"f:spec": {"f:predictor": {"f:model": {}}}}
@@ -128,7 +128,7 @@ def _isvc_as_served(name, owner_uid, spec=None):
 def test_the_compact_store_keeps_what_needs_apply_reads_of_managed_fields():
     import copy
 
-    from aim_core.applyset import needs_apply, owned_fields
+    from aim_core.runtime.applyset import needs_apply, owned_fields
 
     store = Store(field_managers={MANAGER}, compact=True)
     served = {name: _isvc_as_served(name, f"owner-{name}") for name in ("a", "b")}
@@ -183,7 +183,7 @@ def test_equal_specs_are_shared_and_each_object_keeps_its_own_values():
 
 
 def test_the_shared_values_table_stays_bounded_and_correct(monkeypatch):
-    import aim_core.storeform as store_module
+    import aim_core.runtime.storeform as store_module
 
     monkeypatch.setattr(store_module, "_SHARED_MAX", 8)
     store = Store(field_managers={MANAGER}, compact=True)
@@ -266,9 +266,9 @@ def serving_pod() -> dict:
 
 
 def test_the_store_keeps_pods_as_their_readers_use_them():
-    from aim_core.controllers.artifacts import _claims
-    from aim_core.resources import PODS
-    from aim_core.storeform import pod_essentials
+    from aim_core.artifact.controller import _claims
+    from aim_core.reconcile.resources import PODS
+    from aim_core.runtime.storeform import pod_essentials
 
     pod = serving_pod()
     store = Store(projections={PODS: pod_essentials})

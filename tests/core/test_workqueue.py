@@ -1,7 +1,7 @@
 import asyncio
 
 
-from aim_core.workqueue import WorkQueue
+from aim_core.runtime.workqueue import WorkQueue
 
 
 async def _run(queue, handle, workers=2):

@@ -18,7 +18,7 @@ from tests.docs.collect import (
 )
 
 SAMPLE = textwrap.dedent('''
-    from aim_core.health import Category, Health, State
+    from aim_core.reconcile.health import Category, Health, State
     from aim_core.service.routing import GATEWAY_NOT_CONFIGURED
 
     MODULE_REASON = "FromAConstant"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aim_core.doctor.gpus import gpu_findings
-from aim_core.plugins import get_plugin_manager, providers
+from aim_core.plugin.manager import get_plugin_manager, providers
 from tests.service.builders import amd_node, cpu_node
 from tests.template.acme import AcmeVendor, acme_node
 

@@ -5,7 +5,7 @@ them) with ``HF_TOKEN`` against a fake Hub holding a gated repository, and with 
 keys against moto's server, each with the right secret and with a wrong one (so the
 error paths print and patch too). Everything they printed, every request body they
 sent to the API emulator and every object there is then searched for the secrets as
-is and in base64 (testing/tests/test_leaks.py shows the scanner finds planted ones).
+is and in base64 (tests/testing/test_leaks.py shows the scanner finds planted ones).
 The operator's side is tests/wire/test_secrets_wire.py.
 """
 

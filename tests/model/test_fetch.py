@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from aim_core.model.fetch import ImageFetcher
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from aim_core.registry import ImageInfo, ImageReference, RegistryError
 
 REF = ImageReference.parse("ghcr.io/org/img:1.0")

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from aim_core.controllers.models import ClusterModelController, ModelController
-from aim_core.engine import build_status
-from aim_core.health import State
+from aim_core.model.controller import ClusterModelController, ModelController
+from aim_core.runtime.engine import build_status
+from aim_core.reconcile.health import State
 from aim_core.model.fetch import Lookup
 from aim_core.model.aggregate import fails_on_its_own, model_health_for_template, templates_health
 from aim_core.model.plan import plan_model
 from aim_core.registry import RegistryError
-from aim_core.resources import CLUSTER_TEMPLATES, TEMPLATES
+from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
 from tests.model.builders import DIGEST, IMAGE, NS, info, model, observed, template
 
 NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)

@@ -11,16 +11,16 @@ from typing import Any
 
 import attrs
 
-from aim_core.controller import Context
-from aim_core.controllers.modelsources import ClusterModelSourceController
-from aim_core.engine import Engine
-from aim_core.hookspecs import hookimpl
+from aim_core.runtime.controller import Context
+from aim_core.modelsource.controller import ClusterModelSourceController
+from aim_core.runtime.engine import Engine
+from aim_core.plugin.hookspecs import hookimpl
 from aim_core.kube import Kube
 from aim_core.modelsource.runner import SyncRunner
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.registry import RegistryError
-from aim_core.resources import CLUSTER_MODEL_SOURCES
-from aim_core.store import Store
+from aim_core.reconcile.resources import CLUSTER_MODEL_SOURCES
+from aim_core.runtime.store import Store
 from tests.modelsource.docexamples import CATALOG
 
 SOURCES = "aim.eai.amd.com/v1alpha1/aimclustermodelsources"

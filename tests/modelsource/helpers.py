@@ -6,7 +6,7 @@ import datetime
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.engine import build_status
+from aim_core.runtime.engine import build_status
 from aim_core.modelsource.observed import Observed, SecretProblem, Sync
 from aim_core.modelsource.plan import plan_source
 from aim_core.modelsource.selectors import parse_selectors

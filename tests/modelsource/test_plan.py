@@ -9,7 +9,7 @@ import pytest
 
 from aim_core.modelsource.observed import SecretProblem
 from aim_core.modelsource.plan import plan_source
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from tests.modelsource.docexamples import DEEPSEEK, QWEN, FakeRegistryError, MemoryCatalog, example, source
 from tests.modelsource.helpers import NOW, as_live, condition, created, images, observed, status_of, synced
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from aim_core.hookspecs import hookimpl
+from aim_core.plugin.hookspecs import hookimpl
 from aim_core.kube import Credentials, Kube
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.registry import close_clients
 from aim_core.registry.oci import OciRegistryClient
 from tests.modelsource.docexamples import CATALOG, EXAMPLES, example, source

@@ -6,7 +6,9 @@ import json
 
 import pytest
 
-from aim_core import cli, plugins
+from aim_core import cli
+
+from aim_core.plugin import manager as plugins
 from aim_core.registry import RegistryError
 from tests.modelsource.docexamples import QWEN
 from tests.modelsource.harness import MemoryRegistries

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from aim_core.render import load_documents
+from aim_core.cli.offline import load_documents
 from aim_testing.dockerfile import Dockerfile
 from aim_testing.sandbox import as_uid, can_switch_uid, files_owned_by, remap, unknown_uid
 from tests.wire.conftest import eventually

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from aim_core.kube import Credentials, Kube
-from aim_core.operator.leader import LeaderElector
+from aim_core.runtime.leader import LeaderElector
 
 
 async def test_only_one_replica_holds_the_lease_and_the_other_takes_over_when_it_expires(kube):

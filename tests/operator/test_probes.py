@@ -9,7 +9,7 @@ import pytest
 
 from aim_core import metrics
 from aim_core.operator.probes import Endpoints, Readiness, crd_problem, parse_bind_address
-from aim_core.resources import SERVICES
+from aim_core.reconcile.resources import SERVICES
 
 
 def test_bind_addresses_read_as_controller_runtime_reads_them():

@@ -8,10 +8,10 @@ from typing import Any
 import httpx
 
 from aim_core.kube import Credentials, Kube
-from aim_core.operator.reflector import Reflector
+from aim_core.runtime.reflector import Reflector
 from aim_core.reconcile.errors import NetworkError
-from aim_core.resources import EVENTS
-from aim_core.store import Store
+from aim_core.reconcile.resources import EVENTS
+from aim_core.runtime.store import Store
 from aim_testing.fixtures import Kube as Emulated
 
 EVENTS_PATH = "/api/v1/namespaces/ns1/events"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from aim_core.controllers import build_controllers
-from aim_core.operator.runtime import Runtime
+from aim_core.operator.controllers import build_controllers
+from aim_core.operator.wiring import Runtime
 from aim_core.operator.settings import Settings
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.reconcile.errors import ApiError
 
 
@@ -53,7 +53,7 @@ class Cluster:
 
 
 async def test_a_later_listing_forgets_objects_deleted_while_nobody_watched():
-    from aim_core.resources import RUNTIME_CONFIGS
+    from aim_core.reconcile.resources import RUNTIME_CONFIGS
 
     pm = get_plugin_manager()
     runtime = Runtime(Settings(), build_controllers(pm), pm)

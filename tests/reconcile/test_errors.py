@@ -4,7 +4,7 @@ import ssl
 
 import pytest
 
-from aim_core.health import Category, State
+from aim_core.reconcile.health import Category, State
 from aim_core.reconcile.errors import (
     ApiError,
     NetworkError,

@@ -1,6 +1,6 @@
 import pytest
 
-from aim_core.health import Health, State
+from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.conditions import Condition
 from aim_core.reconcile.events import EventSpec, plan_events
 

@@ -2,7 +2,7 @@ import hashlib
 
 import pytest
 
-from aim_core.health import Category
+from aim_core.reconcile.health import Category
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.naming import (
     ImageParts,

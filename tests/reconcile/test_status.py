@@ -2,7 +2,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from aim_core.health import Category, Health, State
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.conditions import format_time
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.status import SERVICE_STATUS_MAP, derive, requeue_after, should_apply

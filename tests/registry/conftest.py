@@ -1,6 +1,6 @@
 import pytest
 
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 
 
 @pytest.fixture

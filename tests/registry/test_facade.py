@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from aim_core import ImageInfo, ImageReference, RegistryCredentials, RegistryError, hookimpl
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.registry import fetch_image_info, list_repositories, list_tags
 
 

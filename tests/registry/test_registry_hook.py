@@ -1,7 +1,7 @@
 """Which client talks to which host: the aim_registry_client hook with the core's OCI client last."""
 
 from aim_core import ImageInfo, ImageReference, hookimpl
-from aim_core.plugins import describe_plugins, get_plugin_manager, registry_client
+from aim_core.plugin.manager import describe_plugins, get_plugin_manager, registry_client
 from aim_core.registry import fetch_image_info, list_tags
 from aim_core.registry.oci import OciRegistryClient
 

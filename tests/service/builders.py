@@ -23,13 +23,13 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
-from aim_core.controllers.services import ServiceController
-from aim_core.engine import build_status
-from aim_core.gpu import GpuInventory
-from aim_core.plugins import get_plugin_manager
+from aim_core.service.controller import ServiceController
+from aim_core.runtime.engine import build_status
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.reconcile.naming import dedicated_cache_name, shared_cache_name
 from aim_core.reconcile.plan import Plan
-from aim_core.runtimeconfig import config_name, resolve
+from aim_core.runtimeconfig.resolve import config_name, resolve
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 
@@ -509,7 +509,7 @@ def ready_world(svc: Mapping[str, Any], gpus: int = 1) -> tuple[Mapping[str, Any
 
 def prepared(plan: Plan, svc: Mapping[str, Any], kind: str) -> dict[str, Any]:
     """The ``kind`` child as the engine would send it: labels and owner reference added."""
-    from aim_core import applyset
+    from aim_core.runtime import applyset
 
     desired = [d for d in plan.apply if d.resource.kind == kind]
     assert len(desired) == 1, f"expected one {kind}, got {len(desired)}"
@@ -518,7 +518,7 @@ def prepared(plan: Plan, svc: Mapping[str, Any], kind: str) -> dict[str, Any]:
 
 def drift(want: Any, have: Any, path: tuple[Any, ...] = ()) -> set[tuple[Any, ...]]:
     """Paths where ``have`` lacks what ``want`` asks for (what a server-side apply would change)."""
-    from aim_core.applyset import is_subset
+    from aim_core.runtime.applyset import is_subset
 
     if isinstance(want, Mapping):
         if not isinstance(have, Mapping):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from aim_core.health import State
+from aim_core.reconcile.health import State
 from aim_core.reconcile import naming
 from aim_core.service.caching import (
     DEDICATED,

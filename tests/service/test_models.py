@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from aim_core.health import Category, State
+from aim_core.reconcile.health import Category, State
 from aim_core.reconcile import naming
 from aim_core.reconcile.plan import Plan
-from aim_core.resources import MODELS
+from aim_core.reconcile.resources import MODELS
 from aim_core.service.models import (
     ModelResolution,
     custom_model,

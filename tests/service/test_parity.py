@@ -62,10 +62,10 @@ def test_auto_selection_ranks_gpus_in_upstreams_order_by_default() -> None:
 
 
 def test_the_operator_gpu_preference_puts_newer_gpus_first() -> None:
-    from aim_core.controllers import build_controllers
+    from aim_core.operator.controllers import build_controllers
     from aim_core.operator.settings import Settings
-    from aim_core.resources import NODES
-    from aim_core.store import Store
+    from aim_core.reconcile.resources import NODES
+    from aim_core.runtime.store import Store
     from tests.service.builders import plugin_manager
 
     controllers = build_controllers(plugin_manager(), Settings(gpu_preference=("MI355X", "MI350X", "MI325X")))
@@ -460,8 +460,8 @@ def test_a_route_the_gateway_refuses_fails_the_service_but_the_inference_service
 
 def test_a_service_name_over_63_characters_gets_a_valid_identity_label_that_leads_back_to_it() -> None:
     from aim_core.reconcile.naming import sanitize_label_value
-    from aim_core.resources import SERVICES
-    from aim_core.store import Store
+    from aim_core.reconcile.resources import SERVICES
+    from aim_core.runtime.store import Store
     from tests.service.builders import controller
 
     name = "qwen3-32b-chat-for-the-customer-support-team-in-the-european-union-region"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from aim_core.applyset import needs_apply
+from aim_core.runtime.applyset import needs_apply
 from aim_core.reconcile.naming import derived_template_name, inference_service_name
 from tests.service.builders import (
     GATEWAY,

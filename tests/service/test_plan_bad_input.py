@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import pytest
 
-from aim_core.applyset import needs_apply
+from aim_core.runtime.applyset import needs_apply
 from aim_core.reconcile import status as statusing
 from aim_core.service.observed import Providers
 from aim_core.service.plan import plan_service

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from aim_core.health import Category, State
-from aim_core.providers import RouteRequest
+from aim_core.reconcile.health import Category, State
+from aim_core.plugin.providers import RouteRequest
 from aim_core.reconcile.naming import route_name
 from aim_core.reconcile.plan import Issue
 from aim_core.service.routing import (

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from aim_core.health import Category
-from aim_core.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
+from aim_core.reconcile.health import Category
+from aim_core.plugin.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Issue
 from aim_core.service.runtime import (

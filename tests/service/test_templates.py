@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from aim_core import GpuDevice
-from aim_core.gpu import GpuInventory
-from aim_core.health import Category, State
-from aim_core.plugins import get_plugin_manager, providers
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.reconcile.health import Category, State
+from aim_core.plugin.manager import get_plugin_manager, providers
 from aim_core.reconcile.naming import derived_template_name
 from aim_core.reconcile.plan import Plan
-from aim_core.resources import TEMPLATES
+from aim_core.reconcile.resources import TEMPLATES
 from aim_core.service.overrides import Overrides, derived_template, with_overrides
 from aim_core.service.selection import (
     Filter,

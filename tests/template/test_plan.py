@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from aim_core.health import State
+from aim_core.reconcile.health import State
 from aim_core.reconcile.status import derive
-from aim_core.resources import JOBS, TEMPLATE_CACHES
+from aim_core.reconcile.resources import JOBS, TEMPLATE_CACHES
 from aim_core.template.observed import Slot
 from aim_core.template.plan import plan_template
 from tests.template.builders import (

@@ -94,7 +94,7 @@ async def operator(kube, operator_settings, operator_plugins) -> AsyncIterator[O
     while op.thread.is_alive():
         await asyncio.sleep(0.05)
     assert op.error is None, op.error
-    # Stored objects are read-only: equal values are shared between objects (aim_core.store.compact).
+    # Stored objects are read-only: equal values are shared between objects (aim_core.runtime.store.compact).
     assert op.runtime.store.damaged_shares() == [], "a reader modified a shared stored value"
 
 

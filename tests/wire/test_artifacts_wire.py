@@ -82,7 +82,7 @@ async def test_a_service_without_a_warm_cache_runs_once_its_artifact_is_download
     import copy
     from pathlib import Path
 
-    from aim_core.render import load_documents
+    from aim_core.cli.offline import load_documents
 
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     root = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 from tests.template.acme import acme_node, acme_plugin
 from tests.wire.conftest import eventually
 from tests.wire.test_templates_wire import NS, TPL, cluster, condition, create, template  # noqa: F401

@@ -12,9 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from aim_core.operator import probes
 from aim_core.operator import run as operator_run
-from aim_core.operator.leader import LEASE_NAME
+from aim_core.runtime.leader import LEASE_NAME
 from aim_core.operator.settings import Settings
-from aim_core.resources import AIM_RESOURCES
+from aim_core.reconcile.resources import AIM_RESOURCES
 from aim_testing.fixtures import aim_crds
 from tests.wire.conftest import Operator, eventually
 from tests.wire.test_services_wire import ISVC, NS, ROUTE, SVC, cluster, create  # noqa: F401 - fixture

@@ -13,7 +13,7 @@ import json
 import time
 
 from aim_core.operator.settings import Settings
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from tests.wire.conftest import Operator, eventually
 
 MODELS = "aim.eai.amd.com/v1alpha1/aimmodels"

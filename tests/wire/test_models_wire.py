@@ -18,7 +18,7 @@ import pytest
 
 from aim_core import hookimpl
 from aim_core.operator.settings import Settings
-from aim_core.plugins import get_plugin_manager
+from aim_core.plugin.manager import get_plugin_manager
 from aim_core.registry import ImageInfo, RegistryError
 from tests.wire import discovery
 from tests.wire.conftest import Operator, eventually

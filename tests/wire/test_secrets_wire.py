@@ -15,7 +15,7 @@ Then every object the emulator holds (status included; Events with message, reas
 note), every request body the operator sent and everything the process printed are
 searched for each password, ``user:password`` (the Basic header, docker's ``auth``),
 the HF token and every bearer token the token service issued, as is and in base64
-(testing/tests/test_leaks.py shows the scanner finds them when they are there).
+(tests/testing/test_leaks.py shows the scanner finds them when they are there).
 The downloader's side is tests/downloader/test_secrets.py.
 """
 
@@ -34,7 +34,7 @@ import attrs
 import pytest
 import yaml
 
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from aim_testing.leaks import SecretScanner
 from aim_testing.registry import Registry, RegistryServer, TokenServer, find_registry_binary
 from tests.wire.conftest import eventually

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from aim_core.render import load_documents
-from aim_core.resources import NODES
+from aim_core.cli.offline import load_documents
+from aim_core.reconcile.resources import NODES
 from aim_testing.crdschema import third_party_crd, validate_against_crd
 from tests.wire.conftest import eventually
 
@@ -191,7 +191,7 @@ async def test_routing_without_a_gateway_fails_and_applies_nothing(kube, api, cl
     response = await api.patch(kube.path(CRC, None, "default"), json={"spec": {"routing": {"gatewayRef": None}}},
                                headers={"Content-Type": "application/merge-patch+json"})
     assert response.status_code == 200
-    from aim_core.resources import CLUSTER_RUNTIME_CONFIGS
+    from aim_core.reconcile.resources import CLUSTER_RUNTIME_CONFIGS
 
     await eventually(lambda: "gatewayRef" not in operator.runtime.store.get(
         CLUSTER_RUNTIME_CONFIGS, None, "default")["spec"]["routing"])  # the operator has seen it
@@ -315,7 +315,7 @@ async def test_a_paused_service_is_left_alone_until_the_annotation_goes(kube, ap
     body = copy.deepcopy(cluster["qwen-chat"])
     body["metadata"].setdefault("annotations", {}).update(PAUSED)
     await create(api, kube, body)
-    from aim_core.resources import SERVICES
+    from aim_core.reconcile.resources import SERVICES
 
     await eventually(lambda: operator.runtime.store.get(SERVICES, NS, "qwen-chat"))  # the operator has seen it
     await operator.settle()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 
-from aim_core.resources import MODELS
+from aim_core.reconcile.resources import MODELS
 from tests.wire.conftest import eventually
 from tests.wire.test_services_wire import ISVC, NS, ROUTE, SVC, cluster, create  # noqa: F401 - fixture
 

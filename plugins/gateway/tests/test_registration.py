@@ -3,7 +3,7 @@
 import importlib
 from importlib.metadata import version
 
-from aim_core.plugins import describe_plugins, get_plugin_manager
+from aim_core.plugin.manager import describe_plugins, get_plugin_manager
 
 
 def test_gateway_is_registered_from_its_entry_point():
@@ -16,7 +16,7 @@ def test_gateway_is_registered_from_its_entry_point():
 
 
 def test_gateway_brings_its_doctor_checks():
-    from aim_core.plugins import providers
+    from aim_core.plugin.manager import providers
 
     checks = providers(get_plugin_manager(only=["gateway"], disabled=()), "aim_doctor_checks")
     assert list(checks) == ["gateway-api"]

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from aim_core import GpuDevice, GpuVendor
-from aim_core.plugins import get_plugin_manager, providers
+from aim_core.plugin.manager import get_plugin_manager, providers
 from aim_plugin_gpu_nvidia.vendor import NvidiaGpuVendor
 
 GIB = 1024**3

@@ -3,7 +3,7 @@
 import importlib
 from importlib.metadata import version
 
-from aim_core.plugins import describe_plugins, get_plugin_manager
+from aim_core.plugin.manager import describe_plugins, get_plugin_manager
 
 
 def test_gpu_nvidia_is_registered_from_its_entry_point():

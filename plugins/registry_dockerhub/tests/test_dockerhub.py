@@ -13,7 +13,7 @@ import math
 import pytest
 
 from aim_core import ImageReference, RegistryCredentials, RegistryError, credentials_for, hookimpl
-from aim_core.plugins import get_plugin_manager, registry_client
+from aim_core.plugin.manager import get_plugin_manager, registry_client
 from aim_core.registry import fetch_image_info, list_repositories, list_tags
 from aim_testing.registry import JsonApi
 from aim_plugin_registry_dockerhub.client import DockerHubClient

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from aim_core import ImageReference, RegistryCredentials, RegistryError, credentials_for
-from aim_core.plugins import get_plugin_manager, registry_client
+from aim_core.plugin.manager import get_plugin_manager, registry_client
 from aim_core.registry import fetch_image_info, list_repositories, list_tags
 from aim_testing.registry import JsonApi
 from aim_plugin_registry_ghcr import plugin

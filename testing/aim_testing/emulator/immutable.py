@@ -28,9 +28,10 @@ from typing import Any
 
 import yaml
 
+from aim_core.api.crds import CRDS_FILE
 from aim_testing.emulator.errors import api_error
 
-_AIM_CRDS = Path(__file__).resolve().parents[2] / "crds" / "aim.eai.amd.com_crds.yaml"
+_AIM_CRDS = CRDS_FILE  # the CRDs as the operator ships them
 _UNCHANGED = "self == oldSelf"
 _MISSING = object()
 

@@ -33,7 +33,7 @@ Filling a registry (plain HTTP, no Docker)::
 
 Reading through the operator's own code::
 
-    from aim_core.plugins import get_plugin_manager
+    from aim_core.plugin.manager import get_plugin_manager
     from aim_core.registry import ImageReference, fetch_image_info
     pm = get_plugin_manager(only=["registry_oci"], disabled=())
     info = await fetch_image_info(pm, ImageReference.parse(pushed.reference), oci_registry_basic.credentials)

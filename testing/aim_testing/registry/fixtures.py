@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 from aim_testing.registry.front import RegistryFront
 from aim_testing.registry.images import Registry
 from aim_testing.registry.server import RegistryServer, TokenServer, find_registry_binary

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 import httpx
 
-from aim_core.providers import RegistryCredentials
+from aim_core.plugin.providers import RegistryCredentials
 
 __all__ = ["PushedImage", "Registry", "layer_blob"]
 

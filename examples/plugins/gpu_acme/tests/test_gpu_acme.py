@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aim_core.health import State
-from aim_core.plugins import describe_plugins, get_plugin_manager, providers
+from aim_core.reconcile.health import State
+from aim_core.plugin.manager import describe_plugins, get_plugin_manager, providers
 from aim_core.reconcile.status import derive
 from aim_core.template.plan import plan_template
 from tests.template.builders import NOW, amd_node, make_template, observed

@@ -17,7 +17,7 @@ import pytest
 
 from aim_core import ImageReference, RegistryCredentials, RegistryError
 from aim_core.modelsource.preview import preview
-from aim_core.plugins import describe_plugins, get_plugin_manager, registry_client
+from aim_core.plugin.manager import describe_plugins, get_plugin_manager, registry_client
 from aim_core.registry import fetch_image_info, list_repositories, list_tags
 from aim_testing.registry import JsonApi
 

@@ -16,8 +16,8 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
-from aim_core.providers import ResourceRef
-from aim_core.storeform import LAST_APPLIED, _digest, compact, owned_form, pod_essentials, slim
+from aim_core.plugin.providers import ResourceRef
+from aim_core.runtime.storeform import LAST_APPLIED, _digest, compact, owned_form, pod_essentials, slim
 
 __all__ = ["LAST_APPLIED", "IndexFn", "Listener", "ObjectKey", "Relisting", "Store", "compact", "object_key",
            "owned_form", "pod_essentials", "slim"]

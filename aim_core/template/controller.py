@@ -28,10 +28,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-from aim_core.controller import Context, Controller, Watch
-from aim_core.gpu import GpuInventory, node_gpu_facts
-from aim_core.operator.leader import LeaderElector, default_identity
-from aim_core.providers import ResourceRef
+from aim_core.runtime.controller import Context, Controller, Watch
+from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
+from aim_core.runtime.leader import LeaderElector, default_identity
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, describe
 from aim_core.reconcile.labels import (
     DISCOVERY_LEASE,
@@ -41,7 +41,7 @@ from aim_core.reconcile.labels import (
     ORIGIN_LABEL,
 )
 from aim_core.reconcile.plan import Plan
-from aim_core.resources import (
+from aim_core.reconcile.resources import (
     CLUSTER_MODELS,
     CLUSTER_RUNTIME_CONFIGS,
     CLUSTER_TEMPLATES,
@@ -53,8 +53,8 @@ from aim_core.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import config_name, resolve
-from aim_core.store import ObjectKey, Store
+from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtime.store import ObjectKey, Store
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import advertised_counts, requires_gpu
 from aim_core.template.observed import Observed, Scope, Slot
@@ -184,7 +184,7 @@ class TemplateController(Controller):
     model_resource: ClassVar[ResourceRef] = MODELS
 
     def __init__(self, plugins: Any = None, slots: DiscoverySlots | None = None) -> None:
-        from aim_core import plugins as host
+        from aim_core.plugin import manager as host
 
         self.vendors = tuple(host.providers(plugins, "aim_gpu_vendors").values()) if plugins is not None else ()
         self.slots = slots or DiscoverySlots()

@@ -34,8 +34,10 @@ from typing import Any
 
 import pluggy
 
-from aim_core import hookspecs, metrics
-from aim_core.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
+from aim_core import metrics
+
+from aim_core.plugin import hookspecs
+from aim_core.plugin.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
 
 __all__ = [
     "ENTRY_POINT_GROUP",

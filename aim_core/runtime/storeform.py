@@ -4,7 +4,7 @@ Everything here is pure: what of an object no reader uses goes
 (:func:`slim`, :func:`owned_form`, :func:`pod_essentials`), and what stays is
 interned and shared between objects with equal parts (:func:`compact`). At
 10,000 services with their InferenceServices this is most of the operator's
-memory saved (benchmarks/README.md, "Memory"). :mod:`aim_core.store` applies it.
+memory saved (benchmarks/README.md, "Memory"). :mod:`aim_core.runtime.store` applies it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def slim(obj: dict[str, Any], field_managers: frozenset[str] | None) -> dict[str
 
     kubectl's last-applied annotation goes; with ``field_managers`` given, only
     their server-side-apply entries of ``managedFields`` stay, in the form
-    :func:`aim_core.applyset.owned_fields` reads (:func:`owned_form`). At 10,000
+    :func:`aim_core.runtime.applyset.owned_fields` reads (:func:`owned_form`). At 10,000
     objects these are most of the store's memory.
     """
     meta = obj.get("metadata")
@@ -57,7 +57,7 @@ def slim(obj: dict[str, Any], field_managers: frozenset[str] | None) -> dict[str
 
 
 def owned_form(entry: dict[str, Any]) -> dict[str, Any]:
-    """A ``managedFields`` entry with what :func:`aim_core.applyset.owned_fields` reads (a new dict).
+    """A ``managedFields`` entry with what :func:`aim_core.runtime.applyset.owned_fields` reads (a new dict).
 
     That is the manager, the operation and the ``fieldsV1`` paths down to the
     first list: ``owned_fields`` stops at a field whose entries are keyed

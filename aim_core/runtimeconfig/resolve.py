@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.health import Category, Health
+from aim_core.reconcile.health import Category, Health
 from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.plan import Issue
 

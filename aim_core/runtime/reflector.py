@@ -25,7 +25,7 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
-from aim_core.providers import ResourceRef
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError
 
 log = logging.getLogger("aim_engine.watch")
@@ -35,7 +35,7 @@ OnEvent = Callable[[str, dict[str, Any]], None]
 
 
 class Listing(Protocol):
-    """Where one listing goes, a page at a time (e.g. :meth:`aim_core.store.Store.relisting`)."""
+    """Where one listing goes, a page at a time (e.g. :meth:`aim_core.runtime.store.Store.relisting`)."""
 
     def add(self, items: Iterable[dict[str, Any]]) -> None: ...
 

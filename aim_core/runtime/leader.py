@@ -18,7 +18,7 @@ from typing import Any
 
 from aim_core import metrics
 from aim_core.reconcile.errors import ApiError
-from aim_core.resources import LEASES
+from aim_core.reconcile.resources import LEASES
 
 log = logging.getLogger("aim_engine.leader")
 

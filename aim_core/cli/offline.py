@@ -21,15 +21,15 @@ from typing import Any
 import attrs
 import yaml
 
-from aim_core import applyset
-from aim_core.controller import Context, Controller
-from aim_core.controllers import build_controllers
-from aim_core.providers import ResourceRef
+from aim_core.runtime import applyset
+from aim_core.runtime.controller import Context, Controller
+from aim_core.operator.controllers import build_controllers
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import status as statusing
 from aim_core.reconcile.errors import NetworkError
 from aim_core.reconcile.writes import build_status
-from aim_core.resources import AIM_RESOURCES, NAMESPACES, NODES, PODS
-from aim_core.store import Store
+from aim_core.reconcile.resources import AIM_RESOURCES, NAMESPACES, NODES, PODS
+from aim_core.runtime.store import Store
 
 _BUILTIN = {(r.api_version, r.kind): r for r in (*AIM_RESOURCES, NODES, NAMESPACES, PODS)}
 

@@ -1,6 +1,6 @@
 """The provider protocols and value types that plugins implement and return.
 
-Hooks in :mod:`aim_core.hookspecs` return *providers*: small objects with a
+Hooks in :mod:`aim_core.plugin.hookspecs` return *providers*: small objects with a
 ``name`` and a few methods. The host picks providers by name and rejects
 duplicates. Everything here is plain data or a Protocol; plugins import these
 names from :mod:`aim_core` and nothing deeper.
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import attrs
 
-from aim_core.health import Health
+from aim_core.reconcile.health import Health
 
 if TYPE_CHECKING:
     from aim_core.registry.errors import ImageInfo

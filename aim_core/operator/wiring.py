@@ -1,9 +1,9 @@
 """The running operator: watch streams feed the store, the engine reconciles.
 
 kopf gives us login. Every resource the controllers
-read is listed and then watched by a :class:`~aim_core.operator.reflector.Reflector`
+read is listed and then watched by a :class:`~aim_core.runtime.reflector.Reflector`
 (Events once per involved kind), whose events land in
-:class:`~aim_core.store.Store` directly: no per-event handler machinery, no
+:class:`~aim_core.runtime.store.Store` directly: no per-event handler machinery, no
 copy of what was just decoded. The engine starts once the credentials are
 known and every stream has listed once (so planners never see a half-filled
 cache), optionally only while this replica holds the leader lease.
@@ -16,19 +16,19 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from aim_core.controller import Context, Controller
-from aim_core.engine import Engine
-from aim_core.eventstore import EventCache
+from aim_core.runtime.controller import Context, Controller
+from aim_core.runtime.engine import Engine
+from aim_core.runtime.eventstore import EventCache
 from aim_core.kube import Credentials, Kube
 from aim_core.operator import collection
-from aim_core.operator.leader import LeaderElector
-from aim_core.operator.reflector import PAGE_SIZE, Reflector
+from aim_core.runtime.leader import LeaderElector
+from aim_core.runtime.reflector import PAGE_SIZE, Reflector
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings
-from aim_core.providers import ResourceRef
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError
-from aim_core.resources import EVENTS, NAMESPACES, PODS
-from aim_core.store import Relisting, Store
-from aim_core.storeform import pod_essentials
+from aim_core.reconcile.resources import EVENTS, NAMESPACES, PODS
+from aim_core.runtime.store import Relisting, Store
+from aim_core.runtime.storeform import pod_essentials
 
 log = logging.getLogger("aim_engine.operator")
 
@@ -40,7 +40,7 @@ class Runtime:
         self.settings = settings
         controllers = list(controllers)
         # managedFields entries are kept only for our own applies (what needs_apply reads);
-        # objects are stored compacted (memory at 10,000 services: see aim_core.storeform.compact)
+        # objects are stored compacted (memory at 10,000 services: see aim_core.runtime.storeform.compact)
         self.store = Store(field_managers={c.field_manager for c in controllers}, compact=True,
                            projections={PODS: pod_essentials})
         self.ctx = Context(store=self.store, kube=None, plugins=plugins, operator_namespace=settings.operator_namespace)

@@ -1,7 +1,7 @@
 """Hook specifications: the six capabilities a plugin can provide.
 
 Every hook name starts with ``aim_``. Provider hooks return objects that the
-host selects by ``name`` (see :mod:`aim_core.plugins`); duplicates are
+host selects by ``name`` (see :mod:`aim_core.plugin.manager`); duplicates are
 rejected naming both plugins. Plugins mark implementations with
 :data:`hookimpl`.
 """
@@ -19,7 +19,7 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 if TYPE_CHECKING:
-    from aim_core.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
+    from aim_core.plugin.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
 
 
 # ---------------------------------------------------------------------------

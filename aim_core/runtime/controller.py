@@ -4,7 +4,7 @@ A controller is a small object: the resource it reconciles, the resources
 whose changes should re-trigger it (with a mapper from a changed object to
 the keys to reconcile), an async ``observe`` that gathers inputs (mostly from
 the store, errors captured as values), and a pure ``plan``. The engine
-(:mod:`aim_core.engine`) does the rest, identically for every controller.
+(:mod:`aim_core.runtime.engine`) does the rest, identically for every controller.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-from aim_core.health import State
-from aim_core.providers import ResourceRef
+from aim_core.reconcile.health import State
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.plan import Plan
-from aim_core.store import ObjectKey, Store
+from aim_core.runtime.store import ObjectKey, Store
 
 Mapper = Callable[[dict[str, Any]], Iterable[ObjectKey]]
 
@@ -84,7 +84,7 @@ class Controller:
         return []
 
     def event_sources(self) -> list[ResourceRef]:
-        """Kinds whose Events the observe step reads (from the store, see :mod:`aim_core.eventstore`).
+        """Kinds whose Events the observe step reads (from the store, see :mod:`aim_core.runtime.eventstore`).
 
         The operator watches Events about each of them; a controller that reads
         them also declares ``Watch(EVENTS, mapper)`` to be re-triggered by one.

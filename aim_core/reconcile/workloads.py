@@ -3,7 +3,7 @@
 Pure functions over objects as read from the API server (JSON-like dicts),
 the Events that concern them and, for pods whose container failed, the tail
 of their logs. They are shared by inference pods, discovery and download Jobs
-and artifact PVCs, and return a :class:`~aim_core.health.Health`.
+and artifact PVCs, and return a :class:`~aim_core.reconcile.health.Health`.
 
 Pods are looked at in this order, across all pods, and the first finding wins:
 
@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aim_core.health import Category, Health, State
+from aim_core.reconcile.health import Category, Health, State
 
 __all__ = [
     "LOG_TAIL_LINES",

@@ -7,7 +7,7 @@ would use, :func:`aim_core.service.caching.find_cache`), the artifacts from the
 cache's ``status.artifacts`` (else those it owns), and the serving objects by
 the names the service plan gives them, through the installed runtime, route
 and autoscaler plugins. An autoscaler that implements
-:class:`~aim_core.providers.DescribesRelated` adds the objects between the
+:class:`~aim_core.plugin.providers.DescribesRelated` adds the objects between the
 serving object and its scaler (KEDA: the ScaledObject KServe builds), each with
 the facts the plugin picks (``Link.details``).
 
@@ -25,9 +25,9 @@ from typing import Any
 
 import attrs
 
-from aim_core.providers import DescribesRelated
+from aim_core.plugin.providers import DescribesRelated
 from aim_core.reconcile.naming import inference_service_name, route_name
-from aim_core.resources import AIM_RESOURCES, PODS
+from aim_core.reconcile.resources import AIM_RESOURCES, PODS
 from aim_core.service.caching import caching_mode, find_cache
 
 __all__ = ["MISSING", "Link", "describe_service", "explain"]
@@ -98,7 +98,7 @@ def _missing(kind: str, name: str, namespace: str | None, why: str, reason: str 
 async def describe_service(cluster: Any, plugins: Any, namespace: str, name: str) -> Link | None:
     """The chain of the AIMService ``namespace/name``, ``None`` when there is no such service.
 
-    :param cluster: a :class:`~aim_core.providers.ClusterReader` of the live cluster.
+    :param cluster: a :class:`~aim_core.plugin.providers.ClusterReader` of the live cluster.
     :param plugins: the plugin manager (runtime, route and autoscaler providers).
     """
     from aim_core.service.observed import Providers

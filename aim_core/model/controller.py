@@ -25,17 +25,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from aim_core.controller import Context, Controller, Watch
+from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.model import images
 from aim_core.model.fetch import ImageFetcher, Lookup
 from aim_core.model.observed import CLUSTER, NAMESPACE, Observed
 from aim_core.model.plan import plan_model
 from aim_core.model.validation import spec_problems
-from aim_core.providers import ResourceRef
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ErrorInfo, describe
 from aim_core.reconcile.plan import Plan
 from aim_core.registry import ImageReference, InvalidImageReference, InvalidPullSecret, RegistryError, credentials_for
-from aim_core.resources import (
+from aim_core.reconcile.resources import (
     CLUSTER_MODELS,
     CLUSTER_RUNTIME_CONFIGS,
     CLUSTER_TEMPLATES,
@@ -44,8 +44,8 @@ from aim_core.resources import (
     SECRETS,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import config_name, resolve
-from aim_core.store import ObjectKey, Store
+from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtime.store import ObjectKey, Store
 
 BY_CONFIG = "model:by-config"
 BY_SECRET = "model:by-pull-secret"

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from aim_core.controller import Context, Controller, Watch
-from aim_core.health import Category
+from aim_core.runtime.controller import Context, Controller, Watch
+from aim_core.reconcile.health import Category
 from aim_core.reconcile.envvars import engine_args_problems
 from aim_core.reconcile.labels import glob_problem
 from aim_core.reconcile.plan import Plan
-from aim_core.resources import CLUSTER_RUNTIME_CONFIGS, RUNTIME_CONFIGS
-from aim_core.runtimeconfig import normalize, resolve
-from aim_core.spec_errors import spec_problems
-from aim_core.store import Store
+from aim_core.reconcile.resources import CLUSTER_RUNTIME_CONFIGS, RUNTIME_CONFIGS
+from aim_core.runtimeconfig.resolve import normalize, resolve
+from aim_core.api.spec_errors import spec_problems
+from aim_core.runtime.store import Store
 
 BY_NAME = "by-name"
 

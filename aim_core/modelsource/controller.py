@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from aim_core.controller import Context, Controller, Watch
+from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.modelsource.observed import Observed
 from aim_core.modelsource.plan import plan_source, source_label
 from aim_core.modelsource.runner import SyncRunner
 from aim_core.modelsource.secrets import secret_names
 from aim_core.reconcile.labels import MODEL_SOURCE_LABEL
 from aim_core.reconcile.plan import Plan
-from aim_core.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS, SECRETS
-from aim_core.store import Store
+from aim_core.reconcile.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS, SECRETS
+from aim_core.runtime.store import Store
 
 BY_SOURCE = "by-model-source"
 BY_LABEL = "by-label"

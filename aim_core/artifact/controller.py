@@ -31,11 +31,11 @@ from aim_core.artifact.plan import plan_artifact
 from aim_core.artifact.progress import discovered_size
 from aim_core.artifact.quantities import QuantityError, parse_bytes
 from aim_core.artifact.validation import spec_size
-from aim_core.controller import Context, Controller, Watch
-from aim_core.eventstore import add_index as index_events
-from aim_core.eventstore import events_about, involved
-from aim_core.inspect import LOG_TAIL_LINES, pod_failed
-from aim_core.providers import ResourceRef
+from aim_core.runtime.controller import Context, Controller, Watch
+from aim_core.runtime.eventstore import add_index as index_events
+from aim_core.runtime.eventstore import events_about, involved
+from aim_core.reconcile.workloads import LOG_TAIL_LINES, pod_failed
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.errors import describe
 from aim_core.reconcile.naming import (
@@ -45,7 +45,7 @@ from aim_core.reconcile.naming import (
     sanitize_label_value,
 )
 from aim_core.reconcile.plan import Plan
-from aim_core.resources import (
+from aim_core.reconcile.resources import (
     ARTIFACTS,
     CLUSTER_RUNTIME_CONFIGS,
     EVENTS,
@@ -57,8 +57,8 @@ from aim_core.resources import (
     SERVICES,
     TEMPLATE_CACHES,
 )
-from aim_core.runtimeconfig import config_name, resolve
-from aim_core.store import ObjectKey, Store
+from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtime.store import ObjectKey, Store
 
 DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"
 
@@ -370,7 +370,7 @@ class ArtifactController(Controller):
                     logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=10)
                 elif pod_failed(pod):
                     logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES)
-                elif phase == "Pending":  # Events from the watches (aim_core.eventstore)
+                elif phase == "Pending":  # Events from the watches (aim_core.runtime.eventstore)
                     events += events_about(store, "Pod", ns, pod_name)
             if pvc is not None and (pvc.get("status") or {}).get("phase") != "Bound":
                 events += events_about(store, "PersistentVolumeClaim", ns, pvc["metadata"]["name"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aim_core.providers import ResourceRef
+from aim_core.plugin.providers import ResourceRef
 
 GROUP = "aim.eai.amd.com"
 API_VERSION = f"{GROUP}/v1alpha1"

@@ -40,14 +40,14 @@ from typing import Any, ClassVar
 
 import attrs
 
-from aim_core.controller import Context, Controller, Watch, namespace_going
-from aim_core.health import Category, Health, State
-from aim_core.providers import ResourceRef
+from aim_core.runtime.controller import Context, Controller, Watch, namespace_going
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.naming import artifact_name, sanitize_label_value
 from aim_core.reconcile.plan import LabelPolicy, Plan
-from aim_core.resources import (
+from aim_core.reconcile.resources import (
     ARTIFACTS,
     CLUSTER_RUNTIME_CONFIGS,
     CLUSTER_TEMPLATES,
@@ -56,8 +56,8 @@ from aim_core.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import Resolution, config_name, resolve
-from aim_core.store import ObjectKey, Store
+from aim_core.runtimeconfig.resolve import Resolution, config_name, resolve
+from aim_core.runtime.store import ObjectKey, Store
 
 BY_TEMPLATE = "template-cache:by-template"  # caches by spec.templateName
 BY_CONFIG = "template-cache:by-config"  # caches by runtime config name

@@ -1,6 +1,6 @@
 """Events from watch streams, kept in the store by the object they are about.
 
-Workload inspection (:mod:`aim_core.inspect`, and the runtime provider's
+Workload inspection (:mod:`aim_core.reconcile.workloads`, and the runtime provider's
 ``health``) explains a failing pod, PVC or serving object from its Events.
 The operator does not list Events per object: it watches them, one stream per
 involved kind (``fieldSelector=involvedObject.kind=Pod`` ...), and keeps in
@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from aim_core.inspect import event_time
-from aim_core.providers import ResourceRef
-from aim_core.resources import EVENTS
-from aim_core.store import ObjectKey, Relisting, Store
+from aim_core.reconcile.workloads import event_time
+from aim_core.plugin.providers import ResourceRef
+from aim_core.reconcile.resources import EVENTS
+from aim_core.runtime.store import ObjectKey, Relisting, Store
 
 BY_INVOLVED = "event-by-involved"
 

@@ -17,18 +17,18 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from aim_core.controller import Context, Controller, Watch, namespace_going
-from aim_core.eventstore import add_index as index_events
-from aim_core.eventstore import events_about, involved
-from aim_core.gpu import GpuInventory, node_gpu_facts
-from aim_core.health import State
-from aim_core.inspect import pod_failed
+from aim_core.runtime.controller import Context, Controller, Watch, namespace_going
+from aim_core.runtime.eventstore import add_index as index_events
+from aim_core.runtime.eventstore import events_about, involved
+from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
+from aim_core.reconcile.health import State
+from aim_core.reconcile.workloads import pod_failed
 from aim_core.reconcile.errors import describe
 from aim_core.reconcile.labels import SERVICE_FINALIZER
 from aim_core.reconcile.naming import hashed_label_value, inference_service_name, sanitize_label_value
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.status import SERVICE_STATUS_MAP
-from aim_core.resources import (
+from aim_core.reconcile.resources import (
     CLUSTER_MODELS,
     CLUSTER_RUNTIME_CONFIGS,
     CLUSTER_TEMPLATES,
@@ -42,10 +42,10 @@ from aim_core.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import config_name, resolve
+from aim_core.runtimeconfig.resolve import config_name, resolve
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
-from aim_core.store import ObjectKey, Store
+from aim_core.runtime.store import ObjectKey, Store
 
 log = logging.getLogger("aim_engine.service")
 

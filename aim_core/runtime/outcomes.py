@@ -2,7 +2,7 @@
 
 A steady-state reconcile writes nothing and so says nothing; requests are
 never logged one by one (docs/metrics.md, "Logs"). Failures are logged where
-they are handled, in :mod:`aim_core.engine`.
+they are handled, in :mod:`aim_core.runtime.engine`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 For one key it reads the object from the store, handles the finalizer and the
 paused annotation, runs the controller's observe and plan steps, applies the
 plan's children with server-side apply (fixed order, one field manager,
-owner references and identity labels set in :mod:`aim_core.applyset`),
+owner references and identity labels set in :mod:`aim_core.runtime.applyset`),
 deletes what the plan drops, and writes status only when it changed. Errors
 never escape: they are classified (F10), reported in status, and decide the
 retry. What it writes (the status, its merge patch, Event bodies) is built
@@ -17,10 +17,14 @@ import logging
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from aim_core import applyset, metrics, outcomes
-from aim_core.controller import Context, Controller, namespace_going
+from aim_core import metrics
+
+from aim_core.runtime import applyset
+
+from aim_core.runtime import outcomes
+from aim_core.runtime.controller import Context, Controller, namespace_going
 from aim_core.kube import Kube
-from aim_core.providers import ResourceRef
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import events as eventing
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile import status as statusing
@@ -28,9 +32,9 @@ from aim_core.reconcile.errors import ApiError, NetworkError, classify
 from aim_core.reconcile.events import EventSpec
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.writes import build_status, event_body, rfc3339, status_patch
-from aim_core.resources import EVENTS, NAMESPACES
-from aim_core.store import Store
-from aim_core.workqueue import WorkQueue
+from aim_core.reconcile.resources import EVENTS, NAMESPACES
+from aim_core.runtime.store import Store
+from aim_core.runtime.workqueue import WorkQueue
 
 __all__ = ["Engine", "build_status", "rfc3339", "routine", "utcnow"]  # build_status, rfc3339: reconcile.writes
 
