@@ -153,3 +153,32 @@ def test_progress_goes_to_a_terminal_stderr_only(capsys, monkeypatch):
     shown = terminal.getvalue()
     assert "planning" in shown and "(of 18)" in shown  # the display ends on the last object of the 18
     assert "planning" not in capsys.readouterr().out
+
+
+def test_render_shows_the_placement_of_the_inference_service_and_where_it_came_from(capsys, tmp_path):
+    from tests.service.builders import MI300X_CLUSTER, ConfigBuilder, cluster_config, ready_world, service
+
+    svc = service("chat").model_name("qwen3-32b")
+    svc["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}
+    cluster = cluster_config()
+    cluster["spec"]["tolerations"] = [{"key": "team", "operator": "Exists"}]
+    team = ConfigBuilder("AIMRuntimeConfig", "default", "ml-team")
+    team["spec"]["nodeSelector"] = {"pool": "inference"}
+    docs = [svc, *ready_world(svc), cluster, team, *MI300X_CLUSTER]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all([dict(d) for d in docs]))
+
+    assert main(["render", "-f", str(tmp_path), "--kind", "AIMService", "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "placement: nodeSelector from AIMRuntimeConfig ml-team/default spec.nodeSelector" in out
+    assert "placement: tolerations from AIMClusterRuntimeConfig default spec.tolerations" in out
+    assert "placement: affinity from AIMService ml-team/chat spec.affinity" in out
+    assert "placement: toleration amd.com/gpu (Exists) added" in out
+    [isvc] = [d for d in documents(out) if d.get("kind") == "InferenceService"]
+    predictor = isvc["spec"]["predictor"]
+    assert predictor["nodeSelector"] == {"pool": "inference"}
+    assert predictor["tolerations"] == [{"key": "team", "operator": "Exists"},
+                                        {"key": "amd.com/gpu", "operator": "Exists"}]
+    [term] = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert [e["key"] for e in term["matchExpressions"]] == ["amd.com/gpu.device-id", "zone"]

@@ -49,6 +49,28 @@ def observed_generation_field():
     return optional(description="Most recent generation seen by the controller.", format="int64")
 
 
+def node_selector_field(where: str):
+    """``nodeSelector`` of the inference pods (and, in a runtime config, of artifact Jobs)."""
+    return optional(description=f"Node labels the {where} must run on (PodSpec nodeSelector).")
+
+
+def tolerations_field(where: str):
+    """``tolerations`` of the inference pods (and, in a runtime config, of artifact Jobs)."""
+    return optional(
+        description=f"Taints the {where} tolerate (PodSpec tolerations); a GPU request tolerates its "
+        "resource's taint without being asked.",
+        list_type="atomic",
+    )
+
+
+def affinity_field(where: str):
+    """``affinity`` of the inference pods (and, in a runtime config, of artifact Jobs)."""
+    return optional(
+        description=f"Scheduling constraints of the {where} (PodSpec affinity); combined with the "
+        "template's GPU node affinity, both must hold."
+    )
+
+
 def runtime_config_name_field():
     return optional(
         description="Runtime config to use; a namespaced one wins over a cluster one of the same name."

@@ -253,3 +253,93 @@ class ParentReference:
         max_length=253,
         pattern=_DNS_SUBDOMAIN,
     )
+
+
+# --- pod placement (PodSpec tolerations and affinity) ------------------------
+
+TOLERATION_OPERATORS = ("Exists", "Equal")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+@attrs.define(kw_only=True)
+@schema(description="Lets a pod schedule onto (or stay on) nodes with a matching taint.")
+class Toleration:
+    key: str | None = optional(description="Taint key; empty with operator Exists matches every taint.")
+    operator: str | None = optional(
+        description="Exists (any value) or Equal (the value below); Equal when unset.",
+        enum=TOLERATION_OPERATORS,
+    )
+    value: str | None = optional(description="Taint value for operator Equal.")
+    effect: str | None = optional(
+        description="Taint effect to match; every effect when unset.", enum=TAINT_EFFECTS
+    )
+    toleration_seconds: int | None = optional(
+        description="For NoExecute: how long the pod stays after the taint appears.", format="int64"
+    )
+
+
+@attrs.define(kw_only=True)
+@schema(description="A label selector requirement: key, operator and values.")
+class LabelSelectorRequirement:
+    key: str = field(description="Label key.")
+    operator: str = field(description="One of In, NotIn, Exists, DoesNotExist.")
+    values: list[str] | None = optional(
+        description="Values; none for Exists/DoesNotExist.", list_type="atomic"
+    )
+
+
+@attrs.define(kw_only=True)
+@schema(description="Selects objects by their labels.", map_type="atomic")
+class LabelSelector:
+    match_labels: dict[str, str] | None = optional(description="Labels that must all be equal.")
+    match_expressions: list[LabelSelectorRequirement] | None = optional(
+        description="Requirements that must all hold.", list_type="atomic"
+    )
+
+
+@attrs.define(kw_only=True)
+@schema(description="Pods that must (or must not) run in the same topology domain.")
+class PodAffinityTerm:
+    label_selector: LabelSelector | None = optional(description="The pods this term is about.")
+    namespace_selector: LabelSelector | None = optional(
+        description="Namespaces the pods are looked for in, by label."
+    )
+    namespaces: list[str] | None = optional(
+        description="Namespaces the pods are looked for in; the pod's own when both are unset.",
+        list_type="atomic",
+    )
+    topology_key: str = field(description="Node label whose value defines a topology domain.")
+    match_label_keys: list[str] | None = optional(
+        description="Pod label keys whose values are added to labelSelector (Kubernetes 1.29+).",
+        list_type="atomic",
+    )
+    mismatch_label_keys: list[str] | None = optional(
+        description="Pod label keys whose values are excluded through labelSelector (Kubernetes 1.29+).",
+        list_type="atomic",
+    )
+
+
+@attrs.define(kw_only=True)
+@schema(description="A weighted pod (anti-)affinity preference.")
+class WeightedPodAffinityTerm:
+    pod_affinity_term: PodAffinityTerm = field(description="The term.")
+    weight: int = field(description="Weight from 1 to 100.", format="int32")
+
+
+@attrs.define(kw_only=True)
+@schema(description="Pod affinity or anti-affinity rules.")
+class PodAffinity:
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = (
+        optional(description="Soft preferences, summed by weight.", list_type="atomic")
+    )
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = optional(
+        description="Hard requirements checked at scheduling time.", list_type="atomic"
+    )
+
+
+@attrs.define(kw_only=True)
+@schema(description="Scheduling constraints of a pod (Kubernetes PodSpec affinity).")
+class Affinity:
+    node_affinity: NodeAffinity | None = optional(description="Node affinity rules.")
+    pod_affinity: PodAffinity | None = optional(description="Co-location with other pods.")
+    pod_anti_affinity: PodAffinity | None = optional(description="Separation from other pods.")

@@ -9,11 +9,14 @@ from aim_core.api.common import (
     AIMLabelPropagationConfig,
     AIMRuntimeRoutingConfig,
     AIMStorageConfig,
+    affinity_field,
     conditions_field,
+    node_selector_field,
     observed_generation_field,
+    tolerations_field,
 )
 from aim_core.api.fields import field, optional, schema
-from aim_core.api.k8s import Condition, EnvVar, env_list, quantity
+from aim_core.api.k8s import Affinity, Condition, EnvVar, Toleration, env_list, quantity
 
 
 @attrs.define(kw_only=True)
@@ -52,6 +55,13 @@ class AIMRuntimeConfigSpec:
     label_propagation: AIMLabelPropagationConfig | None = optional(
         description="Copying of parent labels onto children."
     )
+    node_selector: dict[str, str] | None = node_selector_field(
+        "inference pods and artifact download Jobs"
+    )
+    tolerations: list[Toleration] | None = tolerations_field(
+        "inference pods and artifact download Jobs"
+    )
+    affinity: Affinity | None = affinity_field("inference pods and artifact download Jobs")
     default_storage_class_name: str | None = optional(
         description="Deprecated; use storage.defaultStorageClassName.", deprecated=True
     )

@@ -14,13 +14,24 @@ from aim_core.api.common import (
     AIMResolvedReference,
     AIMRuntimeRoutingConfig,
     AIMStorageConfig,
+    affinity_field,
     conditions_field,
+    node_selector_field,
     observed_generation_field,
     runtime_config_name_field,
+    tolerations_field,
     status_field,
 )
 from aim_core.api.fields import field, optional, schema
-from aim_core.api.k8s import Condition, EnvVar, LocalObjectReference, ResourceRequirements, env_list
+from aim_core.api.k8s import (
+    Affinity,
+    Condition,
+    EnvVar,
+    LocalObjectReference,
+    ResourceRequirements,
+    Toleration,
+    env_list,
+)
 
 SERVICE_STATUS_VALUES = ("Pending", "Starting", "Running", "Degraded", "Failed")
 
@@ -190,6 +201,9 @@ class AIMServiceSpec:
         description="Service account of the inference pods."
     )
     priority_class_name: str | None = optional(description="Priority class of the inference pods.")
+    node_selector: dict[str, str] | None = node_selector_field("inference pods")
+    tolerations: list[Toleration] | None = tolerations_field("inference pods")
+    affinity: Affinity | None = affinity_field("inference pods")
     routing: AIMRuntimeRoutingConfig | None = optional(
         description="Routing settings; win over runtime config values."
     )

@@ -26,6 +26,7 @@ from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.envvars import layer_env
 from aim_core.reconcile.naming import sanitize_label_value
 from aim_core.reconcile.resources import JOBS, PVCS, ROLE_BINDINGS
+from aim_core.runtimeconfig.placement import Placement, apply_to_pod
 
 STATUS_UPDATER = "aim-engine-artifact-status-updater"  # RoleBinding and ClusterRole name (F72)
 DOWNLOAD_CONTAINER = "model-download"
@@ -101,7 +102,8 @@ def download_env(*, artifact: str, namespace: str, size_bytes: int, config_env: 
 
 
 def check_size_job(*, name: str, artifact: str, namespace: str, source_uri: str, image: str, env: Env,
-                   pull_secrets: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+                   pull_secrets: Sequence[Mapping[str, Any]] | None = None,
+                   placement: Placement | None = None) -> dict[str, Any]:
     """The Job measuring the source (F70); its last log line carries the size."""
     labels = job_labels(artifact, COMPONENT_CHECK_SIZE)
     pod = {
@@ -118,12 +120,14 @@ def check_size_job(*, name: str, artifact: str, namespace: str, source_uri: str,
     }
     if secrets := _pull_secrets(pull_secrets):
         pod["imagePullSecrets"] = secrets
+    apply_to_pod(pod, placement)
     return _job(name, namespace, labels, pod, CHECK_SIZE_BACKOFF_LIMIT, CHECK_SIZE_TTL_SECONDS)
 
 
 def download_job(*, name: str, artifact: str, namespace: str, source_uri: str, image: str, env: Env, pvc: str,
-                 pull_secrets: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The Job filling the PVC (F73)."""
+                 pull_secrets: Sequence[Mapping[str, Any]] | None = None,
+                 placement: Placement | None = None) -> dict[str, Any]:
+    """The Job filling the PVC (F73); placed as the artifact's runtime config says (issue 20)."""
     labels = job_labels(artifact, COMPONENT_DOWNLOAD)
     pod = {
         "restartPolicy": "Never",
@@ -141,6 +145,7 @@ def download_job(*, name: str, artifact: str, namespace: str, source_uri: str, i
     }
     if secrets := _pull_secrets(pull_secrets):
         pod["imagePullSecrets"] = secrets
+    apply_to_pod(pod, placement)
     return _job(name, namespace, labels, pod, DOWNLOAD_BACKOFF_LIMIT, DOWNLOAD_TTL_SECONDS)
 
 

@@ -61,6 +61,7 @@ from aim_core.reconcile.naming import (
 )
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.reconcile.resources import ARTIFACTS, JOBS, PVCS, ROLE_BINDINGS, TEMPLATE_CACHES
+from aim_core.runtimeconfig.placement import Placement, resolve_placement
 from aim_core.runtimeconfig.resolve import pvc_headroom_percent
 
 OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output again
@@ -151,12 +152,14 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     config_env = ob.config.spec.get("env") or []
     artifact_env = spec.get("env") or []
     secrets = spec.get("imagePullSecrets")
+    placement = resolve_placement({}, ob.config.spec, ob.config, owner=f"AIMArtifact {ns}/{name}")
+    plan.notes += placement.sources
 
     # --- size (F70)
     if size is None:
         size = discovered_size(status)
     if size is None:
-        size = _plan_size_check(plan, obj, ob, image, config_env, artifact_env, flt_json)
+        size = _plan_size_check(plan, obj, ob, image, config_env, artifact_env, flt_json, placement)
         if size is None:
             plan.status["displaySize"] = display_size(0)
             return plan
@@ -215,7 +218,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
                                         artifact_env=artifact_env, filter_json=flt_json)
             plan.want(JOBS, children.download_job(name=job_name, artifact=_label(name), namespace=ns,
                                                   source_uri=uri, image=image, env=env, pvc=pvc_name,
-                                                  pull_secrets=secrets))
+                                                  pull_secrets=secrets, placement=placement))
             plan.component("DownloadJob", Health.progressing("ResourceNotReady", f"creating download Job {job_name}"))
         return plan
     job_health = inspect_job(job)
@@ -261,7 +264,7 @@ def _older(job: Obj, pvc: Obj) -> bool:
 
 
 def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env, artifact_env,
-                     flt_json: str) -> int | None:
+                     flt_json: str, placement: Placement | None = None) -> int | None:
     """Run or read the check-size Job; the size once its output is in."""
     meta, spec = obj["metadata"], obj.get("spec") or {}
     name, ns = meta["name"], meta.get("namespace") or ""
@@ -271,7 +274,7 @@ def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env,
         env = children.check_size_env(config_env, artifact_env, flt_json)
         plan.want(JOBS, children.check_size_job(name=job_name, artifact=_label(name), namespace=ns,
                                                 source_uri=spec.get("sourceUri") or "", image=image, env=env,
-                                                pull_secrets=spec.get("imagePullSecrets")))
+                                                pull_secrets=spec.get("imagePullSecrets"), placement=placement))
         plan.component("CheckSizeJob", Health.progressing("ResourceNotReady", f"creating size-check Job {job_name}"))
         return None
     job_health = inspect_job(job)

@@ -71,7 +71,14 @@ class GpuDevice:
 
 @runtime_checkable
 class GpuVendor(Protocol):
-    """Reads one vendor's GPUs from Node objects and speaks for its models."""
+    """Reads one vendor's GPUs from Node objects and speaks for its models.
+
+    Optional attribute ``resource_names``: the extended resources the vendor's
+    device plugin advertises (``("amd.com/gpu",)``). A pod that requests one
+    tolerates the taint of that key without being asked, as Kubernetes'
+    ExtendedResourceToleration admission plugin would add; read through
+    :func:`gpu_resource_names`, so a vendor without it still loads.
+    """
 
     name: str
 
@@ -91,6 +98,11 @@ class GpuVendor(Protocol):
 
     def watches_node_key(self, key: str) -> bool:
         """Whether a node label or resource key carries this vendor's GPU facts (F42)."""
+
+
+def gpu_resource_names(vendors: Sequence[GpuVendor]) -> frozenset[str]:
+    """The extended resource names the vendors own (their optional ``resource_names``)."""
+    return frozenset(str(n) for v in vendors for n in (getattr(v, "resource_names", None) or ()) if n)
 
 
 # ---------------------------------------------------------------------------
@@ -115,7 +127,7 @@ class RuntimeRequest:
     resources: Mapping[str, Any]
     volumes: Sequence[Mapping[str, Any]] = ()
     volume_mounts: Sequence[Mapping[str, Any]] = ()
-    node_affinity: Mapping[str, Any] | None = None
+    node_affinity: Mapping[str, Any] | None = None  # ``affinity.nodeAffinity`` (GPU and user combined)
     image_pull_secrets: Sequence[Mapping[str, Any]] = ()
     service_account_name: str | None = None
     priority_class_name: str | None = None
@@ -123,6 +135,11 @@ class RuntimeRequest:
     min_replicas: int | None = None
     max_replicas: int | None = None
     live: Mapping[str, Any] | None = None  # the serving object currently on the server
+    #: the pod's whole ``affinity`` (node affinity as in ``node_affinity``, plus the user's pod
+    #: (anti-)affinity); a builder that knows only ``node_affinity`` still places the GPU part
+    affinity: Mapping[str, Any] | None = None
+    node_selector: Mapping[str, str] | None = None
+    tolerations: Sequence[Mapping[str, Any]] = ()
 
 
 @runtime_checkable

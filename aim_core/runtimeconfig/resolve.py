@@ -70,8 +70,9 @@ def merge_specs(base: Mapping[str, Any] | None, overlay: Mapping[str, Any] | Non
     return result
 
 
-# Objects that are one value, not a set of independent settings.
-_ATOMIC_OBJECTS = frozenset({"gatewayRef", "downloadFilter"})
+# Objects that are one value, not a set of independent settings (placement fields: a namespace's
+# nodeSelector or affinity replaces the cluster's whole, as a service's replaces the config's).
+_ATOMIC_OBJECTS = frozenset({"gatewayRef", "downloadFilter", "nodeSelector", "affinity"})
 
 
 @attrs.frozen

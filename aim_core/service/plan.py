@@ -34,8 +34,13 @@ from aim_core.runtimeconfig.resolve import routing_enabled
 from aim_core.service import caching, routing
 from aim_core.service.models import image_key, resolve_model
 from aim_core.service.observed import Observed
+from aim_core.plugin.providers import gpu_resource_names
+from aim_core.service.placement import service_placement
 from aim_core.service.runtime import (
     autoscaling,
+    container_resources,
+    gpu_count,
+    gpu_resource_name,
     runtime_request,
     runtime_status,
     scaling_request,
@@ -273,8 +278,15 @@ def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, l
     # Cache volumes are resolved only when the object is created; afterwards the live ones are
     # carried over by the builder (F51, Q16), so a changed cache never swaps a running mount.
     volumes_from = cache if live is None else None
+    default_gpu = _default_gpu_resource(template, ob)
+    gpus = set(gpu_resource_names(providers.gpu_vendors))
+    if gpu_count(template) > 0:
+        gpus.add(gpu_resource_name(template, default_gpu))
+    placement = service_placement(svc, template, config, ob.config,
+                                  container_resources(svc, template, default_gpu), gpus)
+    plan.notes += placement.sources
     request = runtime_request(svc, model, template, scoped.scope.value, config, volumes_from, live,
-                              default_gpu_resource=_default_gpu_resource(template, ob))
+                              default_gpu_resource=default_gpu, placement=placement)
     if isinstance(request, Issue):
         plan.issues.append(request)
         plan.component(RUNTIME, Health.error(request.category, request.reason, request.message))

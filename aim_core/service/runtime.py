@@ -49,6 +49,7 @@ from aim_core.reconcile.envvars import ENGINE_ARGS, layer_env
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.plan import Issue
 from aim_core.runtimeconfig.resolve import config_name
+from aim_core.service.placement import Placement
 
 CACHE_PATH = "/workspace/cache"
 DEFAULT_ENV: tuple[Mapping[str, str], ...] = (
@@ -329,6 +330,7 @@ def runtime_request(
     labels: Mapping[str, str] | None = None,
     *,
     default_gpu_resource: str,
+    placement: Placement | None = None,
 ) -> RuntimeRequest | Issue:
     """The runtime request for ``service``, or the InvalidSpec issue that prevents one.
 
@@ -340,6 +342,9 @@ def runtime_request(
     :param live: the serving object on the server, so the builder can carry its storage over.
     :param labels: extra labels for the serving object; the F48 labels win on conflict.
     :param default_gpu_resource: GPU resource name when the template names none.
+    :param placement: node selector, tolerations and affinity
+        (:func:`aim_core.service.placement.service_placement`); without it, the
+        template's GPU node affinity only.
     :returns: ``NamespaceTooLong`` or ``InvalidEngineArgs`` issue, else the request.
     """
     meta, spec = _meta(service), _spec(service)
@@ -355,6 +360,9 @@ def runtime_request(
 
     volumes, mounts = cache_volumes(cache)
     scaling = scaling_request(service)
+    if placement is None:
+        placement = Placement(affinity={"nodeAffinity": gpu} if (gpu := _plain(
+            _status(template).get("resolvedNodeAffinity"))) else None)
     return RuntimeRequest(
         service=service,
         name=name,
@@ -365,7 +373,10 @@ def runtime_request(
         resources=container_resources(service, template, default_gpu_resource),
         volumes=volumes,
         volume_mounts=mounts,
-        node_affinity=_plain(_status(template).get("resolvedNodeAffinity")) or None,
+        node_affinity=placement.node_affinity,
+        affinity=placement.affinity,
+        node_selector=placement.node_selector,
+        tolerations=placement.tolerations,
         image_pull_secrets=tuple(_plain(s) for s in spec.get("imagePullSecrets") or ()),
         service_account_name=spec.get("serviceAccountName") or None,
         priority_class_name=spec.get("priorityClassName") or None,

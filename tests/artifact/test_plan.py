@@ -378,3 +378,27 @@ def test_last_used_is_refreshed_while_a_service_uses_the_artifact():
     assert "lastUsed" not in plan.status
     idle = plan_artifact(art, observed(pvc=pvc(names(art)["pvc"]), role_binding=BINDING))
     assert "lastUsed" not in idle.status and idle.requeue_after is None
+
+
+# ---------------------------------------------------------------- placement (issue 20)
+
+
+def test_size_check_and_download_jobs_follow_the_runtime_config_placement():
+    placement = {
+        "nodeSelector": {"example.com/pool": "storage"},
+        "tolerations": [{"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"}],
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}]}}},
+    }
+    check = plan_artifact(make_artifact(), observed(placement))
+    download = _ready_for_download(make_artifact(size="1Gi"), placement)
+    for plan in (check, download):
+        (job_,) = wanted(plan, "Job")
+        pod_spec = job_["spec"]["template"]["spec"]
+        assert {k: pod_spec[k] for k in placement} == placement  # as written: no GPU, nothing added
+        assert f"placement: tolerations from AIMRuntimeConfig {NS}/default spec.tolerations" in plan.notes
+
+
+def test_jobs_without_runtime_config_placement_have_none():
+    (job_,) = wanted(_ready_for_download(make_artifact(size="1Gi")), "Job")
+    assert not {"nodeSelector", "tolerations", "affinity"} & set(job_["spec"]["template"]["spec"])

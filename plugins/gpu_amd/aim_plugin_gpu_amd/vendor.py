@@ -8,13 +8,16 @@ from typing import Any
 from aim_core import GpuDevice
 
 from aim_plugin_gpu_amd import names, tables
-from aim_plugin_gpu_amd.detect import DEVICE_ID_LABEL, PREFIXES, VENDOR, devices_on
+from aim_plugin_gpu_amd.detect import DEVICE_ID_LABEL, PREFIXES, RESOURCE, VENDOR, devices_on
 
 
 class AmdGpuVendor:
     """AMD Instinct and Radeon GPUs, told apart by PCI device ID."""
 
     name = VENDOR
+    #: the extended resources this vendor's device plugin advertises; a pod requesting one
+    #: tolerates that resource's taint (ExtendedResourceToleration, issue 20)
+    resource_names = (RESOURCE,)
 
     def detect(self, node: Mapping[str, Any]) -> Sequence[GpuDevice]:
         return devices_on(node)

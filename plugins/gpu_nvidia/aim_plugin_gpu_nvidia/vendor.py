@@ -8,7 +8,7 @@ from typing import Any
 from aim_core import GpuDevice
 
 from aim_plugin_gpu_nvidia import names
-from aim_plugin_gpu_nvidia.detect import PREFIX, PRODUCT_LABEL, VENDOR, devices_on
+from aim_plugin_gpu_nvidia.detect import PREFIX, PRODUCT_LABEL, RESOURCE, VENDOR, devices_on
 
 PREFERENCE: tuple[str, ...] = (
     "GB300",
@@ -36,6 +36,9 @@ class NvidiaGpuVendor:
     """NVIDIA GPUs as GPU Feature Discovery labels them."""
 
     name = VENDOR
+    #: the extended resources this vendor's device plugin advertises; a pod requesting one
+    #: tolerates that resource's taint (ExtendedResourceToleration, issue 20)
+    resource_names = (RESOURCE,)
 
     def detect(self, node: Mapping[str, Any]) -> Sequence[GpuDevice]:
         return devices_on(node)

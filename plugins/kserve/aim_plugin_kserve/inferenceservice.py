@@ -91,8 +91,15 @@ class InferenceServiceBuilder:
             _carry_over_storage(request.live, container["volumeMounts"], volumes)
         predictor["containers"] = [container]
         predictor["volumes"] = volumes
-        if request.node_affinity:
+        affinity = request.affinity
+        if affinity:
+            predictor["affinity"] = _plain(affinity)
+        elif request.node_affinity:
             predictor["affinity"] = {"nodeAffinity": _plain(request.node_affinity)}
+        if request.node_selector:
+            predictor["nodeSelector"] = dict(request.node_selector)
+        if request.tolerations:
+            predictor["tolerations"] = _plain(request.tolerations)
 
         labels = {**request.labels, LABEL_COMPONENT: "inference", LABEL_MANAGED_BY: MANAGED_BY}
         isvc: KubeObject = {

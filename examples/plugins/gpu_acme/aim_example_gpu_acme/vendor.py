@@ -53,6 +53,8 @@ class AcmeGpuVendor:
     """Acme X-series accelerators."""
 
     name = VENDOR
+    #: extended resources Acme's device plugin advertises: a pod requesting one tolerates its taint
+    resource_names = (RESOURCE,)
 
     def detect(self, node: Mapping[str, Any]) -> Sequence[GpuDevice]:
         labels = (node.get("metadata") or {}).get("labels") or {}

@@ -1,0 +1,54 @@
+"""Placement of inference pods through the operator (issue 20): runtime config and service fields reach the
+InferenceService, with the GPU node affinity kept and the GPU taint tolerated; a config change re-places it."""
+
+from __future__ import annotations
+
+import copy
+
+from aim_testing.crdschema import third_party_crd, validate_against_crd
+from tests.wire.conftest import eventually
+from tests.wire.test_services_wire import CRC, ISVC, NS, REACT, SVC, cluster, create  # noqa: F401 - fixture
+
+ZONE = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-a"]}
+TEAM = {"key": "example.com/dedicated", "operator": "Equal", "value": "inference", "effect": "NoSchedule"}
+
+
+async def test_config_and_service_placement_reach_the_inference_service(kube, api, cluster, operator):
+    response = await api.patch(kube.path(CRC, None, "default"),
+                               json={"spec": {"tolerations": [TEAM], "nodeSelector": {"example.com/pool": "gpu"}}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [ZONE]}]}}}
+    await create(api, kube, body)
+    assert kube.get(SVC, NS, "qwen-chat")["spec"]["affinity"] == body["spec"]["affinity"]  # kept by the CRD
+
+    def placed():
+        found = kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")
+        assert len(found) == 1
+        obj = found[0]
+        predictor = obj["spec"]["predictor"]
+        assert predictor.get("tolerations") == [TEAM, {"key": "amd.com/gpu", "operator": "Exists"}]
+        return obj
+
+    obj = await eventually(placed)
+    validate_against_crd(obj, third_party_crd("serving.kserve.io_inferenceservices.yaml"))
+    predictor = obj["spec"]["predictor"]
+    assert predictor["nodeSelector"] == {"example.com/pool": "gpu"}
+    [term] = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"]
+    assert [e["key"] for e in term["matchExpressions"]] == ["amd.com/gpu.device-id", ZONE["key"]]
+
+    # the cluster config's selector changes: the InferenceService follows through the watch
+    response = await api.patch(kube.path(CRC, None, "default"),
+                               json={"spec": {"nodeSelector": {"example.com/pool": "gpu-2"}}},
+                               headers={"Content-Type": "application/merge-patch+json"})
+    assert response.status_code == 200, response.text
+
+    def moved():
+        assert kube.get(ISVC, NS, obj["metadata"]["name"])["spec"]["predictor"]["nodeSelector"] == {
+            "example.com/pool": "gpu-2"}
+        return True
+
+    await eventually(moved, timeout=REACT)
