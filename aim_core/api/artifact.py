@@ -77,6 +77,15 @@ class AIMArtifactProgress:
 
 
 @attrs.define(kw_only=True)
+@schema(description="What the downloader read from a LoRA adapter's adapter_config.json.")
+class AIMArtifactAdapterInfo:
+    base_model: str | None = optional(description="base_model_name_or_path of the adapter.")
+    rank: int | None = optional(description="LoRA rank (r) of the adapter.", format="int32")
+    alpha: int | None = optional(description="LoRA alpha of the adapter.", format="int32")
+    problem: str | None = optional(description="Why adapter_config.json could not be read, if it could not.")
+
+
+@attrs.define(kw_only=True)
 @schema(description="Observed state of an artifact.")
 class AIMArtifactStatus:
     status: str | None = status_field()
@@ -100,6 +109,9 @@ class AIMArtifactStatus:
     persistent_volume_claim: str | None = optional(description="Volume claim holding the files.")
     last_used: str | None = optional(
         description="Last time a deployment used the artifact.", format="date-time"
+    )
+    adapter: AIMArtifactAdapterInfo | None = optional(
+        description="The LoRA adapter configuration found in the files, written by the downloader."
     )
 
 

@@ -7,6 +7,7 @@ import attrs
 from aim_core.api.common import (
     API_VERSION,
     CACHING_MODES,
+    SOURCE_URI_PATTERN,
     METRICS,
     PRECISIONS,
     AIMHardwareRequirements,
@@ -156,6 +157,58 @@ class AIMServiceAutoScaling:
     metrics: list[AIMServiceMetricsSpec] | None = optional(description="Metrics to scale on.")
 
 
+# --- LoRA adapters ---------------------------------------------------------
+
+#: An adapter's name is a model name of the OpenAI API: clients select it with ``"model": NAME``.
+#: Letters, digits and ``. _ : / -``, starting and ending with a letter or digit, at most 128 characters
+#: (no ``=``: vLLM's ``--lora-modules`` reads ``NAME=PATH``; no spaces: request bodies and logs).
+ADAPTER_NAME_PATTERN = r"^[A-Za-z0-9]([A-Za-z0-9._:/-]*[A-Za-z0-9])?$"
+#: The values vLLM accepts for ``--max-lora-rank``.
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+MAX_ADAPTERS = 32
+
+
+@attrs.define(kw_only=True)
+@schema(description="A LoRA adapter served beside the base model under its own model name.")
+class AIMServiceAdapter:
+    name: str = field(
+        description="Model name that selects the adapter in OpenAI API requests; unique in the service "
+        "and different from the base model's name.",
+        min_length=1,
+        max_length=128,
+        pattern=ADAPTER_NAME_PATTERN,
+    )
+    source_uri: str = field(
+        description="Where the adapter's weights are: hf://org/adapter or s3://bucket/key.",
+        min_length=1,
+        pattern=SOURCE_URI_PATTERN,
+    )
+    env: list[EnvVar] | None = env_list(
+        description="Environment for the download, e.g. HF_TOKEN or AWS credentials."
+    )
+    retention_priority: int | None = optional(
+        description="Retention priority of the adapter's artifact when the service creates it.",
+        minimum=0,
+        format="int32",
+    )
+
+
+@attrs.define(kw_only=True)
+@schema(description="vLLM limits for the adapters of a service; derived from the adapters when unset.")
+class AIMServiceAdapterLimits:
+    max_loaded: int | None = optional(
+        description="Adapters loaded on the GPU at once (vLLM --max-loras); the number of adapters when unset.",
+        minimum=1,
+        format="int32",
+    )
+    max_rank: int | None = optional(
+        description="Highest LoRA rank accepted (vLLM --max-lora-rank); the highest rank of the adapters "
+        "when unset.",
+        enum=LORA_RANKS,
+        format="int32",
+    )
+
+
 # --- spec ------------------------------------------------------------------
 
 
@@ -210,6 +263,15 @@ class AIMServiceSpec:
     storage: AIMStorageConfig | None = optional(
         description="Storage settings; win over runtime config values."
     )
+    adapters: list[AIMServiceAdapter] | None = optional(
+        description="LoRA adapters served beside the base model, each under its own model name.",
+        max_items=MAX_ADAPTERS,
+        list_type="map",
+        list_map_keys=("name",),
+    )
+    adapter_limits: AIMServiceAdapterLimits | None = optional(
+        description="vLLM limits for the adapters; derived from the adapters when unset."
+    )
 
     def effective_caching_mode(self) -> str:
         """The caching mode in canonical form: Shared or Dedicated (F5)."""
@@ -258,6 +320,22 @@ class AIMServiceRuntimeStatus:
 
 
 @attrs.define(kw_only=True)
+@schema(description="State of one LoRA adapter of a service.")
+class AIMServiceAdapterStatus:
+    name: str = field(description="The adapter's model name.")
+    source_uri: str | None = optional(description="Where its weights come from.")
+    artifact: str | None = optional(description="The AIMArtifact holding its weights.")
+    state: str | None = optional(
+        description="Pending, Downloading, Ready (served) or Failed.",
+        enum=("Pending", "Downloading", "Ready", "Failed"),
+    )
+    reason: str | None = optional(description="Why the adapter is in this state.")
+    message: str | None = optional(description="What to do about it, when not Ready.")
+    base_model: str | None = optional(description="Base model named by its adapter_config.json.")
+    rank: int | None = optional(description="LoRA rank from its adapter_config.json.", format="int32")
+
+
+@attrs.define(kw_only=True)
 @schema(description="Observed state of an AIMService.")
 class AIMServiceStatus:
     status: str | None = status_field(SERVICE_STATUS_VALUES)
@@ -271,6 +349,10 @@ class AIMServiceStatus:
     cache: AIMServiceCacheStatus | None = optional(description="Cache state.")
     routing: AIMServiceRoutingStatus | None = optional(description="Routing state.")
     runtime: AIMServiceRuntimeStatus | None = optional(description="Replica counts.")
+    adapters: list[AIMServiceAdapterStatus] | None = optional(description="State of each LoRA adapter.")
+    adapter_summary: str | None = optional(
+        description="Adapters served out of those in spec.adapters, e.g. 2/3 (printer column)."
+    )
 
 
 @attrs.define(kw_only=True)

@@ -59,6 +59,7 @@ from aim_core.reconcile.resources import (
 )
 from aim_core.runtimeconfig.resolve import config_name, resolve
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.service.adapters import adapter_artifacts
 
 DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"
 
@@ -72,6 +73,7 @@ SVC_BY_CACHE = "artifact:svc-by-cache"  # services by (namespace, cache or templ
 CACHE_BY_TEMPLATE = "artifact:cache-by-template"  # template caches by (namespace, spec.templateName)
 BY_CLAIM = "artifact:by-claim"  # artifacts by (namespace, status.persistentVolumeClaim)
 POD_BY_CLAIM = "artifact:pod-by-claim"  # pods (not our own) by (namespace, claim they mount)
+SVC_BY_ADAPTER = "artifact:svc-by-adapter"  # services by (namespace, artifact in status.adapters)
 
 _WAITING_REASONS = ("StorageQuotaExceeded", "EvictingArtifacts")
 _TEMPLATE_KINDS = ("AIMServiceTemplate", "AIMClusterServiceTemplate")
@@ -191,6 +193,7 @@ class ArtifactController(Controller):
         store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [
             (_ns(c), (c.get("spec") or {}).get("templateName") or "")])
         store.add_index(SERVICES, SVC_BY_CACHE, _service_uses)
+        store.add_index(SERVICES, SVC_BY_ADAPTER, lambda s: [(_ns(s), a) for a in adapter_artifacts(s)])
 
     def _artifacts(self, index: str, value: Any) -> set[ObjectKey]:
         assert self._store is not None
@@ -237,6 +240,7 @@ class ArtifactController(Controller):
                 caches += self._store.by_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, (ns, used))
                 for c in caches:
                     keys |= set(by_cache(c))
+            keys |= {(_ns(svc), name) for name in adapter_artifacts(svc)}  # LoRA adapters (issue 22)
             return keys
 
         def by_event(event: Obj) -> Iterable[ObjectKey]:
@@ -288,11 +292,13 @@ class ArtifactController(Controller):
 
         In use: a running pod other than its own Jobs' mounts its PVC (an
         inference pod keeps its volumes even after its cache went, Q16), or a
-        live service (or a template) uses a template cache that lists it.
+        live service (or a template) uses a template cache that lists it, or a
+        live service lists it in ``status.adapters`` (a LoRA adapter's weights).
         """
         ns, name = _ns(artifact), artifact["metadata"]["name"]
         claim = (artifact.get("status") or {}).get("persistentVolumeClaim")
         used = bool(claim) and any(_running(p) for p in store.by_index(PODS, POD_BY_CLAIM, (ns, claim)))
+        used = used or any(not _deleting(s) for s in store.by_index(SERVICES, SVC_BY_ADAPTER, (ns, name)))
         idle: list[str] = []
         for cache in store.by_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, (ns, name)):
             if _deleting(cache):

@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from aim_core.downloader.adapters import adapter_status
 from aim_core.downloader.config import Settings, flag
 from aim_core.downloader.monitor import Monitor, folder_bytes
 from aim_core.downloader.simulate import ATTEMPT_PROTOCOL_ENV, Simulation
@@ -241,6 +242,10 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
         checked = simulation.verify(manifest, target) if simulation else _verify(manifest, target, settings)
     except DownloadError as exc:
         return _fail(reporter, protocol, attempt, len(sequence), sequence, exc)
+    adapter = None if simulation else adapter_status(target)
+    if adapter is not None:  # a LoRA adapter: the operator checks its base model and rank (issue 22)
+        log.info("LoRA adapter: %s", json.dumps(adapter["adapter"], sort_keys=True))
+        reporter.patch(adapter)
     reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
                                    f"Complete: {checked} file(s), {manifest.total_bytes} bytes verified"))
     log.info("done: %d file(s), %d bytes verified in %s", checked, manifest.total_bytes, target)

@@ -140,6 +140,9 @@ class RuntimeRequest:
     affinity: Mapping[str, Any] | None = None
     node_selector: Mapping[str, str] | None = None
     tolerations: Sequence[Mapping[str, Any]] = ()
+    # Volumes (and their mounts) whose names start with one of these are the request's alone: the
+    # builder carries none of them over from ``live`` (a LoRA adapter removed from the service goes).
+    owned_volume_prefixes: tuple[str, ...] = ()
 
 
 @runtime_checkable

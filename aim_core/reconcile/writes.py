@@ -76,6 +76,8 @@ OWNED_STATUS_KEYS = frozenset(
         "effectiveSpec",
         "resolvedHardware",
         "resolvedNodeAffinity",
+        "adapters",
+        "adapterSummary",
     }
 )
 

@@ -29,6 +29,7 @@ from aim_core.reconcile.naming import hashed_label_value, inference_service_name
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.status import SERVICE_STATUS_MAP
 from aim_core.reconcile.resources import (
+    ARTIFACTS,
     CLUSTER_MODELS,
     CLUSTER_RUNTIME_CONFIGS,
     CLUSTER_TEMPLATES,
@@ -43,6 +44,7 @@ from aim_core.reconcile.resources import (
     TEMPLATES,
 )
 from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.service.adapters import adapter_sources
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 from aim_core.runtime.store import ObjectKey, Store
@@ -68,6 +70,8 @@ CACHE_BY_SERVICE = "cache-by-service-label"
 BY_OWNER_SERVICE = "by-service-label"
 POD_BY_SERVING = "pod-by-serving"
 BY_LABEL_VALUE = "svc-by-label-value"
+BY_ADAPTER_SOURCE = "svc-by-adapter-source"  # services by (namespace, an adapter's sourceUri)
+ARTIFACT_BY_SOURCE = "svc:artifact-by-source"  # artifacts by (namespace, spec.sourceUri)
 
 
 def _spec(obj: dict[str, Any]) -> dict[str, Any]:
@@ -147,6 +151,8 @@ class ServiceController(Controller):
         store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), _spec(c).get("templateName"))])
         store.add_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, lambda c: [
             (_ns(c), label) for label in [(c["metadata"].get("labels") or {}).get(SERVICE_LABEL)] if label])
+        store.add_index(SERVICES, BY_ADAPTER_SOURCE, lambda s: [(_ns(s), u) for u in adapter_sources(s)])
+        store.add_index(ARTIFACTS, ARTIFACT_BY_SOURCE, lambda a: [(_ns(a), _spec(a).get("sourceUri") or "")])
         store.add_index(PODS, POD_BY_SERVING, lambda p: [(_ns(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))])
 
     # ------------------------------------------------------------- watches
@@ -212,6 +218,9 @@ class ServiceController(Controller):
                 return self._keys(BY_SERVING_NAME, (ns, name))
             return []
 
+        def by_artifact(artifact: dict[str, Any]) -> Iterable[ObjectKey]:
+            return self._keys(BY_ADAPTER_SOURCE, (_ns(artifact), _spec(artifact).get("sourceUri") or ""))
+
         def by_node(node: dict[str, Any]) -> Iterable[ObjectKey]:
             return self._keys(AUTO_SELECT, True)
 
@@ -230,6 +239,7 @@ class ServiceController(Controller):
             Watch(PODS, by_pod),
             Watch(EVENTS, by_event),
             Watch(NODES, by_node, changed=gpu_changed),
+            Watch(ARTIFACTS, by_artifact),
         ]
         for ref in self.providers.child_resources():
             watches.append(Watch(ref, by_identity))
@@ -297,7 +307,10 @@ class ServiceController(Controller):
                         except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
                             read_errors.append(describe(exc))
                             break
+        artifacts = tuple(a for uri in dict.fromkeys(adapter_sources(obj))
+                          for a in store.by_index(ARTIFACTS, ARTIFACT_BY_SOURCE, (ns, uri)))
         return Observed(
+            artifacts=artifacts,
             config=config,
             models=models,
             templates=templates,

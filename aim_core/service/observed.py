@@ -91,3 +91,4 @@ class Observed:
     read_errors: list[Any]
     providers: Providers
     namespace_terminating: bool = False
+    artifacts: tuple[dict[str, Any], ...] = ()  # artifacts of the namespace with an adapter's sourceUri

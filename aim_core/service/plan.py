@@ -29,9 +29,10 @@ from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Issue, LabelPolicy, Plan
-from aim_core.reconcile.resources import TEMPLATE_CACHES
+from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
 from aim_core.runtimeconfig.resolve import routing_enabled
-from aim_core.service import caching, routing
+from aim_core.service import adapters, caching, routing
+from aim_core.service.adapters import ADAPTERS
 from aim_core.service.models import image_key, resolve_model
 from aim_core.service.observed import Observed
 from aim_core.plugin.providers import gpu_resource_names
@@ -156,6 +157,14 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     own_issues = own_spec_issues(svc, config, template_res.template)
     plan.issues += own_issues
 
+    # --- LoRA adapters (issue 22): their artifacts are made whatever the template's state
+    ready_scoped = template_res.template if template_res is not None and template_res.ready else None
+    adapter_plan = adapters.plan_for(svc, ob, model_res.model, ready_scoped.template if ready_scoped else None, config)
+    for desired in adapter_plan.create:
+        plan.want(ARTIFACTS, desired, owned=False)
+    plan.status.update(adapter_plan.status())
+    plan.notes += adapter_plan.notes
+
     # --- template cache (F63-F65)
     live_runtime = ob.live.get("runtime")
     mode = caching.caching_mode(svc)
@@ -187,7 +196,8 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
             plan.component(RUNTIME, Health.error(Category.INVALID_SPEC, "RuntimeBuilderMissing",
                                                  providers.missing.get("aim_runtime_builders", "no runtime builder")))
         elif live_runtime is not None or (model_res.ready and cache_ready):
-            _plan_runtime(plan, svc, ob, model_res.model, ready_template, config, cache, live_runtime)
+            _plan_runtime(plan, svc, ob, model_res.model, ready_template, config, cache, live_runtime,
+                          adapter_plan.serving)
         else:
             waiting = "the model" if not model_res.ready else "the template cache"
             plan.component(RUNTIME, Health(State.PROGRESSING, "CreatingRuntime", f"waiting for {waiting} to be Ready"))
@@ -219,6 +229,12 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     else:
         replicas = None
     plan.status["runtime"] = runtime_status(svc, replicas)
+
+    # --- adapters last: the base model's components explain Ready first
+    if adapter_plan.health is not None:
+        plan.component(ADAPTERS, adapter_plan.health)
+    if adapter_plan.condition is not None:
+        plan.conditions.append(adapter_plan.condition)
 
 
 def _expected_model_name(svc: dict[str, Any], model_res: Any) -> str | None:
@@ -272,7 +288,7 @@ def _serving_name(svc: dict[str, Any], plan: Plan) -> str | None:
         return None
 
 
-def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, live) -> None:
+def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, live, served_adapters=None) -> None:
     providers = ob.providers
     template = scoped.template
     # Cache volumes are resolved only when the object is created; afterwards the live ones are
@@ -286,7 +302,8 @@ def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, l
                                   container_resources(svc, template, default_gpu), gpus)
     plan.notes += placement.sources
     request = runtime_request(svc, model, template, scoped.scope.value, config, volumes_from, live,
-                              default_gpu_resource=default_gpu, placement=placement)
+                              default_gpu_resource=default_gpu, placement=placement,
+                              adapters=served_adapters)
     if isinstance(request, Issue):
         plan.issues.append(request)
         plan.component(RUNTIME, Health.error(request.category, request.reason, request.message))

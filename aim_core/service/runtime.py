@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import posixpath
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -50,6 +50,10 @@ from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.plan import Issue
 from aim_core.runtimeconfig.resolve import config_name
 from aim_core.service.placement import Placement
+from aim_core.service.adapters import VOLUME_PREFIX as ADAPTER_VOLUME_PREFIX
+
+if TYPE_CHECKING:
+    from aim_core.service.adapters import AdapterServing
 
 CACHE_PATH = "/workspace/cache"
 DEFAULT_ENV: tuple[Mapping[str, str], ...] = (
@@ -331,6 +335,7 @@ def runtime_request(
     *,
     default_gpu_resource: str,
     placement: Placement | None = None,
+    adapters: AdapterServing | None = None,
 ) -> RuntimeRequest | Issue:
     """The runtime request for ``service``, or the InvalidSpec issue that prevents one.
 
@@ -345,6 +350,9 @@ def runtime_request(
     :param placement: node selector, tolerations and affinity
         (:func:`aim_core.service.placement.service_placement`); without it, the
         template's GPU node affinity only.
+    :param adapters: the served LoRA adapters (:mod:`aim_core.service.adapters`): their engine
+        arguments go in as a layer just above the defaults (every user layer wins), their
+        read-only volumes before the cache volumes.
     :returns: ``NamespaceTooLong`` or ``InvalidEngineArgs`` issue, else the request.
     """
     meta, spec = _meta(service), _spec(service)
@@ -357,8 +365,15 @@ def runtime_request(
     problem = engine_args_issue(layers)
     if problem is not None:
         return problem
+    if adapters is not None:
+        layers.insert(1, EnvLayer("spec.adapters", adapters.env(), user=False))
 
     volumes, mounts = cache_volumes(cache)
+    if adapters is not None:
+        # Before the cache volumes: those are carried over from the live object (appended by the
+        # builder) once it exists, so this keeps one order on creation and on every re-apply.
+        volumes = [*(dict(v) for v in adapters.volumes), *volumes]
+        mounts = [*(dict(m) for m in adapters.mounts), *mounts]
     scaling = scaling_request(service)
     if placement is None:
         placement = Placement(affinity={"nodeAffinity": gpu} if (gpu := _plain(
@@ -384,6 +399,7 @@ def runtime_request(
         min_replicas=scaling.min_replicas if scaling else None,
         max_replicas=scaling.max_replicas if scaling else None,
         live=live,
+        owned_volume_prefixes=(ADAPTER_VOLUME_PREFIX,),
     )
 
 

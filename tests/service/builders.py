@@ -438,6 +438,7 @@ def observed(
         logs={},
         read_errors=list(read_errors),
         providers=chosen,
+        artifacts=tuple(by_kind.get("AIMArtifact", [])),  # type: ignore[arg-type]
     )
 
 

@@ -88,7 +88,8 @@ class InferenceServiceBuilder:
             *_plain(request.volumes),
         ]
         if request.live is not None:
-            _carry_over_storage(request.live, container["volumeMounts"], volumes)
+            _carry_over_storage(request.live, container["volumeMounts"], volumes,
+                                tuple(getattr(request, "owned_volume_prefixes", ()) or ()))
         predictor["containers"] = [container]
         predictor["volumes"] = volumes
         affinity = request.affinity
@@ -164,17 +165,21 @@ class InferenceServiceBuilder:
         return {POD_SELECTOR_LABEL: name}
 
 
-def _carry_over_storage(live: Mapping[str, Any], mounts: list[dict[str, Any]], volumes: list[dict[str, Any]]) -> None:
+def _carry_over_storage(live: Mapping[str, Any], mounts: list[dict[str, Any]], volumes: list[dict[str, Any]],
+                        owned_prefixes: tuple[str, ...] = ()) -> None:
     """Keep volumes and mounts the live object has and the new one lacks, by name (F51, Q16).
 
     Cache volumes are resolved only when the object is created; later builds
     may not know them, and server-side apply would otherwise remove them. A
     carried mount whose path is already taken is skipped, since the API
-    server rejects two mounts at one path.
+    server rejects two mounts at one path. Names starting with one of
+    ``owned_prefixes`` are never carried: the request alone decides those.
     """
     predictor = (live.get("spec") or {}).get("predictor") or {}
     have_volumes = {v.get("name") for v in volumes}
     for volume in predictor.get("volumes") or ():
+        if owned_prefixes and str(volume.get("name") or "").startswith(owned_prefixes):
+            continue
         if volume.get("name") not in have_volumes:
             volumes.append(_plain(volume))
             have_volumes.add(volume.get("name"))
@@ -185,6 +190,8 @@ def _carry_over_storage(live: Mapping[str, Any], mounts: list[dict[str, Any]], v
     have_names = {m.get("name") for m in mounts}
     have_paths = {m.get("mountPath") for m in mounts}
     for mount in (live_container or {}).get("volumeMounts") or ():
+        if owned_prefixes and str(mount.get("name") or "").startswith(owned_prefixes):
+            continue
         if mount.get("name") in have_names or mount.get("mountPath") in have_paths:
             continue
         mounts.append(_plain(mount))

@@ -1,0 +1,417 @@
+"""LoRA adapters of an AIMService (issue 22): artifacts, mounts, engine arguments, status.
+
+Pure: :func:`plan_adapters` takes the service, the artifacts of its namespace
+whose ``sourceUri`` an adapter names, the resolved model and template and the
+user's merged ``AIM_ENGINE_ARGS``, and returns an :class:`AdapterPlan`.
+
+Decisions:
+
+* **Weights through artifacts, shared by source.** Each adapter uses an
+  unowned AIMArtifact of the namespace with its ``sourceUri`` (any, a template
+  cache's too; Ready ones first), else the service creates one named as a
+  Shared template cache would name it (source, env), labelled
+  ``aim.eai.amd.com/adapter``. A second service with the same adapter finds it.
+  An artifact that exists is never re-applied. Deleting the service or
+  dropping the adapter leaves the artifact for reuse; eviction may take it
+  once nothing refers to it (``status.adapters[].artifact`` is the reference
+  the artifact controller counts).
+* **Served = Ready and compatible.** Only adapters whose artifact is Ready and
+  whose ``adapter_config.json`` (reported by the downloader in the artifact's
+  ``status.adapter``) fits the base model and the rank limit are mounted and
+  passed to the engine. Adding an adapter changes the predictor only once its
+  weights are ready; removing one changes it at once (its mount goes too).
+* **Engine arguments.** One operator layer just above the defaults:
+  ``{"enable-lora": true, "lora-modules": ["NAME=PATH", ...], "max-loras": N,
+  "max-lora-rank": R}``. Every user layer (runtime config, template, service
+  ``env``) is above it, so a user's own value for any key wins. A user's
+  ``lora-modules`` or ``enable-lora: false`` together with ``spec.adapters``
+  is reported (``LoraModulesConflict``) rather than silently overridden.
+* **Limits.** ``max-loras``: ``spec.adapterLimits.maxLoaded``, else the number
+  of served adapters. ``max-lora-rank``: ``spec.adapterLimits.maxRank``, else
+  the smallest vLLM rank at or above the highest served rank (16, vLLM's
+  default, when no rank is known). Only an explicit limit (spec or the user's
+  engine args) can refuse an adapter (``AdapterRankTooHigh``).
+* **Status.** The condition ``AdaptersReady``: True when every adapter is
+  served; False ``AdaptersDownloading`` while some wait for their weights (not
+  a component, so the root status stays Running while the base model serves);
+  a failed adapter makes ``Adapters`` a Degraded component with that adapter's
+  reason, and the others still serve.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from aim_core.api.service import LORA_RANKS
+from aim_core.reconcile import labels as lbl
+from aim_core.reconcile.conditions import Condition
+from aim_core.reconcile.envvars import ENGINE_ARGS, merge_env
+from aim_core.reconcile.gojson import go_marshal
+from aim_core.reconcile.health import Health, State
+from aim_core.reconcile.naming import artifact_name, derived_name
+from aim_core.reconcile.resources import ARTIFACTS
+
+Obj = Mapping[str, Any]
+
+ADAPTERS = "Adapters"  #: component, and the condition type AdaptersReady
+CONDITION = "AdaptersReady"
+ADAPTER_ROOT = "/workspace/adapters"
+VOLUME_PREFIX = "adapter-"
+ADAPTER_LABEL = lbl.AIM_PREFIX + "adapter"
+DEFAULT_RANK = 16
+
+# adapter states (status.adapters[].state)
+PENDING, DOWNLOADING, READY, FAILED = "Pending", "Downloading", "Ready", "Failed"
+
+# reasons (documented in docs/troubleshooting.md)
+SERVED = "Served"
+CREATING_ARTIFACT = "CreatingArtifact"
+DOWNLOADING_REASON = "Downloading"
+DOWNLOAD_FAILED = "AdapterDownloadFailed"
+BASE_MISMATCH = "AdapterBaseModelMismatch"
+RANK_TOO_HIGH = "AdapterRankTooHigh"
+CONFIG_INVALID = "AdapterConfigInvalid"
+NAME_CONFLICT = "AdapterNameConflict"
+LORA_CONFLICT = "LoraModulesConflict"
+ALL_SERVED = "AllAdaptersServed"
+WAITING = "AdaptersDownloading"
+WAITING_FOR_BASE = "WaitingForModel"
+
+
+@attrs.frozen
+class AdapterState:
+    """One adapter as this reconcile sees it."""
+
+    name: str
+    source_uri: str
+    artifact: str | None = None
+    state: str = PENDING
+    reason: str = ""
+    message: str = ""
+    base_model: str | None = None
+    rank: int | None = None
+    claim: str | None = None  #: the artifact's PVC, when served
+
+    def status(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "sourceUri": self.source_uri, "state": self.state,
+                               "reason": self.reason}
+        optional = {"artifact": self.artifact, "message": self.message, "baseModel": self.base_model,
+                    "rank": self.rank}
+        out.update({k: v for k, v in optional.items() if v not in (None, "")})
+        return out
+
+    @property
+    def served(self) -> bool:
+        return self.state == READY
+
+
+@attrs.frozen
+class AdapterServing:
+    """What the served adapters add to the inference container."""
+
+    volumes: tuple[dict[str, Any], ...]
+    mounts: tuple[dict[str, Any], ...]
+    engine_args: dict[str, Any]
+
+    def env(self) -> tuple[dict[str, Any], ...]:
+        return ({"name": ENGINE_ARGS, "value": go_marshal(self.engine_args)},)
+
+
+@attrs.frozen
+class AdapterPlan:
+    """Everything :func:`plan_adapters` decided."""
+
+    adapters: tuple[AdapterState, ...] = ()
+    create: tuple[dict[str, Any], ...] = ()  #: artifacts to create
+    serving: AdapterServing | None = None
+    health: Health | None = None  #: the Adapters component, when ready or failed
+    condition: Condition | None = None  #: AdaptersReady while only downloading (no component)
+    notes: tuple[str, ...] = ()
+
+    def status(self) -> dict[str, Any]:
+        if not self.adapters:
+            return {}
+        served = sum(1 for a in self.adapters if a.served)
+        return {"adapters": [a.status() for a in self.adapters], "adapterSummary": f"{served}/{len(self.adapters)}"}
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def adapter_specs(svc: Obj) -> list[Obj]:
+    return [a for a in ((svc.get("spec") or {}).get("adapters") or ()) if isinstance(a, Mapping)]
+
+
+def adapter_sources(svc: Obj) -> list[str]:
+    """The ``sourceUri`` of every adapter (for the controller's index)."""
+    return [str(a.get("sourceUri") or "") for a in adapter_specs(svc) if a.get("sourceUri")]
+
+
+def adapter_artifacts(svc: Obj) -> list[str]:
+    """Artifacts the service refers to through ``status.adapters`` (for the artifact controller)."""
+    return [str(a["artifact"]) for a in ((svc.get("status") or {}).get("adapters") or ())
+            if isinstance(a, Mapping) and a.get("artifact")]
+
+
+def base_names(svc: Obj, model: Obj | None, template: Obj | None) -> set[str]:
+    """Names the base model answers to: the model object's, its canonical name and model ids."""
+    names = {((svc.get("spec") or {}).get("model") or {}).get("name")}
+    names |= base_ids(model, template)
+    if model is not None:
+        names.add((model.get("metadata") or {}).get("name"))
+    if template is not None:
+        names.add((template.get("spec") or {}).get("modelName"))
+    return {str(n).strip() for n in names if n and str(n).strip()}
+
+
+def base_ids(model: Obj | None, template: Obj | None) -> set[str]:
+    """Model ids (``org/name``) of the base model: image metadata and model sources."""
+    ids: set[Any] = set()
+    if model is not None:
+        ids.add((((model.get("status") or {}).get("imageMetadata") or {}).get("model") or {}).get("canonicalName"))
+        for source in (model.get("spec") or {}).get("modelSources") or ():
+            ids.add((source or {}).get("modelId"))
+    if template is not None:
+        for where in ("spec", "status"):
+            for source in ((template.get(where) or {}).get("modelSources")) or ():
+                ids.add((source or {}).get("modelId"))
+    return {str(i).strip() for i in ids if i and str(i).strip()}
+
+
+def user_engine_args(envs: Iterable[Sequence[Obj]]) -> dict[str, Any]:
+    """The user layers' ``AIM_ENGINE_ARGS`` merged as the container will see them (non-objects ignored)."""
+    merged: list[dict[str, Any]] = []
+    for env in envs:
+        merged = merge_env(merged, [e for e in env if e.get("name") == ENGINE_ARGS])
+    for entry in merged:
+        try:
+            value = json.loads(entry.get("value") or "")
+        except (TypeError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+    return {}
+
+
+# ---------------------------------------------------------------- decisions
+
+
+def _same_model(adapter_base: str, ids: set[str]) -> bool | None:
+    """Whether an adapter's base model is the service's; ``None`` when one side is unknown."""
+    base = adapter_base.strip().rstrip("/")
+    if not base or not ids or base.startswith((".", "/")):
+        return None  # a local path in adapter_config.json says nothing about the model
+    wanted = {i.lower() for i in ids}
+    if base.lower() in wanted:
+        return True
+    if "/" not in base:  # "Llama-3.1-8B" against "meta-llama/Llama-3.1-8B"
+        return base.lower() in {i.rsplit("/", 1)[-1] for i in wanted}
+    return False
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _ready_condition(obj: Obj) -> Obj:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), {})
+
+
+def desired_artifact(svc: Obj, adapter: Obj) -> dict[str, Any]:
+    """The AIMArtifact a service creates for an adapter nothing else downloads yet."""
+    meta = svc.get("metadata") or {}
+    env = list(adapter.get("env") or ())
+    source = str(adapter["sourceUri"])
+    spec: dict[str, Any] = {"sourceUri": source}
+    if env:
+        spec["env"] = env
+    if adapter.get("retentionPriority") is not None:
+        spec["retentionPriority"] = adapter["retentionPriority"]
+    if (svc.get("spec") or {}).get("runtimeConfigName"):
+        spec["runtimeConfigName"] = svc["spec"]["runtimeConfigName"]
+    return {"apiVersion": ARTIFACTS.api_version, "kind": ARTIFACTS.kind,
+            "metadata": {"name": artifact_name(source, env), "namespace": meta.get("namespace"),
+                         "labels": {ADAPTER_LABEL: "true"}},
+            "spec": spec}
+
+
+def _usable(artifact: Obj) -> bool:
+    meta = artifact.get("metadata") or {}
+    return not meta.get("deletionTimestamp") and not meta.get("ownerReferences")
+
+
+def _pick(candidates: Iterable[Obj], wanted: str) -> Obj | None:
+    """The artifact to use: unowned, not being deleted; the best status first, then the wanted name."""
+    usable = [a for a in candidates if _usable(a)]
+    if not usable:
+        return None
+
+    def rank(a: Obj) -> tuple[int, bool, str]:
+        status = (a.get("status") or {}).get("status") or ""
+        order = {"Ready": 0, "Progressing": 1, "Pending": 2, "": 3}.get(status, 4)
+        return order, a["metadata"]["name"] != wanted, a["metadata"]["name"]
+
+    return min(usable, key=rank)
+
+
+def volume_name(adapter_name: str) -> str:
+    """Volume of an adapter in the pod: ``adapter-<name>-<hash>``, an RFC 1123 label."""
+    return derived_name([VOLUME_PREFIX.rstrip("-"), adapter_name.lower()], [adapter_name], 8)
+
+
+def _limit(user_args: Obj, key: str, spec_value: Any) -> tuple[int | None, str]:
+    value = _int(user_args.get(key))
+    if value is not None:
+        return value, f"{ENGINE_ARGS} {key}"
+    value = _int(spec_value)
+    if value is not None:
+        return value, "spec.adapterLimits"
+    return None, ""
+
+
+def _one(svc: Obj, adapter: Obj, artifacts: Sequence[Obj], ids: set[str], names: set[str], seen: set[str],
+         rank_limit: tuple[int | None, str]) -> tuple[AdapterState, dict[str, Any] | None]:
+    name, source = str(adapter.get("name") or ""), str(adapter.get("sourceUri") or "")
+    if name in names:
+        return AdapterState(name, source, state=FAILED, reason=NAME_CONFLICT, message=(
+            f"adapter name {name!r} is also the base model's name; requests could not tell them apart: "
+            "rename the adapter")), None
+    if name in seen:
+        return AdapterState(name, source, state=FAILED, reason=NAME_CONFLICT,
+                            message=f"adapter name {name!r} is used twice in spec.adapters"), None
+    desired = desired_artifact(svc, adapter)
+    artifact = _pick([a for a in artifacts if (a.get("spec") or {}).get("sourceUri") == source],
+                     desired["metadata"]["name"])
+    if artifact is None:
+        return AdapterState(name, source, desired["metadata"]["name"], PENDING, CREATING_ARTIFACT,
+                            f"creating artifact {desired['metadata']['name']} for {source}"), desired
+    art_name = artifact["metadata"]["name"]
+    status = artifact.get("status") or {}
+    info = status.get("adapter") or {}
+    base, rank = (str(info.get("baseModel")) if info.get("baseModel") else None), _int(info.get("rank"))
+    state = AdapterState(name, source, art_name, base_model=base, rank=rank)
+    art_state = status.get("status") or ""
+    if art_state == "Failed":
+        ready = _ready_condition(artifact)
+        why = f"{ready.get('reason')}: {ready.get('message')}" if ready.get("reason") else "failed"
+        return attrs.evolve(state, state=FAILED, reason=DOWNLOAD_FAILED,
+                            message=f"artifact {art_name} for {source} failed ({why})"), None
+    if art_state != "Ready":
+        percent = (status.get("progress") or {}).get("percentage")
+        progress = f", {percent} %" if isinstance(percent, int) else ""
+        return attrs.evolve(state, state=DOWNLOADING, reason=DOWNLOADING_REASON,
+                            message=f"artifact {art_name} is {art_state or 'Pending'}{progress}"), None
+    if info.get("problem"):
+        return attrs.evolve(state, state=FAILED, reason=CONFIG_INVALID,
+                            message=f"{source}: {info['problem']}; a LoRA adapter needs adapter_config.json"), None
+    same = _same_model(base or "", ids)
+    if same is False:
+        return attrs.evolve(state, state=FAILED, reason=BASE_MISMATCH, message=(
+            f"adapter_config.json of {source} names base model {base!r}, but this service serves "
+            f"{', '.join(sorted(ids))}: use an adapter trained on that model")), None
+    limit, where = rank_limit
+    top = limit if limit is not None else LORA_RANKS[-1]
+    if rank is not None and rank > top:
+        where = where or "vLLM's highest"
+        return attrs.evolve(state, state=FAILED, reason=RANK_TOO_HIGH, message=(
+            f"{source} has LoRA rank {rank}, above the limit {top} ({where}): raise "
+            "spec.adapterLimits.maxRank or use an adapter of lower rank")), None
+    return attrs.evolve(state, state=READY, reason=SERVED, claim=status.get("persistentVolumeClaim")), None
+
+
+def _derived_rank(ranks: Iterable[int | None]) -> int:
+    top = max((r for r in ranks if r is not None), default=DEFAULT_RANK)
+    return next((r for r in LORA_RANKS if r >= top), LORA_RANKS[-1])
+
+
+def plan_adapters(svc: Obj, artifacts: Sequence[Obj], model: Obj | None, template: Obj | None,
+                  user_args: Obj | None = None) -> AdapterPlan:
+    """What the adapters of ``svc`` need and how they stand (see the module docstring)."""
+    specs = adapter_specs(svc)
+    if not specs:
+        return AdapterPlan()
+    user_args = user_args or {}
+    limits = (svc.get("spec") or {}).get("adapterLimits") or {}
+    rank_limit = _limit(user_args, "max-lora-rank", limits.get("maxRank"))
+    ids, names = base_ids(model, template), base_names(svc, model, template)
+    states: list[AdapterState] = []
+    create: dict[str, dict[str, Any]] = {}
+    seen: set[str] = set()
+    for adapter in specs:
+        state, desired = _one(svc, adapter, artifacts, ids, names, seen, rank_limit)
+        seen.add(state.name)
+        states.append(state)
+        if desired is not None:
+            create[desired["metadata"]["name"]] = desired
+
+    conflict = _user_conflict(user_args)
+    if conflict:
+        states = [attrs.evolve(s, state=FAILED, reason=LORA_CONFLICT, message=conflict) if s.served else s
+                  for s in states]
+
+    served = [s for s in states if s.served and s.claim]
+    serving = _serving(served, user_args, limits) if served else None
+    notes = [f"adapter {s.name}: {s.state} {s.reason}" + (f" ({s.message})" if s.message else "") for s in states]
+    if serving is not None:
+        notes.append(f"adapters: engine args {go_marshal(serving.engine_args)}")
+        notes += [f"adapters: mount {m['name']} at {m['mountPath']} (read-only)" for m in serving.mounts]
+    health, condition = _health(states)
+    return AdapterPlan(tuple(states), tuple(create.values()), serving, health, condition, tuple(notes))
+
+
+def _user_conflict(user_args: Obj) -> str:
+    if user_args.get("lora-modules"):
+        return (f"{ENGINE_ARGS} sets lora-modules, which conflicts with spec.adapters and replaces them: "
+                "list the adapters in spec.adapters only and remove lora-modules from the env")
+    if user_args.get("enable-lora") is False:
+        return f"{ENGINE_ARGS} sets enable-lora to false, which turns spec.adapters off: remove it"
+    return ""
+
+
+def _serving(served: Sequence[AdapterState], user_args: Obj, limits: Obj) -> AdapterServing:
+    volumes, mounts, modules = [], [], []
+    for adapter in served:
+        volume = volume_name(adapter.name)
+        path = posixpath.join(ADAPTER_ROOT, volume)
+        volumes.append({"name": volume, "persistentVolumeClaim": {"claimName": adapter.claim, "readOnly": True}})
+        mounts.append({"name": volume, "mountPath": path, "readOnly": True})
+        modules.append(f"{adapter.name}={path}")
+    max_loras = _int(limits.get("maxLoaded")) or len(served)
+    max_rank = _int(limits.get("maxRank")) or _derived_rank(a.rank for a in served)
+    args = {"enable-lora": True, "lora-modules": modules, "max-loras": max_loras, "max-lora-rank": max_rank}
+    return AdapterServing(tuple(volumes), tuple(mounts), args)
+
+
+def _health(states: Sequence[AdapterState]) -> tuple[Health | None, Condition | None]:
+    failed = [s for s in states if s.state == FAILED]
+    if failed:
+        detail = "; ".join(f"{s.name}: {s.message or s.reason}" for s in failed)
+        served = sum(1 for s in states if s.served)
+        message = f"{len(failed)} of {len(states)} adapters cannot be served ({detail}); {served} served"
+        return Health(State.DEGRADED, failed[0].reason, message), None
+    waiting = [s for s in states if not s.served]
+    if waiting:
+        detail = "; ".join(f"{s.name}: {s.message or s.reason}" for s in waiting)
+        return None, Condition.false(CONDITION, WAITING, f"waiting for the weights of {len(waiting)} adapter(s): "
+                                                         f"{detail}")
+    return Health.ok(ALL_SERVED, f"all {len(states)} adapters are served: "
+                                 + ", ".join(s.name for s in states)), None
+
+
+def plan_for(svc: Obj, observed: Any, model: Obj | None, template: Obj | None, config: Obj) -> AdapterPlan:
+    """:func:`plan_adapters` with the inputs taken from the service plan's observation."""
+    if not adapter_specs(svc):
+        return AdapterPlan()
+    user_layers = [config.get("env") or (), ((template or {}).get("spec") or {}).get("env") or (),
+                   (svc.get("spec") or {}).get("env") or ()]
+    return plan_adapters(svc, observed.artifacts, model, template, user_engine_args(user_layers))
