@@ -123,6 +123,7 @@ async def describe_service(cluster: Any, plugins: Any, namespace: str, name: str
             _service_condition(service, "HPAReady") or _autoscaled(service)):
         runtime_link.children.append(await _scaling(cluster, service, providers.autoscaler, serving, namespace,
                                                     runtime_ready=runtime_link.state == "Ready"))
+    root.children += await _adapters(cluster, service, namespace)
     if providers.route is not None:
         route = route_name(name, namespace)
         live = await cluster.get(providers.route.resource, namespace, route)
@@ -135,6 +136,26 @@ async def describe_service(cluster: Any, plugins: Any, namespace: str, name: str
             root.children.append(_missing(providers.route.resource.kind, route, namespace,
                                           cond.get("message") or "not created yet", cond.get("reason") or ""))
     return root
+
+
+async def _adapters(cluster: Any, service: Mapping[str, Any], namespace: str) -> list[Link]:
+    """One link per LoRA adapter (``status.adapters``, else ``spec.adapters``), its artifact below it."""
+    reported = {a.get("name"): a for a in (service.get("status") or {}).get("adapters") or () if isinstance(a, Mapping)}
+    links = []
+    for adapter in (service.get("spec") or {}).get("adapters") or ():
+        name = adapter.get("name") or "?"
+        entry = reported.get(name) or {}
+        link = Link("Adapter", name, None, entry.get("state") or "Pending", entry.get("reason") or "",
+                    entry.get("message") or "not reported yet",
+                    details={"sourceUri": adapter.get("sourceUri"), **(
+                        {k: entry[k] for k in ("baseModel", "rank") if entry.get(k) is not None})})
+        artifact = entry.get("artifact")
+        if artifact:
+            obj = await cluster.get(_AIM["AIMArtifact"], namespace, artifact)
+            link.children.append(_aim_link(obj) if obj is not None else _missing(
+                "AIMArtifact", artifact, namespace, "the service refers to it, but it does not exist"))
+        links.append(link)
+    return links
 
 
 async def _scaling(cluster: Any, service: Mapping[str, Any], autoscaler: Any, serving: str, namespace: str, *,

@@ -9,9 +9,14 @@ and engine arguments, ``status.adapters``, ``AdaptersReady`` and the root status
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+import yaml
+
 from aim_core.reconcile.naming import artifact_name
+from aim_testing.crdschema import crd_errors
 from aim_core.service.adapters import volume_name
 from tests.service.builders import (
     NS,
@@ -270,3 +275,62 @@ def test_a_service_without_adapters_reports_nothing_about_them() -> None:
     assert condition(status, "AdaptersReady") is None
     assert engine_args(serving(plan, svc)) == {}
     assert not applied(plan, "AIMArtifact")
+
+
+# ---------------------------------------------------------------- the schema
+
+
+@pytest.fixture(scope="module")
+def service_crd(tmp_path_factory) -> Path:
+    path = Path(__file__).resolve().parents[2] / "aim_core" / "crds" / "aim.eai.amd.com_crds.yaml"
+    crd = next(d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d["spec"]["names"]["kind"] == "AIMService")
+    out = tmp_path_factory.mktemp("crd") / "aimservice.yaml"
+    out.write_text(yaml.safe_dump(crd), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("adapters", [
+    [{"name": "has space", "sourceUri": SQL}],
+    [{"name": "a=b", "sourceUri": SQL}],
+    [{"name": "-leading", "sourceUri": SQL}],
+    [{"name": "x" * 129, "sourceUri": SQL}],
+    [{"name": "sql", "sourceUri": "ftp://x/y"}],
+    [{"name": "sql"}],
+    [{"name": "sql", "sourceUri": SQL}, {"name": "sql", "sourceUri": CHAT}],
+], ids=["space", "equals", "leading-dash", "too-long", "scheme", "no-source", "duplicate"])
+def test_the_api_server_refuses_bad_adapters(service_crd, adapters) -> None:
+    svc = service("chat").model_name(QWEN)
+    svc["spec"]["adapters"] = adapters
+    assert crd_errors(dict(svc), service_crd)
+
+
+def test_the_api_server_accepts_openai_style_names_and_vllm_limits(service_crd) -> None:
+    svc = with_adapters(service("chat").model_name(QWEN), ("ft:qwen3:acme:sql", SQL), ("acme/chat.v2", CHAT),
+                        maxLoaded=2, maxRank=64)
+    assert crd_errors(dict(svc), service_crd) == []
+    svc["spec"]["adapterLimits"]["maxRank"] = 48  # not a rank vLLM accepts
+    assert crd_errors(dict(svc), service_crd)
+
+
+def test_render_explain_shows_the_adapters_artifacts_mounts_and_engine_arguments(tmp_path, capsys) -> None:
+    import shutil
+
+    from aim_core.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    for f in (root / "examples").glob("*.yaml"):
+        if f.name != "model-sources.yaml":
+            shutil.copy(f, tmp_path / f.name)
+    svc = with_adapters(service("qwen-lora").model_name(QWEN), ("sql", SQL), ("chat-tuned", CHAT))
+    ready = artifact(SQL, name="sql-lora", base="Qwen/Qwen3-32B", rank=8)
+    (tmp_path / "adapters.yaml").write_text(yaml.safe_dump_all([dict(svc), dict(ready)]), encoding="utf-8")
+
+    assert main(["render", "-f", str(tmp_path), "--explain", "--kind", "AIMService"]) == 0
+    out = capsys.readouterr().out
+
+    mount = f"/workspace/adapters/{volume_name('sql')}"
+    assert "#   adapter sql: Ready Served" in out
+    assert f"#   adapter chat-tuned: Pending CreatingArtifact (creating artifact {artifact_name(CHAT)}" in out
+    assert f'#   adapters: engine args {{"enable-lora":true,"lora-modules":["sql={mount}"]' in out
+    assert f"#   adapters: mount {volume_name('sql')} at {mount} (read-only)" in out
+    assert f"applies AIMArtifact {NS}/{artifact_name(CHAT)}" in out
