@@ -152,6 +152,16 @@ def adapter_sources(svc: Obj) -> list[str]:
     return [str(a.get("sourceUri") or "") for a in adapter_specs(svc) if a.get("sourceUri")]
 
 
+def artifact_view(artifact: Obj | None) -> tuple[Any, ...]:
+    """What the adapter plan reads of an artifact; a service is re-planned only when this changes."""
+    if artifact is None:
+        return ()
+    meta, status = artifact.get("metadata") or {}, artifact.get("status") or {}
+    return (meta.get("name"), bool(meta.get("deletionTimestamp")), bool(meta.get("ownerReferences")),
+            (artifact.get("spec") or {}).get("sourceUri"), status.get("status"), status.get("persistentVolumeClaim"),
+            json.dumps(status.get("adapter"), sort_keys=True), json.dumps(_ready_condition(artifact), sort_keys=True))
+
+
 def adapter_artifacts(svc: Obj) -> list[str]:
     """Artifacts the service refers to through ``status.adapters`` (for the artifact controller)."""
     return [str(a["artifact"]) for a in ((svc.get("status") or {}).get("adapters") or ())
@@ -306,11 +316,9 @@ def _one(svc: Obj, adapter: Obj, artifacts: Sequence[Obj], ids: set[str], names:
         why = f"{ready.get('reason')}: {ready.get('message')}" if ready.get("reason") else "failed"
         return attrs.evolve(state, state=FAILED, reason=DOWNLOAD_FAILED,
                             message=f"artifact {art_name} for {source} failed ({why})"), None
-    if art_state != "Ready":
-        percent = (status.get("progress") or {}).get("percentage")
-        progress = f", {percent} %" if isinstance(percent, int) else ""
+    if art_state != "Ready":  # its progress is on the artifact: the service is not woken by every patch of it
         return attrs.evolve(state, state=DOWNLOADING, reason=DOWNLOADING_REASON,
-                            message=f"artifact {art_name} is {art_state or 'Pending'}{progress}"), None
+                            message=f"artifact {art_name} is {art_state or 'Pending'}"), None
     if info.get("problem"):
         return attrs.evolve(state, state=FAILED, reason=CONFIG_INVALID,
                             message=f"{source}: {info['problem']}; a LoRA adapter needs adapter_config.json"), None

@@ -44,7 +44,7 @@ from aim_core.reconcile.resources import (
     TEMPLATES,
 )
 from aim_core.runtimeconfig.resolve import config_name, resolve
-from aim_core.service.adapters import adapter_sources
+from aim_core.service.adapters import adapter_sources, artifact_view
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 from aim_core.runtime.store import ObjectKey, Store
@@ -239,7 +239,8 @@ class ServiceController(Controller):
             Watch(PODS, by_pod),
             Watch(EVENTS, by_event),
             Watch(NODES, by_node, changed=gpu_changed),
-            Watch(ARTIFACTS, by_artifact),
+            # the download pod's progress patches change nothing the plan reads
+            Watch(ARTIFACTS, by_artifact, changed=lambda old, new: artifact_view(old) != artifact_view(new)),
         ]
         for ref in self.providers.child_resources():
             watches.append(Watch(ref, by_identity))

@@ -257,7 +257,7 @@ def test_adding_an_adapter_changes_nothing_until_its_weights_are_ready() -> None
                               runtime=isvc, pods=[pod(isvc["metadata"]["name"])])
     assert serving(downloading, more) == isvc["spec"]["predictor"]
     assert states(status)["chat-tuned"] == ("Downloading", "Downloading")
-    assert "40 %" in status["adapters"][1]["message"]
+    assert status["adapters"][1]["message"] == f"artifact {artifact_name(CHAT)} is Progressing"
     assert status["status"] == "Running"
 
     ready, status = run(more, *objects, artifact(CHAT), runtime=isvc, pods=[pod(isvc["metadata"]["name"])])
