@@ -459,3 +459,35 @@ async def test_an_artifact_whose_volume_a_running_pod_mounts_is_in_use(harness: 
     await harness.client.delete(PODS, NS, "chat-predictor-1")
     await harness.reconcile("new")
     assert harness.artifact("mounted") is None
+
+
+async def test_an_artifact_a_service_lists_as_an_adapter_is_in_use_until_the_service_drops_it(harness: Harness):
+    """Issue 22: ``status.adapters[].artifact`` is a reference; removing the adapter releases it."""
+    kube = harness.kube
+    kube.put_object(_quota(cluster="10Gi"))
+    kube.put_object(_stored("sql-lora", 8, retentionPriority=0))
+    claim = harness.names("sql-lora")["pvc"]  # a complete Ready artifact: its real PVC, download verified
+    kube.put_object({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                     "metadata": {"name": claim, "namespace": NS, "labels": {"aim.eai.amd.com/cache.name": "sql-lora"}},
+                     "spec": {"resources": {"requests": {"storage": "8Gi"}}}, "status": {"phase": "Bound"}})
+    await harness.client.patch(ARTIFACTS, NS, "sql-lora", {"status": {"persistentVolumeClaim": claim, "conditions": [
+        {"type": "DownloadComplete", "status": "True", "reason": "Verified", "message": "",
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, subresource="status")
+    adapter = {"name": "sql", "sourceUri": "hf://org/sql-lora", "artifact": "sql-lora", "state": "Ready",
+               "reason": "Served"}
+    svc = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
+           "metadata": {"name": "chat", "namespace": NS},
+           "spec": {"model": {"name": "m"}, "adapters": [{"name": "sql", "sourceUri": "hf://org/sql-lora"}]},
+           "status": {"status": "Running", "adapters": [adapter]}}
+    kube.put_object(svc)
+    kube.put_object(make_artifact("new", size="5Gi"))
+    await harness.reconcile("new")
+    assert harness.artifact("sql-lora") is not None
+    assert condition(harness.artifact("new"), "CachePvcReady")["reason"] == "StorageQuotaExceeded"
+    await harness.reconcile("sql-lora")
+    assert harness.artifact("sql-lora")["status"]["status"] == "Ready"
+    assert harness.artifact("sql-lora")["status"]["lastUsed"] > "2026-01-01T00:00:00Z"
+    # the adapter is removed from the service (and its status): the artifact is idle and may make room
+    kube.put_object({**svc, "spec": {"model": {"name": "m"}}, "status": {"status": "Running"}})
+    await harness.reconcile("new")
+    assert harness.artifact("sql-lora") is None
