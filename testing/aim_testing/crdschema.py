@@ -19,7 +19,7 @@ itself).
 
 Third-party CRD files are found by :func:`third_party_crd`, which looks in
 ``$AIM_THIRD_PARTY_CRDS``, then ``crds/third_party`` in the repository, then
-``/work/shared/crds/third_party``.
+``../shared/crds/third_party`` beside the repository.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ __all__ = ["CrdValidationError", "crd_errors", "crd_schema", "load_crd", "third_
 ENV_CRD_DIR = "AIM_THIRD_PARTY_CRDS"
 _SEARCH = (
     Path(__file__).resolve().parents[2] / "crds" / "third_party",
-    Path("/work/shared/crds/third_party"),
+    Path(__file__).resolve().parents[3] / "shared" / "crds" / "third_party",
 )
 
 

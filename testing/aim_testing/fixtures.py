@@ -3,11 +3,20 @@
 Registered from the root ``conftest.py``, so every test under ``tests/`` and
 ``plugins/*/tests/`` can ask for them:
 
-* ``kube`` -- a running :class:`~aim_testing.emulator.Emulator` with the
-  built-in, third-party and AIM resources declared, wrapped in :class:`Kube`;
-* ``api`` -- an ``httpx.AsyncClient`` whose ``base_url`` is the emulator;
-* ``kubeconfig`` -- a kubeconfig file for the emulator, exported as ``KUBECONFIG``
-  (for the kubernetes client and kopf's default login).
+* ``kube`` -- the cluster, on two backends (test ids ``[emulator]`` and ``[apiserver]``):
+  a running :class:`~aim_testing.emulator.Emulator` with the built-in, third-party and
+  AIM resources declared, wrapped in :class:`Kube`; and a real kube-apiserver
+  (:mod:`aim_testing.apiserver`, one per session, emptied after each test) behind the
+  same facade, :class:`~aim_testing.apiserver.ApiServerKube`. The ``[apiserver]`` runs
+  carry the marker ``apiserver`` (``pytest -m apiserver``) and are skipped with a reason
+  when ``KUBEBUILDER_ASSETS`` names no folder with the binaries. A test (or module, via
+  ``pytestmark``) marked ``@pytest.mark.emulator_only("why")`` runs on the emulator only;
+  so do the paths listed in :data:`emulator_only_paths` (the root ``conftest.py`` lists
+  the ones not yet checked on a real server);
+* ``api`` -- an ``httpx.AsyncClient`` whose ``base_url`` is the cluster (``kube.url``);
+* ``kubeconfig`` -- a kubeconfig file for the cluster, exported as ``KUBECONFIG``
+  (for the kubernetes client and kopf's default login);
+* ``envtest`` -- the session's real control plane and its recording proxy.
 """
 
 from __future__ import annotations
@@ -25,7 +34,45 @@ import pytest
 import pytest_asyncio
 import yaml
 
+from aim_testing import apiserver as envtest_
 from aim_testing.emulator import ApiCall, Emulator, declare_resources
+
+BACKENDS = ("emulator", "apiserver")
+# Test path prefixes (relative to the rootdir, e.g. "tests/core/") whose tests run on the emulator only,
+# with the reason; the root conftest.py fills it. A marker on the test itself does the same.
+emulator_only_paths: dict[str, str] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "apiserver: the run of a test on a real kube-apiserver "
+                                       "(the kube fixture's [apiserver] backend); select with -m apiserver")
+    config.addinivalue_line("markers", "emulator_only(reason): the test uses what only the API emulator has "
+                                       "(kmock reactions, kube.emulator); it gets no [apiserver] run")
+
+
+def emulator_only_reason(node: Any, path: Path, rootdir: Path) -> str | None:
+    """Why a test runs on the emulator only (its marker, or its path in :data:`emulator_only_paths`)."""
+    marker = node.get_closest_marker("emulator_only")
+    if marker is not None:
+        return str(marker.args[0] if marker.args else marker.kwargs.get("reason", "emulator only"))
+    try:
+        rel = path.resolve().relative_to(rootdir.resolve()).as_posix()
+    except ValueError:
+        return None
+    for prefix, reason in emulator_only_paths.items():
+        if rel.startswith(prefix):
+            return reason
+    return None
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run every test that uses ``kube`` on both backends, unless it is emulator-only."""
+    if "kube" not in metafunc.fixturenames:
+        return
+    params = [pytest.param("emulator", id="emulator")]
+    if emulator_only_reason(metafunc.definition, metafunc.definition.path, metafunc.config.rootpath) is None:
+        params.append(pytest.param("apiserver", id="apiserver", marks=pytest.mark.apiserver))
+    metafunc.parametrize("kube", params, indirect=True)
 
 
 @functools.cache
@@ -47,6 +94,8 @@ class Kube:
     """
 
     emulator: Emulator
+    backend = "emulator"
+    token = "emulator"  # the bearer token clients send (the emulator takes any)
 
     @property
     def url(self) -> str:
@@ -125,9 +174,34 @@ class _QuickServer(aiohttp.test_utils.RawTestServer):
         return runner
 
 
+@pytest.fixture(scope="session")
+def envtest() -> Any:
+    """The session's real control plane (etcd, kube-apiserver, kube-controller-manager) and its proxy."""
+    reason = envtest_.unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    plane = envtest_.ControlPlane(envtest_.assets()).start()
+    try:
+        proxy = envtest_.RecordingProxy(plane).start()
+    except BaseException:
+        plane.stop()
+        raise
+    yield plane, proxy
+    proxy.stop()
+    plane.stop()
+
+
 @pytest_asyncio.fixture()
-async def kube() -> AsyncIterator[Kube]:
-    """A running Kubernetes API emulator with everything the operator uses declared."""
+async def kube(request: pytest.FixtureRequest) -> AsyncIterator[Kube | envtest_.ApiServerKube]:
+    """The cluster: the API emulator, or (param "apiserver") the session's real API server, emptied afterwards."""
+    if getattr(request, "param", "emulator") == "apiserver":
+        plane, proxy = request.getfixturevalue("envtest")
+        proxy.reset()
+        try:
+            yield envtest_.ApiServerKube(plane, proxy)
+        finally:
+            plane.reset()
+        return
     emulator = declare_resources(Emulator(), crds=aim_crds())
     async with emulator, kmock.Server(emulator, server_cls=_QuickServer):
         yield Kube(emulator)
@@ -135,19 +209,19 @@ async def kube() -> AsyncIterator[Kube]:
 
 @pytest_asyncio.fixture()
 async def api(kube: Kube) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client for the emulator: ``await api.get("/api/v1/namespaces/ns/pods")``."""
+    """An HTTP client for the cluster: ``await api.get("/api/v1/namespaces/ns/pods")``."""
     async with httpx.AsyncClient(base_url=kube.url, timeout=10) as client:
         yield client
 
 
 @pytest.fixture()
 def kubeconfig(kube: Kube, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A kubeconfig naming the emulator, exported as ``KUBECONFIG`` for this test."""
+    """A kubeconfig naming the cluster (``kube.url``), exported as ``KUBECONFIG`` for this test."""
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
         "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
-        "users": [{"name": "emulator", "user": {"token": "emulator"}}],
+        "users": [{"name": "emulator", "user": {"token": kube.token}}],
         "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator",
                                                         "namespace": "default"}}],
     }))

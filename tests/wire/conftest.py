@@ -1,4 +1,4 @@
-"""Run the real operator (kopf + engine) against the API emulator."""
+"""Run the real operator (kopf + engine) against the cluster of the ``kube`` fixture (emulator or real API server)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ class Operator:
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
 
-    def start(self, settings: Settings, server: str, plugins: Any = None) -> None:
-        login = lambda **_: kopf.ConnectionInfo(server=server, insecure=True)  # noqa: E731
+    def start(self, settings: Settings, server: str, plugins: Any = None, token: str | None = None) -> None:
+        login = lambda **_: kopf.ConnectionInfo(server=server, insecure=True, token=token)  # noqa: E731
 
         def main() -> None:
             try:
@@ -83,7 +83,7 @@ def operator_plugins() -> Any:
 async def operator(kube, operator_settings, operator_plugins) -> AsyncIterator[Operator]:
     """The real operator (kopf + engine) running against ``kube`` until the test ends."""
     op = Operator()
-    op.start(operator_settings, kube.url, operator_plugins)
+    op.start(operator_settings, kube.url, operator_plugins, token=kube.token)
     deadline = time.monotonic() + 10
     while not (op.ready.is_set() and op.runtime is not None and op.runtime.ready.is_set()):
         assert op.error is None, op.error
