@@ -1,1 +1,92 @@
 pytest_plugins = ["aim_testing.fixtures", "aim_testing.registry.fixtures"]
+
+# Tests that use the `kube` fixture run on the emulator and on a real kube-apiserver ([apiserver]),
+# except those listed here (and tests marked @pytest.mark.emulator_only("why")). See docs/testing.md.
+EMULATOR_ONLY = {
+    # The emulator's own tests: what they pin is the emulator's behaviour (kube.emulator, kmock).
+    "tests/testing/": "tests of the API emulator itself",
+    # The downloader's tests use the kube fixture only as a Secret store for an in-process client.
+    "tests/downloader/": "the downloader's own tests; the cluster is only a Secret store",
+}
+# Not yet passing on a real API server (issue 19); each line goes once its test is converted.
+_NOT_YET = "not yet converted for a real API server (issue 19): runs on the emulator only"
+_PENDING = [
+    "tests/controllers/test_artifacts_wire.py::test_an_artifact_whose_volume_a_running_pod_mounts_is_in_use",
+    "tests/controllers/test_artifacts_wire.py::test_artifacts_a_service_uses_are_not_evicted_and_their_last_use_is_kept",
+    "tests/controllers/test_artifacts_wire.py::test_cache_finalizer_deletes_unready_artifacts_and_their_children_but_keeps_ready_ones",
+    "tests/controllers/test_artifacts_wire.py::test_eviction_frees_space_lowest_priority_then_least_recently_used",
+    "tests/controllers/test_artifacts_wire.py::test_hf_artifact_from_size_check_to_ready",
+    "tests/controllers/test_templatecaches_wire.py::test_dedicated_cache_owns_its_artifacts",
+    "tests/controllers/test_templatecaches_wire.py::test_terminating_namespace_skips_cleanup",
+    "tests/core/test_kube.py::test_a_failure_status_becomes_an_api_error_with_its_reason",
+    "tests/core/test_kube.py::test_verbs_round_trip_against_the_emulator",
+    "tests/operator/test_cli_run.py::test_run_command_reconciles_with_the_kubeconfig_and_stops_on_sigterm",
+    "tests/operator/test_cli_run.py::test_run_command_works_under_a_uid_with_no_passwd_entry",
+    "tests/operator/test_image_runtime.py::test_the_image_command_reconciles_a_service_writing_nothing_but_its_scratch_volume",
+    "tests/operator/test_leader.py::test_losing_the_lease_stops_the_leader_work",
+    "tests/operator/test_leader.py::test_only_one_replica_holds_the_lease_and_the_other_takes_over_when_it_expires",
+    "tests/operator/test_reflector.py::test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone",
+    "tests/wire/test_artifacts_wire.py::test_a_service_without_a_warm_cache_runs_once_its_artifact_is_downloaded",
+    "tests/wire/test_artifacts_wire.py::test_artifact_goes_from_size_check_to_ready_driven_by_watch_events",
+    "tests/wire/test_catalog_e2e_wire.py::test_a_service_on_a_registry_image_runs_all_the_way_to_an_inference_service",
+    "tests/wire/test_describe_wire.py::test_a_keda_autoscaled_service_shows_its_scaledobject_above_the_hpa",
+    "tests/wire/test_describe_wire.py::test_a_running_service_shows_its_whole_chain",
+    "tests/wire/test_describe_wire.py::test_a_service_whose_model_does_not_exist_says_so",
+    "tests/wire/test_describe_wire.py::test_colours_on_a_terminal_unless_no_color",
+    "tests/wire/test_doctor_wire.py::test_a_cluster_without_gpus_warns",
+    "tests/wire/test_doctor_wire.py::test_a_crd_that_does_not_serve_the_version_we_write_fails",
+    "tests/wire/test_doctor_wire.py::test_a_crd_that_is_not_established_fails",
+    "tests/wire/test_doctor_wire.py::test_a_gateway_that_routing_names_but_does_not_exist_warns",
+    "tests/wire/test_doctor_wire.py::test_a_healthy_cluster_passes_every_check",
+    "tests/wire/test_doctor_wire.py::test_a_permission_missing_from_the_cluster_role_is_named",
+    "tests/wire/test_doctor_wire.py::test_an_unbound_service_account_lacks_everything",
+    "tests/wire/test_doctor_wire.py::test_an_unknown_context_exits_1_naming_it",
+    "tests/wire/test_doctor_wire.py::test_gpu_nodes_without_product_labels_are_named",
+    "tests/wire/test_doctor_wire.py::test_json_output_lists_every_check_with_its_level",
+    "tests/wire/test_doctor_wire.py::test_kserve_in_serverless_mode_fails_with_the_patch_that_sets_standard",
+    "tests/wire/test_doctor_wire.py::test_missing_keda_is_a_warning_until_a_service_autoscales",
+    "tests/wire/test_doctor_wire.py::test_missing_kserve_fails_with_the_install_command",
+    "tests/wire/test_doctor_wire.py::test_only_installed_plugins_are_checked",
+    "tests/wire/test_doctor_wire.py::test_outdated_project_crds_say_to_apply_this_versions_crds",
+    "tests/wire/test_doctor_wire.py::test_without_access_reviews_the_roles_in_the_cluster_are_compared",
+    "tests/wire/test_logs_wire.py::test_a_fleet_of_services_logs_a_few_info_lines_each_and_none_per_request",
+    "tests/wire/test_logs_wire.py::test_every_write_is_one_line_and_no_request_is",
+    "tests/wire/test_metrics_wire.py::test_a_scrape_while_services_reconcile_shows_every_family",
+    "tests/wire/test_metrics_wire.py::test_readyz_turns_200_once_plugins_are_loaded_and_the_crds_established",
+    "tests/wire/test_models_wire.py::test_a_model_gets_its_metadata_and_templates_and_goes_ready_with_them",
+    "tests/wire/test_namespace_deletion_wire.py::test_creates_in_a_terminating_namespace_are_refused",
+    "tests/wire/test_namespace_deletion_wire.py::test_deleting_a_namespace_causes_no_refused_write_and_releases_every_finalizer",
+    "tests/wire/test_runtimeconfigs_wire.py::test_malformed_engine_args_are_reported_not_crashed_on",
+    "tests/wire/test_runtimeconfigs_wire.py::test_namespaced_config_shows_the_merged_view_and_follows_cluster_changes",
+    "tests/wire/test_runtimeconfigs_wire.py::test_steady_state_sends_no_writes",
+    "tests/wire/test_secrets_wire.py::test_no_secret_reaches_status_events_or_logs",
+    "tests/wire/test_service_parity_wire.py::test_a_paused_service_with_caches_to_clean_up_still_gets_its_finalizer",
+    "tests/wire/test_service_parity_wire.py::test_a_service_using_a_cache_made_by_another_writes_no_finalizer",
+    "tests/wire/test_service_parity_wire.py::test_min_replicas_above_max_fails_the_service_at_once_and_nothing_is_created",
+    "tests/wire/test_service_parity_wire.py::test_naming_a_template_on_a_running_service_moves_it_off_the_recorded_one",
+    "tests/wire/test_service_parity_wire.py::test_the_finalizer_comes_with_a_cache_to_clean_up_and_never_blocks_the_namespace",
+    "tests/wire/test_services_wire.py::test_a_kserve_warning_reaches_the_service_from_the_event_watch_with_no_polling",
+    "tests/wire/test_services_wire.py::test_a_paused_service_is_left_alone_until_the_annotation_goes",
+    "tests/wire/test_services_wire.py::test_deleting_a_service_removes_the_caches_it_made_that_are_not_ready",
+    "tests/wire/test_services_wire.py::test_dependency_changes_reach_the_service_within_a_second",
+    "tests/wire/test_services_wire.py::test_model_template_and_node_changes_reach_the_service",
+    "tests/wire/test_services_wire.py::test_pod_failures_are_explained_from_events_and_logs",
+    "tests/wire/test_services_wire.py::test_routing_without_a_gateway_fails_and_applies_nothing",
+    "tests/wire/test_services_wire.py::test_service_gets_a_valid_inference_service_and_route_and_runs",
+    "tests/wire/test_services_wire.py::test_steady_state_service_reconcile_writes_nothing",
+    "tests/wire/test_settled_wire.py::test_a_routed_service_without_annotations_settles_with_zero_writes",
+    "tests/wire/test_settled_wire.py::test_every_builders_output_settles_with_zero_writes",
+    "tests/wire/test_templates_wire.py::test_a_failed_job_seen_before_its_pod_is_still_explained_by_the_pods_log",
+    "tests/wire/test_templates_wire.py::test_a_failed_job_trips_the_breaker_and_no_new_job_starts_before_the_backoff",
+    "tests/wire/test_templates_wire.py::test_at_most_ten_discovery_jobs_run_at_once",
+    "tests/wire/test_templates_wire.py::test_cluster_templates_discover_in_the_operator_namespace",
+    "tests/wire/test_templates_wire.py::test_discovery_job_reaches_the_server_and_its_output_fills_the_status",
+    "tests/wire/test_templates_wire.py::test_unusable_discovery_output_fails_with_a_specific_reason",
+]
+EMULATOR_ONLY.update(dict.fromkeys(_PENDING, _NOT_YET))
+
+
+def pytest_configure(config):
+    from aim_testing import fixtures
+
+    fixtures.emulator_only_paths.update(EMULATOR_ONLY)

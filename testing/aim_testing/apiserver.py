@@ -637,6 +637,7 @@ class ApiServerKube:
             namespace = meta["namespace"] = "default"
         status = obj.pop("status", None)
         complete_spec(info.key, obj)
+        self._adopt_owner_uids(obj, namespace)
         client = self.client
         if namespace is not None:
             self.ensure_namespace(namespace)
@@ -662,6 +663,18 @@ class ApiServerKube:
             _check(response, f"put_object status of {info.key} {namespace}/{name}")
             stored = response.json()
         return _with_kind(stored, info)
+
+    def _adopt_owner_uids(self, obj: dict[str, Any], namespace: str | None) -> None:
+        """Owner references naming an existing object get its uid (a seed written by hand has a made-up one,
+        and the garbage collector removes a dependent whose owner's uid does not exist)."""
+        for ref in obj["metadata"].get("ownerReferences") or ():
+            try:
+                owner_info = self._of({"apiVersion": ref.get("apiVersion"), "kind": ref.get("kind")})
+            except LookupError:
+                continue
+            owner = self.get(owner_info.key, namespace, ref.get("name", ""))
+            if owner is not None:
+                ref["uid"] = owner["metadata"]["uid"]
 
     def ensure_namespace(self, name: str) -> None:
         """Create the namespace if it does not exist (the emulator needs none; a real server does)."""

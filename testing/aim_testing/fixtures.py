@@ -38,8 +38,8 @@ from aim_testing import apiserver as envtest_
 from aim_testing.emulator import ApiCall, Emulator, declare_resources
 
 BACKENDS = ("emulator", "apiserver")
-# Test path prefixes (relative to the rootdir, e.g. "tests/core/") whose tests run on the emulator only,
-# with the reason; the root conftest.py fills it. A marker on the test itself does the same.
+# Test id prefixes (relative to the rootdir: "tests/core/", "tests/wire/test_x.py::test_y") whose tests run
+# on the emulator only, with the reason; the root conftest.py fills it. A marker on the test does the same.
 emulator_only_paths: dict[str, str] = {}
 
 
@@ -51,7 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def emulator_only_reason(node: Any, path: Path, rootdir: Path) -> str | None:
-    """Why a test runs on the emulator only (its marker, or its path in :data:`emulator_only_paths`)."""
+    """Why a test runs on the emulator only (its marker, or its id in :data:`emulator_only_paths`)."""
     marker = node.get_closest_marker("emulator_only")
     if marker is not None:
         return str(marker.args[0] if marker.args else marker.kwargs.get("reason", "emulator only"))
@@ -59,8 +59,9 @@ def emulator_only_reason(node: Any, path: Path, rootdir: Path) -> str | None:
         rel = path.resolve().relative_to(rootdir.resolve()).as_posix()
     except ValueError:
         return None
+    test_id = f"{rel}::{node.name.split('[')[0]}"
     for prefix, reason in emulator_only_paths.items():
-        if rel.startswith(prefix):
+        if test_id.startswith(prefix) and (prefix.endswith(("/", ".py")) or test_id == prefix):
             return reason
     return None
 
