@@ -40,6 +40,7 @@ import tempfile
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,7 @@ class ControlPlane:
     _procs: list[subprocess.Popen[bytes]] = attrs.field(factory=list)
     _baseline: set[tuple[str, str | None, str]] = attrs.field(factory=set)
     _client: httpx.Client | None = None
+    _pool: ThreadPoolExecutor = attrs.field(factory=lambda: ThreadPoolExecutor(8, thread_name_prefix="envtest"))
 
     # --------------------------------------------------------------- start and stop
 
@@ -251,7 +253,8 @@ class ControlPlane:
         self.url = f"https://127.0.0.1:{api_port}"
         self._client = httpx.Client(base_url=self.url, verify=ssl.create_default_context(cafile=str(tls.ca_file)),
                                     timeout=30,
-                                    headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+                                    headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+                                    limits=httpx.Limits(max_connections=16, max_keepalive_connections=16))
         self._wait_ready("/readyz", 60)
         kubeconfig = work / "kubeconfig"
         kubeconfig.write_text(yaml.safe_dump(self.kubeconfig_dict(ADMIN_TOKEN)))
@@ -304,6 +307,7 @@ class ControlPlane:
                 proc.kill()
                 proc.wait()
         self._procs.clear()
+        self._pool.shutdown(wait=False)
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -364,34 +368,34 @@ class ControlPlane:
             seen_kinds.add((info.group, info.kind))
             yield info
 
-    def _everything(self) -> Iterator[tuple[str, str | None, str]]:
-        for info in self._wiped():
+    def _everything(self) -> list[tuple[str, str | None, str]]:
+        def listed(info: ResourceInfo) -> list[tuple[str, str | None, str]]:
             response = self.client.get(info.path())
             if response.status_code != 200:
-                continue
-            for obj in response.json().get("items") or ():
-                meta = obj["metadata"]
-                yield info.key, meta.get("namespace"), meta["name"]
-        for obj in self.client.get("/api/v1/namespaces").json()["items"]:
-            yield "v1/namespaces", None, obj["metadata"]["name"]
+                return []
+            return [(info.key, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+                    for obj in response.json().get("items") or ()]
+
+        found = [item for items in self._pool.map(listed, list(self._wiped())) for item in items]
+        found += [("v1/namespaces", None, obj["metadata"]["name"])
+                  for obj in self.client.get("/api/v1/namespaces").json()["items"]]
+        return found
 
     def reset(self) -> None:
         """Delete everything made since the start (finalizers first); remove the namespaces made."""
         client = self.client
-        namespaces = []
-        for key, namespace, name in list(self._everything()):
-            if (key, namespace, name) in self._baseline:
-                continue
-            if key == "v1/namespaces":
-                namespaces.append(name)
-                continue
-            if namespace in _SYSTEM_NAMESPACES - {"default"}:
-                continue
-            info = self.resources[key]
-            path = info.path(namespace, name)
+        made = [item for item in self._everything() if item not in self._baseline]
+        namespaces = [name for key, _, name in made if key == "v1/namespaces"]
+
+        def delete(item: tuple[str, str | None, str]) -> None:
+            key, namespace, name = item
+            path = self.resources[key].path(namespace, name)
             client.patch(path, json={"metadata": {"finalizers": None}},
                          headers={"Content-Type": "application/merge-patch+json"})
             client.request("DELETE", path, json={"gracePeriodSeconds": 0, "propagationPolicy": "Background"})
+
+        list(self._pool.map(delete, [item for item in made if item[0] != "v1/namespaces"
+                                     and item[1] not in _SYSTEM_NAMESPACES - {"default"}]))
         for name in namespaces:
             # The namespace is empty now; finalizing it ourselves spares waiting for the namespace controller.
             client.delete(f"/api/v1/namespaces/{name}")
