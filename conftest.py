@@ -26,6 +26,7 @@ _PENDING = [
     "tests/operator/test_leader.py::test_losing_the_lease_stops_the_leader_work",
     "tests/operator/test_leader.py::test_only_one_replica_holds_the_lease_and_the_other_takes_over_when_it_expires",
     "tests/operator/test_reflector.py::test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone",
+    "tests/wire/test_adapters_wire.py::test_adapters_download_then_roll_in_and_a_second_service_shares_one",
     "tests/wire/test_artifacts_wire.py::test_a_service_without_a_warm_cache_runs_once_its_artifact_is_downloaded",
     "tests/wire/test_artifacts_wire.py::test_artifact_goes_from_size_check_to_ready_driven_by_watch_events",
     "tests/wire/test_catalog_e2e_wire.py::test_a_service_on_a_registry_image_runs_all_the_way_to_an_inference_service",
