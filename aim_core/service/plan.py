@@ -42,6 +42,7 @@ from aim_core.service.runtime import (
     container_resources,
     gpu_count,
     gpu_resource_name,
+    identity_sources,
     runtime_request,
     runtime_status,
     scaling_request,
@@ -301,6 +302,7 @@ def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, l
     placement = service_placement(svc, template, config, ob.config,
                                   container_resources(svc, template, default_gpu), gpus)
     plan.notes += placement.sources
+    plan.notes += identity_sources(svc, template, model)
     request = runtime_request(svc, model, template, scoped.scope.value, config, volumes_from, live,
                               default_gpu_resource=default_gpu, placement=placement,
                               adapters=served_adapters)

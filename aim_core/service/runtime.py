@@ -270,6 +270,42 @@ def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
     return volumes, mounts
 
 
+# ---------------------------------------------------------------- pull secrets and service account
+
+
+def pull_secrets(*specs: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``imagePullSecrets`` of the given specs (service, template, model) in that order, deduplicated by name."""
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for spec in specs:
+        for ref in spec.get("imagePullSecrets") or ():
+            name = str((ref or {}).get("name") or "").strip()
+            if name and name not in seen:
+                seen.add(name)
+                out.append({"name": name})
+    return out
+
+
+def service_account(*specs: Mapping[str, Any]) -> str | None:
+    """The first ``serviceAccountName`` of the given specs (service, template, model), ``None`` when none names one."""
+    return next((name for spec in specs if (name := str(spec.get("serviceAccountName") or "").strip())), None)
+
+
+def identity_sources(service: Mapping[str, Any], template: Mapping[str, Any], model: Mapping[str, Any]) -> list[str]:
+    """``render --explain`` lines: where the pull secrets and the service account come from."""
+    lines = []
+    owners = (("AIMService", service), ("template", template), ("model", model))
+    for what, obj in owners:
+        names = [r.get("name") for r in _spec(obj).get("imagePullSecrets") or () if (r or {}).get("name")]
+        if names:
+            lines.append(f"pull secrets: {', '.join(names)} from {what} {_meta(obj).get('name')}")
+    for what, obj in owners:
+        if str(_spec(obj).get("serviceAccountName") or "").strip():
+            lines.append(f"service account: {_spec(obj)['serviceAccountName']} from {what} {_meta(obj).get('name')}")
+            break
+    return lines
+
+
 # ---------------------------------------------------------------- labels and replicas
 
 
@@ -392,8 +428,8 @@ def runtime_request(
         affinity=placement.affinity,
         node_selector=placement.node_selector,
         tolerations=placement.tolerations,
-        image_pull_secrets=tuple(_plain(s) for s in spec.get("imagePullSecrets") or ()),
-        service_account_name=spec.get("serviceAccountName") or None,
+        image_pull_secrets=tuple(pull_secrets(spec, _spec(template), _spec(model))),
+        service_account_name=service_account(spec, _spec(template), _spec(model)),
         priority_class_name=spec.get("priorityClassName") or None,
         replicas=None if scaling else fixed_replicas(service),
         min_replicas=scaling.min_replicas if scaling else None,

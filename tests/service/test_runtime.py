@@ -365,7 +365,9 @@ def test_pod_settings_come_from_the_service_and_affinity_from_the_template():
                          priorityClassName="high").build()
     tpl = template().spec(imagePullSecrets=[{"name": "template-secret"}], serviceAccountName="template-sa")
     result = request(svc, tpl.status(resolvedNodeAffinity=AFFINITY).build())
-    assert (result.image, list(result.image_pull_secrets)) == (IMAGE, [{"name": "regcred"}])
+    # issue 20: the template's (and model's) pull secrets join the service's; upstream used the service's only
+    assert (result.image, list(result.image_pull_secrets)) == (IMAGE, [{"name": "regcred"},
+                                                                       {"name": "template-secret"}])
     assert (result.service_account_name, result.priority_class_name) == ("inference", "high")
     assert result.node_affinity == AFFINITY
     bare = request()

@@ -52,3 +52,23 @@ async def test_config_and_service_placement_reach_the_inference_service(kube, ap
         return True
 
     await eventually(moved, timeout=REACT)
+
+
+async def test_a_private_models_pull_secret_and_account_reach_the_inference_pod(kube, api, cluster, operator):
+    models = "aim.eai.amd.com/v1alpha1/aimclustermodels"
+    model = kube.get(models, None, "qwen3-32b")
+    model["spec"].update(imagePullSecrets=[{"name": "vendor-pull"}, {"name": "team-pull"}],
+                         serviceAccountName="model-puller")
+    kube.put_object(model)
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["spec"]["imagePullSecrets"] = [{"name": "team-pull"}]
+    await create(api, kube, body)
+
+    def isvc():
+        found = kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")
+        assert len(found) == 1
+        return found[0]
+
+    predictor = (await eventually(isvc))["spec"]["predictor"]
+    assert predictor["imagePullSecrets"] == [{"name": "team-pull"}, {"name": "vendor-pull"}]
+    assert predictor["serviceAccountName"] == "model-puller"
