@@ -300,7 +300,7 @@ def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, l
     if gpu_count(template) > 0:
         gpus.add(gpu_resource_name(template, default_gpu))
     placement = service_placement(svc, template, config, ob.config,
-                                  container_resources(svc, template, default_gpu), gpus)
+                                  container_resources(svc, template, default_gpu, model), gpus)
     plan.notes += placement.sources
     plan.notes += identity_sources(svc, template, model)
     request = runtime_request(svc, model, template, scoped.scope.value, config, volumes_from, live,

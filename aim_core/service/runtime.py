@@ -208,14 +208,31 @@ def _overlay(result: dict[str, dict[str, Any]], layer: Mapping[str, Any] | None,
         result["claims"] = _plain(layer["claims"])
 
 
+def template_cpu(template: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``hardware.cpu`` of the template as resources: resolved hardware's, else the spec's (``None`` when unset)."""
+    cpu = ((_status(template).get("resolvedHardware") or {}).get("cpu")
+           or (_spec(template).get("hardware") or {}).get("cpu") or {})
+    out: dict[str, Any] = {}
+    for section in ("requests", "limits"):
+        if cpu.get(section) not in (None, ""):
+            out[section] = {"cpu": cpu[section]}
+    return out or None
+
+
 def container_resources(
-    service: Mapping[str, Any], template: Mapping[str, Any], default_gpu_resource: str
+    service: Mapping[str, Any],
+    template: Mapping[str, Any],
+    default_gpu_resource: str,
+    model: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Resources of F50: per-GPU defaults, then template ``spec.resources``, then service ``spec.resources``.
+    """Resources of F50 and issue 20, key by key, later layers winning: per-GPU defaults, model
+    ``spec.resources``, the template's ``hardware.cpu``, template ``spec.resources``, service ``spec.resources``.
 
     With N GPUs: requests cpu 4N, memory 32N Gi, GPU N; limits memory 48N Gi,
-    GPU N; no CPU limit. With none: nothing until an override sets something.
-    Overrides apply per resource name, ``requests`` and ``limits`` separately.
+    GPU N; no CPU limit. With none (a CPU-only template): nothing until a layer
+    sets something, and no GPU. Overrides apply per resource name,
+    ``requests`` and ``limits`` separately. A service's ``overrides.hardware.cpu``
+    reaches here through its derived template's ``hardware.cpu``.
     """
     gpu = gpu_resource_name(template, default_gpu_resource)
     count = gpu_count(template)
@@ -227,6 +244,8 @@ def container_resources(
             gpu: str(count),
         }
         result["limits"] = {"memory": f"{MEMORY_LIMIT_GI_PER_GPU * count}Gi", gpu: str(count)}
+    _overlay(result, _spec(model).get("resources"), gpu)
+    _overlay(result, template_cpu(template), gpu)
     _overlay(result, _spec(template).get("resources"), gpu)
     _overlay(result, _spec(service).get("resources"), gpu)
     return {k: v for k, v in result.items() if v}
@@ -421,7 +440,7 @@ def runtime_request(
         image=str(_spec(model).get("image") or "").strip(),
         labels={**(labels or {}), **serving_labels(service, template)},
         env=container_env(layers),
-        resources=container_resources(service, template, default_gpu_resource),
+        resources=container_resources(service, template, default_gpu_resource, model),
         volumes=volumes,
         volume_mounts=mounts,
         node_affinity=placement.node_affinity,
