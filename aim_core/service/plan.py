@@ -36,6 +36,7 @@ from aim_core.service.adapters import ADAPTERS
 from aim_core.service.models import image_key, resolve_model
 from aim_core.service.observed import Observed
 from aim_core.plugin.providers import gpu_resource_names
+from aim_core.service.default_template import resolve_default
 from aim_core.service.placement import service_placement
 from aim_core.service.runtime import (
     autoscaling,
@@ -142,8 +143,10 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
 
     # --- template (an explicit name is resolved without waiting for the model, as upstream)
     model_name = _expected_model_name(svc, model_res)
-    template_res = choose_template(svc, model_name, list(ob.templates["namespaced"].values()),
-                                   list(ob.templates["cluster"].values()), ob.inventory)
+    template_res = resolve_default(svc, model_res.model or model_res.create, list(ob.templates["namespaced"].values()),
+                                   list(ob.templates["cluster"].values()), ob.inventory) or choose_template(
+        svc, model_name, list(ob.templates["namespaced"].values()), list(ob.templates["cluster"].values()),
+        ob.inventory)
     if model_name is not None:
         template_res = _check_model_match(template_res, model_name)
     template_res.contribute(plan)

@@ -1,0 +1,54 @@
+"""A model's default template (issue 20): ``AIMModel.spec.defaultServiceTemplate``. Pure.
+
+A service that names no template (``spec.template.name`` unset) and serves a
+model with ``spec.defaultServiceTemplate`` uses that template instead of
+auto-selection, resolved as if the service had named it (namespaced first,
+then cluster; overrides derive from it). The ``Template`` condition says so.
+A default that is missing or not Ready is reported as such
+(``TemplateNotFound``, or the template's own state), never replaced by an
+automatic choice: the model's owner asked for that template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.service.selection import resolve_explicit
+from aim_core.service.templates import TemplateResolution
+
+Obj = Mapping[str, Any]
+
+
+def default_template_name(service: Obj, model: Obj | None) -> str | None:
+    """The model's default template when it applies to ``service`` (no template named), else ``None``."""
+    if model is None:
+        return None
+    if (((service.get("spec") or {}).get("template") or {}).get("name") or "").strip():
+        return None
+    return ((model.get("spec") or {}).get("defaultServiceTemplate") or "").strip() or None
+
+
+def resolve_default(
+    service: Obj,
+    model: Obj | None,
+    namespaced: Sequence[Obj],
+    cluster: Sequence[Obj],
+    inventory: GpuInventory,
+) -> TemplateResolution | None:
+    """The resolution of the model's default template, ``None`` when the model names none or the service names one."""
+    name = default_template_name(service, model)
+    if name is None:
+        return None
+    assert model is not None
+    ns_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in namespaced}
+    cl_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in cluster}
+    result = resolve_explicit(name, dict(service), ns_by_name, cl_by_name, inventory)
+    meta = model.get("metadata") or {}
+    kind = model.get("kind") or "AIMModel"
+    where = f"{kind} {meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else f"{kind} {meta.get('name')}"
+    prefix = f"default template {name!r} of {where} (spec.defaultServiceTemplate)"
+    return attrs.evolve(result, health=attrs.evolve(result.health, message=f"{prefix}: {result.health.message}"))
