@@ -10,7 +10,10 @@ httpx per request, and JSON goes through ``orjson`` when it is installed
 Errors come out as :class:`~aim_core.reconcile.errors.ApiError` (the server
 answered with a failure Status) or :class:`~aim_core.reconcile.errors.NetworkError`
 (it did not answer), which the error taxonomy (F10) classifies. How it
-authenticates (credentials, TLS, proxy) is :mod:`aim_core.kube.credentials`.
+authenticates (credentials, TLS, proxy) is :mod:`aim_core.kube.credentials`;
+every request carries the :class:`~aim_core.kube.credentials.Authenticator`'s
+current header, and a request refused with 401 is sent once more after the
+credentials were read again (a rotated token file, an expired exec token).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import aiohttp
 import attrs
 
 from aim_core import metrics
-from aim_core.kube.credentials import Credentials, authorization, proxy_for, ssl_context
+from aim_core.kube.credentials import Authenticator, Credentials, proxy_for, ssl_context
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, NetworkError
 
@@ -107,9 +110,7 @@ class Kube:
 
     def __init__(self, credentials: Credentials, *, timeout: float = 30.0, connections: int = 16) -> None:
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-        auth = authorization(credentials)
-        if auth:
-            headers["Authorization"] = auth
+        self.auth = Authenticator(credentials)  # the Authorization header goes with each request: it can change
         self.credentials = credentials
         self.counter = RequestCounter()
         self._base = credentials.server.rstrip("/")
@@ -158,20 +159,32 @@ class Kube:
         content_type: str | None = None,
     ) -> Any:
         self.counter.count(verb)
-        headers = None
+        headers: dict[str, str] = {}
         data = None
         if body is not None:
             data = dumps(body)
-            headers = {"Content-Type": content_type or "application/json"}
+            headers["Content-Type"] = content_type or "application/json"
         started = time.monotonic()
-        try:
-            async with self._client().request(method, self._base + path, params=params, data=data,
-                                              headers=headers) as response:
-                status, payload = response.status, await response.read()
-                media_type = response.content_type
-                charset = response.charset or "utf-8"
-        except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError) as exc:
-            raise _network_error(exc, method, path) from exc
+        auth = await self.auth.header()
+        for attempt in (1, 2):
+            if auth:
+                headers["Authorization"] = auth
+            try:
+                async with self._client().request(method, self._base + path, params=params, data=data,
+                                                  headers=headers) as response:
+                    status, payload = response.status, await response.read()
+                    media_type = response.content_type
+                    charset = response.charset or "utf-8"
+            except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError) as exc:
+                raise _network_error(exc, method, path) from exc
+            if status != 401:
+                self.auth.accepted()
+                break
+            if attempt == 1 and await self.auth.refresh(auth):
+                auth = self.auth.current()  # read again: send it once more with the new credentials
+                continue
+            self.auth.refused()
+            break
         metrics.api_request(method, self.credentials.server, status, started)
         if status >= 400:
             raise _api_error(status, payload, method, path)
@@ -257,10 +270,25 @@ class Kube:
         path = resource_path(ref, namespace)
         self.counter.count("watch")
         timeout = aiohttp.ClientTimeout(total=None, connect=30.0, sock_connect=30.0, sock_read=timeout_seconds + 30.0)
+        auth = await self.auth.header()
         try:
-            async with self._client(streams=True).get(self._base + path, params=params, timeout=timeout) as response:
+            response = await self._client(streams=True).get(self._base + path, params=params, timeout=timeout,
+                                                           headers={"Authorization": auth} if auth else None)
+            if response.status == 401:
+                refusal = await response.read()
+                response.release()
+                if not await self.auth.refresh(auth):
+                    self.auth.refused()
+                    raise _api_error(401, refusal, "GET", path)
+                auth = self.auth.current()
+                response = await self._client(streams=True).get(self._base + path, params=params, timeout=timeout,
+                                                               headers={"Authorization": auth} if auth else None)
+            async with response:
                 if response.status >= 400:
+                    if response.status == 401:
+                        self.auth.refused()
                     raise _api_error(response.status, await response.read(), "GET", path)
+                self.auth.accepted()
                 pending = b""  # one event per line; a line can be longer than a read (no line-length limit)
                 async for chunk in response.content.iter_any():
                     pending += chunk

@@ -6,19 +6,31 @@ included, in memory. :func:`ssl_context` turns them into the TLS context of the
 adapter's connection pools (:mod:`aim_core.kube.client`), writing inline key
 material to disk only for as long as ``ssl`` needs to read it, and
 :func:`proxy_for` finds the proxy the environment names for the server.
+
+Credentials that expire are kept fresh by :class:`Authenticator`, as client-go
+keeps them: a token file (the pod's service-account token, a kubeconfig's
+``tokenFile``) is read again every minute and after a 401; an exec plugin runs
+again when its ``expirationTimestamp`` passes and after a 401. A 401 that comes
+back although the credentials were just read again is an authentication failure:
+:meth:`Authenticator.refused_for` says for how long, and ``/healthz`` fails once
+that lasts (:mod:`aim_core.operator.probes`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
+import logging
 import os
 import shutil
 import ssl
 import tempfile
+import threading
+import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import attrs
 
@@ -39,6 +51,116 @@ class Credentials:
     password: str | None = attrs.field(default=None, repr=False)
     insecure: bool = False
     default_namespace: str | None = None
+    # Where the token comes from, when it changes under a running process (client-go re-reads both):
+    token_file: str | None = None  # read again every minute and after a 401 (bound service-account tokens, tokenFile)
+    expires: float | None = None  # epoch seconds when an exec plugin's token expires (its expirationTimestamp)
+    relogin: Callable[[], Credentials] | None = attrs.field(default=None, eq=False, repr=False)  # runs the plugin again
+
+
+log = logging.getLogger("aim_engine.kube")
+
+TOKEN_FILE_REREAD_SECONDS = 60.0  # client-go's cachedFileTokenSource reads the file again after a minute
+REREAD_AT_MOST_EVERY = 1.0  # a burst of 401s runs an exec plugin once, not once per refused request
+
+
+def read_token_file(path: str) -> str:
+    """The token in ``path``, without the surrounding whitespace (a final newline is usual; client-go trims it too)."""
+    with open(path, encoding="utf-8") as file:
+        token = file.read().strip()
+    if not token:
+        raise ValueError(f"the token file {path} is empty")
+    return token
+
+
+class Authenticator:
+    """The ``Authorization`` header of every request, read again when the credentials may have changed.
+
+    Thread-safe (the CLI and tests use one client from several event loops): a refresh runs in a
+    worker thread under a lock, and callers that saw the same stale header share one refresh.
+    """
+
+    def __init__(self, creds: Credentials, *, reread_seconds: float = TOKEN_FILE_REREAD_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.creds = creds
+        self.reread_seconds = reread_seconds
+        self._clock = clock
+        self._header = authorization(creds)
+        self._read_at = clock()
+        self._lock = threading.Lock()
+        self._relogin_refused_at = -REREAD_AT_MOST_EVERY  # when a 401 last ran the plugin again
+        self._refused_since: float | None = None  # first 401 with freshly read credentials; None once accepted
+
+    @property
+    def refreshable(self) -> bool:
+        return bool(self.creds.token_file or self.creds.relogin)
+
+    def current(self) -> str | None:
+        return self._header
+
+    def stale(self) -> bool:
+        """Whether the credentials should be read again before the next request."""
+        creds = self.creds
+        if creds.relogin is not None and creds.expires is not None and time.time() >= creds.expires:
+            return True
+        return bool(creds.token_file) and self._clock() - self._read_at >= self.reread_seconds
+
+    async def header(self) -> str | None:
+        """The header for the next request, read again first when it is due."""
+        if self.stale():
+            await self.refresh(self._header, due=True)
+        return self._header
+
+    async def refresh(self, used: str | None, *, due: bool = False) -> bool:
+        """Read the credentials again after ``used`` was refused (or, ``due``, when their time is up).
+
+        Returns whether a request refused with ``used`` should be sent again: the header
+        changed (here or in a concurrent refresh). Never raises: a token file that cannot
+        be read or a plugin that fails is logged and the old credentials stay.
+        """
+        if not self.refreshable:
+            return False
+        if used != self._header:
+            return True  # someone else refreshed meanwhile
+        return await asyncio.to_thread(self._reread, used, due)
+
+    def _reread(self, used: str | None, due: bool) -> bool:
+        with self._lock:
+            if used != self._header:
+                return True
+            creds = self.creds
+            if not due and creds.relogin is not None:
+                if self._clock() - self._relogin_refused_at < REREAD_AT_MOST_EVERY:
+                    return False  # the plugin just ran for a 401: running it once per refused request helps nobody
+                self._relogin_refused_at = self._clock()
+            try:
+                if creds.relogin is not None:
+                    fresh = creds.relogin()
+                else:
+                    fresh = attrs.evolve(creds, token=read_token_file(creds.token_file or ""))
+            except Exception as exc:  # noqa: BLE001 - keep what we have; the next 401 or minute tries again
+                log.warning("cannot read the API credentials again: %s", exc)
+                self._read_at = self._clock()
+                return False
+            self.creds = fresh
+            self._header = authorization(fresh)
+            self._read_at = self._clock()
+            return self._header != used
+
+    def accepted(self) -> None:
+        """The server answered a request with something other than 401."""
+        self._refused_since = None
+
+    def refused(self) -> None:
+        """The server refused freshly read credentials (401): an authentication failure."""
+        if self._refused_since is None:
+            self._refused_since = self._clock()
+            log.error("the API server refuses the operator's credentials (401 Unauthorized)%s",
+                      " although they were just read again" if self.refreshable else "")
+
+    def refused_for(self) -> float | None:
+        """For how long every answer has been 401 although the credentials were fresh; None if not refused."""
+        since = self._refused_since
+        return None if since is None else self._clock() - since
 
 
 def authorization(creds: Credentials) -> str | None:

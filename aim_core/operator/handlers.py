@@ -49,17 +49,20 @@ def connection_info(creds: Credentials) -> kopf.ConnectionInfo:
 def login(memo: kopf.Memo, logger: logging.Logger, **kwargs: Any) -> kopf.ConnectionInfo | None:
     """In-cluster service account or the current kubeconfig (via the kubernetes client, for exec auth)."""
     info = memo.login_override(**kwargs) if memo.get("login_override") else None
+    creds = None
     if info is None:
         try:
             # not kopf.login_via_client: it leaves a kubeconfig's inline client key in a temporary file
-            info = connection_info(login_credentials(in_cluster_first=True))
+            creds = login_credentials(in_cluster_first=True)
+            info = connection_info(creds)
         except Exception as exc:  # noqa: BLE001 - fall back to kopf's own readers
             logger.debug("kubernetes client login failed: %s", exc)
             info = kopf.login_with_service_account(logger=logger, **kwargs) or kopf.login_with_kubeconfig(
                 logger=logger, **kwargs
             )
     if info is not None:
-        memo.runtime.set_credentials(credentials_from(info))
+        # ours, not kopf's form of them: they say where the token comes from (read again when it expires)
+        memo.runtime.set_credentials(creds or credentials_from(info))
     return info
 
 

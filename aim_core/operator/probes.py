@@ -8,6 +8,10 @@ so an answer from ``/healthz`` means the loop runs. ``/readyz`` answers 200
 only when the plugin set is loaded, the CRDs of ``aim.eai.amd.com`` are
 Established and serve the version this operator speaks, and the first full
 listing has filled the cache; otherwise 503 with one line per missing piece.
+``/healthz`` answers 500 once the API server has refused the operator's
+credentials (401) for :data:`AUTH_REFUSED_SECONDS`, although they were read
+again after the first refusal (:class:`aim_core.kube.credentials.Authenticator`):
+a restart is what can help then, and a failing liveness probe is what restarts.
 No request is logged (the access log is off).
 """
 
@@ -30,6 +34,10 @@ log = logging.getLogger("aim_engine.probes")
 
 class EndpointError(Exception):
     """An endpoint cannot be served (e.g. its port is taken); the message says which flag to change."""
+
+# /healthz fails once every answer of the API server has been 401 for this long although the credentials
+# were read again (with the chart's probe, 20 s x 3 failures, the container restarts about 2 minutes in).
+AUTH_REFUSED_SECONDS = 60.0
 
 # How often the CRDs are read: until they are all Established, and after.
 CRD_POLL_UNREADY = 2.0
@@ -79,6 +87,15 @@ class Readiness:
     plugin_error: str | None = None
     crd_problems: list[str] = attrs.field(factory=lambda: ["CRDs of aim.eai.amd.com not read yet"])
     synced: Callable[[], bool] = lambda: False
+    auth_refused: Callable[[], float | None] = lambda: None  # seconds the API server has refused fresh credentials
+
+    def liveness_problem(self) -> str | None:
+        refused = self.auth_refused()
+        if refused is None or refused < AUTH_REFUSED_SECONDS:
+            return None
+        return (f"the API server has refused the operator's credentials for {refused:.0f} s "
+                "(401 Unauthorized, also after reading them again): check the ServiceAccount token, "
+                "the kubeconfig's tokenFile or its exec plugin")
 
     def problems(self) -> list[str]:
         found = []
@@ -183,6 +200,9 @@ class Endpoints:
         self._runners.clear()
 
     async def _healthz(self, request: web.Request) -> web.Response:
+        problem = self.readiness.liveness_problem()
+        if problem:
+            return web.Response(status=500, text=f"unhealthy: {problem}\n")
         return web.Response(text="ok\n")
 
     async def _readyz(self, request: web.Request) -> web.Response:

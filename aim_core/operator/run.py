@@ -84,6 +84,7 @@ async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Rea
     runtime = Runtime(settings, build_controllers(plugins, settings), plugins)
     readiness.plugins_loaded = True
     readiness.synced = runtime.ready.is_set
+    readiness.auth_refused = lambda: runtime.ctx.kube.auth.refused_for() if runtime.ctx.kube is not None else None
     metrics.watch_store(runtime.store, {c.resource: None for c in runtime.engine.controllers.values()})
     if on_runtime is not None:
         on_runtime(runtime)

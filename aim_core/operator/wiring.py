@@ -128,6 +128,10 @@ class Runtime:
         if self.credentials is None:
             self.credentials = asyncio.get_running_loop().create_future()
         creds = await self.credentials
+        if creds.insecure and creds.server.startswith("https:"):
+            log.warning("the API server's certificate is not verified (insecure-skip-tls-verify): anyone between "
+                        "the operator and %s can read and change what it sends; give the cluster's CA instead",
+                        creds.server)
         self.ctx.kube = Kube(creds, connections=3 * self.settings.workers + 2)  # status, Event, child per worker
         streams = [asyncio.create_task(r.run()) for r in self._make_reflectors()]
         try:

@@ -19,6 +19,7 @@ they are then, not as they were at the first page).
 
 Deliberate differences from a real server, kept for test speed and simplicity:
 
+* No authentication unless ``tokens`` is set: then only those bearer tokens are accepted.
 * No schema validation (pruning and defaulting are done, see
   :mod:`~aim_testing.emulator.schemas`), admission; RBAC
   only answers SubjectAccessReviews (:mod:`~aim_testing.emulator.access`)
@@ -39,6 +40,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
+import aiohttp.web
 import attrs
 import kmock
 import yaml
@@ -62,6 +64,10 @@ class Emulator(Storage):
 
     custom_resources: set[kmock.resource] = attrs.field(factory=set, init=False)  # declared from CRDs
     logs: dict[tuple[str, str], str] = attrs.field(factory=dict, init=False)  # (ns, pod) -> pods/log
+    # Bearer tokens the server accepts; None: every request, with or without one (the default).
+    # Any other token is answered 401 Unauthorized, as the API server answers a revoked or expired one.
+    tokens: set[str] | None = attrs.field(default=None, init=False)
+    refused: int = attrs.field(default=0, init=False)  # requests answered 401
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -69,6 +75,13 @@ class Emulator(Storage):
         self.fallback[_is_delete_collection] << self._serve_delete_collection
 
     async def __call__(self, raw_request: Any) -> Any:
+        if self.tokens is not None:
+            given = raw_request.headers.get("Authorization", "")
+            if not (given.startswith("Bearer ") and given[len("Bearer "):] in self.tokens):
+                self.refused += 1
+                return aiohttp.web.json_response(
+                    {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                     "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, status=401)
         # kmock's path parser cannot read the namespaces resource itself (it takes the name for a
         # namespace). Serve those URLs via a twin path it parses: /api/v1/namespaces/-/namespaces/...
         # The scope is then dropped because namespaces are cluster-scoped. Logged URLs show the twin.
