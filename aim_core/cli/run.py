@@ -25,6 +25,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="run several replicas safely: all watch, only the holder of the leader Lease reconciles",
     )
+    p.add_argument("--leader-elect-lease-duration", type=seconds, default=15.0, metavar="DURATION",
+                   help="how long a standby waits after the lease last changed before it takes it (default 15s)")
+    p.add_argument("--leader-elect-renew-deadline", type=seconds, default=10.0, metavar="DURATION",
+                   help="the leader stops reconciling when it could not renew the lease for this long; "
+                        "shorter than the lease duration (default 10s)")
+    p.add_argument("--leader-elect-retry-period", type=seconds, default=2.0, metavar="DURATION",
+                   help="how often the leader renews and a standby tries to take the lease (default 2s)")
     p.add_argument("--workers", type=int, default=16,
                    help="concurrent reconciles (each waits on the API server most of its time; default 16)")
     p.add_argument("--resync-seconds", type=float, default=0.0,
@@ -44,6 +51,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="default: $AIM_ENGINE_LOG_LEVEL, else info")
     p.add_argument("-v", "--verbose", action="store_true", help="the same as --log-level debug")
     p.set_defaults(func=command)
+
+
+def seconds(text: str) -> float:
+    """A duration as kube-controller-manager's flags take it: ``15s``, ``1m``, ``500ms``, or plain seconds."""
+    value = text.strip()
+    for suffix, scale in (("ms", 0.001), ("s", 1.0), ("m", 60.0)):
+        if value.endswith(suffix) and value[: -len(suffix)].replace(".", "", 1).isdigit():
+            return float(value[: -len(suffix)]) * scale
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 15s, 500ms, 1m)") from None
 
 
 def command(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -43,6 +43,7 @@ log = logging.getLogger("aim_engine.kube")
 MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 USER_AGENT = "aim-engine"
+READ_VERBS = frozenset({"get", "list", "watch"})
 KEEPALIVE_SECONDS = 30.0  # idle connections are closed before an API server's (or proxy's) idle timeout
 
 
@@ -111,6 +112,8 @@ class Kube:
     def __init__(self, credentials: Credentials, *, timeout: float = 30.0, connections: int = 16) -> None:
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         self.auth = Authenticator(credentials)  # the Authorization header goes with each request: it can change
+        # Asked before every write; False: the write is not sent (a leader whose lease ran out writes nothing).
+        self.write_guard: Callable[[], bool] | None = None
         self.credentials = credentials
         self.counter = RequestCounter()
         self._base = credentials.server.rstrip("/")
@@ -167,6 +170,8 @@ class Kube:
         started = time.monotonic()
         auth = await self.auth.header()
         for attempt in (1, 2):
+            if self.write_guard is not None and verb not in READ_VERBS and not self.write_guard():
+                raise NetworkError("other", f"{method} {path}: not sent: this replica no longer holds the leader lease")
             if auth:
                 headers["Authorization"] = auth
             try:

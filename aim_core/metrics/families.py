@@ -126,7 +126,7 @@ class Metrics:
 
     # -------------------------------------------------------------- recorders
 
-    def reconciled(self, controller: str, requeue: Any, error: BaseException | None, seconds: float) -> None:
+    def _reconcile_series(self, controller: str) -> tuple[Any, Any, Any, Any, Any]:
         children = self._reconcile_children.get(controller)
         if children is None:
             children = self._reconcile_children[controller] = (
@@ -136,7 +136,16 @@ class Metrics:
                 self.reconcile_errors.labels(controller),
                 self.reconcile_time.labels(controller),
             )
-        success, error_total, requeue_after, errors, duration = children
+        return children
+
+    def controllers_started(self, controllers: Iterable[str]) -> None:
+        """Every reconcile series of ``controllers`` at 0, as controller-runtime starts them: dashboards and
+        alerts (``rate(...{result="error"})``) see a series before the first reconcile, on standbys too."""
+        for controller in controllers:
+            self._reconcile_series(controller)
+
+    def reconciled(self, controller: str, requeue: Any, error: BaseException | None, seconds: float) -> None:
+        success, error_total, requeue_after, errors, duration = self._reconcile_series(controller)
         duration.observe(seconds)
         if error is not None or requeue == "backoff":
             error_total.inc()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
+import signal
 import threading
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -30,6 +32,9 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         operator_namespace=operator_namespace(args.operator_namespace),
         workers=args.workers,
         leader_election=bool(args.leader_elect),
+        lease_duration=getattr(args, "leader_elect_lease_duration", 15.0),
+        renew_deadline=getattr(args, "leader_elect_renew_deadline", 10.0),
+        retry_period=getattr(args, "leader_elect_retry_period", 2.0),
         liveness=args.liveness,
         resync_seconds=args.resync_seconds,
         gpu_preference=gpu_preference(args.gpu_preference),
@@ -86,12 +91,20 @@ async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Rea
     readiness.synced = runtime.ready.is_set
     readiness.auth_refused = lambda: runtime.ctx.kube.auth.refused_for() if runtime.ctx.kube is not None else None
     metrics.watch_store(runtime.store, {c.resource: None for c in runtime.engine.controllers.values()})
+    metrics.controllers_started(runtime.engine.controllers)
     if on_runtime is not None:
         on_runtime(runtime)
     registry = handlers.build_registry()
     kopf.on.startup(registry=registry, id="configure")(_configure_kopf)
     memo = kopf.Memo(runtime=runtime, login_override=login_override)
     crds_task = asyncio.create_task(readiness.watch_crds(lambda: runtime.ctx.kube))  # for /readyz
+    signals_task = None
+    if stop_flag is None and threading.current_thread() is threading.main_thread():
+        # SIGTERM stops the engine at once, beside kopf: the leader's work stops and its lease is released
+        # while kopf winds down, so a standby takes over in about one retry period.
+        stop_flag, kopf_ready = asyncio.Event(), asyncio.Event()
+        signals_task = asyncio.create_task(_take_signals(stop_flag, kopf_ready, ready_flag))
+        ready_flag = kopf_ready
     kopf_task = asyncio.create_task(
         kopf.operator(
             registry=registry,
@@ -113,6 +126,8 @@ async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Rea
         done, _ = await asyncio.wait({kopf_task}, timeout=10)
         done = done | {engine_task}
     crds_task.cancel()
+    if signals_task is not None:
+        signals_task.cancel()
     for task in (kopf_task, engine_task):
         if task not in done:
             task.cancel()
@@ -122,6 +137,25 @@ async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Rea
         if not task.cancelled() and task.exception() is not None:
             raise task.exception()  # type: ignore[misc]
     return runtime
+
+
+async def _take_signals(stop: asyncio.Event, kopf_ready: asyncio.Event, ready_flag: Any) -> None:
+    """Once kopf has started (and set its own signal handlers), SIGTERM and SIGINT set ``stop``: kopf and the
+    engine both wait for it, so the engine does not wait for kopf's shutdown to begin its own."""
+    await kopf_ready.wait()
+    if isinstance(ready_flag, (asyncio.Event, threading.Event)):
+        ready_flag.set()
+    elif ready_flag is not None and not ready_flag.done():
+        ready_flag.set_result(None)
+    loop = asyncio.get_running_loop()
+
+    def received(sig: signal.Signals) -> None:
+        log.info("signal %s received: stopping", sig.name)
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, received, sig)
 
 
 def _flag_set(flag: Any) -> bool:

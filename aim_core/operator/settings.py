@@ -44,6 +44,11 @@ class Settings:
     # p99 at 11.3 s with 4 workers, 3.3 s with 16, 2.7 s with 32 (benchmarks/README.md, --write-latency-ms).
     workers: int = 16
     leader_election: bool = False
+    # client-go's leaderelection durations (seconds): a standby takes the lease a lease duration after it saw it
+    # last change; the leader stops if it could not renew for the renew deadline; both try every retry period.
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
     liveness: str | None = None
     # Periodic full re-listing; 0 = never. Not needed for correctness: a stream resumes from its last version
     # (the server replays deletions too) or, after 410 Gone or an error, lists again and replaces what it held.

@@ -33,6 +33,14 @@ from aim_core.runtime.storeform import pod_essentials
 log = logging.getLogger("aim_engine.operator")
 
 
+def warn_if_unverified(creds: Credentials) -> None:
+    """One WARNING at start when the API server's certificate is not verified (``insecure-skip-tls-verify``)."""
+    if creds.insecure and creds.server.startswith("https:"):
+        log.warning("the API server's certificate is not verified (insecure-skip-tls-verify): anyone between "
+                    "the operator and %s can read and change what it sends; give the cluster's CA instead",
+                    creds.server)
+
+
 class Runtime:
     """Everything one operator process holds; kopf handlers reach it through ``memo``."""
 
@@ -128,10 +136,7 @@ class Runtime:
         if self.credentials is None:
             self.credentials = asyncio.get_running_loop().create_future()
         creds = await self.credentials
-        if creds.insecure and creds.server.startswith("https:"):
-            log.warning("the API server's certificate is not verified (insecure-skip-tls-verify): anyone between "
-                        "the operator and %s can read and change what it sends; give the cluster's CA instead",
-                        creds.server)
+        warn_if_unverified(creds)
         self.ctx.kube = Kube(creds, connections=3 * self.settings.workers + 2)  # status, Event, child per worker
         streams = [asyncio.create_task(r.run()) for r in self._make_reflectors()]
         try:
@@ -142,8 +147,17 @@ class Runtime:
             collector = asyncio.create_task(collection.collect_old(lambda: not self.engine.queue.busy()))
             try:
                 if self.settings.leader_election:
-                    elector = LeaderElector(self.ctx.kube, self.settings.operator_namespace)
-                    await elector.run(lambda: self.engine.run(self.settings.workers))
+                    # The elector has a client of its own: the engine's refuses writes once the lease ran out.
+                    lease_client = Kube(creds, connections=2)
+                    elector = LeaderElector(lease_client, self.settings.operator_namespace,
+                                            lease_duration=self.settings.lease_duration,
+                                            renew_deadline=self.settings.renew_deadline,
+                                            retry_period=self.settings.retry_period)
+                    self.ctx.kube.write_guard = elector.leading
+                    try:
+                        await elector.run(lambda: self.engine.run(self.settings.workers))
+                    finally:
+                        await asyncio.shield(lease_client.aclose())
                 else:
                     await self.engine.run(self.settings.workers)
             finally:

@@ -121,6 +121,7 @@ class DiscoverySlots:
         self.reservation_seconds = reservation_seconds
         self._lock: asyncio.Lock | None = None
         self._held_at = -1e18
+        self._elector: LeaderElector | None = None
         self._reserved: dict[tuple[str, str], float] = {}
         self.waiting: dict[str, set[ObjectKey]] = {}
 
@@ -129,8 +130,12 @@ class DiscoverySlots:
         now = time.monotonic()
         if now - self._held_at < self.renew_seconds:
             return ""
-        elector = LeaderElector(kube, namespace, identity=self.identity, name=DISCOVERY_LEASE,
-                                lease_seconds=self.lease_seconds)
+        elector = self._elector
+        if elector is None or elector.kube is not kube or elector.namespace != namespace:
+            # kept: another replica's lease counts as expired a lease after this one saw it last change
+            elector = self._elector = LeaderElector(kube, namespace, identity=self.identity, name=DISCOVERY_LEASE,
+                                                    lease_duration=self.lease_seconds,
+                                                    renew_deadline=self.lease_seconds * 2 / 3, retry_period=1.0)
         try:
             held = await elector.try_acquire()
         except Exception as exc:  # noqa: BLE001 - reported in the template's status, retried

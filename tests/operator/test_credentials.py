@@ -275,3 +275,15 @@ async def test_the_operator_keeps_reconciling_when_its_exec_credential_expires(k
             assert proc.returncode is None, log.read_text()[-2000:]
     finally:
         revoker.cancel()
+
+
+async def test_an_unverified_api_server_certificate_gets_one_warning_at_start(caplog):
+    from aim_core.kube import Credentials
+    from aim_core.operator.wiring import warn_if_unverified
+
+    with caplog.at_level("WARNING", logger="aim_engine.operator"):
+        warn_if_unverified(Credentials(server="https://10.0.0.1:6443", insecure=True))
+        warn_if_unverified(Credentials(server="https://10.0.0.1:6443", ca_data="..."))
+        warn_if_unverified(Credentials(server="http://127.0.0.1:8001", insecure=True))  # kubectl proxy: no TLS
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "insecure-skip-tls-verify" in warnings[0]

@@ -109,6 +109,21 @@ async def test_a_scrape_while_services_reconcile_shows_every_family(kube, api, c
     assert total(after["aim_plugin_hook_duration_seconds_count"], hook="aim_runtime_builders") > 0
 
 
+async def test_every_controller_has_its_reconcile_series_from_the_start(kube, operator):
+    """As controller-runtime: a series per controller and result at 0 before the first reconcile, so
+    dashboards and alerts on ``rate(controller_runtime_reconcile_total{result="error"}[5m])`` have data."""
+    found = await scrape(operator)
+    controllers = set(operator.runtime.engine.controllers)
+    assert {"service", "model", "artifact"} <= controllers
+    for controller in controllers:
+        for result in ("success", "error", "requeue_after"):
+            key = (("controller", controller), ("result", result))
+            assert key in found["controller_runtime_reconcile_total"], (controller, result)
+        assert (("controller", controller),) in found["controller_runtime_reconcile_errors_total"]
+    idle = [c for c in controllers if total(found["controller_runtime_reconcile_total"], controller=c) == 0]
+    assert idle  # nothing to reconcile for most of them yet: the series are there at 0
+
+
 async def get(url: str) -> httpx.Response:
     async with httpx.AsyncClient(timeout=10) as client:
         return await client.get(url)

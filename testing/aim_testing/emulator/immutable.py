@@ -48,7 +48,10 @@ def _transition_rules() -> dict[str, tuple[tuple[tuple[str, ...], str], ...]]:
         for name, child in (schema.get("properties") or {}).items():
             walk(kind, child, path + (name,))
 
-    for crd in yaml.safe_load_all(_AIM_CRDS.read_text()):
+    # libyaml's loader when there is one: the pure-Python one took seconds here, blocking the emulator's
+    # event loop at the first update of a test run (every client's request waited, leases ran out)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for crd in yaml.load_all(_AIM_CRDS.read_text(), Loader=loader):
         if not isinstance(crd, dict) or crd.get("kind") != "CustomResourceDefinition":
             continue
         kind = crd["spec"]["names"]["kind"]
