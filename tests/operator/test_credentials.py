@@ -122,7 +122,7 @@ async def test_a_token_file_is_read_again_every_minute_without_a_refusal(kube, t
 
 
 async def test_an_exec_plugin_runs_again_when_its_credential_expires_and_after_a_401(kube, tmp_path):
-    user, issued = exec_plugin(tmp_path, lifetime=2)
+    user, issued = exec_plugin(tmp_path, lifetime=3)  # whole seconds in expirationTimestamp: 2-3 s
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, user)
     creds = login.credentials(str(config))
     assert creds.token == "t1" and creds.expires is not None
@@ -130,13 +130,12 @@ async def test_an_exec_plugin_runs_again_when_its_credential_expires_and_after_a
     client = Kube(creds)
     try:
         await client.list(NAMESPACES)
-        await asyncio.sleep(2.2)  # t1 expired: it is revoked, and the plugin gives t2 before the next request
+        await asyncio.sleep(3.2)  # t1 expired: it is revoked, and the plugin gives t2 before the next request
         kube.emulator.tokens = {"t2"}
         await client.list(NAMESPACES)
         assert tokens(issued) == ["t1", "t2"]
         assert kube.emulator.refused == 0
-        await asyncio.sleep(1.1)
-        kube.emulator.tokens = {"t3"}  # revoked before its time: the 401 runs the plugin again
+        kube.emulator.tokens = {"t3"}  # t2 revoked before its time: the 401 runs the plugin again
         await client.list(NAMESPACES)
         assert tokens(issued) == ["t1", "t2", "t3"]
         assert kube.emulator.refused == 1
