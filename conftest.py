@@ -23,8 +23,6 @@ _PENDING = [
     "tests/operator/test_cli_run.py::test_run_command_reconciles_with_the_kubeconfig_and_stops_on_sigterm",
     "tests/operator/test_cli_run.py::test_run_command_works_under_a_uid_with_no_passwd_entry",
     "tests/operator/test_image_runtime.py::test_the_image_command_reconciles_a_service_writing_nothing_but_its_scratch_volume",
-    "tests/operator/test_leader.py::test_losing_the_lease_stops_the_leader_work",
-    "tests/operator/test_leader.py::test_only_one_replica_holds_the_lease_and_the_other_takes_over_when_it_expires",
     "tests/operator/test_reflector.py::test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone",
     "tests/wire/test_adapters_wire.py::test_adapters_download_then_roll_in_and_a_second_service_shares_one",
     "tests/wire/test_artifacts_wire.py::test_a_service_without_a_warm_cache_runs_once_its_artifact_is_downloaded",
