@@ -37,6 +37,7 @@ from aim_core.artifact.observed import Observed
 from aim_core.artifact.progress import (
     discovered_size,
     download_phase,
+    parse_check_adapter,
     parse_check_size,
     was_downloaded,
 )
@@ -297,6 +298,9 @@ def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env,
         plan.component("CheckSizeOutput", Health(State.FAILED, "InvalidSizeOutput",
                                                  f"{problem}; the check runs again when Job {job_name} expires"))
         return None
+    adapter = parse_check_adapter(logs[0])
+    if adapter is not None:  # a LoRA adapter's config, before the download (issue 22)
+        plan.status["adapter"] = adapter
     return size
 
 

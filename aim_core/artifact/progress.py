@@ -34,6 +34,20 @@ def parse_check_size(log: str) -> tuple[int | None, str]:
     return size, ""
 
 
+def parse_check_adapter(log: str) -> dict[str, Any] | None:
+    """The ``adapter`` object of the size-check line (a LoRA adapter's config, issue 22), if any."""
+    lines = [line.strip() for line in log.splitlines() if line.strip()]
+    try:
+        data = json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+    adapter = data.get("adapter") if isinstance(data, dict) else None
+    if not isinstance(adapter, dict):
+        return None
+    keep = {"baseModel": str, "rank": int, "alpha": int, "problem": str}
+    return {k: v for k, v in adapter.items() if k in keep and isinstance(v, keep[k]) and not isinstance(v, bool)} or None
+
+
 def discovered_size(status: Obj) -> int | None:
     """``status.discoveredSizeBytes`` when it is a believable size."""
     value = status.get("discoveredSizeBytes")

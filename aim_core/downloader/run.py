@@ -27,7 +27,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.downloader.adapters import adapter_status
+from aim_core.downloader.adapters import adapter_status, fetch_adapter_config
 from aim_core.downloader.config import Settings, flag
 from aim_core.downloader.monitor import Monitor, folder_bytes
 from aim_core.downloader.simulate import ATTEMPT_PROTOCOL_ENV, Simulation
@@ -77,8 +77,12 @@ def check_size(uri: str) -> int:
     except DownloadError as exc:
         log.error("%s", exc)
         return exc.kind.value
+    line: dict[str, Any] = {"url": uri, "sizeBytes": size}
+    adapter = None if simulation else fetch_adapter_config(manifest, settings.tmp_dir)
+    if adapter is not None:  # a LoRA adapter: known before the download (issue 22)
+        line["adapter"] = adapter
     sys.stderr.flush()
-    sys.stdout.write(json.dumps({"url": uri, "sizeBytes": size}) + "\n")
+    sys.stdout.write(json.dumps(line) + "\n")
     sys.stdout.flush()
     return 0
 

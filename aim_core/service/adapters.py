@@ -316,25 +316,35 @@ def _one(svc: Obj, adapter: Obj, artifacts: Sequence[Obj], ids: set[str], names:
         why = f"{ready.get('reason')}: {ready.get('message')}" if ready.get("reason") else "failed"
         return attrs.evolve(state, state=FAILED, reason=DOWNLOAD_FAILED,
                             message=f"artifact {art_name} for {source} failed ({why})"), None
+    # The config is known from the size check (before the download) or from the download itself.
+    problem = _incompatible(source, info, ids, rank_limit) if info else None
+    if problem is not None:
+        return attrs.evolve(state, state=FAILED, reason=problem[0], message=problem[1]), None
     if art_state != "Ready":  # its progress is on the artifact: the service is not woken by every patch of it
         return attrs.evolve(state, state=DOWNLOADING, reason=DOWNLOADING_REASON,
                             message=f"artifact {art_name} is {art_state or 'Pending'}"), None
+    if not info:
+        return attrs.evolve(state, state=FAILED, reason=CONFIG_INVALID, message=(
+            f"no adapter_config.json was reported for {source} (status.adapter of artifact {art_name}): the files "
+            "are not a LoRA adapter, or the download image does not read it; a LoRA adapter needs one")), None
+    return attrs.evolve(state, state=READY, reason=SERVED, claim=status.get("persistentVolumeClaim")), None
+
+
+def _incompatible(source: str, info: Obj, ids: set[str], rank_limit: tuple[int | None, str]) -> tuple[str, str] | None:
+    """``(reason, message)`` when an adapter's reported config rules it out, else ``None``."""
     if info.get("problem"):
-        return attrs.evolve(state, state=FAILED, reason=CONFIG_INVALID,
-                            message=f"{source}: {info['problem']}; a LoRA adapter needs adapter_config.json"), None
-    same = _same_model(base or "", ids)
-    if same is False:
-        return attrs.evolve(state, state=FAILED, reason=BASE_MISMATCH, message=(
-            f"adapter_config.json of {source} names base model {base!r}, but this service serves "
-            f"{', '.join(sorted(ids))}: use an adapter trained on that model")), None
+        return CONFIG_INVALID, f"{source}: {info['problem']}; a LoRA adapter needs adapter_config.json"
+    base, rank = (str(info["baseModel"]) if info.get("baseModel") else ""), _int(info.get("rank"))
+    if _same_model(base, ids) is False:
+        return BASE_MISMATCH, (f"adapter_config.json of {source} names base model {base!r}, but this service serves "
+                               f"{', '.join(sorted(ids))}: use an adapter trained on that model")
     limit, where = rank_limit
     top = limit if limit is not None else LORA_RANKS[-1]
     if rank is not None and rank > top:
-        where = where or "vLLM's highest"
-        return attrs.evolve(state, state=FAILED, reason=RANK_TOO_HIGH, message=(
-            f"{source} has LoRA rank {rank}, above the limit {top} ({where}): raise "
-            "spec.adapterLimits.maxRank or use an adapter of lower rank")), None
-    return attrs.evolve(state, state=READY, reason=SERVED, claim=status.get("persistentVolumeClaim")), None
+        return RANK_TOO_HIGH, (f"{source} has LoRA rank {rank}, above the limit {top} "
+                               f"({where or 'the highest rank vLLM takes'}): raise spec.adapterLimits.maxRank or "
+                               "use an adapter of lower rank")
+    return None
 
 
 def _derived_rank(ranks: Iterable[int | None]) -> int:

@@ -77,6 +77,16 @@ def test_size_check_output_gives_the_size_and_the_pvc_follows():
     assert not [j for j in wanted(plan, "Job")]  # the download waits for the PVC to exist
 
 
+def test_a_lora_adapters_config_from_the_size_check_goes_to_status_before_the_download():
+    """Issue 22: the service can refuse an adapter of another base model before it is downloaded."""
+    line = '{"url":"hf://acme/sql-lora","sizeBytes":4096,"adapter":{"baseModel":"org/base","rank":16,"x":1}}'
+    _, plan = _checked(line + "\n")
+    assert plan.status["adapter"] == {"baseModel": "org/base", "rank": 16}
+    assert plan.status["discoveredSizeBytes"] == 4096
+    _, plain = _checked('{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\n')
+    assert "adapter" not in plain.status
+
+
 @pytest.mark.parametrize("log", [
     "", "not json", '{"url":"x"}', '{"url":"x","sizeBytes":0}', '{"url":"x","sizeBytes":-5}',
     '{"url":"x","sizeBytes":1125899906842625}', '{"url":"x","sizeBytes":"12"}', '{"sizeBytes":1}\ntrailing',

@@ -74,6 +74,38 @@ async def test_an_s3_adapter_reports_its_base_model_and_rank(tmp_path, s3_server
     assert cluster.status("chat")["adapter"] == {"baseModel": "Qwen/Qwen2.5-7B", "rank": 64, "alpha": 32}
 
 
+async def test_check_size_prints_a_hub_adapters_config_with_the_size(tmp_path, hub):
+    hub.add_repo("org/sql-lora", ADAPTER)
+    hub.add_repo("org/llama", {"config.json": b'{"model_type": "llama"}', "model.safetensors": b"w" * 1000})
+    env = base_env(tmp_path, HF_ENDPOINT=hub.url)
+
+    adapter = await run(["check-size", "hf://org/sql-lora"], env)
+    model = await run(["check-size", "hf://org/llama"], env)
+
+    assert adapter.code == 0, adapter.stderr
+    assert json.loads(adapter.stdout.strip().splitlines()[-1]) == {
+        "url": "hf://org/sql-lora", "sizeBytes": sum(len(v) for v in ADAPTER.values()),
+        "adapter": {"baseModel": "meta-llama/Llama-3.1-8B-Instruct", "rank": 16, "alpha": 32}}
+    assert model.code == 0, model.stderr
+    assert "adapter" not in json.loads(model.stdout.strip().splitlines()[-1])
+
+
+async def test_check_size_prints_an_s3_adapters_config_with_the_size(tmp_path, s3_server, s3):
+    s3.create_bucket(Bucket="adapters-check")
+    s3.put_object(Bucket="adapters-check", Key="chat/adapter_config.json",
+                  Body=json.dumps({**CONFIG, "r": 8, "base_model_name_or_path": "Qwen/Qwen2.5-7B"}).encode())
+    s3.put_object(Bucket="adapters-check", Key="chat/adapter_model.safetensors", Body=b"w" * 5000)
+    env = base_env(tmp_path, AWS_ENDPOINT_URL=s3_server, AWS_ACCESS_KEY_ID="AKIATESTING",
+                   AWS_SECRET_ACCESS_KEY="testing-secret", AWS_EC2_METADATA_DISABLED="true")
+
+    result = await run(["check-size", "s3://adapters-check/chat"], env)
+
+    assert result.code == 0, result.stderr
+    line = json.loads(result.stdout.strip().splitlines()[-1])
+    assert line["adapter"] == {"baseModel": "Qwen/Qwen2.5-7B", "rank": 8, "alpha": 32}
+    assert line["sizeBytes"] > 5000
+
+
 @pytest.mark.parametrize(("text", "expected"), [
     ('{"r": 8, "base_model_name_or_path": "org/base"}', {"rank": 8, "baseModel": "org/base"}),
     ('{"r": 8, "peft_type": "PROMPT_TUNING"}', "PROMPT_TUNING adapter"),

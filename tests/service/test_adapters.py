@@ -334,3 +334,25 @@ def test_render_explain_shows_the_adapters_artifacts_mounts_and_engine_arguments
     assert f'#   adapters: engine args {{"enable-lora":true,"lora-modules":["sql={mount}"]' in out
     assert f"#   adapters: mount {volume_name('sql')} at {mount} (read-only)" in out
     assert f"applies AIMArtifact {NS}/{artifact_name(CHAT)}" in out
+
+
+def test_ready_weights_without_a_reported_adapter_config_are_not_served() -> None:
+    """Files without adapter_config.json (or a downloader that does not read it) would break vLLM's start."""
+    svc = with_adapters(service("chat").model_name(QWEN), ("sql", SQL), ("chat-tuned", CHAT))
+
+    plan, status = running(svc, artifact(SQL, base=None, rank=None), artifact(CHAT))
+
+    assert states(status) == {"sql": ("Failed", "AdapterConfigInvalid"), "chat-tuned": ("Ready", "Served")}
+    assert "no adapter_config.json was reported" in status["adapters"][0]["message"]
+    assert [m.split("=")[0] for m in engine_args(serving(plan, svc))["lora-modules"]] == ["chat-tuned"]
+
+
+def test_a_mismatch_the_size_check_found_fails_the_adapter_before_the_download() -> None:
+    svc = with_adapters(service("chat").model_name(QWEN), ("sql", SQL))
+    checking = artifact(SQL, "Progressing")
+    checking["status"]["adapter"] = {"baseModel": "meta-llama/Llama-3.1-8B-Instruct", "rank": 16}
+
+    _, status = running(svc, checking)
+
+    assert states(status) == {"sql": ("Failed", "AdapterBaseModelMismatch")}
+    assert status["status"] == "Degraded"
