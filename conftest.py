@@ -12,6 +12,7 @@ EMULATOR_ONLY = {
 _NOT_YET = "not yet converted for a real API server (issue 19): runs on the emulator only"
 _PENDING = [
     "tests/controllers/test_artifacts_wire.py::test_an_artifact_whose_volume_a_running_pod_mounts_is_in_use",
+    "tests/controllers/test_artifacts_wire.py::test_an_artifact_a_service_lists_as_an_adapter_is_in_use_until_the_service_drops_it",
     "tests/controllers/test_artifacts_wire.py::test_artifacts_a_service_uses_are_not_evicted_and_their_last_use_is_kept",
     "tests/controllers/test_artifacts_wire.py::test_cache_finalizer_deletes_unready_artifacts_and_their_children_but_keeps_ready_ones",
     "tests/controllers/test_artifacts_wire.py::test_eviction_frees_space_lowest_priority_then_least_recently_used",
@@ -24,7 +25,6 @@ _PENDING = [
     "tests/operator/test_cli_run.py::test_run_command_works_under_a_uid_with_no_passwd_entry",
     "tests/operator/test_image_runtime.py::test_the_image_command_reconciles_a_service_writing_nothing_but_its_scratch_volume",
     "tests/operator/test_reflector.py::test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone",
-    "tests/wire/test_adapters_wire.py::test_adapters_download_then_roll_in_and_a_second_service_shares_one",
     "tests/wire/test_artifacts_wire.py::test_a_service_without_a_warm_cache_runs_once_its_artifact_is_downloaded",
     "tests/wire/test_artifacts_wire.py::test_artifact_goes_from_size_check_to_ready_driven_by_watch_events",
     "tests/wire/test_catalog_e2e_wire.py::test_a_service_on_a_registry_image_runs_all_the_way_to_an_inference_service",

@@ -74,7 +74,8 @@ def serve(kube, isvc: dict) -> None:
     for route in kube.list(ROUTE, NS, label_selector=f"aim.eai.amd.com/service={service}"):
         kube.put_object({**route, "status": {"parents": [{
             "parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
-            "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}]}})
+            "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+                            "lastTransitionTime": "2026-03-01T12:00:00Z"}]}]}})
     kube.put_object({**isvc, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
     kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {
         "name": f"{name}-predictor-0", "namespace": NS, "labels": {"serving.kserve.io/inferenceservice": name}},
