@@ -223,3 +223,30 @@ async def test_describe_service_shows_each_adapter_and_its_artifact(kube, api, c
     text = capsys.readouterr().out
     assert [line for line in text.splitlines() if "Adapter sql" in line and "Served" in line]
     assert [line for line in text.splitlines() if f"AIMArtifact {NS}/{artifact_name(SQL)}" in line]
+
+
+async def test_the_api_server_refuses_bad_adapter_names_duplicates_and_ranks(kube, api):
+    """What the schema catches never reaches the operator (the emulator does not check schemas: docs/testing.md)."""
+    import pytest
+
+    from aim_testing.fixtures import Kube
+
+    if isinstance(kube, Kube):
+        pytest.skip("the emulator does not check a custom resource against its schema (docs/testing.md)")
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    good = {"name": "ft:qwen3:acme:sql", "sourceUri": SQL}
+    cases = {
+        "space": {"adapters": [{"name": "has space", "sourceUri": SQL}]},
+        "equals": {"adapters": [{"name": "a=b", "sourceUri": SQL}]},
+        "scheme": {"adapters": [{"name": "sql", "sourceUri": "ftp://x/y"}]},
+        "duplicate": {"adapters": [good, {**good, "sourceUri": CHAT}]},
+        "rank": {"adapters": [good], "adapterLimits": {"maxRank": 48}},
+        "fine": {"adapters": [good, {"name": "acme/chat.v2", "sourceUri": CHAT}],
+                 "adapterLimits": {"maxLoaded": 2, "maxRank": 64}},
+    }
+    codes = {}
+    for case, extra in cases.items():
+        body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
+                "metadata": {"name": f"bad-{case}", "namespace": NS}, "spec": {"model": {"name": "m"}, **extra}}
+        codes[case] = (await api.post(kube.path(SVC, NS), json=body)).status_code
+    assert codes == {"space": 422, "equals": 422, "scheme": 422, "duplicate": 422, "rank": 422, "fine": 201}
