@@ -213,7 +213,15 @@ class AIMServiceAdapterLimits:
 
 
 @attrs.define(kw_only=True)
-@schema(description="Desired state of an AIMService.")
+@schema(
+    description="Desired state of an AIMService.",
+    cel=[
+        (
+            "!has(self.adapters) || !has(self.model.name) || self.adapters.all(a, a.name != self.model.name)",
+            "an adapter's name must differ from spec.model.name: the model name selects the base model",
+        )
+    ],
+)
 class AIMServiceSpec:
     model: AIMServiceModel = field(
         description="Model to serve.", immutable="model selection is immutable after creation"

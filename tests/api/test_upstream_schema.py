@@ -26,6 +26,8 @@ ALLOWED = {
     # Seed S4: spec.images was added; exactly one of images/filters, so filters is optional.
     ("AIMClusterModelSource", ".spec", "required"),
     ("AIMClusterModelSource", ".spec", "cel"),
+    # Issue 22 (docs/adapters.md): an adapter's name differs from spec.model.name (additive field).
+    ("AIMService", ".spec", "cel"),
     # Q12: no CRD default, so a model's custom.type reaches its custom templates (docs/models.md).
     ("AIMModel", ".spec.customTemplates[].type", "default"),
     ("AIMClusterModel", ".spec.customTemplates[].type", "default"),

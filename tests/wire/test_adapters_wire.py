@@ -241,6 +241,7 @@ async def test_the_api_server_refuses_bad_adapter_names_duplicates_and_ranks(kub
         "scheme": {"adapters": [{"name": "sql", "sourceUri": "ftp://x/y"}]},
         "duplicate": {"adapters": [good, {**good, "sourceUri": CHAT}]},
         "rank": {"adapters": [good], "adapterLimits": {"maxRank": 48}},
+        "base-name": {"adapters": [{"name": "m", "sourceUri": SQL}]},
         "fine": {"adapters": [good, {"name": "acme/chat.v2", "sourceUri": CHAT}],
                  "adapterLimits": {"maxLoaded": 2, "maxRank": 64}},
     }
@@ -249,4 +250,5 @@ async def test_the_api_server_refuses_bad_adapter_names_duplicates_and_ranks(kub
         body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
                 "metadata": {"name": f"bad-{case}", "namespace": NS}, "spec": {"model": {"name": "m"}, **extra}}
         codes[case] = (await api.post(kube.path(SVC, NS), json=body)).status_code
-    assert codes == {"space": 422, "equals": 422, "scheme": 422, "duplicate": 422, "rank": 422, "fine": 201}
+    assert codes == {"space": 422, "equals": 422, "scheme": 422, "duplicate": 422, "rank": 422, "base-name": 422,
+                     "fine": 201}
