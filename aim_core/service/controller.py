@@ -115,9 +115,8 @@ class ServiceController(Controller):
     name: ClassVar[str] = "service"
     resource = SERVICES
     finalizer = SERVICE_FINALIZER
-    # Added once the service has caches to clean up (F55), not on every service's first reconcile as upstream
-    # (F15): a service that made no cache is deleted without waiting for the operator. Never blocks namespace
-    # deletion (finalize).
+    # Added on the first reconcile, in the same pass as the rest, as upstream (F13/F15, issue 18): upstream's
+    # own tests wait for it on a service whose model is not ready. Never blocks namespace deletion (finalize).
     status_map = SERVICE_STATUS_MAP
 
     def __init__(self, plugins: Any, *, gpu_preference: Iterable[str] = ()) -> None:
@@ -342,11 +341,6 @@ class ServiceController(Controller):
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_service(obj, observed)
-
-    def has_cleanup_duties(self, store: Store, obj: dict[str, Any]) -> bool:
-        """Whether a template cache labelled with this service exists (plans that create one say so too)."""
-        label = sanitize_label_value(obj["metadata"]["name"])
-        return label is not None and bool(store.by_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, (_ns(obj), label)))
 
     async def finalize(self, ctx: Context, obj: dict[str, Any]) -> None:
         """Delete the non-Ready template caches this service created (F55); never block namespace deletion."""

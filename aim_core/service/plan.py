@@ -180,7 +180,6 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         if cache is None:
             desired = caching.desired_cache(svc, template, ready_template.scope.value, config, mode)
             plan.want(TEMPLATE_CACHES, desired, owned=caching.cache_owned(mode))
-            plan.finalizer = SERVICE_LABEL in desired["metadata"]["labels"]  # F55: deleted with us unless Ready
         plan.component(CACHE, caching.cache_health(cache, caching.has_cache_volumes(live_runtime), mode))
         cache_status = caching.cache_status(cache)
         if cache_status is not None:

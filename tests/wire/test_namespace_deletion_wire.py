@@ -27,10 +27,8 @@ async def test_deleting_a_namespace_causes_no_refused_write_and_releases_every_f
         assert kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-two")
         assert kube.list(TC, NS, label_selector="aim.eai.amd.com/service=llama-chat")
         for name in ("qwen-chat", "llama-chat", "qwen-batch", "qwen-two"):
-            # a service holds its finalizer while caches labelled with it exist (qwen-two uses qwen-chat's)
-            made = kube.list(TC, NS, label_selector=f"aim.eai.amd.com/service={name}")
-            assert bool(kube.get(SVC, NS, name)["metadata"].get("finalizers")) == bool(made), name
-        assert kube.get(SVC, NS, "qwen-chat")["metadata"]["finalizers"]
+            # every service holds its finalizer from the first reconcile (F13), whether it made a cache or not
+            assert kube.get(SVC, NS, name)["metadata"].get("finalizers"), name
         return True
 
     await eventually(running, timeout=60)
