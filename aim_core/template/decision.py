@@ -164,8 +164,12 @@ def decide(template: Obj, ob: Observed) -> Decision:
         job = next((j for j in mine if j["metadata"]["name"] == name), None)
         stale = tuple(j for j in mine if j["metadata"]["name"] != name)
         status = status_of(template)
-        done = (status.get("discovery") or {}).get("specHash") == breaker.spec_hash and not breaker.last_failure \
-            and bool(status.get("profile"))
+        recorded = (status.get("discovery") or {}).get("specHash")
+        results = bool(status.get("profile") or status.get("modelSources"))
+        # Results written by hand (upstream's tests write a Ready status with model sources, issue 18) are
+        # kept as discovery's: no record of ours says they belong to another spec.
+        by_hand = recorded is None and results and status.get("status") == "Ready"
+        done = by_hand or (recorded == breaker.spec_hash and not breaker.last_failure and results)
     retry = breaker.retry_at() if breaker is not None else None
     backing_off = retry is not None and retry > ob.now
     return Decision(inline, check, blocked, done, breaker, job, stale, desired, backing_off, problems)

@@ -389,3 +389,19 @@ def test_a_derived_template_may_use_the_cluster_model_its_base_used():
     plan = plan_template(t, observed(t, model=make_model(cluster=True), model_is_cluster=True))
     assert root(plan) == (State.READY, "AllComponentsReady")
     assert plan.status["resolvedModel"]["kind"] == "AIMClusterModel" and "namespace" not in plan.status["resolvedModel"]
+
+
+def test_model_sources_written_by_hand_while_discovery_runs_are_kept():
+    # upstream's waits-for-service-template-readiness writes a Ready status with sources by hand (merge patch:
+    # our record of the running discovery stays); the Job reporting progress must not undo it (issue 18).
+    t = make_template().with_gpu()
+    first = plan_template(t, observed(t, nodes=[amd_node()]))
+    running = job_from(jobs(first)[0], created=-5)
+    t.with_status(**{k: v for k, v in first.status.items() if v is not None})
+    t.with_status(status="Ready", modelSources=[{"modelId": "org/m", "sourceUri": "hf://org/m"}])
+    again = plan_template(t, observed(t, nodes=[amd_node()], jobs=[running], slot=Slot.NOT_ASKED))
+    assert root(again)[0] is State.READY
+    assert again.status["modelSources"] == [{"modelId": "org/m", "sourceUri": "hf://org/m"}]
+    # a status with no record of ours and no results is still discovered
+    fresh = make_template().with_gpu()
+    assert jobs(plan_template(fresh, observed(fresh, nodes=[amd_node()])))

@@ -297,3 +297,40 @@ async def test_a_failed_job_seen_before_its_pod_is_still_explained_by_the_pods_l
 
     t = await eventually(explained)
     assert t["status"]["discovery"]["attempts"] == 1  # the failure is counted once
+
+
+async def test_a_cache_moves_on_when_its_template_is_made_ready_by_hand(kube, api, cluster, operator):
+    # upstream's aimtemplatecache/waits-for-service-template-readiness (issue 18): a template that is not
+    # Ready, a cache waiting for it, then the template's status written Ready by hand.
+    await create(api, kube, template("late"))  # its discovery Job never ends (no Job controller here)
+    await eventually(lambda: kube.get(TPL, NS, "late")["status"]["status"])
+    await create(api, kube, {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
+                             "metadata": {"name": "waits", "namespace": NS},
+                             "spec": {"templateName": "late", "templateScope": "Namespace"}},
+                 resource="aim.eai.amd.com/v1alpha1/aimtemplatecaches")
+    tc = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
+    await eventually(lambda: kube.get(tc, NS, "waits")["status"]["status"] == "Pending")
+    await operator.settle()
+
+    late = kube.get(TPL, NS, "late")
+    status = {"status": "Ready", "modelSources": [{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}],
+              "conditions": [{"type": "Ready", "status": "True", "reason": "AllComponentsReady", "message": "",
+                              "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    response = await api.put(kube.path(TPL, NS, "late") + "/status", json={**late, "status": status})
+    assert response.status_code == 200, response.text
+
+    def progressing():
+        cache = kube.get(tc, NS, "waits")
+        assert cache["status"]["status"] == "Progressing", cache["status"]
+        return cache
+
+    await eventually(progressing, timeout=10)
+    # The Job controller moves on meanwhile (on a real server it reports the Job's pod): the template's
+    # next reconcile must not overwrite the status written by hand.
+    job = jobs_of(kube, "late")[0]
+    kube.put_object({**job, "status": {"active": 1, "startTime": "2026-01-01T00:00:00Z"}})
+    await operator.settle()
+    assert kube.list("aim.eai.amd.com/v1alpha1/aimartifacts", NS)  # the artifact is being created
+    await operator.settle()
+    assert kube.get(TPL, NS, "late")["status"]["status"] == "Ready"  # the hand-written status stays
+    assert kube.get(tc, NS, "waits")["status"]["status"] == "Progressing"
