@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.envvars import layer_env
 from aim_core.reconcile.naming import sanitize_label_value
@@ -158,7 +159,7 @@ def pvc(*, name: str, artifact: str, namespace: str, source_uri: str, gib: int, 
     source = sanitize_label_value(source_uri.split("://", 1)[-1])
     if source is not None:
         labels[lbl.SOURCE_MODEL_LABEL] = source
-    spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": f"{gib}Gi"}}}
+    spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": canonical(f"{gib}Gi")}}}
     if storage_class:
         spec["storageClassName"] = storage_class
     return {"apiVersion": PVCS.api_version, "kind": PVCS.kind,

@@ -31,6 +31,7 @@ from typing import Any
 
 import attrs
 
+from aim_core.reconcile.quantities import canonical
 from aim_core.api.artifact import DEFAULT_DOWNLOAD_IMAGE
 from aim_core.artifact import children
 from aim_core.artifact.observed import Observed
@@ -189,7 +190,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     else:
         plan.component("CachePvc", inspect_pvc(pvc, ob.events))
         requested = (((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
-        plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": requested or f"{gib}Gi"})
+        plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": canonical(requested or f"{gib}Gi")})
         if status.get("headroomPercent") is not None:
             plan.status["headroomPercent"] = status["headroomPercent"]
         else:
@@ -335,5 +336,5 @@ def _plan_pvc(plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib:
                                  template_created=template_created))
     why = "the volume was deleted; creating it again" if done_before else f"creating PVC {pvc_name}"
     plan.component("CachePvc", Health.progressing("ResourceNotReady", why))
-    plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": f"{gib}Gi", "headroomPercent": headroom})
+    plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": canonical(f"{gib}Gi"), "headroomPercent": headroom})
     return True

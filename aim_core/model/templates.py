@@ -38,6 +38,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from aim_core.reconcile.quantities import canonical_hardware, canonical_sources
 from aim_core.reconcile import naming
 from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.labels import MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, TEMPLATE_ALIAS_LABEL
@@ -156,12 +157,13 @@ def _custom_spec(model: Obj, hardware: Obj | None, type_: str, env: Sequence[Obj
     spec = _spec(model)
     tspec: dict[str, Any] = {"modelName": (model.get("metadata") or {}).get("name", ""), "type": type_}
     if hardware:
+        hardware = canonical_hardware(hardware)  # as upstream's resource.Quantity writes them (issue 18)
         tspec["hardware"] = hardware
         resources = _cpu_resources(hardware)
         if resources:
             tspec["resources"] = resources
     if spec.get("modelSources"):
-        tspec["modelSources"] = copy.deepcopy(list(spec["modelSources"]))
+        tspec["modelSources"] = canonical_sources(copy.deepcopy(list(spec["modelSources"])))
     if env:
         tspec["env"] = list(env)
     tspec.update(_copied_from_model(spec))

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile.health import Category
 from aim_core.plugin.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
 from aim_core.reconcile import labels as keys
@@ -200,7 +201,8 @@ def _overlay(result: dict[str, dict[str, Any]], layer: Mapping[str, Any] | None,
     if not layer:
         return
     for section, other in (("requests", "limits"), ("limits", "requests")):
-        for name, quantity in (layer.get(section) or {}).items():
+        for name, given in (layer.get(section) or {}).items():
+            quantity = canonical(given)  # as Kubernetes prints it (issue 18)
             result.setdefault(section, {})[name] = quantity
             if name == gpu and name not in (layer.get(other) or {}):
                 result.setdefault(other, {})[name] = quantity  # extended resources need request == limit
@@ -239,11 +241,11 @@ def container_resources(
     result: dict[str, dict[str, Any]] = {}
     if count > 0:
         result["requests"] = {
-            "cpu": str(CPU_PER_GPU * count),
-            "memory": f"{MEMORY_REQUEST_GI_PER_GPU * count}Gi",
+            "cpu": canonical(CPU_PER_GPU * count),
+            "memory": canonical(f"{MEMORY_REQUEST_GI_PER_GPU * count}Gi"),
             gpu: str(count),
         }
-        result["limits"] = {"memory": f"{MEMORY_LIMIT_GI_PER_GPU * count}Gi", gpu: str(count)}
+        result["limits"] = {"memory": canonical(f"{MEMORY_LIMIT_GI_PER_GPU * count}Gi"), gpu: str(count)}
     _overlay(result, _spec(model).get("resources"), gpu)
     _overlay(result, template_cpu(template), gpu)
     _overlay(result, _spec(template).get("resources"), gpu)

@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from aim_core.reconcile.quantities import canonical, canonical_fields
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Category, Health, State
@@ -200,13 +201,13 @@ def resolved_hardware(spec: Obj, profile: Obj | None, check: GpuCheck) -> dict[s
         if model:
             gpu["model"] = model
         if gpu_spec.get("minVram") is not None:
-            gpu["minVram"] = gpu_spec["minVram"]
+            gpu["minVram"] = canonical(gpu_spec["minVram"])
         # Never left out: the CRD would default it, and every status write would then differ.
         gpu["resourceName"] = check.resource_name or gpu_spec.get("resourceName") or DEFAULT_GPU_RESOURCE
         if gpu:
             out["gpu"] = gpu
     if hardware.get("cpu"):
-        out["cpu"] = hardware["cpu"]
+        out["cpu"] = canonical_fields(hardware["cpu"], "requests", "limits")  # as Kubernetes prints them (issue 18)
     return out or None
 
 

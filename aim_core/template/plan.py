@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aim_core.reconcile.quantities import canonical_sources
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.workloads import inspect_job, inspect_pods
 from aim_core.reconcile.conditions import Condition
@@ -111,7 +112,7 @@ def _results(plan: Plan, spec: Obj, profile: Obj | None, sources: list[Any], che
     """Profile, sources and the hardware fields, for inline and discovered results alike."""
     if profile is not None:
         plan.status["profile"] = profile
-    plan.status["modelSources"] = sources
+    plan.status["modelSources"] = canonical_sources(sources)
     hardware = resolved_hardware(spec, profile, check)
     plan.status["resolvedHardware"] = hardware
     plan.status["hardwareSummary"] = hardware_summary(hardware)

@@ -238,9 +238,10 @@ def test_engine_args_not_checked(entry):
             1, None, {"requests": {GPU: "4"}, "limits": {GPU: "4"}},
             {"requests": {"cpu": "4", "memory": "32Gi", GPU: "4"}, "limits": {"memory": "48Gi", GPU: "4"}},
         ),
-        (  # ... or in one: the other follows, since Kubernetes needs request == limit for GPUs
+        (  # ... or in one: the other follows, since Kubernetes needs request == limit for GPUs; written as
+            # Kubernetes prints quantities (issue 18)
             1, None, {"limits": {GPU: 2}},
-            {"requests": {"cpu": "4", "memory": "32Gi", GPU: 2}, "limits": {"memory": "48Gi", GPU: 2}},
+            {"requests": {"cpu": "4", "memory": "32Gi", GPU: "2"}, "limits": {"memory": "48Gi", GPU: "2"}},
         ),
         (0, None, {"requests": {GPU: "1"}}, {"requests": {GPU: "1"}, "limits": {GPU: "1"}}),
     ],
