@@ -32,14 +32,13 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.runtime.applyset import is_subset
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.model import images
 from aim_core.model.aggregate import CLUSTER_COMPONENT, NAMESPACED_COMPONENT, templates_health
 from aim_core.model.metadata import InvalidMetadata, ParsedMetadata, from_object, parse_labels
 from aim_core.model.observed import CLUSTER, Observed
-from aim_core.model.templates import custom_templates, recommended_templates
+from aim_core.model.templates import normalized_hardware, custom_templates, is_as_generated, recommended_templates
 from aim_core.model.validation import spec_problems
 from aim_core.reconcile.labels import ORIGIN_AUTO_GENERATED, ORIGIN_LABEL
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
@@ -200,21 +199,11 @@ def _owned_by(obj: Obj, model: Obj) -> bool:
                              for r in (obj.get("metadata") or {}).get("ownerReferences") or ())
 
 
-def _normalized_hardware(hardware: Any) -> Any:
-    if not isinstance(hardware, Mapping):
-        return hardware
-    out = copy.deepcopy(dict(hardware))
-    gpu = out.get("gpu")
-    if isinstance(gpu, dict) and gpu.get("resourceName") in (None, DEFAULT_GPU_RESOURCE):
-        gpu.pop("resourceName", None)
-    return out
-
-
 def _immutable_changed(want: Obj, live: Obj) -> bool:
     for key in _IMMUTABLE:
         w, h = want.get(key), live.get(key)
         if key == "hardware":
-            w, h = _normalized_hardware(w), _normalized_hardware(h)
+            w, h = normalized_hardware(w), normalized_hardware(h)
         if not (is_subset(w, h) and is_subset(h, w)):
             return True
     return False
@@ -267,6 +256,8 @@ def _plan_templates(plan: Plan, model: Obj, ob: Observed, parsed: ParsedMetadata
     for name, current in live.items():
         labels = (current.get("metadata") or {}).get("labels") or {}
         if name not in kept and _owned_by(current, model) and labels.get(ORIGIN_LABEL) == ORIGIN_AUTO_GENERATED:
+            if not is_as_generated(current):  # a copy a user made and changed (or one we cannot vouch for): kept
+                continue
             if not any(d.name == name for d in plan.delete):
                 plan.delete.append(Deletion(resource, current["metadata"].get("namespace"), name))
                 plan.notes.append(f"template {name} is no longer wanted and is deleted")

@@ -35,13 +35,22 @@ Pure; wire-format dicts in and out.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aim_core.reconcile.quantities import canonical_hardware, canonical_sources
 from aim_core.reconcile import naming
 from aim_core.reconcile.envvars import merge_env
-from aim_core.reconcile.labels import MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, TEMPLATE_ALIAS_LABEL
+from aim_core.api.common import DEFAULT_GPU_RESOURCE
+from aim_core.reconcile.labels import (
+    GENERATED_SPEC_ANNOTATION,
+    MODEL_LABEL,
+    ORIGIN_AUTO_GENERATED,
+    ORIGIN_LABEL,
+    TEMPLATE_ALIAS_LABEL,
+)
 
 DEFAULT_TYPE = "unoptimized"
 
@@ -72,8 +81,37 @@ def _labels(model_name: str, alias: str | None = None) -> dict[str, str]:
     return labels
 
 
+GENERATED_FIELDS = ("modelName", "metric", "precision", "hardware")  # immutable once created (F25)
+
+
+def normalized_hardware(hardware: Any) -> Any:
+    """``hardware`` without what the CRD defaults (``resourceName: amd.com/gpu``), quantities canonical."""
+    if not isinstance(hardware, Mapping):
+        return hardware
+    out = canonical_hardware(copy.deepcopy(dict(hardware)))
+    gpu = out.get("gpu")
+    if isinstance(gpu, dict) and gpu.get("resourceName") in (None, DEFAULT_GPU_RESOURCE):
+        gpu.pop("resourceName", None)
+    return out
+
+
+def generated_digest(spec: Mapping[str, Any]) -> str:
+    """The digest of what a model chose for a template (:data:`GENERATED_FIELDS`), as its annotation holds it."""
+    chosen = {key: (normalized_hardware(spec.get(key)) if key == "hardware" else spec.get(key))
+              for key in GENERATED_FIELDS if spec.get(key) not in (None, "", {})}
+    return hashlib.sha256(json.dumps(chosen, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def is_as_generated(template: Mapping[str, Any]) -> bool:
+    """Whether ``template`` still holds what its model generated (its annotation matches its spec)."""
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    recorded = annotations.get(GENERATED_SPEC_ANNOTATION)
+    return bool(recorded) and recorded == generated_digest(template.get("spec") or {})
+
+
 def _template(name: str, namespace: str | None, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": labels}
+    meta: dict[str, Any] = {"name": name, "labels": labels,
+                            "annotations": {GENERATED_SPEC_ANNOTATION: generated_digest(spec)}}
     if namespace:
         meta["namespace"] = namespace
     return {"metadata": meta, "spec": spec}

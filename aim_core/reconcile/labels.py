@@ -66,6 +66,10 @@ SOURCE_TAG_ANNOTATION = AIM_PREFIX + "source-tag"
 
 # Finalizers and leases.
 SERVICE_FINALIZER = AIM_PREFIX + "template-cache-cleanup"
+# On templates a model generates: a digest of the fields it chose (model, metric, precision, hardware). A model
+# deletes a template it no longer wants only while the template still matches it: a copy a user made and changed
+# (upstream's hack/clone-templates-for-gpu.sh keeps the owner and origin label) is never touched (issue 18).
+GENERATED_SPEC_ANNOTATION = AIM_PREFIX + "generated-spec"
 TEMPLATE_CACHE_FINALIZER = AIM_PREFIX + "artifactcleanup"
 DISCOVERY_LEASE = "aim-discovery-lock"
 

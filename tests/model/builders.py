@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from aim_core.model.templates import generated_digest
+from aim_core.reconcile.labels import GENERATED_SPEC_ANNOTATION
 from aim_core.model.fetch import Lookup
 from aim_core.model.images import metadata_source
 from aim_core.model.observed import CLUSTER, NAMESPACE, Observed
@@ -36,6 +38,8 @@ def template(name: str, model_name: str = "m", namespace: str | None = NS, state
         meta["labels"] = {"aim.eai.amd.com/origin": "auto-generated"}
     obj = {"apiVersion": API, "kind": "AIMServiceTemplate" if namespace else "AIMClusterServiceTemplate",
            "metadata": meta, "spec": {"modelName": model_name, **spec}}
+    if owner is not None:  # as the model made it: the digest of what it chose
+        meta["annotations"] = {GENERATED_SPEC_ANNOTATION: generated_digest(obj["spec"])}
     if state:
         obj["status"] = {"status": state}
     return obj

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+
 import datetime
 import json
 
 import pytest
 
+from aim_core.model.templates import is_as_generated
 from aim_core.model.controller import ClusterModelController, ModelController
 from aim_core.runtime.engine import build_status
 from aim_core.reconcile.health import State
@@ -211,6 +214,26 @@ def test_templates_not_wanted_any_more_are_deleted_and_foreign_ones_left_alone()
     plan, _ = run(m, observed(m, lookup=info(LABELS), templates=[mine, stale, foreign]))
     assert [d.name for d in plan.delete] == ["stale"]
     assert [d.obj["metadata"]["name"] for d in plan.apply] == [wanted["metadata"]["name"]]
+
+
+def test_templates_a_user_cloned_from_the_model_s_are_never_deleted():
+    # upstream's aimmodel/clone-templates-for-gpu (hack/clone-templates-for-gpu.sh MI300X MI308X): the copies
+    # keep the model's ownerReference, origin label and annotations, but their spec is not what the model made.
+    m = model()
+    first, _ = run(m, observed(m, lookup=info(LABELS)))
+    made = [d.obj for d in first.apply]
+    live = [template(t["metadata"]["name"], owner=m, state="Ready", **t["spec"]) for t in made]
+    clone = copy.deepcopy(live[0])
+    clone["metadata"]["name"] = clone["metadata"]["name"].replace("mi300x", "mi308x") + "-clone"
+    clone["spec"]["hardware"]["gpu"]["model"] = "MI308X"
+    bare = copy.deepcopy(clone)  # a copy without our annotation
+    bare["metadata"]["name"] += "-bare"
+    del bare["metadata"]["annotations"]
+    plan, _ = run(m, observed(m, lookup=info(LABELS), templates=[*live, clone, bare]))
+    assert plan.delete == []
+    assert sorted(d.obj["metadata"]["name"] for d in plan.apply) == sorted(t["metadata"]["name"] for t in made)
+    # the model's own templates carry the digest of what it chose
+    assert all(is_as_generated({**t, "spec": t["spec"]}) for t in made)
 
 
 def test_a_template_whose_immutable_fields_changed_is_replaced():

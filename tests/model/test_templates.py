@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aim_core.model.templates import custom_templates, merge_hardware, recommended_templates
+from aim_core.model.templates import generated_digest, custom_templates, merge_hardware, recommended_templates
 from aim_core.reconcile.naming import custom_template_name
 from tests.model.builders import IMAGE, model
 
@@ -20,6 +20,7 @@ def test_one_template_per_recommended_deployment_with_the_upstream_name_and_spec
         "name": "ghcr-io-silogen-aim-dummy-0-1-10-1x-mi300x-lat-fp16-0823",  # spec 2.5 example
         "namespace": "ml-team",
         "labels": {"aim.eai.amd.com/model": "m", "aim.eai.amd.com/origin": "auto-generated"},
+        "annotations": {"aim.eai.amd.com/generated-spec": generated_digest(tpl["spec"])},  # issue 18: clones kept
     }
     assert tpl["spec"] == {"modelName": "m", "metric": "latency", "precision": "fp16", "profileId": "p1",
                            "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
