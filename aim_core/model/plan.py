@@ -151,9 +151,13 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
     if lookup.error is not None:
         error = lookup.error
         category, state = _REGISTRY_CATEGORY.get(error.kind, (Category.INFRASTRUCTURE, State.DEGRADED))
+        if error.kind == "auth" and getattr(error, "anonymous", False):
+            # Refused without credentials: registries answer so for images that do not exist, too. Degraded as a
+            # missing image (Q8, upstream's custom-models/nonexistent-image), not an auth failure (issue 18).
+            category, state = None, State.DEGRADED
         # the backoff of this failure, not the time left: the message must not change between reconciles
         retry = f"; next attempt within {lookup.backoff:.0f}s" if lookup.backoff else ""
-        hint = _hint(error.kind)
+        hint = _hint("anonymous" if error.kind == "auth" and getattr(error, "anonymous", False) else error.kind)
         message = f"{error.message}{hint}{retry}"
         plan.component(IMAGE_METADATA, Health(state, error.reason, message, category=category, upstream=True))
         if lookup.retry_in:
@@ -178,6 +182,7 @@ def _hint(kind: str) -> str:
     return {
         "auth": "; check spec.imagePullSecrets and the credentials in them",
         "not_found": "; check spec.image",
+        "anonymous": "; check spec.image (the image may not exist), or add spec.imagePullSecrets if it is private",
         "invalid": "; spec.image must name a linux/amd64 container image",
     }.get(kind, "")
 

@@ -60,6 +60,7 @@ class RegistryError(Exception):
         reason: str | None = None,
         retry_after: float | None = None,
         status: int | None = None,
+        anonymous: bool = False,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown registry error kind {kind!r}")
@@ -71,6 +72,9 @@ class RegistryError(Exception):
         self.reason = reason or _REASONS[kind]
         self.retry_after = retry_after
         self.status = status
+        # refused without credentials: a private image, or (as registries answer for names they do not know)
+        # one that does not exist; the two cannot be told apart
+        self.anonymous = anonymous
 
     @property
     def permanent(self) -> bool:

@@ -107,6 +107,7 @@ async def response_error(
         reason=reason,
         retry_after=retry_after,
         status=status,
+        anonymous=kind == "auth" and not credentials,
     )
 
 

@@ -144,3 +144,22 @@ async def test_registry_errors_name_the_image_and_never_the_credentials(kube, ap
     assert condition(denied, "AuthValid")["status"] == "False"
     assert oci_registry_basic.host in condition(denied, "ImageMetadataReady")["message"]
     assert "n0pe-n0pe" not in json.dumps(denied) + json.dumps(kube.events_for("denied", NS))
+
+
+async def test_a_custom_model_whose_image_does_not_exist_is_degraded(kube, api, oci_registry_token, unique_repo,
+                                                                     operator):
+    # upstream's aimmodel/custom-models/nonexistent-image (Q8, issue 18): a public registry answers an anonymous
+    # request for a repository it does not know with 401 insufficient_scope, as for a private one.
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
+    body = model_body("custom-missing", oci_registry_token.image(f"private/{unique_repo}", "0.0.1"))
+    body["spec"].update(modelSources=[{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}],
+                        custom={"hardware": {"gpu": {"requests": 1, "model": "MI300X"}}})
+    await create(api, kube, MODELS, body)
+
+    m = await eventually(lambda: (m := kube.get(MODELS, NS, "custom-missing"))["status"]["status"] == "Degraded" and m,
+                         timeout=15)
+    ready = condition(m, "ImageMetadataReady")
+    assert ready["status"] == "False" and "may not exist" in ready["message"], ready
+    assert condition(m, "AuthValid") is None or condition(m, "AuthValid")["status"] != "False"
+    await operator.settle()
+    assert kube.get(MODELS, NS, "custom-missing")["status"]["status"] == "Degraded"
