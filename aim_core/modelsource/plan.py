@@ -11,7 +11,10 @@ returns a :class:`~aim_core.reconcile.plan.Plan`.
 * Append-only: existing models are never updated or deleted, whatever the
   registry or the filters say now. A model another source or a user made under
   the same name is left alone.
-* ``maxModels`` caps existing plus new models. Matches are taken in selector
+* ``discoveredModels`` counts the models this source's filters matched: its
+  own, the ones it creates now, and ones another source or a user made for a
+  matched image (left alone, but counted, as upstream plans them);
+  ``maxModels`` caps that count. Matches are taken in selector
   order, repository by repository, newest version first.
 * Components: ``ExistingModels`` (``Listed``), ``PullSecrets`` (only when the
   source names secrets) and ``Filters`` (all succeeded → Ready
@@ -207,26 +210,30 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
 
     missing = [m for m in matches if m.image not in existing_images]
     room = max(max_models - len(observed.models), 0)
-    created = skipped_for_limit = 0
+    created = found = skipped_for_limit = 0
     planned_names: set[str] = set()
     for m in missing:
         name = _name(m)
         if name in planned_names:
             continue
         live = observed.model_named(name)
-        if live is not None:
-            owner = ((live.get("metadata") or {}).get("labels") or {}).get(MODEL_SOURCE_LABEL)
-            if owner != label:
-                plan.notes.append(f"{m.image}: AIMClusterModel {name} exists and is not this source's; left alone")
-            continue  # ours under another spelling of the image: already represented
-        if created >= room:
+        owner = ((live or {}).get("metadata") or {}).get("labels", {}).get(MODEL_SOURCE_LABEL) if live else None
+        if live is not None and owner == label:
+            continue  # ours under another spelling of the image: already represented and counted
+        if created + found >= room:
             skipped_for_limit += 1
             continue
         planned_names.add(name)
+        if live is not None:
+            # Made by another source or a user: left alone, but this source's filters matched it, so it counts
+            # (discoveredModels and the limit, as upstream's wildcard test beside another source, issue 18).
+            plan.notes.append(f"{m.image}: AIMClusterModel {name} exists and is not this source's; left alone")
+            found += 1
+            continue
         plan.want(CLUSTER_MODELS, model_for(obj, m))
         created += 1
 
-    discovered = len(observed.models) + created
+    discovered = len(observed.models) + created + found
     plan.components[EXISTING_MODELS] = _listed(discovered, label)  # counted after this plan's creations
     plan.status["discoveredModels"] = discovered
     plan.status["availableModels"] = len(matches)

@@ -171,3 +171,24 @@ def test_the_catalog_holds_every_repository_the_examples_name():
             repo_tag = image.split("/", 1)[1] if registry != "docker.io" else image
             repository, tag = repo_tag.rsplit(":", 1)
             assert tag in CATALOG[registry][repository], image
+
+
+async def test_a_source_beside_another_matching_the_same_images_counts_what_its_filters_matched():
+    # upstream's aimclustermodelsource/wildcard run beside another source with the same filters (issue 18):
+    # the models the other source made are left alone but count, for discoveredModels and for maxModels.
+    first, _ = example("amd-models")
+    plan, _ = await run(first)
+    theirs = [as_live(obj) for obj in created(plan)]
+    assert len(theirs) >= 2
+
+    second = {**first, "metadata": {**first["metadata"], "name": "second"},
+              "spec": {**first["spec"], "maxModels": len(theirs) - 1}}
+    again, status = await run(second, others=theirs)
+    assert again.apply == []  # nothing of theirs is made twice or taken over
+    assert status["discoveredModels"] == len(theirs) - 1  # capped by maxModels
+    assert status["modelsLimitReached"] is True
+    assert condition(status, "MaxModelsLimitReached")["status"] == "True"
+
+    roomy = {**second, "spec": {**second["spec"], "maxModels": 50}}
+    _, status = await run(roomy, others=theirs)
+    assert status["discoveredModels"] == len(theirs) and status["modelsLimitReached"] is False
