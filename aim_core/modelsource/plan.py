@@ -37,8 +37,9 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from aim_core.reconcile.conditions import CONFIG_VALID
 from aim_core.reconcile.health import Health, State
-from aim_core.modelsource.intervals import Interval, retry_delay, sync_interval
+from aim_core.modelsource.intervals import INVALID_SYNC_INTERVAL, Interval, retry_delay, sync_interval
 from aim_core.modelsource.observed import Failure, Observed, SelectorResult, Sync
 from aim_core.modelsource.selectors import Match, Selector
 from aim_core.modelsource.versions import tag_key
@@ -64,6 +65,7 @@ LIMIT_CONDITION = "MaxModelsLimitReached"
 INTERVAL_CONDITION = "SyncIntervalValid"
 _MAX_LISTED_FAILURES = 5  # per selector, in the FiltersReady message
 _MAX_LISTED_SELECTORS = 10
+SECRET_NOT_FOUND, INVALID_PULL_SECRET = "SecretNotFound", "InvalidPullSecret"  # as modelsource.secrets says them
 WHILE_SYNCING_RECHECK = 300.0  # safety net; a finished sync wakes the source itself
 
 
@@ -189,6 +191,7 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
     secrets = _secrets_health(obj, observed)
     if secrets is not None:
         plan.component(PULL_SECRETS, secrets)
+    _config_valid(plan, observed, interval)
 
     sync = observed.sync
     if sync is None:
@@ -261,6 +264,23 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
         due = sync.finished_at + datetime.timedelta(seconds=next_sync_delay(sync, interval))
         plan.requeue(max((due - observed.now).total_seconds(), 1.0))
     return plan
+
+
+def _config_valid(plan: Plan, observed: Observed, interval: Interval) -> None:
+    """``ConfigValid`` False as every kind reports a spec to fix (F10, F11), beside the source's own conditions.
+
+    Set as a condition, not as an error: the source keeps syncing what it can (a bad constraint fails only its
+    selector, a garbage interval is replaced, a missing secret degrades), so the root state stays what its
+    components say.
+    """
+    invalid = [s.problem.message for s in observed.selectors if s.problem is not None]
+    if interval.reason == INVALID_SYNC_INTERVAL:
+        invalid.append(interval.message)
+    invalid += [p.message for p in observed.secret_problems if p.reason == INVALID_PULL_SECRET]
+    missing = [p.message for p in observed.secret_problems if p.reason == SECRET_NOT_FOUND]
+    if invalid or missing:
+        reason = "InvalidSpec" if invalid else "ReferenceNotFound"  # InvalidSpec wins, as derive() decides
+        plan.conditions.append(_condition(CONFIG_VALID, "False", reason, "; ".join([*invalid, *missing])))
 
 
 def _listed(count: int, label: str) -> Health:

@@ -107,6 +107,24 @@ async def test_a_missing_pull_secret_is_reported_and_public_entries_still_sync(h
     assert "aim-system" in cond["message"]
     assert obj["status"]["status"] == "Degraded"
     assert len(harness.models("amd-models")) == 2
+    # the error taxonomy of every kind (F10, F11, issue 18), beside the source's own condition
+    config = condition(obj, "ConfigValid")
+    assert (config["status"], config["reason"]) == ("False", "ReferenceNotFound") and "nope" in config["message"]
+
+
+async def test_a_garbage_sync_interval_is_config_valid_false_invalid_spec(harness, api, kube):
+    source, _ = example("amd-models")
+    source["spec"]["syncInterval"] = "every so often"
+    await harness.create(api, source)
+
+    await harness.reconcile("amd-models")
+
+    obj = harness.source("amd-models")
+    config = condition(obj, "ConfigValid")
+    assert (config["status"], config["reason"]) == ("False", "InvalidSpec"), config
+    assert "every so often" in config["message"]
+    assert condition(obj, "SyncIntervalValid")["status"] == "False"
+    assert len(harness.models("amd-models")) == 2  # the rest still syncs
 
 
 async def test_registry_refusing_access_fails_that_selector_without_leaking_credentials(

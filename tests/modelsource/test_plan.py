@@ -230,3 +230,23 @@ async def test_the_failure_message_stays_bounded_with_a_hundred_failing_selector
     assert message.startswith("all 100 selectors failed")
     assert "and 90 more selectors" in message
     assert len(message) < 5000
+
+
+@pytest.mark.parametrize(("spec", "secret", "reason", "words"), [
+    ({"filters": [{"image": QWEN, "versions": [">= zero"]}, {"image": f"{DEEPSEEK}:0.8.5"}]}, None,
+     "InvalidSpec", "spec.filters[0].versions"),
+    ({"images": [f"{QWEN}:0.8.5"], "syncInterval": "every hour"}, None, "InvalidSpec", "every hour"),
+    ({"images": [f"{QWEN}:0.8.5"], "imagePullSecrets": [{"name": "gone"}]},
+     SecretProblem("gone", "SecretNotFound", "pull secret gone not found in the operator namespace aim-system"),
+     "ReferenceNotFound", "gone"),
+])
+async def test_a_spec_to_fix_is_config_valid_false_beside_the_source_s_own_conditions(spec, secret, reason, words):
+    # the error taxonomy every kind follows (F10, F11, issue 18); the source still syncs what it can
+    src = source("taxonomy", spec)
+    plan, status, _ = await plan_with(src, secret_problems=(secret,) if secret else ())
+    cond = condition(status, "ConfigValid")
+    assert (cond["status"], cond["reason"]) == ("False", reason) and words in cond["message"], cond
+    assert images(plan)  # nothing blocked: the rest syncs
+    fine = source("fine", {"images": [f"{QWEN}:0.8.5"]})
+    _, status, _ = await plan_with(fine)
+    assert not any(c["type"] == "ConfigValid" for c in status["conditions"])
