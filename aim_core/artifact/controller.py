@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
+from aim_core.reconcile.redaction import redact
 from aim_core.api.artifact import DEFAULT_DOWNLOAD_IMAGE
 from aim_core.artifact import children
 from aim_core.artifact.observed import Candidate, Observed, Quota, Usage
@@ -373,9 +374,10 @@ class ArtifactController(Controller):
                 phase = (pod.get("status") or {}).get("phase")
                 component = (pod["metadata"].get("labels") or {}).get(lbl.COMPONENT_LABEL)
                 if phase == "Succeeded" and component == children.COMPONENT_CHECK_SIZE and size_unknown:
-                    logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=10)
+                    logs[pod_name] = redact(await ctx.kube.read_log(ns, pod_name, tail_lines=10))
                 elif pod_failed(pod):
-                    logs[pod_name] = await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES)
+                    # credentials a failing download printed never reach conditions or Events (issue 18)
+                    logs[pod_name] = redact(await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES))
                 elif phase == "Pending":  # Events from the watches (aim_core.runtime.eventstore)
                     events += events_about(store, "Pod", ns, pod_name)
             if pvc is not None and (pvc.get("status") or {}).get("phase") != "Bound":

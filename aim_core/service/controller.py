@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from aim_core.reconcile.redaction import redact
 from aim_core.runtime.controller import Context, Controller, Watch, namespace_going
 from aim_core.runtime.eventstore import add_index as index_events
 from aim_core.runtime.eventstore import events_about, involved
@@ -331,7 +332,8 @@ class ServiceController(Controller):
         key = (meta.get("namespace"), meta["name"], meta.get("uid"), _terminations(pod))
         text = self._logs.get(key)
         if text is None:
-            text = await ctx.kube.read_log(meta.get("namespace") or "", meta["name"], tail_lines=50)
+            # credentials a failing engine printed never reach conditions or Events (issue 18)
+            text = redact(await ctx.kube.read_log(meta.get("namespace") or "", meta["name"], tail_lines=50))
             self._logs[key] = text
             while len(self._logs) > LOG_CACHE_SIZE:
                 self._logs.popitem(last=False)

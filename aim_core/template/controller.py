@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 import attrs
 
+from aim_core.reconcile.redaction import redact
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
 from aim_core.runtime.leader import LeaderElector, default_identity
@@ -313,9 +314,9 @@ class TemplateController(Controller):
                 if disc.job_succeeded(job) and not decision.done and not counted:
                     done = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
                     if done:
-                        changes["output"] = await ctx.kube.read_log(job_ns, done[-1]["metadata"]["name"],
-                                                                    container=disc.CONTAINER,
-                                                                    tail_lines=OUTPUT_LOG_LINES)
+                        changes["output"] = redact(await ctx.kube.read_log(
+                            job_ns, done[-1]["metadata"]["name"], container=disc.CONTAINER,
+                            tail_lines=OUTPUT_LOG_LINES))
                 elif disc.job_finished(job):
                     # Also once the failure is counted: the Job's failure may be seen before its pod is, and the
                     # pod's log is what explains it (e.g. SourceNotFound). Each pod's log is read once.
@@ -338,8 +339,9 @@ class TemplateController(Controller):
             meta = pod["metadata"]
             key = meta.get("uid") or f"{namespace}/{meta['name']}"
             if key not in self._failure_logs:
-                self._failure_logs[key] = await ctx.kube.read_log(
-                    namespace, meta["name"], container=disc.CONTAINER, tail_lines=FAILURE_LOG_LINES)
+                # credentials a failing discovery printed never reach conditions or Events (issue 18)
+                self._failure_logs[key] = redact(await ctx.kube.read_log(
+                    namespace, meta["name"], container=disc.CONTAINER, tail_lines=FAILURE_LOG_LINES))
                 while len(self._failure_logs) > FAILURE_LOGS_KEPT:
                     self._failure_logs.popitem(last=False)
             logs[meta["name"]] = self._failure_logs[key]

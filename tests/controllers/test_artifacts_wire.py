@@ -491,3 +491,31 @@ async def test_an_artifact_a_service_lists_as_an_adapter_is_in_use_until_the_ser
     kube.put_object({**svc, "spec": {"model": {"name": "m"}}, "status": {"status": "Running"}})
     await harness.reconcile("new")
     assert harness.artifact("sql-lora") is None
+
+
+async def test_credentials_a_failed_download_printed_never_reach_status_or_events(harness: Harness):
+    # issue 18: log lines of failed containers are quoted in conditions and Events; credentials are redacted
+    from aim_testing.leaks import SecretScanner
+
+    hf, password, aws = "hf_PlantedTokenMustNotLeak1234", "Pl4nted-Pa55word", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTED"
+    scanner = SecretScanner().add("hf token", hf).add("password", password).add("aws secret", aws)
+    kube = harness.kube
+    kube.put_object(make_artifact("weights", "hf://org/model", size="1Gi"))
+    await harness.reconcile("weights")
+    await harness.reconcile("weights")
+    n = harness.names("weights")
+    log = (f"HF_TOKEN={hf} AWS_SECRET_ACCESS_KEY={aws}\n"
+           f"GET https://bot:{password}@mirror.example.com/org/model failed\n"
+           f"huggingface_hub.errors.HfHubHTTPError: 401 Client Error: Unauthorized (Authorization: Bearer {hf})\n")
+    harness.run_pod(n["download"], "download-1", "Failed", log, exit_code=1)
+    await harness.job_status(n["download"], failed=3, conditions=[
+        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+         "message": "Job has reached the specified backoff limit"}])
+    await harness.reconcile("weights")
+
+    art = harness.artifact("weights")
+    assert art["status"]["status"] == "Failed"
+    message = condition(art, "DownloadJobPodsReady")["message"]
+    assert "401 Client Error" in message and "[REDACTED]" in message, message  # still says why
+    leaks = [leak for leak in scanner.scan_emulator(kube.emulator) if not leak.where.startswith("pods ")]
+    assert leaks == [], [str(leak) for leak in leaks]
