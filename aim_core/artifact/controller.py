@@ -374,7 +374,7 @@ class ArtifactController(Controller):
                 phase = (pod.get("status") or {}).get("phase")
                 component = (pod["metadata"].get("labels") or {}).get(lbl.COMPONENT_LABEL)
                 if phase == "Succeeded" and component == children.COMPONENT_CHECK_SIZE and size_unknown:
-                    logs[pod_name] = redact(await ctx.kube.read_log(ns, pod_name, tail_lines=10))
+                    logs[pod_name] = redact(await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES))
                 elif pod_failed(pod):
                     # credentials a failing download printed never reach conditions or Events (issue 18)
                     logs[pod_name] = redact(await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES))

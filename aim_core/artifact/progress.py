@@ -14,21 +14,41 @@ DOWNLOAD_COMPLETE = "DownloadComplete"
 Obj = Mapping[str, Any]
 
 
+def _result_line(lines: list[str]) -> tuple[str, dict[str, Any]] | None:
+    """The size check's result: the last line that is a JSON object with ``sizeBytes``, wherever it stands."""
+    for line in reversed(lines):
+        if not line.startswith("{"):
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "sizeBytes" in data:
+            return line, data
+    return None
+
+
 def parse_check_size(log: str) -> tuple[int | None, str]:
-    """``(bytes, problem)`` from a size-check log: its last non-empty line must be
-    ``{"url": "<uri>", "sizeBytes": N}`` with ``0 < N <= 2**50``."""
+    """``(bytes, problem)`` from a size-check log: the result line ``{"url": "<uri>", "sizeBytes": N}`` with
+    ``0 < N <= 2**50``.
+
+    The check prints its result on stdout and its progress on stderr; a container log interleaves the two in no
+    fixed order, so the result is the last line that is a JSON object with ``sizeBytes``, wherever it stands
+    (issue 18: reading only the last line lost the answer about half the time on real clusters).
+    """
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     if not lines:
-        return None, "the size check printed nothing; its last log line must be {\"url\": ..., \"sizeBytes\": N}"
-    last = lines[-1]
-    shown = last if len(last) <= 200 else last[:197] + "..."
-    try:
-        data = json.loads(last)
-    except ValueError:
-        return None, f"the last line of the size check is not JSON: {shown}"
-    size = data.get("sizeBytes") if isinstance(data, dict) else None
+        return None, "the size check printed nothing; it must print a line {\"url\": ..., \"sizeBytes\": N}"
+    result = _result_line(lines)
+    if result is None:
+        last = lines[-1]
+        shown = last if len(last) <= 200 else last[:197] + "..."
+        return None, f"the size check printed no result line {{\"url\": ..., \"sizeBytes\": N}} (not JSON: {shown})"
+    line, data = result
+    shown = line if len(line) <= 200 else line[:197] + "..."
+    size = data.get("sizeBytes")
     if isinstance(size, bool) or not isinstance(size, int):
-        return None, f"the last line of the size check has no integer sizeBytes: {shown}"
+        return None, f"the result line of the size check has no integer sizeBytes: {shown}"
     if not 0 < size <= MAX_DISCOVERED_BYTES:
         return None, f"the size check reported {size} bytes; a size must be above 0 and at most 2^50"
     return size, ""
@@ -36,12 +56,8 @@ def parse_check_size(log: str) -> tuple[int | None, str]:
 
 def parse_check_adapter(log: str) -> dict[str, Any] | None:
     """The ``adapter`` object of the size-check line (a LoRA adapter's config, issue 22), if any."""
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
-    try:
-        data = json.loads(lines[-1]) if lines else None
-    except ValueError:
-        return None
-    adapter = data.get("adapter") if isinstance(data, dict) else None
+    result = _result_line([line.strip() for line in log.splitlines() if line.strip()])
+    adapter = result[1].get("adapter") if result is not None else None
     if not isinstance(adapter, dict):
         return None
     keep = {"baseModel": str, "rank": int, "alpha": int, "problem": str}

@@ -89,7 +89,8 @@ def test_a_lora_adapters_config_from_the_size_check_goes_to_status_before_the_do
 
 @pytest.mark.parametrize("log", [
     "", "not json", '{"url":"x"}', '{"url":"x","sizeBytes":0}', '{"url":"x","sizeBytes":-5}',
-    '{"url":"x","sizeBytes":1125899906842625}', '{"url":"x","sizeBytes":"12"}', '{"sizeBytes":1}\ntrailing',
+    '{"url":"x","sizeBytes":1125899906842625}', '{"url":"x","sizeBytes":"12"}', 'INFO checking\n{"url":"x"}',
+    '{"url":"x","sizes":1}\nINFO done',
 ])
 def test_bad_size_check_output_is_InvalidSizeOutput(log):
     art, plan = _checked(log)
@@ -98,6 +99,19 @@ def test_bad_size_check_output_is_InvalidSizeOutput(log):
     assert status["status"] == "Failed" and cond(status, "Ready")["reason"] == "InvalidSizeOutput"
     assert not wanted(plan, "PersistentVolumeClaim") and "discoveredSizeBytes" not in plan.status
     assert plan.requeue_after is None  # no hot loop: a new check runs when the Job expires
+
+
+@pytest.mark.parametrize("log", [
+    'INFO hf://Qwen/Qwen3-32B: 3 files\n{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\n',  # stderr first
+    '{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\nINFO hf://Qwen/Qwen3-32B: 3 files\n',  # stdout first
+    'INFO a\n{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\nWARNING b {"x": 1}\nINFO c\n',
+])
+def test_the_size_result_is_found_whatever_order_the_streams_came_in(log):
+    # check-size prints INFO on stderr and the JSON on stdout; the container log interleaves them (issue 18)
+    art, plan = _checked(log)
+    assert plan.status["discoveredSizeBytes"] == 104857600
+    assert (cond(status_after(art, plan), "CheckSizeOutputReady") or {}).get("reason") != "InvalidSizeOutput"
+    assert wanted(plan, "PersistentVolumeClaim")  # the volume is sized from it
 
 
 def test_failed_size_check_pod_explains_itself():

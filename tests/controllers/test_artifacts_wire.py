@@ -519,3 +519,23 @@ async def test_credentials_a_failed_download_printed_never_reach_status_or_event
     assert "401 Client Error" in message and "[REDACTED]" in message, message  # still says why
     leaks = [leak for leak in scanner.scan_emulator(kube.emulator) if not leak.where.startswith("pods ")]
     assert leaks == [], [str(leak) for leak in leaks]
+
+
+@pytest.mark.parametrize("log", [
+    "2026-11-27 17:01:31,807 INFO hf://gpt2: 11 files\n" + '{"url": "hf://gpt2", "sizeBytes": 548118077}\n',
+    '{"url": "hf://gpt2", "sizeBytes": 548118077}\n' + "2026-11-27 17:01:31,807 INFO hf://gpt2: 11 files\n"
+    + "\n".join(f"2026-11-27 17:01:32,{i:03d} INFO done {i}" for i in range(12)) + "\n",
+], ids=["stderr-first", "stdout-first"])
+async def test_the_size_check_answer_is_read_whichever_stream_came_last(harness: Harness, log: str):
+    # check-size: INFO on stderr, the JSON on stdout; the container log interleaves them (issue 18)
+    kube = harness.kube
+    kube.put_object(make_artifact("gpt2", "hf://gpt2"))
+    await harness.reconcile("gpt2")
+    n = harness.names("gpt2")
+    harness.run_pod(n["check"], "check-1", "Succeeded", log, exit_code=0)
+    await harness.job_status(n["check"], conditions=[{"type": "Complete", "status": "True"}], succeeded=1)
+    await harness.reconcile("gpt2")
+    art = harness.artifact("gpt2")
+    assert art["status"]["discoveredSizeBytes"] == 548118077, art["status"]
+    assert (condition(art, "CheckSizeOutputReady") or {}).get("reason") != "InvalidSizeOutput"
+    assert kube.list("v1/persistentvolumeclaims", NS)
