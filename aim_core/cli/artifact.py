@@ -9,10 +9,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("artifact", help="the artifact downloader (entrypoints of the download and check-size Jobs)")
     art = p.add_subparsers(dest="artifact_command", required=True)
     a = art.add_parser("download", help="download an hf:// or s3:// source into TARGET_DIR, reporting to the artifact")
-    a.add_argument("source_uri", help="hf://<org>/<model>[@<revision>] or s3://<bucket>/<prefix>")
+    a.add_argument("source_uri", help="hf://[<org>/]<model>[@<revision>] or s3://<bucket>/<prefix>")
     a.set_defaults(func=download)
     a = art.add_parser("check-size", help='print {"url": ..., "sizeBytes": N} for a source (last output line)')
-    a.add_argument("source_uri", help="hf://<org>/<model>[@<revision>] or s3://<bucket>/<prefix>")
+    a.add_argument("source_uri", help="hf://[<org>/]<model>[@<revision>] or s3://<bucket>/<prefix>")
     a.set_defaults(func=check_size)
     a = art.add_parser("storage-initializer",
                        help="KServe storage-initializer entrypoint: download each <source-uri> into its <destination>")

@@ -1,7 +1,7 @@
 """Source URIs, the files a source offers, and why a transfer failed.
 
-``hf://<org>/<repo>[@<revision>]`` names a Hugging Face model repository (revision
-``main`` by default); ``s3://<bucket>[/<prefix>]`` names every object under a prefix
+``hf://[<org>/]<repo>[@<revision>]`` names a Hugging Face model repository (revision
+``main`` by default; ids without an organisation, such as ``hf://gpt2``, are valid Hub ids); ``s3://<bucket>[/<prefix>]`` names every object under a prefix
 (or one object). Remote paths become local paths under the target folder, so any
 path that is absolute or climbs with ``..`` is refused rather than written.
 """
@@ -14,7 +14,7 @@ import re
 
 import attrs
 
-_HF_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+_HF_REPO = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$")  # gpt2, org/model
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 
@@ -59,7 +59,7 @@ class Source:
             rest = uri[len("hf://"):].strip("/")
             repo, _, revision = rest.partition("@")
             if not _HF_REPO.match(repo) or ".." in repo.split("/"):
-                raise DownloadError(Failure.INVALID, f"invalid source {uri!r}: expected hf://<org>/<model>[@<revision>]")
+                raise DownloadError(Failure.INVALID, f"invalid source {uri!r}: expected hf://[<org>/]<model>[@<revision>]")
             if "@" in rest and not revision:
                 raise DownloadError(Failure.INVALID, f"invalid source {uri!r}: empty revision after '@'")
             return cls(uri=uri, scheme="hf", repo=repo, revision=revision or "main")

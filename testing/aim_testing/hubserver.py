@@ -144,8 +144,8 @@ class HubServer:
             return hang
 
 
-_MODEL_INFO = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)(?:/revision/(?P<rev>[^/]+))?$")
-_RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<file>.+)$")
+_MODEL_INFO = re.compile(r"^/api/models/(?P<repo>(?:[^/]+/)?[^/]+?)(?:/revision/(?P<rev>[^/]+))?$")
+_RESOLVE = re.compile(r"^/(?P<repo>(?:[^/]+/)?[^/]+?)/resolve/(?P<rev>[^/]+)/(?P<file>.+)$")
 _RANGE = re.compile(r"^bytes=(\d+)-(\d*)$")
 
 

@@ -249,3 +249,18 @@ async def test_the_hang_debug_switch_is_caught_by_the_stall_detection(tmp_path, 
     assert result.code == Failure.STALLED.value
     assert "hanging on purpose" in result.stderr
     assert cluster.status("llama")["download"]["message"].startswith("Failed: stalled")
+
+
+async def test_org_less_hub_ids_download_and_size_like_any_other(tmp_path, hub, cluster):
+    # hf://gpt2 and hf://bert-base-uncased are valid Hub ids (upstream's aimartifact tests use hf://gpt2, issue 18)
+    hub.add_repo("gpt2", FILES)
+    cluster.artifact("gpt2", "hf://gpt2")
+
+    size = await run(["check-size", "hf://gpt2"], base_env(tmp_path, HF_ENDPOINT=hub.url))
+    assert size.code == 0, size.stderr
+    assert json.loads(size.stdout.strip().splitlines()[-1]) == {
+        "url": "hf://gpt2", "sizeBytes": sum(len(v) for k, v in FILES.items() if "/" not in k)}
+
+    result = await run(["download", "hf://gpt2@main"], env_for(tmp_path, hub, cluster, "gpt2"))
+    assert result.code == 0, result.stderr
+    assert (tmp_path / "cache" / "model.safetensors").read_bytes() == WEIGHTS

@@ -79,6 +79,8 @@ def test_protocols_keep_their_order():
 @pytest.mark.parametrize(("uri", "expected"), [
     ("hf://meta-llama/Llama-3.1-8B", {"scheme": "hf", "repo": "meta-llama/Llama-3.1-8B", "revision": "main"}),
     ("hf://org/model@v1.0", {"scheme": "hf", "repo": "org/model", "revision": "v1.0"}),
+    ("hf://gpt2", {"scheme": "hf", "repo": "gpt2", "revision": "main"}),  # org-less Hub ids are valid (issue 18)
+    ("hf://bert-base-uncased@v2", {"scheme": "hf", "repo": "bert-base-uncased", "revision": "v2"}),
     ("s3://bucket/models/llama", {"scheme": "s3", "bucket": "bucket", "prefix": "models/llama"}),
     ("s3://bucket", {"scheme": "s3", "bucket": "bucket", "prefix": ""}),
 ])
@@ -87,7 +89,7 @@ def test_sources_parse(uri, expected):
     assert {k: getattr(source, k) for k in expected} == expected
 
 
-@pytest.mark.parametrize("uri", ["hf://org", "hf://org/../etc", "hf://org/model@", "s3://Bad_Bucket/x",
+@pytest.mark.parametrize("uri", ["hf://a/b/c", "hf://..", "hf://.hidden", "hf://org/../etc", "hf://org/model@", "s3://Bad_Bucket/x",
                                  "s3://bucket/a/../../b", "gs://bucket/x", "hf://../x"])
 def test_bad_sources_are_invalid(uri):
     with pytest.raises(DownloadError) as caught:
