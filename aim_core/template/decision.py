@@ -141,9 +141,31 @@ class Decision:
                     or self.backing_off)
 
 
+def path_problems(spec: Obj) -> tuple[str, ...]:
+    """User strings of the spec that become paths: ``modelSources[].modelId`` is the cache mount path under
+    ``/workspace/cache`` and ``AIM_MODEL_ID``, so ``.``/``..``/empty segments, a leading ``/`` or control
+    characters are refused (issue 18); so are ``..`` segments in a ``sourceUri``."""
+    problems: list[str] = []
+    for i, source in enumerate(spec.get("modelSources") or ()):
+        if not isinstance(source, Mapping):
+            continue
+        where = f"spec.modelSources[{i}]"
+        model_id = source.get("modelId")
+        if isinstance(model_id, str) and model_id:
+            segments = model_id.split("/")
+            if model_id.startswith("/") or any(s in ("", ".", "..") for s in segments) \
+                    or any(ord(c) < 0x20 or c in "\x7f\\" for c in model_id):
+                problems.append(f"{where}.modelId {model_id!r} has '.', '..' or empty path segments (it becomes the "
+                                "mount path under /workspace/cache and AIM_MODEL_ID); use org/name")
+        uri = source.get("sourceUri")
+        if isinstance(uri, str) and ".." in uri.split("://", 1)[-1].split("?", 1)[0].split("/"):
+            problems.append(f"{where}.sourceUri {uri!r} has '..' path segments; name the repository directly")
+    return tuple(problems)
+
+
 def decide(template: Obj, ob: Observed) -> Decision:
     spec = spec_of(template)
-    problems = tuple(spec_problems(dict(template)))
+    problems = tuple(spec_problems(dict(template))) or path_problems(spec_of(template))
     if problems:  # a spec the schema would have refused: nothing below may trust its shape
         return Decision(False, GpuCheck(None), "the spec is invalid", False, None, None, (), None, problems=problems)
     inline = bool(spec.get("modelSources"))

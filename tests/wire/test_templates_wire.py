@@ -334,3 +334,23 @@ async def test_a_cache_moves_on_when_its_template_is_made_ready_by_hand(kube, ap
     await operator.settle()
     assert kube.get(TPL, NS, "late")["status"]["status"] == "Ready"  # the hand-written status stays
     assert kube.get(tc, NS, "waits")["status"]["status"] == "Progressing"
+
+
+@pytest.mark.parametrize("model_id", ["org/..", "org/."])  # the CRD's pattern lets both through
+async def test_a_model_id_that_climbs_out_of_the_cache_is_invalid_spec(kube, api, cluster, operator, model_id):
+    # modelSources[].modelId becomes the mount path under /workspace/cache and AIM_MODEL_ID (issue 18)
+    body = template("climbs", modelSources=[{"modelId": model_id, "sourceUri": "hf://org/tiny"}])
+    response = await api.post(kube.path(TPL, NS), json=body)
+    assert response.status_code == 201, response.text
+
+    def refused():
+        t = kube.get(TPL, NS, "climbs")
+        cond = condition(t, "ConfigValid")
+        assert cond and (cond["status"], cond["reason"]) == ("False", "InvalidSpec"), t.get("status")
+        return t
+
+    t = await eventually(refused)
+    assert t["status"]["status"] == "Failed" and model_id in condition(t, "ConfigValid")["message"]
+    assert not t["status"].get("modelSources")
+    await operator.settle()
+    assert kube.list(JOB) == []
