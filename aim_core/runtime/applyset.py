@@ -59,7 +59,15 @@ def prepare(
         parent_meta.get("labels") or {}, meta.get("labels") or {}, policy.enabled, list(policy.patterns)
     )
     labels = labelling.controller_labels(controller, parent_meta["name"], labels)
+    own = meta.get("labels") or {}
     meta["labels"] = labels
+    if obj["kind"] == "Job":
+        # What the Job gained (propagated labels, F81/F82, and the controller's identity label) reaches its pods
+        # too: NetworkPolicies and cost tools select pods (issue 18). Jobs are created once (their pod template
+        # is immutable), so this never changes a live Job.
+        template = obj.setdefault("spec", {}).setdefault("template", {}).setdefault("metadata", {})
+        gained = {k: v for k, v in labels.items() if k not in own}
+        template["labels"] = {**gained, **(template.get("labels") or {})}
     if desired.owned and parent_meta.get("uid"):
         ref = owner_reference(parent)
         others = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != ref["uid"]]

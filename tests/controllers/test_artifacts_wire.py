@@ -539,3 +539,24 @@ async def test_the_size_check_answer_is_read_whichever_stream_came_last(harness:
     assert art["status"]["discoveredSizeBytes"] == 548118077, art["status"]
     assert (condition(art, "CheckSizeOutputReady") or {}).get("reason") != "InvalidSizeOutput"
     assert kube.list("v1/persistentvolumeclaims", NS)
+
+
+async def test_labels_propagated_to_a_job_reach_its_pods(harness: Harness):
+    # F81/F82 and aim.eai.amd.com/artifact.name: NetworkPolicies and cost tools select pods (issue 18)
+    kube = harness.kube
+    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
+                     "metadata": {"name": "default"},
+                     "spec": {"labelPropagation": {"enabled": True, "match": ["team.example.com/*"]}}})
+    art = make_artifact()
+    art["metadata"]["labels"] = {"team.example.com/cost-center": "ml-42", "aim.eai.amd.com/project": "chat",
+                                 "unrelated": "x"}
+    kube.put_object(art)
+    await harness.reconcile("tiny")
+    n = harness.names("tiny")
+    job = jobs(kube)[n["check"]]
+    pod_labels = job["spec"]["template"]["metadata"]["labels"]
+    for key, value in {"team.example.com/cost-center": "ml-42", "aim.eai.amd.com/project": "chat",
+                       "aim.eai.amd.com/artifact.name": "tiny"}.items():
+        assert job["metadata"]["labels"][key] == value
+        assert pod_labels[key] == value, pod_labels
+    assert "unrelated" not in pod_labels

@@ -29,6 +29,20 @@ def test_prepare_sets_owner_identity_and_propagated_labels():
     assert "other" not in labels
 
 
+def test_a_job_s_pod_template_gets_what_the_job_gained_and_keeps_its_own_labels():
+    job = ResourceRef("batch/v1", "Job", "jobs")
+    desired = Desired(job, {"metadata": {"name": "j", "namespace": "ns", "labels": {"app.kubernetes.io/component": "x"}},
+                            "spec": {"template": {"metadata": {"labels": {"env": "pod-own"}}, "spec": {}}}})
+    body = prepare(desired, PARENT, "artifact", LabelPolicy(enabled=True, patterns=("env",)))
+    pod = body["spec"]["template"]["metadata"]["labels"]
+    assert pod["aim.eai.amd.com/team"] == "a" and pod["aim.eai.amd.com/artifact.name"] == "svc"  # issue 18
+    assert pod["env"] == "pod-own"  # the builder's pod label wins over a propagated one
+    assert "app.kubernetes.io/component" not in pod and "other" not in pod  # only what the Job gained
+    isvc = prepare(Desired(ISVC, {"metadata": {"name": "i", "namespace": "ns"}, "spec": {}}), PARENT, "service",
+                   LabelPolicy())
+    assert "template" not in isvc["spec"]  # other kinds are left as built
+
+
 def test_unowned_children_get_no_owner_reference():
     desired = Desired(ISVC, {"metadata": {"name": "m", "namespace": "ns"}}, owned=False)
     assert "ownerReferences" not in prepare(desired, PARENT, "service", LabelPolicy())["metadata"]
