@@ -209,6 +209,9 @@ def build_job(template: Obj, model: Obj, namespace: str, *, namespaced: bool) ->
     }
     pod: dict[str, Any] = {
         "restartPolicy": "Never",
+        # Discovery only runs the image's dry-run: it never needs the API server, so no token is mounted,
+        # whatever account the pod runs as (issue 18).
+        "automountServiceAccountToken": False,
         "securityContext": {"runAsNonRoot": True, "runAsUser": RUN_AS_USER, "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [container],
     }
@@ -216,8 +219,12 @@ def build_job(template: Obj, model: Obj, namespace: str, *, namespaced: bool) ->
     if secrets:
         pod["imagePullSecrets"] = [{"name": n} for n in secrets]
     account = service_account(template, model)
-    if account:
+    if account and namespaced:
         pod["serviceAccountName"] = account
+    # A cluster-scoped template's Job runs in the operator's namespace: an account named there by whoever may
+    # create AIMClusterModels or AIMClusterServiceTemplates (the operator's own, with its ClusterRole) would lend
+    # them the operator's rights. Those Jobs run as that namespace's default account, without a token (the
+    # confused deputy of issue 18; docs/security.md).
     if _spec(template).get("customProfile"):
         pod["volumes"] = [{"name": "custom-profile", "configMap": {"name": profile_config_map_name(template)}}]
         container["volumeMounts"] = [{"name": "custom-profile", "mountPath": CUSTOM_PROFILE_DIR, "readOnly": True}]

@@ -203,7 +203,8 @@ def test_the_discovery_job_runs_the_model_image_locked_down():
                    ("AIM_METRIC", "latency"), ("AIM_PRECISION", "fp8"), ("AIM_GPU_MODEL", "MI300X"),
                    ("AIM_GPU_COUNT", "1"), ("AIM_PROFILE_ID", "p1")]
     assert pod["imagePullSecrets"] == [{"name": "tpl-pull"}, {"name": "model-pull"}]
-    assert pod["serviceAccountName"] == "model-sa"
+    assert pod["serviceAccountName"] == "model-sa"  # its own namespace's account
+    assert pod["automountServiceAccountToken"] is False  # discovery never talks to the API server
     config_maps = [d.obj for d in plan.apply if d.resource.kind == "ConfigMap"]
     assert pod["volumes"][0]["configMap"]["name"] == config_maps[0]["metadata"]["name"]
     assert json.loads(config_maps[0]["data"]["profile.yaml"])["profile"]["engine_args"] == {"tp": 2}

@@ -354,3 +354,18 @@ async def test_a_model_id_that_climbs_out_of_the_cache_is_invalid_spec(kube, api
     assert not t["status"].get("modelSources")
     await operator.settle()
     assert kube.list(JOB) == []
+
+
+async def test_a_cluster_template_cannot_lend_its_discovery_the_operator_s_account(kube, api, cluster, operator):
+    # Confused deputy (issue 18): cluster-scoped discovery runs in the operator's namespace, so an account named
+    # in the spec (here the operator's own, bound to its ClusterRole) is never used there, and no token is mounted.
+    body = template("deputy", model="cm", serviceAccountName="aim-engine-controller-manager")
+    body["kind"] = "AIMClusterServiceTemplate"
+    del body["metadata"]["namespace"]
+    await create(api, kube, body, CTPL)
+    job = (await eventually(lambda: jobs_of(kube, "deputy", "aim-system")))[0]
+    pod = job["spec"]["template"]["spec"]
+    assert pod.get("serviceAccountName", "default") == "default", pod.get("serviceAccountName")
+    assert pod["automountServiceAccountToken"] is False
+    finish(kube, job, log=OUTPUT)
+    await eventually(lambda: kube.get(CTPL, None, "deputy")["status"]["status"] == "Ready")  # discovery still works
