@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import datetime
 import os
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
+
+import attrs
 
 from aim_core.reconcile.redaction import redact
 from aim_core.api.artifact import DEFAULT_DOWNLOAD_IMAGE
@@ -173,6 +176,10 @@ class ArtifactController(Controller):
         self.default_image = (default_image or os.environ.get(DOWNLOAD_IMAGE_ENV, "").strip()
                               or DEFAULT_DOWNLOAD_IMAGE)
         self._store: Store | None = None
+        # Quota decisions made but not yet in the store (issue 18): storage planned for an artifact whose
+        # status.allocatedSize is not stored yet, and artifacts chosen for eviction whose deletion is not seen yet.
+        self._reserved: dict[tuple[str, str], tuple[int, float]] = {}
+        self._evicting: dict[tuple[str, str], float] = {}
 
     # ------------------------------------------------------------ indexes
 
@@ -402,7 +409,61 @@ class ArtifactController(Controller):
         )
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
-        return plan_artifact(obj, observed)
+        """The plan, with quota decisions serialised (issue 18).
+
+        Storage use is read from the store again here, synchronously, with the decisions other reconciles made
+        and the store does not show yet: storage they planned counts as used, artifacts they are evicting as
+        freed (for them) and never chosen again. This reconcile's own decision is then recorded before any other
+        worker runs, so a burst of artifacts never exceeds a limit and no eviction frees more than needed.
+        """
+        limited = observed.pvc is None and (observed.quota.cluster_limit is not None
+                                            or observed.quota.namespace_limit is not None)
+        if not limited or self._store is None:
+            return plan_artifact(obj, observed)
+        key = (_ns(obj), obj["metadata"]["name"])
+        self._settle_decisions(self._store)
+        self._reserved.pop(key, None)  # decided again below
+        observed = attrs.evolve(observed, usage=self._with_decisions(self.usage(self._store, obj), key[0]))
+        plan = plan_artifact(obj, observed)
+        expires = time.monotonic() + DECISION_TTL
+        planned = [d for d in plan.apply if d.resource == PVCS]
+        evicted = [(d.namespace or "", d.name) for d in plan.delete if d.resource == ARTIFACTS]
+        if plan.storage and (planned or evicted):
+            self._reserved[key] = (plan.storage, expires)
+        for victim in evicted:
+            self._evicting[victim] = expires
+        return plan
+
+    def _settle_decisions(self, store: Store) -> None:
+        """Forget decisions the store shows now (or that never reached the server)."""
+        now = time.monotonic()
+        for key, (_, expires) in list(self._reserved.items()):
+            live = store.get(ARTIFACTS, key[0], key[1])
+            if live is None or _deleting(live) or _allocated(live) or expires < now:
+                del self._reserved[key]
+        for key, expires in list(self._evicting.items()):
+            live = store.get(ARTIFACTS, key[0], key[1])
+            if live is None or _deleting(live) or expires < now:
+                del self._evicting[key]
+
+    def _with_decisions(self, usage: Usage, namespace: str) -> Usage:
+        cluster, in_namespace = usage.cluster_bytes, usage.namespace_bytes
+        candidates = []
+        for c in usage.candidates:
+            if (c.namespace, c.name) in self._evicting:  # being freed by another reconcile: not ours to count
+                cluster -= c.allocated_bytes
+                if c.namespace == namespace:
+                    in_namespace -= c.allocated_bytes
+                continue
+            candidates.append(c)
+        for (ns, _name), (need, _) in self._reserved.items():
+            cluster += need
+            if ns == namespace:
+                in_namespace += need
+        return Usage(cluster, in_namespace, tuple(candidates))
+
+
+DECISION_TTL = 120.0  # seconds a quota decision waits for the store before it is forgotten (a write that failed)
 
 
 __all__ = ["ArtifactController", "parse_quota"]

@@ -315,6 +315,8 @@ def _plan_pvc(plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib:
                                                 "; ".join(ob.quota.problems)))
         return False
     decision = decide(gib * GIB, ns, ob.quota, ob.usage)
+    if decision.victims or decision.fits:
+        plan.storage = gib * GIB  # held for this artifact until its status says so (issue 18)
     if decision.victims:
         for victim in decision.victims:
             plan.delete.append(Deletion(ARTIFACTS, victim.namespace, victim.name))

@@ -85,6 +85,7 @@ class Plan:
     labels: LabelPolicy = attrs.field(factory=LabelPolicy)
     requeue_after: float | None = None
     finalizer: bool = False  # this plan creates something the finalizer must clean up (see has_cleanup_duties)
+    storage: int = 0  # bytes of quota-limited storage this plan counts on: a PVC it creates or makes room for
     notes: list[str] = attrs.field(factory=list)  # why things were decided; shown by `aim-engine render --explain`
 
     def component(self, name: str, health: Health, *, blocking: bool = False) -> None:

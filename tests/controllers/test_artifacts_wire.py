@@ -7,6 +7,7 @@ through the status subresource, as a real cluster would.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import AsyncIterator
 from typing import Any
@@ -560,3 +561,34 @@ async def test_labels_propagated_to_a_job_reach_its_pods(harness: Harness):
         assert job["metadata"]["labels"][key] == value
         assert pod_labels[key] == value, pod_labels
     assert "unrelated" not in pod_labels
+
+
+async def test_a_burst_of_artifacts_never_exceeds_the_quota_and_evicts_no_more_than_needed(harness: Harness):
+    # issue 18: quota and eviction decisions made by several workers at once are serialised
+    kube = harness.kube
+    kube.put_object(_quota(cluster="12Gi"))
+    kube.put_object(_stored("kept", 6))  # no retention priority: never evicted
+    kube.put_object(_stored("idle-1", 2, retentionPriority=0))
+    kube.put_object(_stored("idle-2", 2, retentionPriority=0))
+    burst = [f"new-{i}" for i in range(4)]
+    for name in burst:  # 1Gi + 10 % headroom: a 2Gi PVC each; 2Gi free, 4Gi evictable: room for three
+        kube.put_object(make_artifact(name, f"hf://org/{name}", size="1Gi"))
+
+    def held() -> int:
+        claims = kube.list("v1/persistentvolumeclaims", NS)
+        stored = [a for a in kube.list(ART, NS) if a["metadata"]["name"] in ("kept", "idle-1", "idle-2")]
+        return (sum(int(c["spec"]["resources"]["requests"]["storage"].removesuffix("Gi")) for c in claims)
+                + sum(int(a["status"]["allocatedSize"].removesuffix("Gi")) for a in stored))
+
+    artifact = harness.engine.controllers["artifact"]
+    for _ in range(3):  # every artifact of the burst reconciled by a worker of its own, at the same time
+        for ref in harness.engine.resources():
+            harness.store.replace_all(ref, await harness.client.list(ref))
+        await asyncio.gather(*(harness.engine.reconcile(artifact, NS, name) for name in burst))
+        assert held() <= 12, held()
+    claims = {c["metadata"]["labels"].get("aim.eai.amd.com/artifact.name") for c in
+              kube.list("v1/persistentvolumeclaims", NS)}
+    assert len(claims) == 3 and held() == 12  # both idle artifacts went, and nothing more
+    assert harness.artifact("kept") is not None
+    waiting = [n for n in burst if condition(harness.artifact(n), "CachePvcReady")["reason"] == "StorageQuotaExceeded"]
+    assert len(waiting) == 1
