@@ -49,6 +49,25 @@ async def test_the_finalizer_comes_on_the_first_reconcile_and_never_blocks_the_n
     await eventually(lambda: kube.get(TC, NS, made["metadata"]["name"]) is None)
 
 
+async def test_a_service_whose_model_is_not_ready_holds_the_finalizer_and_its_namespace_still_goes(
+        kube, api, cluster, operator):
+    # upstream's aimservice/common/cache-cleanup/namespace-deletion-not-blocked (F13, F15, issue 18): the
+    # finalizer is there from the first reconcile, and deleting the namespace is never held by it.
+    ns = "goes-away"
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["metadata"] = {"name": "waiting", "namespace": ns}
+    body["spec"]["model"] = {"name": "not-published-yet"}
+    await create(api, kube, body)
+    await eventually(lambda: FINALIZER in kube.get(SVC, ns, "waiting")["metadata"].get("finalizers", []), timeout=20)
+    await eventually(lambda: condition(kube.get(SVC, ns, "waiting"), "ModelReady")["reason"] == "ModelNotFound")
+
+    response = await api.delete(f"/api/v1/namespaces/{ns}")
+    assert response.status_code == 200, response.text
+    await eventually(lambda: kube.get(SVC, ns, "waiting") is None, timeout=60)
+    await eventually(lambda: kube.get("v1/namespaces", None, ns) is None, timeout=60)
+
+
 async def test_a_new_service_costs_four_requests_with_its_finalizer(kube, api, cluster, operator):
     await create(api, kube, cluster["qwen-chat"])  # the fixture's Ready cache for its template is labelled with it
     await eventually(lambda: FINALIZER in kube.get(SVC, NS, "qwen-chat")["metadata"].get("finalizers", []))

@@ -302,6 +302,8 @@ async def test_a_failed_job_seen_before_its_pod_is_still_explained_by_the_pods_l
 async def test_a_cache_moves_on_when_its_template_is_made_ready_by_hand(kube, api, cluster, operator):
     # upstream's aimtemplatecache/waits-for-service-template-readiness (issue 18): a template that is not
     # Ready, a cache waiting for it, then the template's status written Ready by hand.
+    # the operator's namespace holds the discovery lock (a real server has none until it is made)
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "aim-system"}})
     await create(api, kube, template("late"))  # its discovery Job never ends (no Job controller here)
     await eventually(lambda: kube.get(TPL, NS, "late")["status"]["status"])
     await create(api, kube, {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
@@ -359,6 +361,7 @@ async def test_a_model_id_that_climbs_out_of_the_cache_is_invalid_spec(kube, api
 async def test_a_cluster_template_cannot_lend_its_discovery_the_operator_s_account(kube, api, cluster, operator):
     # Confused deputy (issue 18): cluster-scoped discovery runs in the operator's namespace, so an account named
     # in the spec (here the operator's own, bound to its ClusterRole) is never used there, and no token is mounted.
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "aim-system"}})
     body = template("deputy", model="cm", serviceAccountName="aim-engine-controller-manager")
     body["kind"] = "AIMClusterServiceTemplate"
     del body["metadata"]["namespace"]
