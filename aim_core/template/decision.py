@@ -190,7 +190,9 @@ def decide(template: Obj, ob: Observed) -> Decision:
         results = bool(status.get("profile") or status.get("modelSources"))
         # Results written by hand (upstream's tests write a Ready status with model sources, issue 18) are
         # kept as discovery's: no record of ours says they belong to another spec.
-        by_hand = recorded is None and results and status.get("status") == "Ready"
+        inline_before = any(c.get("type") == "Discovered" and c.get("reason") == "InlineModelSources"
+                            for c in status.get("conditions") or () if isinstance(c, Mapping))
+        by_hand = recorded is None and results and status.get("status") == "Ready" and not inline_before
         done = by_hand or (recorded == breaker.spec_hash and not breaker.last_failure and results)
     retry = breaker.retry_at() if breaker is not None else None
     backing_off = retry is not None and retry > ob.now

@@ -403,6 +403,13 @@ def test_model_sources_written_by_hand_while_discovery_runs_are_kept():
     again = plan_template(t, observed(t, nodes=[amd_node()], jobs=[running], slot=Slot.NOT_ASKED))
     assert root(again)[0] is State.READY
     assert again.status["modelSources"] == [{"modelId": "org/m", "sourceUri": "hf://org/m"}]
+    # sources that were inline before (spec.modelSources removed since) are not taken for hand-written ones
+    inline = make_template().with_gpu().inline()
+    first = plan_template(inline, observed(inline, nodes=[amd_node()]))
+    inline.with_status(**{k: v for k, v in first.status.items() if v is not None}, status="Ready",
+                       conditions=[{"type": "Discovered", "status": "True", "reason": "InlineModelSources"}])
+    del inline["spec"]["modelSources"]
+    assert jobs(plan_template(inline, observed(inline, nodes=[amd_node()])))
     # a status with no record of ours and no results is still discovered
     fresh = make_template().with_gpu()
     assert jobs(plan_template(fresh, observed(fresh, nodes=[amd_node()])))
