@@ -35,9 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=16,
                    help="concurrent reconciles (each waits on the API server most of its time; default 16)")
     p.add_argument("--resync-seconds", type=float, default=0.0,
-                   help="also list everything again this often (default 0: never; streams already list again "
-                        "after a gap they cannot resume); an API the cluster lacks is looked for again this "
-                        "often, every 600 s when 0")
+                   help="also list everything again this often (default 0: never; streams resume after "
+                        "errors and list again after 410 Gone by themselves); an API the cluster lacks is looked "
+                        "for again with backoff, at most this far apart (600 s when 0)")
     p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=GPU_PREFERENCE_HELP)
     p.add_argument("--artifact-download-image", default=None, metavar="IMAGE",
                    help="image of artifact size-check and download Jobs when an artifact names none "

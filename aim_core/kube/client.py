@@ -233,6 +233,7 @@ class Kube:
         namespace: str | None = None,
         *,
         field_selector: str | None = None,
+        label_selector: str | None = None,
         limit: int = 500,
     ) -> AsyncIterator[tuple[list[dict[str, Any]], str | None]]:
         """The objects of a resource ``limit`` at a time (``continue``), each page with the list's ``resourceVersion``.
@@ -243,6 +244,8 @@ class Kube:
         params = {"limit": str(limit)}
         if field_selector:
             params["fieldSelector"] = field_selector
+        if label_selector:
+            params["labelSelector"] = label_selector
         path = resource_path(ref, namespace)
         while True:
             data = await self._request("list", "GET", path, params=params) or {}
@@ -259,6 +262,7 @@ class Kube:
         *,
         resource_version: str | None = None,
         field_selector: str | None = None,
+        label_selector: str | None = None,
         timeout_seconds: int = 300,
     ) -> AsyncIterator[dict[str, Any]]:
         """The events of one watch request (ADDED, MODIFIED, DELETED, BOOKMARK, ERROR) until it ends.
@@ -272,6 +276,8 @@ class Kube:
             params["resourceVersion"] = resource_version
         if field_selector:
             params["fieldSelector"] = field_selector
+        if label_selector:
+            params["labelSelector"] = label_selector
         path = resource_path(ref, namespace)
         self.counter.count("watch")
         timeout = aiohttp.ClientTimeout(total=None, connect=30.0, sock_connect=30.0, sock_read=timeout_seconds + 30.0)

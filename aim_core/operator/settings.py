@@ -50,8 +50,8 @@ class Settings:
     renew_deadline: float = 10.0
     retry_period: float = 2.0
     liveness: str | None = None
-    # Periodic full re-listing; 0 = never. Not needed for correctness: a stream resumes from its last version
-    # (the server replays deletions too) or, after 410 Gone or an error, lists again and replaces what it held.
+    # Periodic full re-listing, a stream at a time; 0 = never. Not needed for correctness: a stream resumes from
+    # its last version after an error (the server replays deletions too) or, after 410 Gone, lists again.
     resync_seconds: float = 0.0
     gpu_preference: tuple[str, ...] = ()  # GPU models best first for template selection; empty: the vendors' (2.11)
     artifact_download_image: str | None = None  # None: AIM_ARTIFACT_DOWNLOAD_IMAGE, else the upstream downloader

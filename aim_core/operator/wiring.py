@@ -4,7 +4,10 @@ kopf gives us login. Every resource the controllers
 read is listed and then watched by a :class:`~aim_core.runtime.reflector.Reflector`
 (Events once per involved kind), whose events land in
 :class:`~aim_core.runtime.store.Store` directly: no per-event handler machinery, no
-copy of what was just decoded. The engine starts once the credentials are
+copy of what was just decoded. Streams resume from their last version after
+errors (an API server restart lists nothing again); ``--resync-seconds`` makes
+each stream list again in its own loop (:meth:`Runtime.resync`), never beside
+its running watch. The engine starts once the credentials are
 known and every stream has listed once (so planners never see a half-filled
 cache), optionally only while this replica holds the leader lease.
 """
@@ -22,10 +25,9 @@ from aim_core.runtime.eventstore import EventCache
 from aim_core.kube import Credentials, Kube
 from aim_core.operator import collection
 from aim_core.runtime.leader import LeaderElector
-from aim_core.runtime.reflector import PAGE_SIZE, Reflector
+from aim_core.runtime.reflector import Reflector
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings
 from aim_core.plugin.providers import ResourceRef
-from aim_core.reconcile.errors import ApiError
 from aim_core.reconcile.resources import EVENTS, NAMESPACES, PODS
 from aim_core.runtime.store import Relisting, Store
 from aim_core.runtime.storeform import pod_essentials
@@ -110,27 +112,16 @@ class Runtime:
 
     # ------------------------------------------------------------ engine side
 
-    async def sync(self) -> None:
-        """List every watched resource once, so the store starts complete."""
-        kube: Kube = self.ctx.kube
-        namespaces = set(self.settings.namespaces) or None
-        for ref in self.watched():
-            # a page at a time into the store (10,000 objects decoded at once took 600 MiB)
-            listing = self.store.relisting(ref, namespaces if ref.namespaced else None, keep=self._filters.get(ref),
-                                           copy_obj=False)
-            try:
-                for ns in sorted(namespaces) if ref.namespaced and namespaces else [None]:
-                    async for items, _version in kube.list_pages(ref, ns, limit=PAGE_SIZE):
-                        listing.add(items)
-            except ApiError as exc:
-                if exc.status != 404:
-                    raise
-                # The API is not installed (e.g. no Gateway API on a cluster that routes nothing):
-                # start without it; objects that need it report the failed apply in their status.
-                log.warning("%s (%s) is not served by this cluster; continuing without it", ref.kind, ref.api_version)
-            listing.finish()
-        if all(reflector.listed.is_set() for reflector in self.reflectors):
-            self.ready.set()
+    async def resync(self) -> None:
+        """List every stream again, one at a time (``--resync-seconds``).
+
+        Each stream stops watching for its listing and watches on from the
+        listing's version, so what changes during the listing reaches the store
+        after it: a listing beside a running watch would drop objects created
+        meanwhile and bring back objects deleted meanwhile.
+        """
+        for reflector in self.reflectors:
+            await reflector.relisted()
 
     async def run_engine(self) -> None:
         if self.credentials is None:
@@ -191,22 +182,17 @@ class Runtime:
         return self.reflectors
 
     async def _resync_forever(self) -> None:
-        """List everything again now and then.
+        """List everything again every ``--resync-seconds`` (0: never).
 
-        Watch streams that reconnect re-list what exists but say nothing of
-        what was deleted while they were away; a periodic listing removes such
-        objects from the store (and re-triggers their dependants). Unchanged
-        objects cause no work.
+        Not needed for correctness: a stream resumes from its last version
+        (the server replays deletions too) and lists again after 410 Gone.
         """
         interval = self.settings.resync_seconds
         if not interval:
             return
         while True:
             await asyncio.sleep(interval)
-            try:
-                await self.sync()
-            except Exception as exc:  # noqa: BLE001 - try again next time
-                log.warning("periodic listing failed: %s", exc)
+            await self.resync()
 
     async def aclose(self) -> None:
         """Close the API connections (idempotent): open keep-alive connections would hold servers up."""

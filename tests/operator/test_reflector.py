@@ -9,7 +9,7 @@ import httpx
 
 from aim_core.kube import Credentials, Kube
 from aim_core.runtime.reflector import Reflector
-from aim_core.reconcile.errors import NetworkError
+from aim_core.reconcile.errors import ApiError, NetworkError
 from aim_core.reconcile.resources import EVENTS
 from aim_core.runtime.store import Store
 from aim_testing.fixtures import Kube as Emulated
@@ -114,6 +114,7 @@ class Flaky:
     def __init__(self) -> None:
         self.lists = 0
         self.watches = 0
+        self.resumed_from: list[str | None] = []
 
     async def list_pages(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
         self.lists += 1
@@ -121,8 +122,9 @@ class Flaky:
             raise NetworkError("refused", "connection refused")
         yield [{**event("listed"), "metadata": {"name": "listed", "namespace": "ns1", "resourceVersion": "5"}}], "5"
 
-    async def watch(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
+    async def watch(self, ref: Any, namespace: Any = None, *, resource_version: Any = None, **_: Any) -> Any:
         self.watches += 1
+        self.resumed_from.append(resource_version)
         if self.watches == 1:
             yield {"type": "ADDED", "object": {**event("streamed"),
                                                "metadata": {"name": "streamed", "namespace": "ns1",
@@ -132,15 +134,75 @@ class Flaky:
         yield {}
 
 
-async def test_a_stream_that_fails_backs_off_and_lists_again() -> None:
+async def test_a_stream_that_fails_backs_off_and_resumes_where_it_was() -> None:
     flaky = Flaky()
     fed = Fed(flaky)  # type: ignore[arg-type]
     fed.start()
     try:
-        await until(lambda: flaky.lists == 3)  # refused, listed, listed again after the dropped watch
-        await until(lambda: flaky.watches == 2)
-        assert fed.names() == ["listed"]  # the fresh listing is what holds: "streamed" is gone
+        await until(lambda: flaky.watches == 2)  # refused, listed, watched, resumed after the dropped watch
+        assert flaky.lists == 2  # the dropped watch resumed from "6": no listing of everything again
+        assert flaky.resumed_from == ["5", "6"]
+        assert fed.names() == ["listed", "streamed"]
         assert fed.reflector.listed.is_set() and fed.task is not None and not fed.task.done()
+    finally:
+        await fed.stop()
+
+
+class Closing:
+    """A proxy that ends every watch request at once, with nothing in it."""
+
+    def __init__(self) -> None:
+        self.watches = 0
+
+    async def list_pages(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
+        yield [], "5"
+
+    async def watch(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
+        self.watches += 1
+        return
+        yield {}
+
+
+async def test_a_watch_that_ends_at_once_backs_off_instead_of_spinning() -> None:
+    closing = Closing()
+    reflector = Reflector(closing, EVENTS, on_list=lambda items: None, on_event=lambda kind, obj: None,
+                          backoffs=[0.05, 0.1, 0.2])
+    task = asyncio.create_task(reflector.run())
+    try:
+        await asyncio.sleep(0.6)
+        assert 2 <= closing.watches <= 8  # without backoff: thousands of requests in this time
+        assert reflector.lists == 1 and reflector.resource_version == "5"
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+class Reinstalled:
+    """An API whose CRD is deleted and re-created (an upgrade): 404 for a while, then served again."""
+
+    def __init__(self, missing_for: int) -> None:
+        self.missing_for = missing_for
+        self.lists = 0
+
+    async def list_pages(self, ref: Any, namespace: Any = None, **_: Any) -> Any:
+        self.lists += 1
+        if self.lists <= self.missing_for:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        yield [{**event("back"), "metadata": {"name": "back", "namespace": "ns1", "resourceVersion": "9"}}], "9"
+
+    async def watch(self, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(3600)
+        yield {}
+
+
+async def test_a_resource_not_served_is_looked_for_again_with_backoff_not_after_ten_minutes() -> None:
+    api = Reinstalled(missing_for=3)
+    fed = Fed(api, missing_retry=600)  # type: ignore[arg-type]
+    fed.reflector.backoffs = [0.01, 0.02, 0.05]
+    fed.start()
+    try:
+        await until(lambda: fed.names() == ["back"], timeout=3)
+        assert api.lists == 4
     finally:
         await fed.stop()
 
