@@ -23,6 +23,11 @@ dependencies (as ``bench_services.py``), then:
    three writes per service as the operator causes (create the service, apply
    its InferenceService, write its status), for the wall-time comparison.
 
+``--big-cluster`` runs another sequence (issue 18): the cluster also holds
+1,000 Helm release Secrets of 100 KiB and 2,000 Pods of other workloads before
+the operator starts; startup, a burst of 100 services and a restart, with the
+operator's peak RSS (VmHWM), CPU and requests.
+
 Latency and wall time are stamped inside the emulator (first stored). CPU comes
 from ``/proc/<pid>/stat`` of each process. See benchmarks/README.md.
 """
@@ -56,7 +61,7 @@ from aim_core.reconcile.naming import inference_service_name  # noqa: E402
 from aim_testing.emulator import READ_VERBS  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.bench_services import _environment  # noqa: E402
-from benchmarks.process_report import check_targets, render  # noqa: E402
+from benchmarks.process_report import check_targets, render, render_big_cluster  # noqa: E402
 from benchmarks.processes import (  # noqa: E402
     EmulatorProcess, OperatorProcess, Profiler, by_request, loadavg, operator_calls)
 from benchmarks.report import summary  # noqa: E402
@@ -65,6 +70,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "process.json"
 SERVICES = "/apis/aim.eai.amd.com/v1alpha1/namespaces/{ns}/aimservices"
 ISVC = "/apis/serving.kserve.io/v1beta1/namespaces/{ns}/inferenceservices/{name}"
 AGENT = "bench-driver"
+BIG_CLUSTER_PEAK_MIB = 250 * 1000 * 1000 / 2**20  # issue 18: peak RSS under 250 MB in the big cluster
 
 
 @attrs.frozen
@@ -85,6 +91,14 @@ class Config:
     profile: bool = False
     settle_quiet: float = 1.0  # no operator write for this long: settled
     timeout: float = 900.0
+    # --big-cluster: a cluster that also holds other workloads' Secrets (Helm releases) and Pods
+    unrelated_secrets: int = 0
+    unrelated_secret_kib: int = 100
+    unrelated_pods: int = 0
+
+    @property
+    def big_cluster(self) -> bool:
+        return bool(self.unrelated_secrets or self.unrelated_pods)
 
 
 class Driver:
@@ -167,6 +181,8 @@ class Driver:
     # ------------------------------------------------------------------ phases
 
     def run(self) -> dict[str, Any]:
+        if self.cfg.big_cluster:
+            return self.run_big_cluster()
         cfg = self.cfg
         results = self.results
         results.update(config=attrs.asdict(cfg), environment=_environment())
@@ -195,6 +211,42 @@ class Driver:
                                            if results["bare"]["wall_s"] else None)
         results["environment"]["loadavg_end"] = round(loadavg(), 1)
         results["targets"] = check_targets(results)
+        return results
+
+    def run_big_cluster(self) -> dict[str, Any]:
+        """The operator in a cluster that also holds other workloads' Secrets and Pods (issue 18).
+
+        Seeded before the operator starts: its start lists them (or, selected on the
+        server, does not); then a burst of services; then a restart in that cluster.
+        Memory is VmHWM (the peak) and VmRSS after each phase.
+        """
+        cfg, results = self.cfg, self.results
+        results.update(config=attrs.asdict(cfg), environment=_environment())
+        results["environment"]["loadavg_start"] = round(loadavg(), 1)
+        self.em.start()
+        try:
+            self.em.put(installed_crds() + seed.cluster(self.namespaces, nodes=cfg.nodes))
+            self.em.put([seed.namespace("apps")])
+            self.em.put(seed.unrelated_secrets(cfg.unrelated_secrets, cfg.unrelated_secret_kib * 1024), chunk=20)
+            self.em.put(seed.unrelated_pods(cfg.unrelated_pods), chunk=200)
+            self.say(f"big cluster: {cfg.unrelated_secrets} Secrets of {cfg.unrelated_secret_kib} KiB and "
+                     f"{cfg.unrelated_pods} Pods of other workloads seeded")
+            self.op.start()
+            results["startup"] = self.startup()
+            results["environment"]["emulator_pid"], results["environment"]["operator_pid"] = self.em.pid, self.op.pid
+            wanted = seed.services(cfg.services, self.namespaces)
+            results["burst"] = self.burst(wanted)
+            results["memory"] = [{"aim_services": len(wanted) + 1, **self.op.memory()}]
+            if cfg.rss_restart:
+                results["memory"].append({"aim_services": len(wanted) + 1, "restarted": True, **self.restarted()})
+        finally:
+            results["operator_log"] = self.op.log_counts()
+            self.op.stop()
+            self.em.stop()
+        results["environment"]["loadavg_end"] = round(loadavg(), 1)
+        peak = max(m.get("VmHWM", 0.0) for m in results["memory"] + [results["startup"]["memory_mb"]])
+        results["targets"] = [{"target": "peak RSS in the big cluster (MiB)", "limit": BIG_CLUSTER_PEAK_MIB,
+                               "measured": peak, "met": peak <= BIG_CLUSTER_PEAK_MIB}]
         return results
 
     def startup(self) -> dict[str, Any]:
@@ -473,6 +525,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rss-objects", type=int, default=None, help="AIM objects for the second RSS reading")
     parser.add_argument("--no-restart", action="store_true",
                         help="no third RSS reading (the operator restarted with the most objects)")
+    parser.add_argument("--big-cluster", action="store_true",
+                        help="a cluster that also holds 1,000 Helm release Secrets of 100 KiB and 2,000 Pods of other "
+                             "workloads: startup, a burst (default 100 services) and a restart, with peak RSS and CPU")
+    parser.add_argument("--unrelated-secrets", type=int, default=None, help="with --big-cluster (default 1000)")
+    parser.add_argument("--unrelated-pods", type=int, default=None, help="with --big-cluster (default 2000)")
     parser.add_argument("--plain", action="store_true", help="plain HTTP instead of TLS to the emulator")
     parser.add_argument("--write-latency-ms", type=float, default=0.0,
                         help="every write waits this long in the emulator before it is served, as a real API "
@@ -483,8 +540,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results (default {RESULTS})")
     parser.add_argument("--no-output", action="store_true", help="do not write the JSON results")
     args = parser.parse_args(argv)
+    big = args.big_cluster
     cfg = Config(
-        services=args.services or (50 if args.quick else 1000),
+        services=args.services or (50 if args.quick else 100 if big else 1000),
         namespaces=args.namespaces or (5 if args.quick else 10),
         workers=args.workers, threads=args.threads, rate=args.rate,
         paced=args.paced if args.paced is not None else (5 if args.quick else 50),
@@ -493,6 +551,8 @@ def main(argv: list[str] | None = None) -> int:
         rss_restart=not args.no_restart,
         tls=not args.plain, write_latency_ms=args.write_latency_ms, bare=not args.no_bare, profile=args.profile,
         settle_quiet=0.5 if args.quick else 1.0,
+        unrelated_secrets=(args.unrelated_secrets if args.unrelated_secrets is not None else 1000) if big else 0,
+        unrelated_pods=(args.unrelated_pods if args.unrelated_pods is not None else 2000) if big else 0,
     )
     signal.signal(signal.SIGTERM, _stop)
     say = lambda msg: print(f"# {msg}", file=sys.stderr, flush=True)  # noqa: E731
@@ -507,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.output.write_text(json.dumps(driver.results, indent=2) + "\n")
                 say(f"partial results written to {args.output}")
             raise
-    print(render(results))
+    print(render_big_cluster(results) if cfg.big_cluster else render(results))
     if not args.no_output:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps(results, indent=2) + "\n")

@@ -102,3 +102,28 @@ def render(results: dict[str, Any]) -> str:
     for t in results["targets"]:
         lines.append(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {_f(t['measured'])} (<= {t['limit']})")
     return "\n".join(lines)
+
+
+def render_big_cluster(results: dict[str, Any]) -> str:
+    """The ``--big-cluster`` run: startup, burst and restart in a cluster of other workloads."""
+    cfg, env = results["config"], results["environment"]
+    startup, burst = results["startup"], results["burst"]
+    lines = [
+        f"Big cluster: {cfg['unrelated_secrets']} Secrets of {cfg['unrelated_secret_kib']} KiB and "
+        f"{cfg['unrelated_pods']} Pods of other workloads; commit {env.get('commit')}; load average "
+        f"{env.get('loadavg_start')} -> {env.get('loadavg_end')}",
+        f"startup (lists everything, reconciles the seeded objects): {_f(startup['seconds'])} s, operator CPU "
+        f"{_f(startup['operator_cpu_s'])} s, VmHWM {_f(startup['memory_mb'].get('VmHWM'), 0)} MiB",
+        f"burst: {burst['services']} services, operator CPU per service {_f(burst['operator_cpu_ms_per_service'])} ms, "
+        f"{_f(burst['requests_per_service'])} requests per service, p99 {_lat(burst)}",
+    ]
+    for reading in results["memory"]:
+        again = ", operator restarted" if reading.get("restarted") else ""
+        lines.append(f"memory with {reading['aim_services']} AIMServices{again}: VmRSS {_f(reading.get('VmRSS'), 0)} MiB, "
+                     f"VmHWM {_f(reading.get('VmHWM'), 0)} MiB")
+    if results.get("operator_log"):
+        lines.append(f"operator log: {results['operator_log']}")
+    lines += ["", "Targets:"]
+    for t in results["targets"]:
+        lines.append(f"  [{'met' if t['met'] else 'MISSED'}] {t['target']}: {_f(t['measured'])} (<= {_f(t['limit'])})")
+    return "\n".join(lines)

@@ -183,3 +183,48 @@ def services(count: int, namespaces: list[str]) -> list[tuple[str, str, str]]:
         ns, name = namespaces[i % len(namespaces)], f"svc-{i:05d}"
         out.append((ns, name, inference_service_name(name, ns)))
     return out
+
+
+# --------------------------------------------------------------------------- a cluster of other workloads
+
+def unrelated_secrets(count: int, size: int = 100 * 1024, namespace: str = "apps") -> list[dict[str, Any]]:
+    """Helm release Secrets of ``size`` bytes each (Helm keeps releases of up to 1 MiB in Secrets)."""
+    import base64
+
+    blob = base64.b64encode(b"H4sI" + b"x" * (size * 3 // 4 - 4)).decode()
+    return [{"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+             "metadata": {"name": f"sh.helm.release.v1.app{i:04d}.v1", "namespace": namespace,
+                          "labels": {"owner": "helm", "name": f"app{i:04d}", "status": "deployed", "version": "1"}},
+             "data": {"release": blob}} for i in range(count)]
+
+
+def unrelated_pods(count: int, namespace: str = "apps") -> list[dict[str, Any]]:
+    """Running pods of other workloads (about 3 KB each, as a Deployment's pods with their status)."""
+    pods = []
+    for i in range(count):
+        name = f"web-{i // 10:03d}-{i:05d}"
+        pods.append({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {"app": "web", "pod-template-hash": f"{i // 10:08x}"},
+                         "annotations": {"kubectl.kubernetes.io/restartedAt": T0},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"web-{i // 10:03d}",
+                                              "uid": f"00000000-0000-0000-0000-{i // 10:012d}", "controller": True}]},
+            "spec": {"nodeName": f"node-{i % 4}", "serviceAccountName": "default",
+                     "containers": [{"name": "web", "image": "registry.example/web:1.2.3",
+                                     "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                                     "env": [{"name": f"SETTING_{k}", "value": "v" * 40} for k in range(12)],
+                                     "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+                                     "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+                                     "volumeMounts": [{"name": "config", "mountPath": "/etc/web"}]}],
+                     "volumes": [{"name": "config", "configMap": {"name": "web-config"}}]},
+            "status": {"phase": "Running", "podIP": f"10.1.{i // 250}.{i % 250}", "startTime": T0,
+                       "conditions": [{"type": t, "status": "True", "lastTransitionTime": T0}
+                                      for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")],
+                       "containerStatuses": [{"name": "web", "ready": True, "restartCount": 0, "started": True,
+                                              "image": "registry.example/web:1.2.3",
+                                              "imageID": "registry.example/web@sha256:" + "0" * 64,
+                                              "containerID": "containerd://" + f"{i:064x}",
+                                              "state": {"running": {"startedAt": T0}}}]},
+        })
+    return pods

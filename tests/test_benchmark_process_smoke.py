@@ -32,3 +32,16 @@ def test_separate_process_benchmark_runs_and_reports_numbers(tmp_path: Path) -> 
     assert results["bare"]["applied"] == 10
     assert {t["target"] for t in results["targets"]}
     assert "Targets" in render(results)
+
+
+def test_the_big_cluster_mode_runs_and_reports_peak_memory(tmp_path: Path) -> None:
+    from benchmarks.process_report import render_big_cluster
+
+    cfg = Config(services=4, namespaces=1, nodes=1, settle_quiet=0.5, timeout=180, unrelated_secrets=5,
+                 unrelated_secret_kib=10, unrelated_pods=10)
+    results = run_benchmark(cfg, tmp_path, say=lambda _: None)
+    assert results["burst"]["applied"] == 4
+    assert [m.get("restarted", False) for m in results["memory"]] == [False, True]
+    assert all(m["VmHWM"] > 0 for m in results["memory"])
+    assert results["targets"][0]["measured"] > 0
+    assert "peak RSS in the big cluster" in render_big_cluster(results)

@@ -62,6 +62,7 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
 )
 from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.service.adapters import adapter_artifacts
 
@@ -282,6 +283,13 @@ class ArtifactController(Controller):
 
     def event_sources(self) -> list[ResourceRef]:
         return [PODS, PVCS]
+
+    def selections(self) -> dict[ResourceRef, list[Selection]]:
+        # Our Jobs, their pods and our PVCs (labelled), and the serving pods that mount artifact PVCs (usage, F76):
+        # a pod of another kind mounting one is not seen (the cluster's other pods are never sent).
+        ours = Selection(label_selector=lbl.CACHE_NAME_LABEL)
+        return {JOBS: [ours], PODS: [ours, Selection(label_selector=lbl.KSERVE_ISVC_LABEL)], PVCS: [ours],
+                ROLE_BINDINGS: [Selection(field_selector=f"metadata.name={children.STATUS_UPDATER}")]}
 
     def store_filters(self) -> dict[ResourceRef, Any]:
         labelled = lambda obj: lbl.CACHE_NAME_LABEL in ((obj.get("metadata") or {}).get("labels") or {})  # noqa: E731

@@ -45,6 +45,8 @@ from aim_core.reconcile.resources import (
     TEMPLATES,
 )
 from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.registry.credentials import SECRET_FIELD_SELECTOR, watched_secret
+from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 
 BY_CONFIG = "model:by-config"
@@ -120,6 +122,10 @@ class _ModelControllerBase(Controller):
 
         return {SECRETS: referenced_pull_secret}
 
+    def selections(self) -> dict[Any, list[Selection]]:
+        # not the types nobody reads (Helm keeps releases of up to 1 MiB in Secrets); see SECRET_FIELD_SELECTOR
+        return {SECRETS: [Selection(field_selector=SECRET_FIELD_SELECTOR)]}
+
     # ------------------------------------------------------------- observe
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
@@ -170,7 +176,7 @@ class _ModelControllerBase(Controller):
                     info = describe(exc)
                     return [], [], ErrorInfo(info.category, info.reason,
                                              f"reading image pull secret {namespace}/{secret_name}: {info.message}")
-                if secret is not None:
+                if secret is not None and watched_secret(secret):
                     ctx.store.upsert(SECRETS, secret, copy_obj=False)  # kept and watched from now on
             problem = images.secret_problem(secret_name, namespace, secret)
             if problem is not None:

@@ -21,6 +21,8 @@ from aim_core.modelsource.secrets import secret_names
 from aim_core.reconcile.labels import MODEL_SOURCE_LABEL
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS, SECRETS
+from aim_core.registry.credentials import SECRET_FIELD_SELECTOR, watched_secret
+from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import Store
 
 BY_SOURCE = "by-model-source"
@@ -61,6 +63,10 @@ class ClusterModelSourceController(Controller):
         # Secrets of that name in other namespaces are kept too (cheap); only the operator namespace's are used.
         return {SECRETS: lambda secret: bool(self._sources_of_secret(secret))}
 
+    def selections(self) -> dict[Any, list[Selection]]:
+        # not the types nobody reads (Helm keeps releases of up to 1 MiB in Secrets); see SECRET_FIELD_SELECTOR
+        return {SECRETS: [Selection(field_selector=SECRET_FIELD_SELECTOR)]}
+
     def _sources_of_secret(self, secret: dict[str, Any]) -> list[tuple[str | None, str]]:
         return sorted(self._store.keys_by_index(CLUSTER_MODEL_SOURCES, BY_SECRET, secret["metadata"]["name"]), key=str)
 
@@ -95,7 +101,7 @@ class ClusterModelSourceController(Controller):
                 except Exception as exc:  # noqa: BLE001 - reported as SecretAccessFailed, the sync goes on
                     found[name] = exc
                     continue
-                if secret is not None:
+                if secret is not None and watched_secret(secret):
                     ctx.store.upsert(SECRETS, secret, copy_obj=False)  # kept and watched from now on
             found[name] = secret
         return found

@@ -26,6 +26,7 @@ from aim_core.kube import Credentials, Kube
 from aim_core.operator import collection
 from aim_core.runtime.leader import LeaderElector
 from aim_core.runtime.reflector import Reflector
+from aim_core.runtime.selection import EVERYTHING, Selection, union
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.resources import EVENTS, NAMESPACES, PODS
@@ -63,6 +64,7 @@ class Runtime:
             involved.update(dict.fromkeys(controller.event_sources()))
         self.events = EventCache(self.store, involved) if involved else None
         self.reflectors: list[Reflector] = []
+        self._selections: dict[ResourceRef, list[Selection]] = {ref: self.selections(ref) for ref in self.watched()}
 
     def watched(self) -> list[ResourceRef]:
         """What kopf watches (Events are streamed per involved kind by :meth:`event_streams`)."""
@@ -78,10 +80,21 @@ class Runtime:
         namespaces: list[str | None] = list(self.settings.namespaces) or [None]
         return [(ns, selector) for selector in self.events.selectors() for ns in namespaces]
 
-    def streams(self) -> list[tuple[ResourceRef, str | None]]:
-        """``(resource, namespace or None)`` of every object watch the operator opens (Events aside)."""
+    def selections(self, ref: ResourceRef) -> list[Selection]:
+        """The streams of one resource: the union of what the controllers reading it select
+        (:meth:`~aim_core.runtime.controller.Controller.selections`), or all of it."""
+        declared: list[list[Selection] | None] = []
+        for controller in self.engine.controllers.values():
+            uses = {controller.resource, *(w.resource for w in controller.watches()), *controller.extra_resources()}
+            if ref in uses:
+                declared.append(controller.selections().get(ref))
+        return union(declared)
+
+    def streams(self) -> list[tuple[ResourceRef, str | None, Selection]]:
+        """``(resource, namespace or None, selection)`` of every object watch the operator opens (Events aside)."""
         namespaces: list[str | None] = list(self.settings.namespaces) or [None]
-        return [(ref, ns) for ref in self.watched() for ns in (namespaces if ref.namespaced else [None])]
+        return [(ref, ns, selection) for ref in self.watched() for selection in self._selections[ref]
+                for ns in (namespaces if ref.namespaced else [None])]
 
     # ------------------------------------------------------------- kopf side
 
@@ -93,22 +106,29 @@ class Runtime:
 
     # ---------------------------------------------------------- watch side
 
-    def on_watch_event(self, ref: ResourceRef, event_type: str, body: dict[str, Any]) -> None:
+    def on_watch_event(self, ref: ResourceRef, event_type: str, body: dict[str, Any],
+                       selection: Selection = EVERYTHING) -> None:
         """One event of a stream: ``body`` was just decoded and is nobody else's, so it is stored as is."""
         meta = body.get("metadata") or {}
         if not meta.get("name"):
             return
         keep = self._filters.get(ref)
-        if event_type == "DELETED" or (keep is not None and not keep(body)):
+        if event_type == "DELETED":
+            if not selection.matches(body) and any(
+                    other.matches(body) for other in self._selections.get(ref, ()) if other != selection):
+                return  # it left this stream's selection for another stream's: that stream keeps it
+            self.store.delete(ref, meta.get("namespace"), meta["name"])
+        elif keep is not None and not keep(body):
             self.store.delete(ref, meta.get("namespace"), meta["name"])
         else:
             self.store.upsert(ref, body, copy_obj=False)
 
-    def listing(self, ref: ResourceRef, namespace: str | None) -> Relisting:
+    def listing(self, ref: ResourceRef, namespace: str | None, selection: Selection = EVERYTHING) -> Relisting:
         """A fresh listing of one stream, fed a page at a time (decoded pages are nobody else's):
-        what it no longer holds leaves the store."""
-        return self.store.relisting(ref, {namespace} if namespace else None, keep=self._filters.get(ref),
-                                    copy_obj=False)
+        what it no longer holds (of what its selection covers) leaves the store."""
+        where = None if selection == EVERYTHING else selection.matches
+        return self.store.relisting(ref, {namespace} if namespace else None, where=where,
+                                    keep=self._filters.get(ref), copy_obj=False)
 
     # ------------------------------------------------------------ engine side
 
@@ -167,9 +187,10 @@ class Runtime:
         missing = self.settings.resync_seconds or 600.0
         self.reflectors = [
             Reflector(kube, ref, namespace=ns, backoffs=ERROR_BACKOFFS, missing_retry=missing,
-                      listing=lambda ref=ref, ns=ns: self.listing(ref, ns),
-                      on_event=lambda kind, body, ref=ref: self.on_watch_event(ref, kind, body))
-            for ref, ns in self.streams()
+                      label_selector=sel.label_selector, field_selector=sel.field_selector,
+                      listing=lambda ref=ref, ns=ns, sel=sel: self.listing(ref, ns, sel),
+                      on_event=lambda kind, body, ref=ref, sel=sel: self.on_watch_event(ref, kind, body, sel))
+            for ref, ns, sel in self.streams()
         ]
         events = self.events
         if events is not None:

@@ -27,6 +27,17 @@ __all__ = ["InvalidPullSecret", "credentials_fingerprint", "credentials_for", "r
 
 DOCKERCONFIGJSON = ".dockerconfigjson"
 DOCKERCFG = ".dockercfg"
+# Secret types no reader ever names: the operator's Secret watch asks the API server to leave them out
+# (Helm keeps each release, up to 1 MiB, in a Secret). Any other type is watched, so that a Secret of the
+# wrong type named as a pull secret is reported as such as soon as it appears.
+UNREAD_SECRET_TYPES = ("helm.sh/release.v1", "kubernetes.io/service-account-token", "kubernetes.io/tls",
+                       "bootstrap.kubernetes.io/token")
+SECRET_FIELD_SELECTOR = ",".join(f"type!={kind}" for kind in UNREAD_SECRET_TYPES)
+
+
+def watched_secret(secret: dict[str, Any]) -> bool:
+    """Whether the operator's Secret watch carries this Secret (see :data:`SECRET_FIELD_SELECTOR`)."""
+    return (secret.get("type") or "Opaque") not in UNREAD_SECRET_TYPES
 
 
 class InvalidPullSecret(ValueError):

@@ -17,6 +17,7 @@ import attrs
 from aim_core.reconcile.health import State
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.plan import Plan
+from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 
 Mapper = Callable[[dict[str, Any]], Iterable[ObjectKey]]
@@ -90,6 +91,16 @@ class Controller:
         them also declares ``Watch(EVENTS, mapper)`` to be re-triggered by one.
         """
         return []
+
+    def selections(self) -> dict[ResourceRef, list[Selection]]:
+        """Per resource this controller watches or reads, the only objects it ever reads, as selectors the
+        API server applies (a watch stream per :class:`~aim_core.runtime.selection.Selection`).
+
+        A resource not named is watched whole; one that any controller needs whole
+        is watched whole. What a controller reads outside its selections (e.g. a
+        Secret of the wrong type it names in a condition) it reads with a GET.
+        """
+        return {}
 
     def store_filters(self) -> dict[ResourceRef, Callable[[dict[str, Any]], bool]]:
         """Per watched resource, which objects are worth keeping in the store (default: all).

@@ -2,8 +2,9 @@
 
 Workload inspection (:mod:`aim_core.reconcile.workloads`, and the runtime provider's
 ``health``) explains a failing pod, PVC or serving object from its Events.
-The operator does not list Events per object: it watches them, one stream per
-involved kind (``fieldSelector=involvedObject.kind=Pod`` ...), and keeps in
+The operator does not list Events per object: it watches them, streams per
+involved kind (``fieldSelector=involvedObject.kind=Pod,type=Warning`` ...,
+see :meth:`EventCache.selectors`), and keeps in
 the store's ``EVENTS`` table only what inspection can use:
 
 * Warnings, and the few Normal reasons inspection reads (:data:`NORMAL_REASONS`);
@@ -27,6 +28,7 @@ from typing import Any
 from aim_core.reconcile.workloads import event_time
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.resources import EVENTS
+from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Relisting, Store
 
 BY_INVOLVED = "event-by-involved"
@@ -34,6 +36,12 @@ BY_INVOLVED = "event-by-involved"
 # Normal Events inspection reads (image pull progress; PVC provisioning); every Warning is kept.
 NORMAL_REASONS = frozenset({"Pulling", "Provisioning", "ProvisioningSucceeded", "WaitForFirstConsumer"})
 MAX_PER_OBJECT = 16
+# Per involved kind, the streams (field selectors beside involvedObject.kind): Warnings, and the
+# Normal reasons read about that kind; a kind not named here is streamed whole.
+STREAMS_BY_KIND: dict[str, tuple[str, ...]] = {
+    "Pod": ("type=Warning", "reason=Pulling"),
+    "InferenceService": ("type=Warning",),
+}
 
 _META_KEPT = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
 _TOP_KEPT = ("involvedObject", "regarding", "reason", "message", "type", "count", "firstTimestamp",
@@ -90,8 +98,14 @@ class EventCache:
         store.subscribe(self._on_change)
 
     def selectors(self) -> list[str]:
-        """One field selector per involved kind: a watch stream each."""
-        return [f"involvedObject.kind={kind}" for kind in sorted(self.kinds)]
+        """The field selector of each Event stream: per involved kind, what inspection reads of it.
+
+        The API server filters (a cluster's Normal Pod Events, four or five per
+        pod start, are never sent); a kind not in :data:`STREAMS_BY_KIND` is
+        streamed whole.
+        """
+        return [f"involvedObject.kind={kind}" + (f",{extra}" if extra else "")
+                for kind in sorted(self.kinds) for extra in STREAMS_BY_KIND.get(kind, ("",))]
 
     def apply(self, event_type: str, event: dict[str, Any]) -> None:
         """One watch event about an Event."""
@@ -113,10 +127,12 @@ class EventCache:
         listing.finish()
 
     def relisting(self, selector: str) -> EventRelisting:
-        """:meth:`replace` a page at a time (``add`` each page, ``finish`` after the last)."""
-        kind = selector.partition("=")[2]
-        return EventRelisting(self, self.store.relisting(
-            EVENTS, where=lambda e: (involved(e) or (None, "", ""))[1] == kind, copy_obj=False))
+        """:meth:`replace` a page at a time (``add`` each page, ``finish`` after the last).
+
+        Only the Events this stream's selector covers are replaced (several streams feed one table).
+        """
+        return EventRelisting(self, self.store.relisting(EVENTS, where=Selection(field_selector=selector).matches,
+                                                         copy_obj=False))
 
     def _trim(self, key: InvolvedKey) -> None:
         keys = self.store.keys_by_index(EVENTS, BY_INVOLVED, key)

@@ -48,6 +48,7 @@ from aim_core.runtimeconfig.resolve import config_name, resolve
 from aim_core.service.adapters import adapter_sources, artifact_view
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
+from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 
 log = logging.getLogger("aim_engine.service")
@@ -255,6 +256,9 @@ class ServiceController(Controller):
 
     def store_filters(self) -> dict[Any, Any]:
         return {PODS: lambda pod: ISVC_POD_LABEL in (pod["metadata"].get("labels") or {})}
+
+    def selections(self) -> dict[Any, list[Selection]]:
+        return {PODS: [Selection(label_selector=ISVC_POD_LABEL)]}  # the serving pods, none of the cluster's others
 
     # ------------------------------------------------------------- observe
 

@@ -55,6 +55,7 @@ from aim_core.reconcile.resources import (
     TEMPLATES,
 )
 from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import advertised_counts, requires_gpu
@@ -257,6 +258,10 @@ class TemplateController(Controller):
                 (_ns(c), r["name"]) for r in c["metadata"].get("ownerReferences") or ()
                 if r.get("kind") == TEMPLATES.kind and r.get("name") == c["metadata"]["name"]]))
         return watches
+
+    def selections(self) -> dict[Any, list[Selection]]:
+        discovery = Selection(label_selector=f"{K8S_COMPONENT_LABEL}=discovery")  # discovery Jobs and their pods
+        return {JOBS: [discovery], PODS: [discovery]}
 
     def store_filters(self) -> dict[Any, Any]:
         return {JOBS: disc.is_discovery_job,

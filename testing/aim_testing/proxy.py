@@ -3,7 +3,7 @@
 ``async with Proxy(upstream_url) as proxy:`` serves ``proxy.url`` on 127.0.0.1;
 ``proxy.down()`` cuts every open connection (watch streams included) and
 refuses new ones, as an API server that restarts does; ``proxy.up()`` serves
-again. It works the same in front of the emulator and a real kube-apiserver.
+again. ``proxy.received`` counts the bytes the server sent to its clients. It works the same in front of the emulator and a real kube-apiserver.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from types import TracebackType
+from typing import Any
 from urllib.parse import urlsplit
 
 
@@ -22,6 +23,7 @@ class Proxy:
         self.upstream_port = parts.port or (443 if self.scheme == "https" else 80)
         self.serving = True
         self.connections = 0  # accepted while up (for tests)
+        self.received = 0  # bytes the server sent to the clients (what the client had to read and decode)
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.StreamWriter] = set()
 
@@ -65,16 +67,22 @@ class Proxy:
             return
         self._open.update((writer, up_writer))
         try:
-            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer, self._count))
         finally:
             for w in (writer, up_writer):
                 self._open.discard(w)
                 w.transport.abort()
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _count(self, data: bytes) -> None:
+        self.received += len(data)
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, note: Any = None) -> None:
     with contextlib.suppress(ConnectionError, OSError, asyncio.IncompleteReadError):
         while data := await reader.read(65536):
+            if note is not None:
+                note(data)
             writer.write(data)
             await writer.drain()
     with contextlib.suppress(Exception):

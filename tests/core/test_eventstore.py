@@ -29,9 +29,21 @@ def cache() -> tuple[Store, EventCache]:
     return store, EventCache(store, [PODS, PVCS])
 
 
-def test_one_stream_per_involved_kind() -> None:
+def test_streams_per_involved_kind_ask_only_for_what_inspection_reads() -> None:
     _, events = cache()
-    assert events.selectors() == ["involvedObject.kind=PersistentVolumeClaim", "involvedObject.kind=Pod"]
+    # Pods: Warnings and image pulls (a cluster's Normal pod Events, four or five per pod start, are never sent)
+    assert events.selectors() == ["involvedObject.kind=PersistentVolumeClaim", "involvedObject.kind=Pod,type=Warning",
+                                  "involvedObject.kind=Pod,reason=Pulling"]
+
+
+def test_a_listing_of_one_stream_replaces_only_the_events_it_selects() -> None:
+    store, events = cache()
+    events.apply("ADDED", event("warned", "Failed"))
+    events.apply("ADDED", event("pulling", "Pulling", type_="Normal"))
+    listing = events.relisting("involvedObject.kind=Pod,type=Warning")
+    listing.add([])  # no Warnings any more: the Pulling one belongs to the other stream and stays
+    listing.finish()
+    assert [e["reason"] for e in events_about(store, "Pod", "ns1", "p1")] == ["Pulling"]
 
 
 def test_warnings_and_the_normal_reasons_inspection_reads_are_kept_slim() -> None:

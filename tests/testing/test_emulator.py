@@ -383,6 +383,23 @@ async def test_event_field_selectors_take_only_the_fields_the_api_server_indexes
         assert refused.status_code == 400
 
 
+async def test_secrets_and_pods_are_selected_by_the_fields_the_api_server_supports(
+        api: httpx.AsyncClient, kube: Kube) -> None:
+    for name, kind in (("pull", "kubernetes.io/dockerconfigjson"), ("helm", "helm.sh/release.v1"), ("plain", None)):
+        kube.put_object({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": "ns1"},
+                         **({"type": kind} if kind else {})})
+    selected = await api.get("/api/v1/secrets", params={"fieldSelector": "type=kubernetes.io/dockerconfigjson"})
+    assert [s["metadata"]["name"] for s in selected.json()["items"]] == ["pull"]
+    refused = await api.get("/api/v1/secrets", params={"fieldSelector": "data.token=x"})
+    assert refused.status_code == 400 and "field label not supported: data.token" in refused.json()["message"]
+    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns1"},
+                     "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})
+    assert (await api.get("/api/v1/pods", params={"fieldSelector": "status.phase=Running,spec.nodeName=n1"})
+            ).json()["items"][0]["metadata"]["name"] == "p"
+    refused = await api.get("/api/v1/pods", params={"watch": "true", "fieldSelector": "spec.volumes=x"})
+    assert refused.status_code == 400
+
+
 # --------------------------------------------------------------------------- deletion
 
 

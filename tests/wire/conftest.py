@@ -14,6 +14,7 @@ import pytest_asyncio
 
 from aim_core.operator.run import operate
 from aim_core.operator.settings import Settings
+from aim_testing.proxy import Proxy
 
 
 class Operator:
@@ -96,6 +97,30 @@ async def operator(kube, operator_settings, operator_plugins) -> AsyncIterator[O
     assert op.error is None, op.error
     # Stored objects are read-only: equal values are shared between objects (aim_core.runtime.store.compact).
     assert op.runtime.store.damaged_shares() == [], "a reader modified a shared stored value"
+
+
+@pytest_asyncio.fixture()
+async def proxy(kube) -> AsyncIterator[Proxy]:
+    """A proxy in front of ``kube`` that a test can take away and bring back (:class:`aim_testing.proxy.Proxy`)."""
+    async with Proxy(kube.url) as proxy:
+        yield proxy
+
+
+@pytest_asyncio.fixture()
+async def behind_proxy(kube, proxy, operator_settings) -> AsyncIterator[Operator]:
+    """The operator, as the ``operator`` fixture runs it, talking to the API server through ``proxy``."""
+    op = Operator()
+    op.start(operator_settings, proxy.url)
+    deadline = time.monotonic() + 10
+    while not (op.ready.is_set() and op.runtime is not None and op.runtime.ready.is_set()):
+        assert op.error is None, op.error
+        assert time.monotonic() < deadline, "operator did not start"
+        await asyncio.sleep(0.02)
+    yield op
+    op.stop.set()
+    while op.thread is not None and op.thread.is_alive():
+        await asyncio.sleep(0.05)
+    assert op.error is None, op.error
 
 
 async def eventually(check: Callable[[], Any], timeout: float = 8.0, interval: float = 0.05) -> Any:

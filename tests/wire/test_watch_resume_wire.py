@@ -11,16 +11,10 @@ stream of every replica listed everything from etcd the moment the server came b
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import AsyncIterator
-
-import pytest_asyncio
 
 from aim_core.kube import USER_AGENT
-from aim_core.operator.settings import Settings
 from aim_core.reconcile.resources import RUNTIME_CONFIGS
-from aim_testing.proxy import Proxy
-from tests.wire.conftest import Operator, eventually
+from tests.wire.conftest import eventually
 
 RC = "aim.eai.amd.com/v1alpha1/aimruntimeconfigs"
 
@@ -32,29 +26,6 @@ def config(name: str) -> dict:
 
 def ready(obj: dict | None) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in ((obj or {}).get("status") or {}).get("conditions", []))
-
-
-@pytest_asyncio.fixture()
-async def proxy(kube) -> AsyncIterator[Proxy]:
-    async with Proxy(kube.url) as proxy:
-        yield proxy
-
-
-@pytest_asyncio.fixture()
-async def behind_proxy(kube, proxy) -> AsyncIterator[Operator]:
-    """The operator, talking to the API server through ``proxy``."""
-    op = Operator()
-    op.start(Settings(operator_namespace="aim-system", workers=4), proxy.url)
-    deadline = time.monotonic() + 10
-    while not (op.ready.is_set() and op.runtime is not None and op.runtime.ready.is_set()):
-        assert op.error is None, op.error
-        assert time.monotonic() < deadline, "operator did not start"
-        await asyncio.sleep(0.02)
-    yield op
-    op.stop.set()
-    while op.thread is not None and op.thread.is_alive():
-        await asyncio.sleep(0.05)
-    assert op.error is None, op.error
 
 
 async def create(api, kube, body: dict) -> None:

@@ -85,13 +85,32 @@ EVENT_FIELDS = frozenset({
 })
 
 
+# The same for the other resources the operator selects by field (kube-apiserver's field label conversion
+# functions: pkg/apis/core/v1/conversion.go, batch/v1, rbac: name and namespace only).
+_NAMED = frozenset({"metadata.name", "metadata.namespace"})
+FIELDS: dict[tuple[str, str], frozenset[str]] = {
+    ("", "events"): EVENT_FIELDS,
+    ("", "secrets"): _NAMED | {"type"},
+    ("", "pods"): _NAMED | {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+                            "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs",
+                            "status.nominatedNodeName"},
+    ("", "persistentvolumeclaims"): _NAMED,
+    ("", "namespaces"): _NAMED | {"status.phase"},
+    ("", "nodes"): _NAMED | {"spec.unschedulable"},
+    ("batch", "jobs"): _NAMED | {"status.successful"},
+    ("rbac.authorization.k8s.io", "rolebindings"): _NAMED,
+}
+
+
 def check_field_selector(resource: Any, selector: str | None) -> None:
-    """Refuse a field selector on Events naming a field the API server does not index for them."""
-    if not selector or getattr(resource, "group", None) != "" or getattr(resource, "plural", None) != "events":
+    """Refuse a field selector naming a field the API server does not support for the resource (400),
+    for the resources of :data:`FIELDS` (Events, Secrets, Pods, ...)."""
+    fields = FIELDS.get((getattr(resource, "group", None), getattr(resource, "plural", None)))
+    if not selector or fields is None:
         return
     for req in _split_requirements(selector):
         m = _EQ_REQ.match(req)
-        if m and m[1] not in EVENT_FIELDS:
+        if m and m[1] not in fields:
             raise api_error(400, "BadRequest", f'field label not supported: {m[1]}')
 
 
