@@ -110,7 +110,7 @@ async def proxy(kube) -> AsyncIterator[Proxy]:
 async def behind_proxy(kube, proxy, operator_settings) -> AsyncIterator[Operator]:
     """The operator, as the ``operator`` fixture runs it, talking to the API server through ``proxy``."""
     op = Operator()
-    op.start(operator_settings, proxy.url)
+    op.start(operator_settings, proxy.url, token=kube.token)
     deadline = time.monotonic() + 10
     while not (op.ready.is_set() and op.runtime is not None and op.runtime.ready.is_set()):
         assert op.error is None, op.error

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from aim_core.kube import USER_AGENT
 from aim_core.reconcile.resources import RUNTIME_CONFIGS
 from tests.wire.conftest import eventually
@@ -28,6 +30,10 @@ def ready(obj: dict | None) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in ((obj or {}).get("status") or {}).get("conditions", []))
 
 
+async def team(kube) -> None:
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+
+
 async def create(api, kube, body: dict) -> None:
     response = await api.post(kube.path(RC, "team"), json=body)
     assert response.status_code in (200, 201), response.text
@@ -35,6 +41,7 @@ async def create(api, kube, body: dict) -> None:
 
 async def test_streams_resume_after_an_api_server_restart_without_listing(kube, api, proxy, behind_proxy):
     store = behind_proxy.runtime.store
+    await team(kube)
     await create(api, kube, config("old"))
     await eventually(lambda: ready(kube.get(RC, "team", "old")))
     streams = len(behind_proxy.runtime.reflectors)
@@ -54,8 +61,9 @@ async def test_streams_resume_after_an_api_server_restart_without_listing(kube, 
     assert all(r.lists == 1 for r in behind_proxy.runtime.reflectors)
 
 
+@pytest.mark.emulator_only("kmock's fault injection answers the watch requests with 503 for a while")
 async def test_streams_resume_after_the_server_answered_watches_with_503(kube, api, proxy, behind_proxy):
-    # emulator-only: kmock's fault injection answers the watch requests with 503 for a while
+    await team(kube)
     failing = True
     kube[lambda request: failing and request.params.get("watch") == "true"] << 503
     mark = kube.mark()
