@@ -51,5 +51,6 @@ async def test_unrelated_secrets_and_pods_are_never_sent_to_the_operator(kube, p
         kube.get("v1/secrets", "apps", "regcred")["metadata"]["resourceVersion"]) for r in streams))
     await asyncio.sleep(0.5)
     sent = proxy.received - before
-    assert sent < 100_000, f"the API server sent {sent} bytes to the operator"
+    # main sent 2.9 MB here (every Secret, every Pod); what is left is the other streams' own traffic
+    assert sent < 600_000, f"the API server sent {sent} bytes to the operator"
     assert store.count(SECRETS) == 0  # none referenced by a model or source: none kept
