@@ -43,6 +43,11 @@ class AIMArtifactSpec:
     download_filter: AIMDownloadFilter | None = optional(
         description="Which files to download; wins over the runtime config filter."
     )
+    pvc_headroom_percent: int | None = optional(
+        description="Extra volume space in percent on top of the size; wins over the runtime config's.",
+        minimum=0,
+        format="int32",
+    )
     retention_priority: int | None = optional(
         description="Makes the artifact eligible for automatic eviction.",
         minimum=0,

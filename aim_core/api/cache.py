@@ -8,6 +8,7 @@ from aim_core.api.common import (
     API_VERSION,
     CACHE_MODES,
     TEMPLATE_SCOPES,
+    AIMDownloadFilter,
     AIMModelSource,
     AIMResolvedReference,
     conditions_field,
@@ -45,6 +46,14 @@ class AIMTemplateCacheSpec:
         description="Secrets for pulling the download image."
     )
     runtime_config_name: str | None = runtime_config_name_field()
+    download_filter: AIMDownloadFilter | None = optional(
+        description="Which files its artifacts download; wins over the runtime config filter."
+    )
+    pvc_headroom_percent: int | None = optional(
+        description="Extra volume space of its artifacts in percent; wins over the runtime config's.",
+        minimum=0,
+        format="int32",
+    )
 
 
 @attrs.define(kw_only=True)

@@ -169,7 +169,8 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     plan.status["displaySize"] = display_size(size)
 
     # --- volume (F71) and quota (D34)
-    headroom = pvc_headroom_percent(ob.config.spec)
+    own_headroom = spec.get("pvcHeadroomPercent")
+    headroom = int(own_headroom) if own_headroom is not None else pvc_headroom_percent(ob.config.spec)
     gib = gib_with_headroom(size, headroom)
     if gib * GIB > INT64_MAX:
         plan.issue(Category.INVALID_SPEC, "InvalidSpec",

@@ -312,16 +312,21 @@ def discovery_spec_hash(
 
 
 def artifact_name(
-    source_uri: str, env: Sequence[Mapping[str, Any]] | None = None, storage_class: str = "", *, dedicated_to: str = ""
+    source_uri: str, env: Sequence[Mapping[str, Any]] | None = None, storage_class: str = "", *, dedicated_to: str = "",
+    storage: Mapping[str, Any] | None = None,
 ) -> str:
     """Artifact a template cache creates per model source: ``hf---sshleifer-tiny-gpt2-fc6a9647bb``.
 
     :param env: the merged env (cache env + source env); empty and None hash alike.
     :param dedicated_to: the cache name when the cache is in Dedicated mode.
+    :param storage: the cache's own ``pvcHeadroomPercent``/``downloadFilter`` (issue 20); hashed only
+        when set, so names without them stay upstream's.
     """
     inputs: list[Any] = [source_uri, list(env or []), storage_class]
     if dedicated_to:
         inputs += ["dedicated", dedicated_to]
+    if storage:
+        inputs += ["storage", {k: storage[k] for k in sorted(storage)}]
     return derived_name([source_uri.replace(".", "-")], inputs, 10)
 
 

@@ -152,6 +152,7 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
         cache_spec["runtimeConfigName"] = spec["runtimeConfigName"]
     if env:
         cache_spec["env"] = env
+    cache_spec.update(cache_storage(spec))
 
     labels = {}
     service_label = sanitize_label_value(meta["name"])
@@ -164,6 +165,21 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
                      "labels": labels},
         "spec": cache_spec,
     }
+
+
+def cache_storage(service_spec: Obj) -> dict[str, Any]:
+    """The service's own ``storage.pvcHeadroomPercent`` and ``storage.downloadFilter`` for its cache (issue 20).
+
+    Only what the service sets: the runtime config's values reach the artifacts
+    through their runtime config. ``{}`` is a filter (everything).
+    """
+    storage = service_spec.get("storage") or {}
+    out: dict[str, Any] = {}
+    if storage.get("pvcHeadroomPercent") is not None:
+        out["pvcHeadroomPercent"] = storage["pvcHeadroomPercent"]
+    if isinstance(storage.get("downloadFilter"), Mapping):
+        out["downloadFilter"] = dict(storage["downloadFilter"])
+    return out
 
 
 # ---------------------------------------------------------------- judging

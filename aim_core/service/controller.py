@@ -12,6 +12,7 @@ The plan itself is pure and lives in :mod:`aim_core.service.plan`.
 
 from __future__ import annotations
 
+import datetime
 import logging
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -328,6 +329,7 @@ class ServiceController(Controller):
             read_errors=read_errors,
             providers=self.providers,
             namespace_terminating=namespace_going(store.get(NAMESPACES, None, ns)),
+            now=datetime.datetime.now(datetime.timezone.utc),
         )
 
     async def _log_tail(self, ctx: Context, pod: dict[str, Any]) -> str:

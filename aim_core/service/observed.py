@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 from typing import Any
 
@@ -91,4 +92,5 @@ class Observed:
     read_errors: list[Any]
     providers: Providers
     namespace_terminating: bool = False
+    now: datetime.datetime | None = None  # the reconcile's clock (a Failed cache's retry backoff); None: no retry
     artifacts: tuple[dict[str, Any], ...] = ()  # artifacts of the namespace with an adapter's sourceUri

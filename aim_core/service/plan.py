@@ -28,10 +28,10 @@ from aim_core.reconcile.workloads import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import inference_service_name
-from aim_core.reconcile.plan import Issue, LabelPolicy, Plan
+from aim_core.reconcile.plan import Deletion, Issue, LabelPolicy, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
 from aim_core.runtimeconfig.resolve import routing_enabled
-from aim_core.service import adapters, caching, routing
+from aim_core.service import adapters, cache_retry, caching, routing
 from aim_core.service.adapters import ADAPTERS
 from aim_core.service.models import image_key, resolve_model
 from aim_core.service.observed import Observed
@@ -180,10 +180,22 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         if cache is None:
             desired = caching.desired_cache(svc, template, ready_template.scope.value, config, mode)
             plan.want(TEMPLATE_CACHES, desired, owned=caching.cache_owned(mode))
-        plan.component(CACHE, caching.cache_health(cache, caching.has_cache_volumes(live_runtime), mode))
+        health = caching.cache_health(cache, caching.has_cache_volumes(live_runtime), mode)
+        attempts = cache_retry.recorded_attempts(svc)
+        retry = cache_retry.decide(svc, cache, health, ob.now) if cache is not None else None
+        if retry is not None:
+            health, attempts = retry.health, retry.attempts
+            if retry.delete:
+                plan.delete.append(Deletion(TEMPLATE_CACHES, cache["metadata"].get("namespace"),
+                                            cache["metadata"]["name"]))
+            if retry.requeue is not None:
+                plan.requeue(retry.requeue)
+        plan.component(CACHE, health)
         cache_status = caching.cache_status(cache)
         if cache_status is not None:
-            plan.status["cache"] = cache_status
+            plan.status["cache"] = cache_status  # Ready: the retry count is done with
+        elif attempts > 0:
+            plan.status["cache"] = {"retryAttempts": attempts}
     else:
         plan.component(CACHE, Health(State.PROGRESSING, "CacheCreating", "waiting for a Ready template"))
 

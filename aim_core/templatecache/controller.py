@@ -57,6 +57,7 @@ from aim_core.reconcile.resources import (
     TEMPLATES,
 )
 from aim_core.runtimeconfig.resolve import Resolution, config_name, resolve
+from aim_core.templatecache.sources import STORAGE_KEYS, cache_sources
 from aim_core.runtime.store import ObjectKey, Store
 
 BY_TEMPLATE = "template-cache:by-template"  # caches by spec.templateName
@@ -140,6 +141,9 @@ def _acceptable(artifact: Obj, cache: Obj) -> bool:
         return False
     if spec.get("storageClassName") and art_spec.get("storageClassName") != spec["storageClassName"]:
         return False
+    for key in STORAGE_KEYS:  # a cache that sets them takes only artifacts made the same way (issue 20)
+        if spec.get(key) is not None and art_spec.get(key) != spec[key]:
+            return False
     owners = (artifact.get("metadata") or {}).get("ownerReferences") or ()
     if (spec.get("mode") or SHARED) == DEDICATED:
         return _owned_by(artifact, cache["metadata"].get("uid") or "")
@@ -157,7 +161,9 @@ def desired_artifact(cache: Obj, template: Obj, scope: str, source: Obj, index: 
     env = merge_env(spec.get("env") or [], source.get("env") or [])
     storage_class = spec.get("storageClassName") or ""
     dedicated = (spec.get("mode") or SHARED) == DEDICATED
-    name = artifact_name(source["sourceUri"], env, storage_class, dedicated_to=meta["name"] if dedicated else "")
+    storage = {k: spec[k] for k in STORAGE_KEYS if spec.get(k) is not None}
+    name = artifact_name(source["sourceUri"], env, storage_class, dedicated_to=meta["name"] if dedicated else "",
+                         storage=storage)
     labels = {lbl.TEMPLATE_CREATED_LABEL: "true", lbl.TEMPLATE_SCOPE_LABEL: scope, lbl.TEMPLATE_INDEX_LABEL: str(index)}
     for key, value in ((lbl.TEMPLATE_NAME_LABEL, template["metadata"]["name"]),
                        (lbl.TEMPLATE_CACHE_NAME_LABEL, meta["name"])):
@@ -169,6 +175,7 @@ def desired_artifact(cache: Obj, template: Obj, scope: str, source: Obj, index: 
                 "env": env, "runtimeConfigName": spec.get("runtimeConfigName"),
                 "modelDownloadImage": spec.get("downloadImage"), "imagePullSecrets": spec.get("imagePullSecrets")}
     art_spec.update({k: v for k, v in optional.items() if v})
+    art_spec.update(storage)
     return {"apiVersion": ARTIFACTS.api_version, "kind": ARTIFACTS.kind,
             "metadata": {"name": name, "namespace": meta.get("namespace"), "labels": labels}, "spec": art_spec}
 
@@ -182,7 +189,7 @@ class _Match:
 
 def match_sources(cache: Obj, template: Obj, scope: str, artifacts: Iterable[Obj]) -> list[_Match]:
     """Pair each model source of the template with an artifact to reuse, or one to create."""
-    sources = list((template.get("status") or {}).get("modelSources") or [])
+    sources = cache_sources(cache, template)
     by_uri: dict[str, list[Obj]] = {}
     for artifact in artifacts:
         by_uri.setdefault((artifact.get("spec") or {}).get("sourceUri") or "", []).append(artifact)
@@ -316,7 +323,7 @@ class TemplateCacheController(Controller):
         resolution = resolve(config, store.get(RUNTIME_CONFIGS, ns, config),
                              store.get(CLUSTER_RUNTIME_CONFIGS, None, config))
         artifacts: dict[str, Obj] = {}
-        for source in ((template or {}).get("status") or {}).get("modelSources") or ():
+        for source in cache_sources(obj, template):
             for artifact in store.by_index(ARTIFACTS, ARTIFACTS_BY_SOURCE, (ns, source.get("sourceUri") or "")):
                 artifacts[artifact["metadata"]["name"]] = artifact
         return Observed(template, scope, resolution, tuple(artifacts.values()))

@@ -72,3 +72,56 @@ async def test_a_private_models_pull_secret_and_account_reach_the_inference_pod(
     predictor = (await eventually(isvc))["spec"]["predictor"]
     assert predictor["imagePullSecrets"] == [{"name": "team-pull"}, {"name": "vendor-pull"}]
     assert predictor["serviceAccountName"] == "model-puller"
+
+
+async def test_a_failed_cache_is_retried_by_its_service_and_then_recovers(kube, api, cluster, operator):
+    caches = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
+    artifacts = "aim.eai.amd.com/v1alpha1/aimartifacts"
+    name = "amdenterpriseai-aim-qwen-qwen3-32b-0-8-5-1x-mi300x-lat-a04542d9"
+    failed = {"type": "Ready", "status": "False", "reason": "DownloadFailed", "message": "download failed",
+              "lastTransitionTime": "2025-01-01T00:00:00Z"}
+    old = kube.get(caches, NS, name)
+    old["status"].update(status="Failed", conditions=[failed])
+    kube.put_object(old)  # failed long ago: the first retry is due at once
+    artifact = kube.get(artifacts, NS, "hf---qwen-qwen3-32b-fp8-c6782ee37e")
+    artifact["status"].update(status="Failed", conditions=[failed])
+    kube.put_object(artifact)
+    await create(api, kube, cluster["qwen-chat"])
+
+    def retried_once():
+        svc = kube.get(SVC, NS, "qwen-chat")
+        assert svc["status"]["cache"] == {"retryAttempts": 1}
+        new = kube.get(caches, NS, name)
+        assert new["metadata"]["uid"] != old["metadata"]["uid"]  # deleted and made again
+        ready = next(c for c in svc["status"]["conditions"] if c["type"] == "CacheReady")
+        assert ready["reason"] in ("CacheCreating", "CacheNotReady"), ready
+        return new
+
+    await eventually(retried_once, timeout=15)
+    again = kube.get(artifacts, NS, artifact["metadata"]["name"])  # the failed download went with it
+    assert again is None or again["metadata"]["uid"] != artifact["metadata"]["uid"]
+    assert not kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")
+
+    # the new cache's download completes: the service goes on, and the count is done with
+    def new_artifact():
+        found = [a for a in kube.list(artifacts, NS) if a["spec"]["sourceUri"] == artifact["spec"]["sourceUri"]]
+        assert len(found) == 1
+        return found[0]
+
+    fresh = await eventually(new_artifact)
+    fresh["metadata"].setdefault("annotations", {})["aim.eai.amd.com/reconciliation-paused"] = "true"
+    fresh["status"] = {**artifact["status"], "status": "Ready",
+                       "persistentVolumeClaim": artifact["status"]["persistentVolumeClaim"],
+                       "conditions": [{**failed, "status": "True", "reason": "AllComponentsReady", "message": ""}]}
+    kube.put_object(fresh)
+
+    def recovered():
+        if kube.get(artifacts, NS, fresh["metadata"]["name"])["status"]["status"] != "Ready":
+            kube.put_object(fresh)  # a reconcile that was running when it was paused wrote over it
+        svc = kube.get(SVC, NS, "qwen-chat")
+        assert "retryAttempts" not in svc["status"]["cache"], svc["status"]["cache"]
+        assert svc["status"]["cache"]["templateCacheRef"]["name"] == name
+        assert len(kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")) == 1
+        return True
+
+    await eventually(recovered, timeout=15)
