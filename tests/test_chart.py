@@ -244,3 +244,26 @@ def test_metrics_can_be_turned_off():
     c = _container(objects)
     assert build_parser().parse_args(c["args"]).metrics_bind_address == "0"
     assert [p["name"] for p in c["ports"]] == ["health"]
+
+
+def test_default_cluster_runtime_config_and_model_source_are_off_by_default_and_valid_when_on(tmp_path):
+    from aim_core.api.crds import CRDS_FILE
+    from aim_testing.crdschema import crd_errors
+
+    assert not [o for o in render() if o["kind"] in ("AIMClusterRuntimeConfig", "AIMClusterModelSource")]
+    spec = {"routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "gateway-system"}},
+            "tolerations": [{"key": "example.com/dedicated", "operator": "Exists"}]}
+    objects = render(clusterRuntimeConfig__enable=True, clusterRuntimeConfig__spec=spec, clusterModelSource__enable=True)
+    config, source = _one(objects, "AIMClusterRuntimeConfig"), _one(objects, "AIMClusterModelSource")
+    assert config["metadata"]["name"] == "default" and config["spec"] == spec
+    assert "namespace" not in config["metadata"]  # cluster-scoped
+    assert source["metadata"]["name"] == "amd-aim-model-source"
+    assert source["spec"] == {"registry": "docker.io", "filters": [{"image": "amdenterpriseai/aim-*"}],
+                              "versions": [">=0.8.4"], "syncInterval": "1h", "maxModels": 500}
+    crds = {d["spec"]["names"]["kind"]: d for d in yaml.safe_load_all(CRDS_FILE.read_text())}
+    for obj in (config, source):
+        path = tmp_path / f"{obj['kind']}.yaml"
+        path.write_text(yaml.safe_dump(crds[obj["kind"]]))
+        assert crd_errors(obj, path) == []
+    empty = _one(render(clusterRuntimeConfig__enable=True), "AIMClusterRuntimeConfig")
+    assert empty["spec"] == {}

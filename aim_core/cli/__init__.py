@@ -12,6 +12,8 @@ stay quick:
 ``tags``, ``inspect``     :mod:`aim_core.cli.registry` -- registries, through the controller code
 ``doctor``                :mod:`aim_core.cli.doctor` -- is the cluster ready, and how to fix it
 ``describe``              :mod:`aim_core.cli.describe` -- one service's chain, live
+``templates clone``       :mod:`aim_core.cli.templates` -- copies of a GPU's templates for another GPU
+``apply``                 :mod:`aim_core.cli.apply` -- apply manifests, optionally with their status
 ``artifact``              :mod:`aim_core.cli.artifact` -- the downloader Jobs' entrypoints
 ========================  ===============================================================
 """
@@ -23,12 +25,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from aim_core.cli import artifact, describe, doctor, info, registry, render, run
+from aim_core.cli import apply, artifact, describe, doctor, info, registry, render, run, templates
 
 __all__ = ["build_parser", "main"]
 
 # Order of the subcommands in ``aim-engine --help``.
-_COMMANDS = (info, render, registry, doctor, describe, artifact, run)
+_COMMANDS = (info, render, registry, doctor, describe, templates, apply, artifact, run)
 
 
 def build_parser() -> argparse.ArgumentParser:

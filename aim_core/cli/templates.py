@@ -1,0 +1,76 @@
+"""``aim-engine templates clone``: copies of the cluster templates of one GPU for another (F87), as YAML."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from aim_core.cli.common import add_cluster_options, error
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("templates", help="tools for service templates (read the cluster, print YAML)")
+    actions = p.add_subparsers(dest="templates_action", required=True)
+    c = actions.add_parser(
+        "clone",
+        help="print copies of every AIMClusterServiceTemplate of one GPU model for another GPU model",
+        description="Read the AIMClusterServiceTemplates (from the cluster, or from -f files) and print, as YAML "
+        "for kubectl apply, a copy of each one whose GPU model is --from-gpu with hardware.gpu.model "
+        "--to-gpu and AIM_GPU_MODEL=<from-gpu> in its env (upstream's hack/clone-templates-for-gpu.sh).",
+    )
+    c.add_argument("--from-gpu", required=True, metavar="MODEL", help="GPU model of the templates to copy, e.g. MI300X")
+    c.add_argument("--to-gpu", required=True, metavar="MODEL", help="GPU model of the copies, e.g. MI308X")
+    c.add_argument("-f", "--filename", action="append", default=[], metavar="PATH",
+                   help="read templates from these files or folders instead of the cluster (repeatable)")
+    add_cluster_options(c)
+    c.set_defaults(func=clone)
+
+
+def clone(args: argparse.Namespace) -> int:
+    import yaml
+
+    from aim_core.template.clone import clone_templates
+
+    if args.from_gpu.strip().upper() == args.to_gpu.strip().upper():
+        error("--from-gpu and --to-gpu name the same GPU model")
+        return 2
+    templates = _from_files(args.filename) if args.filename else _from_cluster(args)
+    if templates is None:
+        return 1
+    clones = clone_templates(templates, args.from_gpu, args.to_gpu)
+    if not clones:
+        error(f"no AIMClusterServiceTemplate for GPU {args.from_gpu} (or every copy exists already)")
+        return 1
+    yaml.safe_dump_all(clones, sys.stdout, sort_keys=False, explicit_start=True)
+    return 0
+
+
+def _from_files(paths: list[str]) -> list[dict]:
+    from pathlib import Path
+
+    from aim_core.cli.offline import load_documents
+
+    return [d for d in load_documents([Path(p) for p in paths]) if d.get("kind") == "AIMClusterServiceTemplate"]
+
+
+def _from_cluster(args: argparse.Namespace) -> list[dict] | None:
+    import asyncio
+
+    from aim_core.cli.common import cluster_client
+    from aim_core.operator.login import LoginError
+    from aim_core.reconcile.errors import ApiError, NetworkError
+    from aim_core.reconcile.resources import CLUSTER_TEMPLATES
+
+    async def go() -> list[dict]:
+        async with cluster_client(args) as cluster:
+            return await cluster.list(CLUSTER_TEMPLATES)
+
+    try:
+        return asyncio.run(go())
+    except LoginError as exc:
+        error(str(exc))
+    except NetworkError as exc:
+        error(f"cannot reach the API server: {exc}")
+    except ApiError as exc:
+        error(f"the API server refused: {exc}")
+    return None
