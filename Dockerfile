@@ -39,7 +39,7 @@ ENV PATH=/opt/aim/bin:$PATH \
     XDG_CACHE_HOME=/tmp/.cache
 WORKDIR /
 USER 65532:65532
-# /metrics on 8080, /healthz and /readyz on 8081 (docs/metrics.md)
-EXPOSE 8080 8081
+# /metrics on 8443 (HTTPS, for clients allowed to get /metrics), /healthz and /readyz on 8081 (docs/metrics.md)
+EXPOSE 8443 8081
 ENTRYPOINT ["aim-engine"]
-CMD ["run", "-A", "--leader-elect", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"]
+CMD ["run", "-A", "--leader-elect", "--metrics-bind-address=:8443", "--health-probe-bind-address=:8081"]

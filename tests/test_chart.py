@@ -186,7 +186,11 @@ SERVICE_MONITOR_SCHEMA = {
                 "type": "object", "additionalProperties": False, "properties": {
                     "port": {"type": "string"}, "path": {"type": "string"},
                     "scheme": {"enum": ["http", "https"]}, "interval": _DURATION, "scrapeTimeout": _DURATION,
-                    "honorLabels": {"type": "boolean"}, "relabelings": _RELABEL, "metricRelabelings": _RELABEL}}},
+                    "honorLabels": {"type": "boolean"}, "relabelings": _RELABEL, "metricRelabelings": _RELABEL,
+                    "bearerTokenFile": {"type": "string"},
+                    "tlsConfig": {"type": "object", "additionalProperties": False, "properties": {
+                        "insecureSkipVerify": {"type": "boolean"}, "serverName": {"type": "string"},
+                        "caFile": {"type": "string"}}}}}},
         }},
     },
 }
@@ -232,10 +236,33 @@ def test_metrics_values_reach_the_operator_the_service_and_the_probes():
     assert {"name": "metrics", "containerPort": 9090, "protocol": "TCP"} in c["ports"]
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": 9091}
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 9091}
+    assert args.metrics_secure is True
     service = _one(objects, "Service")
-    assert service["spec"]["ports"] == [{"name": "http-metrics", "port": 9090, "targetPort": "metrics",
+    assert service["spec"]["ports"] == [{"name": "https", "port": 9090, "targetPort": "metrics",
                                          "protocol": "TCP"}]
     assert service["spec"]["selector"].items() <= _deployment(objects)["spec"]["template"]["metadata"]["labels"].items()
+
+
+def test_metrics_can_be_served_over_plain_http():
+    objects = render(metrics__secure=False, metrics__port=8080, metrics__serviceMonitor__enabled=True)
+    args = build_parser().parse_args(_container(objects)["args"])
+    assert args.metrics_secure is False and args.metrics_bind_address == ":8080"
+    [port] = _one(objects, "Service")["spec"]["ports"]
+    [endpoint] = _one(objects, "ServiceMonitor")["spec"]["endpoints"]
+    assert port["name"] == endpoint["port"] == "http-metrics" and endpoint["scheme"] == "http"
+
+
+def test_the_service_monitor_scrapes_https_with_its_token_by_default():
+    import jsonschema
+
+    objects = render(metrics__serviceMonitor__enabled=True)
+    monitor = _one(objects, "ServiceMonitor")
+    jsonschema.validate(monitor, SERVICE_MONITOR_SCHEMA)
+    [endpoint] = monitor["spec"]["endpoints"]
+    assert endpoint["scheme"] == "https" and endpoint["port"] == "https"
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    reader = [o for o in objects if o["kind"] == "ClusterRole" and o["metadata"]["name"] == "aim-engine-metrics-reader"]
+    assert reader and reader[0]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
 
 
 def test_metrics_can_be_turned_off():

@@ -42,8 +42,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--artifact-download-image", default=None, metavar="IMAGE",
                    help="image of artifact size-check and download Jobs when an artifact names none "
                         "(default: $AIM_ARTIFACT_DOWNLOAD_IMAGE, else ghcr.io/silogen/aim-artifact-downloader:0.2.0)")
-    p.add_argument("--metrics-bind-address", default=":8080", metavar="ADDR",
-                   help="serve Prometheus metrics at /metrics on HOST:PORT or :PORT (0: off; default :8080)")
+    p.add_argument("--metrics-bind-address", default=":8443", metavar="ADDR",
+                   help="serve Prometheus metrics at /metrics on HOST:PORT or :PORT (0: off; default :8443)")
+    p.add_argument("--metrics-secure", nargs="?", const=True, default=True, type=boolean, metavar="BOOL",
+                   help="serve /metrics over HTTPS to clients the API server authenticates (TokenReview) and "
+                        "allows to get /metrics (SubjectAccessReview); --metrics-secure=false: plain HTTP, "
+                        "to anyone who reaches the port (default true)")
+    p.add_argument("--metrics-cert-path", default="", metavar="DIR",
+                   help="directory of the metrics server's certificate and key (default: a self-signed one)")
+    p.add_argument("--metrics-cert-name", default="tls.crt", metavar="FILE",
+                   help="the certificate's file in --metrics-cert-path (default tls.crt)")
+    p.add_argument("--metrics-cert-key", default="tls.key", metavar="FILE",
+                   help="the key's file in --metrics-cert-path (default tls.key)")
     p.add_argument("--health-probe-bind-address", default=":8081", metavar="ADDR",
                    help="serve /healthz and /readyz on HOST:PORT or :PORT (0: off; default :8081)")
     p.add_argument("--log-format", choices=["json", "plain"], default="json")
@@ -51,6 +61,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="default: $AIM_ENGINE_LOG_LEVEL, else info")
     p.add_argument("-v", "--verbose", action="store_true", help="the same as --log-level debug")
     p.set_defaults(func=command)
+
+
+def boolean(text: str) -> bool:
+    """``true``/``false`` (and 1/0, yes/no), as Go's boolean flags take them after ``=``."""
+    value = text.strip().lower()
+    if value in ("true", "1", "yes", "t"):
+        return True
+    if value in ("false", "0", "no", "f"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
 
 
 def seconds(text: str) -> float:

@@ -13,12 +13,17 @@ credentials (401) for :data:`AUTH_REFUSED_SECONDS`, although they were read
 again after the first refusal (:class:`aim_core.kube.credentials.Authenticator`):
 a restart is what can help then, and a failing liveness probe is what restarts.
 No request is logged (the access log is off).
+
+With ``--metrics-secure`` (the default of ``aim-engine run``, as upstream's) ``/metrics`` is served
+over HTTPS to authenticated and authorized clients only (:mod:`aim_core.operator.secure`);
+``--metrics-secure=false`` serves it over plain HTTP to anyone who can reach the port.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,6 +32,7 @@ import attrs
 from aiohttp import web
 
 from aim_core import metrics as metering
+from aim_core.operator import secure
 from aim_core.reconcile.resources import AIM_RESOURCES, CUSTOM_RESOURCE_DEFINITIONS
 
 log = logging.getLogger("aim_engine.probes")
@@ -88,6 +94,7 @@ class Readiness:
     crd_problems: list[str] = attrs.field(factory=lambda: ["CRDs of aim.eai.amd.com not read yet"])
     synced: Callable[[], bool] = lambda: False
     auth_refused: Callable[[], float | None] = lambda: None  # seconds the API server has refused fresh credentials
+    client: Callable[[], Any] = lambda: None  # the API client once logged in (reviews of /metrics requests)
 
     def liveness_problem(self) -> str | None:
         refused = self.auth_refused()
@@ -146,8 +153,12 @@ class Endpoints:
     """The metrics and health servers of one operator run."""
 
     def __init__(self, metrics: metering.Metrics, readiness: Readiness, *, metrics_address: str | None,
-                 probe_address: str | None, liveness_url: str | None = None) -> None:
+                 probe_address: str | None, liveness_url: str | None = None, metrics_secure: bool = False,
+                 cert_dir: str | None = None, cert_name: str = "tls.crt", key_name: str = "tls.key") -> None:
         self.metrics = metrics
+        self.metrics_secure = metrics_secure
+        self._cert = (cert_dir, cert_name, key_name)
+        self._gate = secure.Gate(lambda: self.readiness.client()) if metrics_secure else None
         self.readiness = readiness
         self._runners: list[web.AppRunner] = []
         self.addresses: dict[str, tuple[str, int]] = {}  # "metrics"/"probes" -> bound (host, port)
@@ -167,7 +178,14 @@ class Endpoints:
         probes.router.add_get("/readyz", self._readyz)
         served = web.Application()
         served.router.add_get("/metrics", self._metrics)
-        if self._metrics_bind is not None and self._metrics_bind == self._probe_bind:
+        same = self._metrics_bind is not None and self._metrics_bind == self._probe_bind
+        if same and self.metrics_secure and self._metrics_bind[1] == 0:
+            same = False  # two free ports, one HTTPS, one plain
+        if same:
+            if self.metrics_secure:
+                raise EndpointError("with --metrics-secure, /metrics needs a port of its own (HTTPS; the probes "
+                                    "stay plain HTTP): change --metrics-bind-address or --health-probe-bind-address, "
+                                    "or serve plain HTTP with --metrics-secure=false")
             probes.router.add_get("/metrics", self._metrics)  # one port for both
             await self._serve("probes", probes, self._probe_bind)
             self.addresses["metrics"] = self.addresses["probes"]
@@ -178,10 +196,17 @@ class Endpoints:
             await self._serve("probes", probes, self._probe_bind)
 
     async def _serve(self, what: str, app: web.Application, bind: tuple[str | None, int]) -> None:
+        tls = None
+        if what == "metrics" and self.metrics_secure:
+            try:
+                tls = secure.serving_context(*self._cert)
+            except (OSError, ssl.SSLError, ValueError) as exc:
+                raise EndpointError(f"cannot load the metrics certificate from {self._cert[0]}: {exc}; check "
+                                    "--metrics-cert-path, --metrics-cert-name and --metrics-cert-key") from None
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         self._runners.append(runner)
-        site = web.TCPSite(runner, host=bind[0], port=bind[1], reuse_address=True)
+        site = web.TCPSite(runner, host=bind[0], port=bind[1], reuse_address=True, ssl_context=tls)
         try:
             await site.start()
         except OSError as exc:
@@ -192,7 +217,8 @@ class Endpoints:
         sockets = [s for s in (getattr(site._server, "sockets", None) or ())]  # noqa: SLF001 - the bound port
         host, port = sockets[0].getsockname()[:2] if sockets else (bind[0] or "0.0.0.0", bind[1])
         self.addresses[what] = (host, port)
-        log.info("serving %s on %s:%s", "/metrics" if what == "metrics" else "/healthz and /readyz", host, port)
+        log.info("serving %s on %s:%s%s", "/metrics" if what == "metrics" else "/healthz and /readyz", host, port,
+                 " (HTTPS, authenticated and authorized)" if tls is not None else "")
 
     async def stop(self) -> None:
         for runner in reversed(self._runners):
@@ -212,5 +238,10 @@ class Endpoints:
         return web.Response(text="ok\n")
 
     async def _metrics(self, request: web.Request) -> web.Response:
+        if self._gate is not None:
+            status, why = await self._gate.check(request.headers.get("Authorization"), request.method.lower(),
+                                                 request.path)
+            if status != 200:
+                return web.Response(status=status, text=why + "\n")
         body = self.metrics.exposition()
         return web.Response(body=body, headers={"Content-Type": metering.CONTENT_TYPE})

@@ -41,6 +41,10 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         artifact_download_image=getattr(args, "artifact_download_image", None),
         metrics_bind_address=getattr(args, "metrics_bind_address", "0"),
         health_probe_bind_address=getattr(args, "health_probe_bind_address", "0"),
+        metrics_secure=getattr(args, "metrics_secure", False),
+        metrics_cert_path=getattr(args, "metrics_cert_path", None) or None,
+        metrics_cert_name=getattr(args, "metrics_cert_name", "tls.crt"),
+        metrics_cert_key=getattr(args, "metrics_cert_key", "tls.key"),
     )
 
 
@@ -67,7 +71,9 @@ async def operate(
     metering.activate(metrics)  # this task and every task it starts record here
     readiness = Readiness()
     endpoints = Endpoints(metrics, readiness, metrics_address=settings.metrics_bind_address,
-                          probe_address=settings.health_probe_bind_address, liveness_url=settings.liveness)
+                          probe_address=settings.health_probe_bind_address, liveness_url=settings.liveness,
+                          metrics_secure=settings.metrics_secure, cert_dir=settings.metrics_cert_path,
+                          cert_name=settings.metrics_cert_name, key_name=settings.metrics_cert_key)
     await endpoints.start()  # /healthz answers while the plugins load; /readyz says what is missing
     if on_endpoints is not None:
         on_endpoints(endpoints)
@@ -90,6 +96,7 @@ async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Rea
     readiness.plugins_loaded = True
     readiness.synced = runtime.ready.is_set
     readiness.auth_refused = lambda: runtime.ctx.kube.auth.refused_for() if runtime.ctx.kube is not None else None
+    readiness.client = lambda: runtime.ctx.kube
     metrics.watch_store(runtime.store, {c.resource: None for c in runtime.engine.controllers.values()})
     metrics.controllers_started(runtime.engine.controllers)
     if on_runtime is not None:

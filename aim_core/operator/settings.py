@@ -58,3 +58,8 @@ class Settings:
     # HOST:PORT or :PORT of /metrics and of /healthz + /readyz; "0": off (the CLI defaults are :8080 and :8081)
     metrics_bind_address: str = "0"
     health_probe_bind_address: str = "0"
+    # /metrics over HTTPS with TokenReview + SubjectAccessReview (the CLI's default, as upstream's); False: plain HTTP
+    metrics_secure: bool = False
+    metrics_cert_path: str | None = None  # directory of the serving certificate; None: a self-signed one
+    metrics_cert_name: str = "tls.crt"
+    metrics_cert_key: str = "tls.key"

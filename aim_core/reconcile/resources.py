@@ -48,3 +48,7 @@ LEASES = ResourceRef("coordination.k8s.io/v1", "Lease", "leases", True)
 CUSTOM_RESOURCE_DEFINITIONS = ResourceRef("apiextensions.k8s.io/v1", "CustomResourceDefinition",
                                           "customresourcedefinitions", False)
 ROLE_BINDINGS = ResourceRef("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True)
+
+# Reviews the metrics server asks for (--metrics-secure): who a bearer token is, whether they may get /metrics.
+TOKEN_REVIEWS = ResourceRef("authentication.k8s.io/v1", "TokenReview", "tokenreviews", False)
+SUBJECT_ACCESS_REVIEWS = ResourceRef("authorization.k8s.io/v1", "SubjectAccessReview", "subjectaccessreviews", False)

@@ -7,9 +7,16 @@ allowed it as ``status.reason``. The user and groups are taken as given (a
 real server does not add a ServiceAccount's groups to a review either).
 Members of ``system:masters`` may do everything, as on a real server.
 
+Non-resource URLs (``nonResourceAttributes``) are allowed by ClusterRole rules
+with ``nonResourceURLs`` (an exact path, or a prefix ending in ``*``), bound by
+ClusterRoleBindings, as on a real server.
+
+``POST /apis/authentication.k8s.io/v1/tokenreviews`` answers who a bearer token
+belongs to: the emulator's ``users`` (token -> ``{"username", "groups", "uid"}``);
+any other token is not authenticated.
+
 Deliberate differences: ClusterRoles with an ``aggregationRule`` are read as
-stored (no aggregation controller fills their rules); non-resource URLs are
-never allowed.
+stored (no aggregation controller fills their rules).
 """
 
 from __future__ import annotations
@@ -21,9 +28,10 @@ import kmock
 
 from aim_testing.emulator.errors import api_error
 
-__all__ = ["ACCESS_REVIEWS", "review"]
+__all__ = ["ACCESS_REVIEWS", "TOKEN_REVIEWS", "review", "token_review"]
 
 ACCESS_REVIEWS = kmock.resource("authorization.k8s.io/v1/subjectaccessreviews")
+TOKEN_REVIEWS = kmock.resource("authentication.k8s.io/v1/tokenreviews")
 _CLUSTER_ROLES = kmock.resource("rbac.authorization.k8s.io/v1/clusterroles")
 _CLUSTER_ROLE_BINDINGS = kmock.resource("rbac.authorization.k8s.io/v1/clusterrolebindings")
 _ROLES = kmock.resource("rbac.authorization.k8s.io/v1/roles")
@@ -41,12 +49,42 @@ def review(storage: Any, body: Mapping[str, Any]) -> dict[str, Any]:
     if not user and not groups:
         raise api_error(422, "Invalid", 'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: '
                         'Invalid value: "": at least one of user or group must be specified')
-    allowed, reason = (False, "") if attributes is None else _authorize(storage, user, groups, attributes)
+    if attributes is None:
+        allowed, reason = _authorize_url(storage, user, groups, non_resource)
+    else:
+        allowed, reason = _authorize(storage, user, groups, attributes)
     status: dict[str, Any] = {"allowed": allowed}
     if reason:
         status["reason"] = reason
     return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
             "metadata": {"creationTimestamp": None}, "spec": dict(spec), "status": status}
+
+
+def token_review(users: Mapping[str, Mapping[str, Any]], body: Mapping[str, Any]) -> dict[str, Any]:
+    """The answered TokenReview: the user of a known token, else not authenticated."""
+    token = ((body.get("spec") or {}).get("token")) or ""
+    if not token:
+        raise api_error(422, "Invalid", 'TokenReview.authentication.k8s.io "" is invalid: spec.token: '
+                        'Required value')
+    user = users.get(token)
+    status: dict[str, Any] = {"authenticated": True, "user": dict(user)} if user else {"authenticated": False}
+    return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "metadata": {"creationTimestamp": None},
+            "spec": {"token": token}, "status": status}
+
+
+def _authorize_url(storage: Any, user: str, groups: list[str], attributes: Mapping[str, Any]) -> tuple[bool, str]:
+    if "system:masters" in groups:
+        return True, ""
+    path, verb = attributes.get("path") or "", attributes.get("verb") or ""
+    for binding in storage._live_objects(_CLUSTER_ROLE_BINDINGS, None):
+        if not _binds(binding, user, groups, None):
+            continue
+        for rule in _role_rules(storage, binding, None):
+            verbs, urls = rule.get("verbs") or (), rule.get("nonResourceURLs") or ()
+            if ("*" in verbs or verb in verbs) and any(
+                    u == path or (u.endswith("*") and path.startswith(u[:-1])) for u in urls):
+                return True, _why(binding, user, groups, None)
+    return False, ""
 
 
 def _authorize(storage: Any, user: str, groups: list[str], attributes: Mapping[str, Any]) -> tuple[bool, str]:

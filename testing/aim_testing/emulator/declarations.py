@@ -44,6 +44,7 @@ BUILTIN_RESOURCES: dict[str, dict[str, Any]] = {
     "rbac.authorization.k8s.io/v1/clusterrolebindings": {"kind": "ClusterRoleBinding", "namespaced": False},
     "authorization.k8s.io/v1/subjectaccessreviews": {"kind": "SubjectAccessReview", "namespaced": False,
                                                      "verbs": ["create"]},
+    "authentication.k8s.io/v1/tokenreviews": {"kind": "TokenReview", "namespaced": False, "verbs": ["create"]},
     "autoscaling/v2/horizontalpodautoscalers": {"kind": "HorizontalPodAutoscaler", "namespaced": True,
                                                 "subresources": _STATUS},
     "apiextensions.k8s.io/v1/customresourcedefinitions": {"kind": "CustomResourceDefinition",

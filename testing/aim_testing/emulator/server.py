@@ -45,7 +45,7 @@ import attrs
 import kmock
 import yaml
 
-from aim_testing.emulator.access import ACCESS_REVIEWS, review
+from aim_testing.emulator.access import ACCESS_REVIEWS, TOKEN_REVIEWS, review, token_review
 from aim_testing.emulator.calls import READ_VERBS, WRITE_VERBS, ApiCall, classify, content_type, header
 from aim_testing.emulator.errors import api_error, not_found
 from aim_testing.emulator.fieldsets import flatten, merge_applied, reapply
@@ -68,6 +68,8 @@ class Emulator(Storage):
     # Any other token is answered 401 Unauthorized, as the API server answers a revoked or expired one.
     tokens: set[str] | None = attrs.field(default=None, init=False)
     refused: int = attrs.field(default=0, init=False)  # requests answered 401
+    # TokenReviews: token -> the user it authenticates ({"username", "groups", "uid"}); others are not authenticated
+    users: dict[str, dict[str, Any]] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -204,6 +206,8 @@ class Emulator(Storage):
         obj = self._body(request)
         if res == ACCESS_REVIEWS:  # answered, never stored
             return kmock.Response(status=201, payload=review(self, obj))
+        if res == TOKEN_REVIEWS:
+            return kmock.Response(status=201, payload=token_review(self.users, obj))
         meta = obj.setdefault("metadata", {})
         namespace = self._namespace(info, request.namespace, meta)
         name = meta.get("name") or (meta.get("generateName") and meta["generateName"] + suffix())
