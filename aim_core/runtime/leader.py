@@ -143,11 +143,22 @@ class LeaderElector:
         lease = self._lease
         if lease is None or not self.leading():
             return
-        spec = {**(lease.get("spec") or {}), "holderIdentity": "", "leaseDurationSeconds": 1,
-                "renewTime": _fmt(_now()), "acquireTime": _fmt(_now())}
         try:
-            # Safe however late it arrives: the resourceVersion makes it fail if someone else took the lease.
-            await asyncio.wait_for(self.kube.replace(LEASES, {**lease, "spec": spec}), self.renew_deadline)
+            # asyncio.timeout, not wait_for: no task of its own, whose failure kopf would re-raise at exit
+            async with asyncio.timeout(self.renew_deadline):
+                for attempt in (1, 2):
+                    spec = {**(lease.get("spec") or {}), "holderIdentity": "", "leaseDurationSeconds": 1,
+                            "renewTime": _fmt(_now()), "acquireTime": _fmt(_now())}
+                    try:
+                        # Safe however late it arrives: the resourceVersion makes it fail if someone else took it.
+                        await self.kube.replace(LEASES, {**lease, "spec": spec})
+                        break
+                    except ApiError as exc:
+                        # a renewal cancelled in flight (the stop) may have reached the server: read it again
+                        fresh = await self.kube.get(LEASES, self.namespace, self.name) if exc.status == 409 else None
+                        if attempt == 2 or fresh is None or (fresh.get("spec") or {}).get("holderIdentity") != self.identity:
+                            raise
+                        lease = fresh
         except Exception as exc:  # noqa: BLE001 - it expires on its own then
             log.warning("could not release the leader lease %s: %s", self.name, str(exc) or type(exc).__name__)
         else:
@@ -158,7 +169,8 @@ class LeaderElector:
 
     async def _attempt(self, timeout: float) -> bool:
         try:
-            return await asyncio.wait_for(self.try_acquire(), timeout)
+            async with asyncio.timeout(timeout):
+                return await self.try_acquire()
         except (asyncio.TimeoutError, TimeoutError):
             log.warning("leader election: no answer from the API server within %.1f s", timeout)
         except Exception as exc:  # noqa: BLE001 - keep trying; losing the API means losing the lease in time
