@@ -272,7 +272,8 @@ class ControlPlane:
     def _spawn(self, name: str, args: list[str]) -> None:
         log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         proc = subprocess.Popen([str(self.folder / name), *args], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=self.workdir, start_new_session=True)
+                                stdin=subprocess.DEVNULL, cwd=self.workdir, start_new_session=True,
+                                preexec_fn=_die_with_parent)
         log.close()
         self._procs.append(proc)
 
@@ -411,6 +412,17 @@ class ControlPlane:
             time.sleep(0.05)
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the test process dies (killed, crashed), so no server outlives it."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _rsa_key_pem() -> bytes:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
@@ -468,7 +480,7 @@ class RecordingProxy:
     plane: ControlPlane
     url: str = ""
     calls: list[ApiCall] = attrs.field(factory=list)
-    requests: list[dict[str, Any]] = attrs.field(factory=list)  # method, path, headers of each request
+    requests: list[dict[str, Any]] = attrs.field(factory=list)  # method, path, headers, status (error) of each
     logs: dict[tuple[str, str], str] = attrs.field(factory=dict)  # (namespace, pod) -> what pods/log answers
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
@@ -538,7 +550,8 @@ class RecordingProxy:
         query = dict(request.query)
         call = classify(request.method, request.path, query, request.headers, self._cluster_scoped)
         self.calls.append(call)
-        self.requests.append({"method": request.method, "path": request.path, "headers": dict(request.headers)})
+        record = {"method": request.method, "path": request.path_qs, "headers": dict(request.headers), "status": None}
+        self.requests.append(record)
         if call.subresource == "log" and call.resource == "v1/pods" and request.method == "GET":
             text = self.logs.get((call.namespace or "", call.name or ""))
             if text is not None:
@@ -549,6 +562,11 @@ class RecordingProxy:
         body = await request.read()
         async with session.request(request.method, self.plane.url + request.rel_url.raw_path_qs,
                                    headers=headers, data=body or None, allow_redirects=False) as upstream:
+            record["status"] = upstream.status
+            if upstream.status >= 400 and upstream.status != 404:
+                answer = await upstream.read()
+                record["error"] = answer.decode(errors="replace")[:2000]
+                return web.Response(status=upstream.status, body=answer, content_type=upstream.content_type)
             response = web.StreamResponse(status=upstream.status, headers={
                 k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_HEADERS})
             if upstream.headers.get("Content-Encoding"):
@@ -724,6 +742,12 @@ class ApiServerKube:
     @property
     def calls(self) -> list[ApiCall]:
         return list(self.proxy.calls)
+
+    def refused(self, *codes: int) -> list[dict[str, Any]]:
+        """Requests through :attr:`url` the server answered with an error (``codes``, or any but 404),
+        each as {method, path, headers, status, error}: what to look at when a test waits in vain."""
+        return [r for r in self.proxy.requests if r["status"] is not None and r["status"] >= 400
+                and (r["status"] in codes if codes else r["status"] != 404)]
 
     def mark(self) -> int:
         return len(self.proxy.calls)

@@ -48,6 +48,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "(the kube fixture's [apiserver] backend); select with -m apiserver")
     config.addinivalue_line("markers", "emulator_only(reason): the test uses what only the API emulator has "
                                        "(kmock reactions, kube.emulator); it gets no [apiserver] run")
+    config.addinivalue_line("markers", "apiserver_only(reason): the test needs a real API server "
+                                       "(e.g. its RBAC authorizer); it gets no [emulator] run")
 
 
 def emulator_only_reason(node: Any, path: Path, rootdir: Path) -> str | None:
@@ -70,11 +72,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run every test that uses ``kube`` on both backends, unless it is emulator-only."""
     if "kube" not in metafunc.fixturenames:
         return
+    on_apiserver = pytest.param("apiserver", id="apiserver", marks=pytest.mark.apiserver)
+    if metafunc.definition.get_closest_marker("apiserver_only") is not None:
+        metafunc.parametrize("kube", [on_apiserver], indirect=True)
+        return
     if emulator_only_reason(metafunc.definition, metafunc.definition.path, metafunc.config.rootpath) is not None:
         return  # one run, on the emulator, with its id unchanged
-    metafunc.parametrize("kube", [pytest.param("emulator", id="emulator"),
-                                  pytest.param("apiserver", id="apiserver", marks=pytest.mark.apiserver)],
-                         indirect=True)
+    metafunc.parametrize("kube", [pytest.param("emulator", id="emulator"), on_apiserver], indirect=True)
 
 
 @functools.cache

@@ -80,11 +80,17 @@ def operator_plugins() -> Any:
     return None
 
 
+@pytest.fixture()
+def operator_token(kube) -> str:
+    """The bearer token the ``operator`` fixture sends; override it to run as another user (RBAC tests)."""
+    return kube.token
+
+
 @pytest_asyncio.fixture()
-async def operator(kube, operator_settings, operator_plugins) -> AsyncIterator[Operator]:
+async def operator(kube, operator_settings, operator_plugins, operator_token) -> AsyncIterator[Operator]:
     """The real operator (kopf + engine) running against ``kube`` until the test ends."""
     op = Operator()
-    op.start(operator_settings, kube.url, operator_plugins, token=kube.token)
+    op.start(operator_settings, kube.url, operator_plugins, token=operator_token)
     deadline = time.monotonic() + 10
     while not (op.ready.is_set() and op.runtime is not None and op.runtime.ready.is_set()):
         assert op.error is None, op.error

@@ -1,6 +1,6 @@
 """Deleting a namespace with services and caches: the operator only releases its finalizers there.
 
-The emulator plays the namespace controller: the namespace turns Terminating,
+The emulator plays the namespace controller (kube-controller-manager's does on a real API server): the namespace turns Terminating,
 everything in it is deleted (finalizers hold objects), creates there are
 refused with 403 (Events included), and the namespace goes once it is empty.
 """
@@ -53,7 +53,8 @@ async def test_creates_in_a_terminating_namespace_are_refused(kube, api):
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "going"},
                      "status": {"phase": "Active"}})
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "going",
-                                                           "finalizers": ["example.com/hold"]}}
+                                                           "finalizers": ["example.com/hold"]},
+           "spec": {"containers": [{"name": "c", "image": "registry.invalid/c:1"}]}}
     assert (await api.post("/api/v1/namespaces/going/pods", json=pod)).status_code == 201
     deleting = (await api.delete("/api/v1/namespaces/going")).json()
     assert deleting["metadata"]["deletionTimestamp"] and deleting["status"]["phase"] == "Terminating"
@@ -74,5 +75,6 @@ async def test_creates_in_a_terminating_namespace_are_refused(kube, api):
     released = await api.patch("/api/v1/namespaces/going/pods/p", json={"metadata": {"finalizers": None}},
                                headers={"Content-Type": "application/merge-patch+json"})
     assert released.status_code == 200  # updates are still allowed
-    assert kube.get("v1/pods", "going", "p") is None
-    assert kube.get("v1/namespaces", None, "going") is None  # empty: the namespace is gone
+    await eventually(lambda: kube.get("v1/pods", "going", "p") is None)
+    # empty: the namespace is gone (at once on the emulator; when the namespace controller next looks on a real one)
+    await eventually(lambda: kube.get("v1/namespaces", None, "going") is None, timeout=30)

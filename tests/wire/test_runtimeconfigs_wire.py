@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 
 from tests.wire.conftest import eventually
 
@@ -14,6 +15,12 @@ def condition(obj, type_):
         if c["type"] == type_:
             return c
     return None
+
+
+@pytest.fixture(autouse=True)
+def team(kube):
+    """The namespace the tests write to (a real API server refuses objects in a namespace that does not exist)."""
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
 
 
 async def create(api, path, body):
