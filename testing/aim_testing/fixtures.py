@@ -22,6 +22,7 @@ Registered from the root ``conftest.py``, so every test under ``tests/`` and
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -203,9 +204,14 @@ async def kube(request: pytest.FixtureRequest) -> AsyncIterator[Kube | envtest_.
     if getattr(request, "param", "emulator") == "apiserver":
         plane, proxy = request.getfixturevalue("envtest")
         proxy.reset()
+        cluster = envtest_.ApiServerKube(plane, proxy)
         try:
-            yield envtest_.ApiServerKube(plane, proxy)
+            yield cluster
         finally:
+            for refused in cluster.refused(400, 403, 409, 422, 500):  # shown with a failure: why nothing happened
+                logging.getLogger("aim_testing.apiserver").warning(
+                    "refused: %s %s %s -> %s %s", refused["headers"].get("User-Agent", ""), refused["method"],
+                    refused["path"], refused["status"], refused.get("error", "")[:500])
             plane.reset()
         return
     emulator = declare_resources(Emulator(), crds=aim_crds())

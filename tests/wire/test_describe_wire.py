@@ -43,7 +43,8 @@ async def running_chat(kube, api, cluster, body=None):  # noqa: F811 - the fixtu
                    "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}]}})
     kube.put_object({**route, "status": {"parents": [{
         "parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
-        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}]}})
+        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+                        "lastTransitionTime": "2025-01-01T00:00:00Z"}]}]}})
     if not body["spec"].get("maxReplicas"):
         await eventually(lambda: kube.get(SVC, NS, service)["status"]["status"] == "Running")
     return name, route["metadata"]["name"]
@@ -124,7 +125,8 @@ async def test_colours_on_a_terminal_unless_no_color(kube, kubeconfig, monkeypat
     kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
                      "metadata": {"name": "bare", "namespace": NS}, "spec": {"model": {"name": "m"}},
                      "status": {"status": "Failed", "conditions": [
-                         {"type": "Ready", "status": "False", "reason": "ReferenceNotFound", "message": "no m"}]}})
+                         {"type": "Ready", "status": "False", "reason": "ReferenceNotFound", "message": "no m",
+                          "lastTransitionTime": "2025-01-01T00:00:00Z"}]}})
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -102,7 +102,7 @@ async def test_a_paused_service_with_caches_to_clean_up_still_gets_its_finalizer
     kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
                      "metadata": {"name": "paused-cache", "namespace": NS,
                                   "labels": {"aim.eai.amd.com/service": "paused"}},
-                     "spec": {"templateName": "nowhere"}})
+                     "spec": {"templateName": "nowhere", "templateScope": "Namespace"}})
     body = copy.deepcopy(cluster["qwen-chat"])
     body["metadata"]["name"] = "paused"
     body["metadata"]["annotations"] = {"aim.eai.amd.com/reconciliation-paused": "true"}

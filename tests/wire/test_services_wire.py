@@ -107,7 +107,8 @@ async def test_service_gets_a_valid_inference_service_and_route_and_runs(kube, a
         "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
                    "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}]}})
     kube.put_object({**route, "status": {"parents": [{"parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
-                                                      "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}]}})
+                                                      "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+                                                                                     "lastTransitionTime": "2025-01-01T00:00:00Z"}]}]}})
 
     def running():
         svc = kube.get(SVC, NS, "qwen-chat")
