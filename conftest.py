@@ -16,7 +16,6 @@ EMULATOR_ONLY = {
 # Not yet passing on a real API server (issue 19); each line goes once its test is converted.
 _NOT_YET = "not yet converted for a real API server (issue 19): runs on the emulator only"
 _PENDING = [
-    "tests/controllers/test_artifacts_wire.py::test_an_artifact_a_service_lists_as_an_adapter_is_in_use_until_the_service_drops_it",
     "tests/controllers/test_artifacts_wire.py::test_an_artifact_whose_volume_a_running_pod_mounts_is_in_use",
     "tests/controllers/test_artifacts_wire.py::test_an_artifact_a_service_lists_as_an_adapter_is_in_use_until_the_service_drops_it",
     "tests/controllers/test_artifacts_wire.py::test_artifacts_a_service_uses_are_not_evicted_and_their_last_use_is_kept",
