@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import json
 import os
 import subprocess
 import sys
@@ -141,6 +142,72 @@ def test_contract_catches_a_seeded_violation(scratch, contract, path, source):
     result = lint_imports("--contract", contract, cwd=scratch.root, pythonpath=scratch.root)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "BROKEN" in result.stdout
+
+
+# ---------------------------------------------------------------------------
+# No import cycle between aim_core's modules, not even through TYPE_CHECKING
+# ---------------------------------------------------------------------------
+
+# Run in a subprocess so that the scratch tree's aim_core is the one found.
+CYCLES = """
+import json, sys
+import grimp
+
+graph = grimp.build_graph("aim_core", exclude_type_checking_imports=False, cache_dir=None)
+edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in sorted(graph.modules)}
+index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+def visit(v):  # Tarjan's strongly connected components
+    index[v] = low[v] = len(index)
+    stack.append(v)
+    on_stack.add(v)
+    for w in edges[v]:
+        if w not in index:
+            visit(w)
+            low[v] = min(low[v], low[w])
+        elif w in on_stack:
+            low[v] = min(low[v], index[w])
+    if low[v] == index[v]:
+        component = []
+        while True:
+            w = stack.pop()
+            on_stack.discard(w)
+            component.append(w)
+            if w == v:
+                break
+        if len(component) > 1:
+            cycles.append(sorted(component))
+
+sys.setrecursionlimit(10_000)
+for module in edges:
+    if module not in index:
+        visit(module)
+print(json.dumps(sorted(cycles)))
+"""
+
+
+def import_cycles(cwd: Path = ROOT, pythonpath: Path | None = None) -> list[list[str]]:
+    """Each set of aim_core modules that import each other, directly or round a loop."""
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    result = subprocess.run([sys.executable, "-c", CYCLES], cwd=cwd, env=env, capture_output=True, text=True,
+                            check=True)
+    return json.loads(result.stdout)
+
+
+def test_aim_core_has_no_import_cycle():
+    assert import_cycles() == []
+
+
+def test_the_cycle_check_sees_a_cycle_held_by_type_checking_imports(scratch):
+    assert import_cycles(cwd=scratch.root, pythonpath=scratch.root) == []
+    scratch("aim_core/service/a.py", "from aim_core.service import b\n")
+    scratch("aim_core/service/b.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from aim_core.service import c\n")
+    scratch("aim_core/service/c.py", "import aim_core.service.a\n")
+    assert import_cycles(cwd=scratch.root, pythonpath=scratch.root) == [
+        ["aim_core.service.a", "aim_core.service.b", "aim_core.service.c"]
+    ]
 
 
 # ---------------------------------------------------------------------------

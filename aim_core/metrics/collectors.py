@@ -9,14 +9,11 @@ nothing on the hot paths maintains them.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Iterator, Mapping
+from typing import Any, Protocol
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-
-if TYPE_CHECKING:
-    from aim_core.metrics.families import Metrics
 
 QUEUE_NAME = "aim-engine"  # label of keys that name no controller
 UNSET = "None"  # the status label of objects that have no status.status yet
@@ -27,6 +24,16 @@ def queue_name(key: Hashable) -> str:
     if isinstance(key, tuple) and key and isinstance(key[0], str):
         return key[0]
     return QUEUE_NAME
+
+
+class Metrics(Protocol):
+    """What the queue collectors read of :class:`aim_core.metrics.families.Metrics`."""
+
+    @property
+    def queue_stats(self) -> Mapping[Any, Any]: ...
+
+    @property
+    def workers(self) -> Workers: ...
 
 
 class QueueCollector(Collector):

@@ -48,11 +48,10 @@ from aim_core.reconcile.labels import MANAGED_BY_ENGINE, MANAGED_BY_LABEL, ORIGI
 from aim_core.reconcile.naming import derived_template_name
 from aim_core.reconcile.resources import TEMPLATES
 from aim_core.service.caching import SHARED, caching_mode
+from aim_core.service.resolution import TemplateResolution
 from aim_core.service.templates import (
     Obj,
-    Scope,
     ScopedTemplate,
-    TemplateResolution,
     describe,
     is_derived,
     same_gpu,
@@ -63,6 +62,7 @@ from aim_core.service.templates import (
     template_precision,
     template_status,
 )
+from aim_core.template import Scope
 
 DEFAULT_RUNTIME_CONFIG = "default"
 

@@ -49,7 +49,8 @@ from aim_core.service.runtime import (
     scaling_request,
 )
 from aim_core.service.selection import choose_template
-from aim_core.service.templates import TemplateResolution, template_gpu_model
+from aim_core.service.resolution import TemplateResolution
+from aim_core.service.templates import template_gpu_model
 from aim_core.service.validation import own_spec_issues
 from aim_core.api.spec_errors import spec_problems
 

@@ -28,36 +28,20 @@ the GPU model, as upstream), the ``Template`` component's health, the
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
-from aim_core.reconcile.plan import Issue, Plan
-from aim_core.reconcile.resources import TEMPLATES
 from aim_core.reconcile.conditions import dependency_health
-
-if TYPE_CHECKING:
-    from aim_core.service.selection import Selection
+from aim_core.template import Scope
 
 COMPONENT = "Template"
 
 Obj = Mapping[str, Any]
-
-
-class Scope(str, enum.Enum):
-    """Where a template lives, as ``status.resolvedTemplate.scope`` spells it."""
-
-    NAMESPACE = "Namespace"
-    CLUSTER = "Cluster"
-
-    @property
-    def kind(self) -> str:
-        return "AIMServiceTemplate" if self is Scope.NAMESPACE else "AIMClusterServiceTemplate"
 
 
 # ---------------------------------------------------------------- facts
@@ -218,42 +202,3 @@ def sticky(
         picked = ScopedTemplate(found, where)
         return picked if picked.ready else None
     return None
-
-
-# ---------------------------------------------------------------- resolution
-
-
-@attrs.frozen
-class TemplateResolution:
-    """What template resolution decided for one service.
-
-    :ivar health: the ``Template`` component.
-    :ivar template: the template in use (it may not be Ready yet), or None.
-    :ivar derived: a derived AIMServiceTemplate to apply, owned by the service, or None.
-    :ivar selection: the auto-selection that chose the base, for ``render --explain``.
-    """
-
-    health: Health
-    template: ScopedTemplate | None = None
-    derived: dict[str, Any] | None = None
-    selection: Selection | None = None
-
-    @property
-    def ready(self) -> bool:
-        return self.template is not None and self.health.ready
-
-    @property
-    def reference(self) -> dict[str, Any] | None:
-        """``status.resolvedTemplate``: set only once the template is Ready (Q25)."""
-        return self.template.reference() if self.ready and self.template is not None else None
-
-    @property
-    def issue(self) -> Issue | None:
-        """A problem that must stop the service's writes (a missing named template), if any."""
-        return Issue.blocking(self.health)
-
-    def contribute(self, plan: Plan, component: str = COMPONENT) -> None:
-        """Record this resolution on ``plan``: the component, a blocking issue, the derived template."""
-        plan.component(component, self.health, blocking=True)
-        if self.derived is not None:
-            plan.want(TEMPLATES, self.derived)

@@ -1,5 +1,6 @@
 """AIMServiceTemplate and AIMClusterServiceTemplate: observe -> pure plan (F31-F42).
 
+* :mod:`.scope` -- :class:`Scope`, namespaced or cluster-wide (the one other kinds use);
 * :mod:`.observed` -- what the controller reads before planning;
 * :mod:`.hardware` -- GPU gating against the node inventory, resolved hardware,
   summary and node affinity (F39-F41);
@@ -9,3 +10,7 @@
 The controllers that wire this to the engine live in
 :mod:`aim_core.template.controller`.
 """
+
+from aim_core.template.scope import Scope
+
+__all__ = ["Scope"]

@@ -12,27 +12,9 @@ import attrs
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.runtimeconfig.resolve import Resolution
+from aim_core.template.scope import Scope
 
 Obj = Mapping[str, Any]
-
-
-class Scope(str, enum.Enum):
-    """Where a template lives; decides which model kind it binds to and where discovery runs."""
-
-    NAMESPACE = "Namespace"
-    CLUSTER = "Cluster"
-
-    @property
-    def kind(self) -> str:
-        return "AIMServiceTemplate" if self is Scope.NAMESPACE else "AIMClusterServiceTemplate"
-
-    @property
-    def model_kind(self) -> str:
-        return "AIMModel" if self is Scope.NAMESPACE else "AIMClusterModel"
-
-    @property
-    def model_component(self) -> str:
-        return "Model" if self is Scope.NAMESPACE else "ClusterModel"
 
 
 class Slot(str, enum.Enum):
