@@ -105,7 +105,7 @@ def bench_filtering(tags: int, repositories: int, rounds: int) -> dict[str, Any]
             parse_ms.append((t1 - t0) * 1e3)
             filter_ms.append((t2 - t1) * 1e3)
     matched = sum(len(r.matches) for r in results)
-    now = datetime.datetime(2026, 3, 1, tzinfo=datetime.timezone.utc)
+    now = datetime.datetime(2026, 3, 1, tzinfo=datetime.UTC)
     sync = Sync(1, tuple(results), now, 0, now)
     existing = [model_for(source, m) for r in results for m in r.matches]
     by_name = {m["metadata"]["name"]: m for m in existing}

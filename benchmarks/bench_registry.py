@@ -85,7 +85,7 @@ async def metadata_scenarios(front: RegistryFront, registry: Registry, tokens: T
 
 async def known_challenge_scenario(front: RegistryFront, registry: Registry, tokens: TokenServer) -> dict[str, Any]:
     """As the Docker Hub and GHCR plugins do: the token service is known, no 401 round trip."""
-    index = registry.push_index("bench/known-multi", "1.0", {"linux/amd64": LABELS, "linux/arm64": LABELS})
+    registry.push_index("bench/known-multi", "1.0", {"linux/amd64": LABELS, "linux/arm64": LABELS})
     client = OciRegistryClient("bench.example", base_url=front.url,
                                challenge=Challenge("bearer", {"realm": tokens.realm, "service": tokens.service}))
     bench = Bench(front, tokens)

@@ -31,7 +31,7 @@ from aim_testing.emulator import Emulator, declare_resources
 from aim_testing.registry import Registry, RegistryFront, RegistryServer, find_registry_binary
 from benchmarks.harness import QuickServer
 
-START = datetime.datetime(2026, 3, 1, tzinfo=datetime.timezone.utc)
+START = datetime.datetime(2026, 3, 1, tzinfo=datetime.UTC)
 PAGE_SIZE = 100
 
 

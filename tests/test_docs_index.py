@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
 
 from aim_core.plugin import hookspecs
 from tests.docs import collect

@@ -19,7 +19,8 @@ its own. Free-form values (``dict[str, Any]``, ``Any``) are passed through as is
 
 import types
 import typing
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 import attrs
 import cattrs

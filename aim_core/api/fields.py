@@ -19,7 +19,8 @@ Conventions:
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 import attrs
 

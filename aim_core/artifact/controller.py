@@ -402,7 +402,7 @@ class ArtifactController(Controller):
         return Observed(
             config=config,
             default_image=self.default_image,
-            now=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            now=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             check_size_job=check_job,
             download_job=download_job,
             pvc=pvc,

@@ -82,7 +82,7 @@ def _parse_time(value: str | None) -> datetime.datetime | None:
     if not value:
         return None
     try:
-        return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
+        return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
     except ValueError:
         return None
 
@@ -266,7 +266,7 @@ def _older(job: Obj, pvc: Obj) -> bool:
     return born is not None and volume is not None and born < volume
 
 
-def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env, artifact_env,
+def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env: list[Any], artifact_env: list[Any],
                      flt_json: str, placement: Placement | None = None) -> int | None:
     """Run or read the check-size Job; the size once its output is in."""
     meta, spec = obj["metadata"], obj.get("spec") or {}

@@ -108,7 +108,7 @@ async def render(
     """
     from aim_core.operator.settings import Settings
 
-    now = now or datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    now = now or datetime.datetime.now(datetime.UTC).replace(microsecond=0)
     settings = Settings(operator_namespace=operator_namespace, gpu_preference=tuple(gpu_preference))
     controllers: list[Controller] = build_controllers(plugins, settings)
     store = Store()

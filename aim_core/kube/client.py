@@ -180,7 +180,7 @@ class Kube:
                     status, payload = response.status, await response.read()
                     media_type = response.content_type
                     charset = response.charset or "utf-8"
-            except (aiohttp.ClientError, asyncio.TimeoutError, TimeoutError) as exc:
+            except (aiohttp.ClientError, TimeoutError) as exc:
                 raise _network_error(exc, method, path) from exc
             if status != 401:
                 self.auth.accepted()
@@ -309,7 +309,7 @@ class Kube:
                             yield loads(line)
                 if pending.strip():
                     yield loads(pending)
-        except (asyncio.TimeoutError, TimeoutError) as exc:
+        except TimeoutError as exc:
             raise NetworkError("timeout", f"watch {path}: timed out") from exc
         except aiohttp.ClientError as exc:
             raise NetworkError("other", f"watch {path}: {exc}") from exc

@@ -127,17 +127,17 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
         _metadata_ready(plan, parsed, False, "image metadata available")
         return parsed
     # --- from the registry
-    for info in ob.read_errors:
-        plan.issue(info.category, info.reason, info.message)
+    for read_error in ob.read_errors:
+        plan.issue(read_error.category, read_error.reason, read_error.message)
     if ob.read_errors:
-        info = ob.read_errors[0]
-        plan.component(IMAGE_METADATA, Health(State.DEGRADED, info.reason, info.message, category=info.category,
+        first = ob.read_errors[0]
+        plan.component(IMAGE_METADATA, Health(State.DEGRADED, first.reason, first.message, category=first.category,
                                               upstream=True))
         return None
     if ob.secret_problems:
         for reason, message in ob.secret_problems:
-            category = Category.MISSING_UPSTREAM if reason == "SecretNotFound" else Category.INVALID_SPEC
-            plan.issue(category, "ReferenceNotFound" if reason == "SecretNotFound" else reason, message)
+            secret_category = Category.MISSING_UPSTREAM if reason == "SecretNotFound" else Category.INVALID_SPEC
+            plan.issue(secret_category, "ReferenceNotFound" if reason == "SecretNotFound" else reason, message)
         reason, message = ob.secret_problems[0]
         plan.component(IMAGE_METADATA, Health(State.FAILED, reason, message, upstream=True))
         return None

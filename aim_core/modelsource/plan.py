@@ -75,7 +75,7 @@ def source_label(source_name: str) -> str:
 
 
 def _rfc3339(ts: datetime.datetime) -> str:
-    return ts.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return ts.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def model_for(source: Mapping[str, Any], match: Match) -> dict[str, Any]:
@@ -107,7 +107,7 @@ def order_matches(matches: Iterable[Match]) -> list[Match]:
     ordered: list[Match] = []
     for repository in sorted(by_repo):
         group = by_repo[repository]
-        semvers = sorted((m for m in group if tag_key(m.tag) is not None), key=lambda m: tag_key(m.tag), reverse=True)
+        semvers = sorted((m for m in group if tag_key(m.tag) is not None), key=lambda m: tag_key(m.tag) or (), reverse=True)
         others = sorted(m for m in group if tag_key(m.tag) is None)
         ordered += semvers + others
     return ordered

@@ -63,7 +63,7 @@ class RegistryCatalog:
 
 
 def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 @attrs.define

@@ -20,8 +20,8 @@ times); :func:`merge_conditions` folds them into what the object already has:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
-from typing import Any, Union
+from datetime import datetime, UTC
+from typing import Any
 
 import attrs
 
@@ -109,7 +109,7 @@ class Condition:
         return out
 
 
-ConditionLike = Union[Condition, Mapping[str, Any]]
+ConditionLike = Condition | Mapping[str, Any]
 
 
 def _coerce(c: ConditionLike) -> Condition:
@@ -163,8 +163,8 @@ def find(conditions: Iterable[ConditionLike], type: str) -> Condition | None:
 def format_time(moment: datetime) -> str:
     """RFC 3339 in UTC with second precision, as ``metav1.Time`` serialises."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_time(value: str) -> datetime | None:
@@ -175,7 +175,7 @@ def parse_time(value: str) -> datetime | None:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _sort_key(c: Condition) -> tuple[int, str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from aim_core.reconcile.conditions import ConditionLike
 from aim_core.reconcile.health import Category, Health
 from aim_core.plugin.providers import ResourceRef
 
@@ -81,7 +82,7 @@ class Plan:
     apply: list[Desired] = attrs.field(factory=list)
     delete: list[Deletion] = attrs.field(factory=list)
     status: dict[str, Any] = attrs.field(factory=dict)  # kind-specific status fields, wire names
-    conditions: list[dict[str, Any]] = attrs.field(factory=list)  # extra non-component conditions
+    conditions: list[ConditionLike] = attrs.field(factory=list)  # extra non-component conditions
     labels: LabelPolicy = attrs.field(factory=LabelPolicy)
     requeue_after: float | None = None
     finalizer: bool = False  # this plan creates something the finalizer must clean up (see has_cleanup_duties)

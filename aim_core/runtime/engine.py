@@ -44,7 +44,7 @@ Key = tuple[str, str | None, str]  # (controller name, namespace, name)
 
 
 def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
 
 
 class Engine:

@@ -48,7 +48,7 @@ def default_identity() -> str:
 
 
 def _now() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return datetime.datetime.now(datetime.UTC)
 
 
 def _fmt(ts: datetime.datetime) -> str:
@@ -171,7 +171,7 @@ class LeaderElector:
         try:
             async with asyncio.timeout(timeout):
                 return await self.try_acquire()
-        except (asyncio.TimeoutError, TimeoutError):
+        except TimeoutError:
             log.warning("leader election: no answer from the API server within %.1f s", timeout)
         except Exception as exc:  # noqa: BLE001 - keep trying; losing the API means losing the lease in time
             log.warning("leader election: %s", exc)

@@ -221,8 +221,9 @@ class Reflector:
     async def _list(self) -> None:
         listing, version = self._new_listing(), None
         selectors = {"label_selector": self.label_selector} if self.label_selector else {}
-        async for items, version in self.kube.list_pages(self.ref, self.namespace, field_selector=self.field_selector,
-                                                        limit=self.page_size, **selectors):
+        pages = self.kube.list_pages(self.ref, self.namespace, field_selector=self.field_selector,
+                                     limit=self.page_size, **selectors)
+        async for items, version in pages:  # noqa: B007 (the last page's version is kept)
             listing.add(items)
         self.lists += 1
         self.resource_version = version

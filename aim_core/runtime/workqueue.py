@@ -87,7 +87,7 @@ class WorkQueue:
             self._wakeup.clear()
             try:
                 await asyncio.wait_for(self._wakeup.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def _worker(self, handle: Callable[[Hashable], Awaitable[None]]) -> None:

@@ -27,6 +27,7 @@ from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.workloads import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.labels import SERVICE_LABEL
+from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Deletion, Issue, LabelPolicy, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
@@ -50,7 +51,7 @@ from aim_core.service.runtime import (
 )
 from aim_core.service.selection import choose_template
 from aim_core.service.resolution import TemplateResolution
-from aim_core.service.templates import template_gpu_model
+from aim_core.service.templates import ScopedTemplate, template_gpu_model
 from aim_core.service.validation import own_spec_issues
 from aim_core.api.spec_errors import spec_problems
 
@@ -79,7 +80,7 @@ def _models_by_image(svc: dict[str, Any], ob: Observed) -> list[dict[str, Any]]:
     return found
 
 
-def _default_gpu_resource(template: dict[str, Any], ob: Observed) -> str:
+def _default_gpu_resource(template: Obj, ob: Observed) -> str:
     """The GPU resource for a template that names none itself (the CRD defaults it when a GPU block exists).
 
     The vendor that knows the template's GPU model and has devices in the
@@ -304,8 +305,11 @@ def _serving_name(svc: dict[str, Any], plan: Plan) -> str | None:
         return None
 
 
-def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, live, served_adapters=None) -> None:
+def _plan_runtime(plan: Plan, svc: Obj, ob: Observed, model: Obj | None, scoped: ScopedTemplate, config: Obj,
+                  cache: Obj | None, live: Obj | None, served_adapters: Any = None) -> None:
     providers = ob.providers
+    runtime = providers.runtime
+    assert runtime is not None and model is not None  # the caller checked
     template = scoped.template
     # Cache volumes are resolved only when the object is created; afterwards the live ones are
     # carried over by the builder (F51, Q16), so a changed cache never swaps a running mount.
@@ -325,18 +329,18 @@ def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, l
         plan.issues.append(request)
         plan.component(RUNTIME, Health.error(request.category, request.reason, request.message))
         return
-    objects = providers.runtime.build(request)
+    objects = runtime.build(request)
     if providers.autoscaler is not None:
         try:
             providers.autoscaler.apply(objects, scaling_request(svc))
         except ValueError as exc:
             plan.issue(Category.INVALID_SPEC, "InvalidAutoscaling", f"spec.autoScaling: {exc}")
             return
-    resource = providers.runtime.resource
+    resource = runtime.resource
     for obj in objects:
         if (obj.get("apiVersion"), obj.get("kind")) != (resource.api_version, resource.kind):
             plan.issue(Category.UNKNOWN, "UnsupportedRuntimeObject",
-                       f"runtime builder {providers.runtime.name!r} returned a {obj.get('kind')}; only "
+                       f"runtime builder {runtime.name!r} returned a {obj.get('kind')}; only "
                        f"{resource.kind} objects are applied")
             continue
         # Created now: reported below as the next reconcile would read it back, so storing the
@@ -345,11 +349,11 @@ def _plan_runtime(plan: Plan, svc, ob: Observed, model, scoped, config, cache, l
     if live is None and objects:
         # Report what the next reconcile will read back from the object just created (no status
         # yet, no pods), so that reconcile finds nothing to change and writes nothing.
-        plan.component(RUNTIME, providers.runtime.health(objects[0], [], []))
+        plan.component(RUNTIME, runtime.health(objects[0], [], []))
         plan.component(PODS, inspect_pods([], [], {}))
 
 
-def _plan_route(plan: Plan, svc, ob: Observed, config, serving_name: str) -> None:
+def _plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: str) -> None:
     providers = ob.providers
     if providers.route is None:
         plan.component(ROUTE, Health.error(Category.INVALID_SPEC, "RouteBuilderMissing",

@@ -59,7 +59,8 @@ from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import advertised_counts, requires_gpu
-from aim_core.template.observed import Observed, Scope, Slot
+from aim_core.template.observed import Observed, Slot
+from aim_core.template.scope import Scope
 from aim_core.template.plan import decide, plan_template
 
 OUTPUT_LOG_LINES = 5000  # discovery prints one JSON document; keep all of it
@@ -95,7 +96,7 @@ def _derived(template: Obj) -> bool:
 
 
 def _utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
 
 
 class DiscoverySlots:

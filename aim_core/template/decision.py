@@ -21,7 +21,8 @@ from aim_core.model.aggregate import model_health_for_template
 from aim_core.api.spec_errors import spec_problems
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import GpuCheck, check_gpu
-from aim_core.template.observed import Observed, Scope
+from aim_core.template.observed import Observed
+from aim_core.template.scope import Scope
 
 __all__ = ["Breaker", "Decision", "Obj", "decide", "model_health", "spec_of", "status_of"]
 

@@ -44,7 +44,8 @@ from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
 from aim_core.template import discovery as disc
 from aim_core.template.decision import Breaker, Decision, Obj, decide, model_health, spec_of, status_of
 from aim_core.template.hardware import GpuCheck, hardware_summary, resolved_hardware
-from aim_core.template.observed import Observed, Scope, Slot
+from aim_core.template.observed import Observed, Slot
+from aim_core.template.scope import Scope
 
 __all__ = ["Decision", "decide", "plan_template"]
 
@@ -159,8 +160,8 @@ def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> Non
         _hardware_only(plan, spec, template, d.gpu)
         _discovered(plan, "False", "AwaitingDiscovery", f"discovery waits: {d.blocked or 'the model is not usable'}")
         return
-    for job in d.stale:
-        plan.delete.append(Deletion(JOBS, ob.namespace, job["metadata"]["name"]))
+    for stale in d.stale:
+        plan.delete.append(Deletion(JOBS, ob.namespace, stale["metadata"]["name"]))
     if d.done:
         _results(plan, spec, status.get("profile"), list(status.get("modelSources") or []), d.gpu)
         plan.status["discovery"] = d.breaker.to_status()
@@ -180,9 +181,10 @@ def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> Non
         plan.status["discoveryJob"] = {"name": job["metadata"]["name"], "namespace": namespace}
         health = inspect_job(job)
         if disc.job_succeeded(job):
-            breaker = _collect(plan, template, ob, d, job, breaker)
-            if breaker is None:
+            collected = _collect(plan, template, ob, d, job, breaker)
+            if collected is None:
                 return  # results written
+            breaker = collected
         elif disc.job_finished(job):
             if not breaker.counted(job):
                 breaker = breaker.fail(ob.now, health.reason, health.message)
@@ -281,7 +283,7 @@ def _plan_cache(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
         plan.status["resolvedCache"] = {"kind": "AIMTemplateCache", "name": meta["name"],
                                         "namespace": meta.get("namespace", ""), "scope": "Namespace",
                                         **({"uid": meta["uid"]} if meta.get("uid") else {})}
-    discovered = any(c.type == DISCOVERED and c.is_true for c in plan.conditions)
+    discovered = any(isinstance(c, Condition) and c.type == DISCOVERED and c.is_true for c in plan.conditions)
     if not caching.get("enabled") or not d.gpu.available or not discovered or not plan.status.get("modelSources"):
         return
     uid = template["metadata"].get("uid")

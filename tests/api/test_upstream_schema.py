@@ -53,7 +53,7 @@ def _upstream(kind: str) -> dict:
 def _unwrap(tp: Any) -> Any:
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
         args = tuple(a for a in typing.get_args(tp) if a is not type(None))
-        return args[0] if len(args) == 1 else typing.Union[args]
+        return args[0] if len(args) == 1 else typing.Union[args]  # noqa: UP007 (built at run time)
     return tp
 
 

@@ -119,7 +119,7 @@ def usage(cluster_gib: int, namespace_gib: int, *candidates: Candidate) -> Usage
 def status_after(art: dict[str, Any], plan: Any) -> dict[str, Any]:
     """The status the engine would write for ``plan`` (conditions and root status included)."""
     status, _ = build_status(ArtifactController(), art, plan, list(plan.issues),
-                             now=datetime.datetime(2026, 1, 1, 12, tzinfo=datetime.timezone.utc))
+                             now=datetime.datetime(2026, 1, 1, 12, tzinfo=datetime.UTC))
     return status
 
 

@@ -30,7 +30,7 @@ from aim_core.runtimeconfig.resolve import resolve
 from aim_core.runtime.store import Store
 
 NS = "ml-team"
-NOW = datetime.datetime(2025, 1, 1, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 TINY = {"modelId": "sshleifer/tiny-gpt2", "sourceUri": "hf://sshleifer/tiny-gpt2"}
 QWEN = {"modelId": "Qwen/Qwen3-32B", "sourceUri": "hf://Qwen/Qwen3-32B", "size": "64Gi",
         "env": [{"name": "HF_TOKEN", "value": "source"}]}

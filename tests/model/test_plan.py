@@ -20,7 +20,7 @@ from aim_core.registry import RegistryError
 from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
 from tests.model.builders import DIGEST, IMAGE, NS, info, model, observed, template
 
-NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
 LABELS = {
     "com.amd.aim.model.canonicalName": "org/dummy",
     "com.amd.aim.model.recommendedDeployments": json.dumps([

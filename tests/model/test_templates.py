@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aim_core.model.templates import generated_digest, custom_templates, merge_hardware, recommended_templates
 from aim_core.reconcile.naming import custom_template_name
-from tests.model.builders import IMAGE, model
+from tests.model.builders import model
 
 SOURCE = {"modelId": "inline/test-model", "sourceUri": "hf://sshleifer/tiny-gpt2"}
 HW = {"gpu": {"requests": 1, "model": "MI300X"}, "cpu": {"requests": "4"}}

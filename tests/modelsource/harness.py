@@ -25,7 +25,7 @@ from tests.modelsource.docexamples import CATALOG
 
 SOURCES = "aim.eai.amd.com/v1alpha1/aimclustermodelsources"
 MODELS = "aim.eai.amd.com/v1alpha1/aimclustermodels"
-START = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
+START = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
 
 
 class MemoryClient:

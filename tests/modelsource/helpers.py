@@ -14,7 +14,7 @@ from aim_core.modelsource.sync import sync_selectors
 from aim_core.reconcile.plan import Plan
 from tests.modelsource.docexamples import MemoryCatalog
 
-NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
 
 
 class _Controller:

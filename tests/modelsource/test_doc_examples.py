@@ -165,7 +165,7 @@ async def test_a_model_whose_name_is_taken_by_someone_else_is_left_alone():
 
 
 def test_the_catalog_holds_every_repository_the_examples_name():
-    for source, expected in EXAMPLES:
+    for _source, expected in EXAMPLES:
         for image in expected:
             registry = image.split("/")[0] if image.count("/") == 2 else "docker.io"
             repo_tag = image.split("/", 1)[1] if registry != "docker.io" else image

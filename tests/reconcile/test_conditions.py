@@ -1,4 +1,4 @@
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, UTC
 
 import pytest
 
@@ -109,7 +109,7 @@ def test_condition_values():
 @pytest.mark.parametrize(
     ("moment", "text"),
     [
-        (datetime(2026, 1, 1, 12, 30, 5, 999, tzinfo=timezone.utc), "2026-01-01T12:30:05Z"),
+        (datetime(2026, 1, 1, 12, 30, 5, 999, tzinfo=UTC), "2026-01-01T12:30:05Z"),
         (datetime(2026, 1, 1, 12, 0, tzinfo=timezone(timedelta(hours=2))), "2026-01-01T10:00:00Z"),
         (datetime(2026, 1, 1), "2026-01-01T00:00:00Z"),  # naive is taken as UTC
     ],
@@ -121,9 +121,9 @@ def test_format_time(moment, text):
 @pytest.mark.parametrize(
     ("text", "moment"),
     [
-        ("2026-01-01T00:00:05Z", datetime(2026, 1, 1, 0, 0, 5, tzinfo=timezone.utc)),
-        ("2026-01-01T02:00:00+02:00", datetime(2026, 1, 1, 0, 0, tzinfo=timezone.utc)),
-        ("2026-01-01T00:00:00.5Z", datetime(2026, 1, 1, 0, 0, 0, 500000, tzinfo=timezone.utc)),
+        ("2026-01-01T00:00:05Z", datetime(2026, 1, 1, 0, 0, 5, tzinfo=UTC)),
+        ("2026-01-01T02:00:00+02:00", datetime(2026, 1, 1, 0, 0, tzinfo=UTC)),
+        ("2026-01-01T00:00:00.5Z", datetime(2026, 1, 1, 0, 0, 0, 500000, tzinfo=UTC)),
         ("", None),
         ("yesterday", None),
     ],

@@ -1,4 +1,3 @@
-import asyncio
 import socket
 import ssl
 
@@ -65,8 +64,8 @@ def test_api_errors(status, reason, expected):
         (ConnectionResetError(104, "reset by peer"), "ConnectionReset"),
         (BrokenPipeError(), "ConnectionReset"),
         (TimeoutError(), "NetworkTimeout"),
-        (socket.timeout(), "NetworkTimeout"),
-        (asyncio.TimeoutError(), "NetworkTimeout"),
+        (TimeoutError(), "NetworkTimeout"),
+        (TimeoutError(), "NetworkTimeout"),
         (socket.gaierror(-2, "Name or service not known"), "DNSFailure"),
         (ssl.SSLError("bad handshake"), "NetworkError"),
         (ConnectionError("other"), "NetworkError"),
@@ -104,7 +103,7 @@ def test_wrapped_errors_are_looked_through():
         try:
             raise ApiError(403, "Forbidden", "no")
         except ApiError:
-            raise RuntimeError("while fetching")  # implicit __context__
+            raise RuntimeError("while fetching")  # noqa: B904 (implicit __context__)
     except RuntimeError as outer:
         assert classify(outer) == (AUTH, "Forbidden")
 

@@ -1,4 +1,4 @@
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, UTC
 
 import pytest
 
@@ -7,7 +7,7 @@ from aim_core.reconcile.conditions import format_time
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.status import SERVICE_STATUS_MAP, derive, requeue_after, should_apply
 
-NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
 INFRA, AUTH, INVALID = Category.INFRASTRUCTURE, Category.AUTH, Category.INVALID_SPEC
 MISSING_UP = Category.MISSING_UPSTREAM
 

@@ -7,7 +7,7 @@ import pytest
 from aim_core.reconcile.events import EventSpec
 from aim_core.reconcile.writes import event_body, rfc3339, status_patch
 
-NOW = datetime.datetime(2026, 11, 24, 15, 4, 5, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 11, 24, 15, 4, 5, tzinfo=datetime.UTC)
 
 
 @pytest.mark.parametrize(

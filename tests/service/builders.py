@@ -35,7 +35,7 @@ from aim_core.service.plan import plan_service
 
 API = "aim.eai.amd.com/v1alpha1"
 NS = "ml-team"
-NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
 IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
 GATEWAY = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "kserve-ingress-gateway",
            "namespace": "kgateway-system"}

@@ -14,7 +14,7 @@ from aim_core.runtimeconfig.resolve import resolve
 from aim_core.template.hardware import advertised_counts
 from aim_core.template.observed import Observed, Scope, Slot
 
-NOW = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.timezone.utc)
+NOW = datetime.datetime(2026, 1, 1, 12, 0, 0, tzinfo=datetime.UTC)
 NS = "team"
 IMAGE = "ghcr.io/silogen/aim-dummy:0.1.8"
 

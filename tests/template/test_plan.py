@@ -15,7 +15,6 @@ from aim_core.template.plan import plan_template
 from tests.template.builders import (
     NOW,
     amd_node,
-    evolve,
     job_from,
     make_model,
     make_template,

@@ -48,7 +48,7 @@ class FakeRegistry:
     name = "fake"
 
     def __init__(self) -> None:
-        self.images: dict[str, dict[str, str]] = {f"org/aim-dummy:1.0": LABELS, "org/plain:1": {}}
+        self.images: dict[str, dict[str, str]] = {"org/aim-dummy:1.0": LABELS, "org/plain:1": {}}
         self.private: dict[str, tuple[str, str]] = {}  # repo:tag -> (user, password) it needs
         self.calls: list[tuple[str, str | None]] = []
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 
-from aim_core.operator.settings import Settings
 from tests.wire.conftest import eventually
 
 MODELS = "aim.eai.amd.com/v1alpha1/aimmodels"

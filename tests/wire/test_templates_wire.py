@@ -6,7 +6,6 @@ a Job's status, creating its pod and serving the pod's log.
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
@@ -212,7 +211,6 @@ async def test_at_most_ten_discovery_jobs_run_at_once(kube, api, cluster, operat
     await eventually(lambda: len(kube.list(JOB, NS, label_selector=DISCOVERY)) == 13)
     active = [j for j in kube.list(JOB, NS, label_selector=DISCOVERY) if not (j.get("status") or {}).get("conditions")]
     assert len(active) == 10
-    done = [t for t in kube.list(TPL, NS) if (t.get("status") or {}).get("status") == "Ready"]
     await eventually(lambda: len([t for t in kube.list(TPL, NS) if t["status"].get("status") == "Ready"]) == 3)
 
 

@@ -233,7 +233,7 @@ class TokenServer(LoopbackServer):
         self.issued: list[str] = []  #: every token handed out, e.g. to look for them where they must not be
         self._key = ec.generate_private_key(ec.SECP256R1())
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "aim-test-token-signer")])
-        now = datetime.datetime.now(datetime.timezone.utc)
+        now = datetime.datetime.now(datetime.UTC)
         cert = (
             x509.CertificateBuilder()
             .subject_name(name)
@@ -279,7 +279,7 @@ class TokenServer(LoopbackServer):
         token = self.sign(user or "", access)
         self.issued.append(token)
         return 200, {"token": token, "expires_in": self.expires_in,
-                     "issued_at": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+                     "issued_at": datetime.datetime.now(datetime.UTC).isoformat()}
 
     def _access(self, scopes: Iterable[str], user: str | None) -> Iterable[dict[str, Any]]:
         for scope in scopes:
