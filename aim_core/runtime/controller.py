@@ -9,7 +9,7 @@ the store, errors captured as values), and a pure ``plan``. The engine
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -51,7 +51,7 @@ class Context:
     finishes outside a reconcile (a background registry sync) and must be looked at."""
 
 
-def namespace_going(namespace: dict[str, Any] | None) -> bool:
+def namespace_going(namespace: Mapping[str, Any] | None) -> bool:
     """Whether a namespace is gone (not in the store) or terminating: finalizers then step aside (F15)."""
     if namespace is None:
         return True

@@ -2,7 +2,7 @@
 
 Only the watches are under test here (every step must be triggered by an
 event, not by a timer): the controller's decisions are covered in
-tests/controllers/test_artifacts_wire.py and tests/artifact/.
+tests/artifact/test_artifacts_wire.py and tests/artifact/.
 """
 
 from __future__ import annotations

@@ -8,12 +8,8 @@ from typing import Any
 import pytest
 
 from aim_core.runtime.controller import Context
-from aim_core.templatecache.controller import (
-    Observed,
-    TemplateCacheController,
-    cleanup_targets,
-    find_template,
-)
+from aim_core.templatecache.controller import TemplateCacheController
+from aim_core.templatecache.plan import Observed, cleanup_targets, find_template
 from aim_core.reconcile.health import Category, State
 from aim_core.reconcile import naming
 from aim_core.reconcile import status as statusing
