@@ -23,6 +23,7 @@ import aim_core
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / ".importlinter"
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+KINDS = sorted(p.parent.name for p in ROOT.glob("aim_core/*/controller.py") if p.parent.name != "runtime")
 PLUGIN_PACKAGES = sorted(p.parent for p in ROOT.glob("plugins/*/aim_plugin_*/__init__.py"))
 EXAMPLE_PACKAGES = sorted(p.parent for p in ROOT.glob("examples/plugins/*/aim_example_*/__init__.py"))
 
@@ -65,6 +66,16 @@ def test_every_plugin_package_is_under_the_plugin_contracts():
     assert packages <= listed("importlinter:contract:core-without-plugins", "forbidden_modules")
 
 
+def test_every_kind_may_import_other_kinds_only_through_their_package():
+    assert {"service", "model", "template", "templatecache", "artifact", "modelsource", "runtimeconfig"} <= set(KINDS)
+    for kind in KINDS:
+        section = f"importlinter:contract:kind-{kind}"
+        assert config()[section]["source_modules"].split() == [f"aim_core.{kind}"]
+        assert listed(section, "forbidden_modules") == {f"aim_core.{k}.*" for k in KINDS if k != kind}
+    assert listed("importlinter:contract:runtime-without-kinds", "forbidden_modules") == {
+        f"aim_core.{k}" for k in KINDS}
+
+
 # ---------------------------------------------------------------------------
 # Each contract catches a seeded violation
 # ---------------------------------------------------------------------------
@@ -79,6 +90,10 @@ SKELETON = [
     "aim_core/plugin/providers.py",
     "aim_core/plugin/hookspecs.py",
     "aim_core/kube/__init__.py",
+    "aim_core/runtime/__init__.py",
+    "aim_core/template/scope.py",
+    "aim_core/model/aggregate.py",
+    "aim_core/runtimeconfig/resolution.py",
 ]
 
 
@@ -98,17 +113,22 @@ def scratch(tmp_path: Path):
         write(f"{package}/__init__.py")
     for path in SKELETON:
         write(path)
-    for module in listed("importlinter:contract:pure", "source_modules"):
-        if "*" in module:
-            continue
-        path = module.replace(".", "/")
-        write(f"{path}/__init__.py" if (ROOT / path).is_dir() else f"{path}.py")
+    for section in config().sections():
+        for key in ("source_modules", "forbidden_modules"):
+            for module in config()[section].get(key, "").split():
+                if "*" in module or not module.startswith("aim_core."):
+                    continue
+                path = module.replace(".", "/")
+                write(f"{path}/__init__.py" if (ROOT / path).is_dir() else f"{path}.py")
     # The adapters doing what they may do must not break anything.
     write("aim_core/kube/client.py", "import aiohttp\nimport httpx\nimport kubernetes\n")
     write("aim_core/kube/__init__.py", "from aim_core.kube import client\n")
     write("aim_core/operator/run.py", "import kopf\nimport kubernetes\nfrom aim_core import kube\n")
     write("aim_core/reconcile/plan.py", "from aim_core.reconcile import health\nfrom aim_core.plugin import providers\n")
     write("aim_plugin_kserve/plugin.py", "from aim_core import hookimpl\n")
+    # A kind may use another kind's package; a plan may use a kind's observed values.
+    write("aim_core/service/plan.py", "from aim_core.template import Scope\nfrom aim_core.service import observed\n")
+    write("aim_core/service/observed.py", "from aim_core.runtimeconfig import Resolution\n")
     write.root = tmp_path
     return write
 
@@ -133,6 +153,14 @@ VIOLATIONS = [
     ("plugins-public-api", "aim_plugin_gpu_amd/vendor.py", "import aim_core.reconcile.health\n"),
     ("plugins-public-api", "aim_plugin_keda/plugin.py", "from aim_core import plugin\n"),
     ("core-without-plugins", "aim_core/cli.py", "import aim_plugin_kserve\n"),
+    ("plans-without-io", "aim_core/template/plan.py", "from aim_core.runtime import engine\n"),
+    ("plans-without-io", "aim_core/model/plan.py", "from aim_core.model.controller import ModelController\n"),
+    ("plans-without-io", "aim_core/service/plan.py", "from aim_core import kube\n"),
+    ("runtime-without-kinds", "aim_core/runtime/store.py", "from aim_core.service import plan\n"),
+    ("runtime-without-kinds", "aim_core/runtime/engine.py", "from aim_core.reconcile import health\nfrom aim_core import template\n"),
+    ("kind-service", "aim_core/service/plan.py", "from aim_core.template.scope import Scope\n"),
+    ("kind-template", "aim_core/template/decision.py", "from aim_core.model.aggregate import health\n"),
+    ("kind-artifact", "aim_core/artifact/controller.py", "import aim_core.runtimeconfig.resolution\n"),
 ]
 
 

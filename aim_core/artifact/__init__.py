@@ -8,5 +8,5 @@
 * :mod:`.observed` -- what a reconcile reads;
 * :mod:`.plan` -- the plan itself.
 
-The thin controller is :mod:`aim_core.artifact.controller`.
+The thin controller is :mod:`aim_core.artifact.controller`. No other kind imports the artifact.
 """

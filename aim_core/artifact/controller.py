@@ -33,7 +33,6 @@ from aim_core.artifact import children
 from aim_core.artifact.observed import Candidate, Observed, Quota, Usage
 from aim_core.artifact.plan import plan_artifact
 from aim_core.artifact.progress import discovered_size
-from aim_core.artifact.quantities import QuantityError, parse_bytes
 from aim_core.artifact.validation import spec_size
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.eventstore import add_index as index_events
@@ -61,10 +60,11 @@ from aim_core.reconcile.resources import (
     SERVICES,
     TEMPLATE_CACHES,
 )
-from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtimeconfig import config_name, resolve
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.service.adapters import adapter_artifacts
+from aim_core.artifact.keys import _ns, _cache_label, _waiting, _deleting, _service_uses, _claims, _running, _complete, _storage_view, _allocated, parse_quota
 
 DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"
 
@@ -80,93 +80,9 @@ BY_CLAIM = "artifact:by-claim"  # artifacts by (namespace, status.persistentVolu
 POD_BY_CLAIM = "artifact:pod-by-claim"  # pods (not our own) by (namespace, claim they mount)
 SVC_BY_ADAPTER = "artifact:svc-by-adapter"  # services by (namespace, artifact in status.adapters)
 
-_WAITING_REASONS = ("StorageQuotaExceeded", "EvictingArtifacts")
 _TEMPLATE_KINDS = ("AIMServiceTemplate", "AIMClusterServiceTemplate")
 
 Obj = Mapping[str, Any]
-
-
-def _ns(obj: Obj) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or ""
-
-
-def _cache_label(obj: Obj) -> list[tuple[str, str]]:
-    value = ((obj.get("metadata") or {}).get("labels") or {}).get(lbl.CACHE_NAME_LABEL)
-    return [(_ns(obj), value)] if value else []
-
-
-def _waiting(artifact: Obj) -> bool:
-    return any(c.get("type") == "CachePvcReady" and c.get("reason") in _WAITING_REASONS
-               for c in (artifact.get("status") or {}).get("conditions") or ())
-
-
-def _deleting(obj: Obj) -> bool:
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
-
-
-def _service_uses(svc: Obj) -> list[tuple[str, str]]:
-    """``(namespace, name)`` of the caches (by name) and templates (by name) a service uses."""
-    ns, spec, status = _ns(svc), svc.get("spec") or {}, svc.get("status") or {}
-    names = {((status.get("cache") or {}).get("templateCacheRef") or {}).get("name"),
-             (spec.get("template") or {}).get("name"), (status.get("resolvedTemplate") or {}).get("name")}
-    return [(ns, n) for n in names if n]
-
-
-def _claims(pod: Obj) -> list[tuple[str, str]]:
-    """``(namespace, claim)`` for each PVC a pod mounts; none for our own Job pods."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    if lbl.CACHE_NAME_LABEL in labels:
-        return []
-    volumes = (pod.get("spec") or {}).get("volumes") or ()
-    return [(_ns(pod), v["persistentVolumeClaim"]["claimName"]) for v in volumes
-            if (v.get("persistentVolumeClaim") or {}).get("claimName")]
-
-
-def _running(pod: Obj) -> bool:
-    return not _deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-
-
-def _complete(artifact: Obj) -> bool:
-    return (((artifact.get("status") or {}).get("progress") or {}).get("percentage")) == 100
-
-
-def _storage_view(artifact: Obj) -> tuple[Any, ...]:
-    status = artifact.get("status") or {}
-    return (_deleting(artifact), status.get("allocatedSize"), status.get("status"))
-
-
-def parse_quota(configs: Iterable[Obj]) -> Quota:
-    """The strictest ``artifactStorageQuota`` over every AIMClusterRuntimeConfig that sets one."""
-    cluster: tuple[int, str] | None = None
-    namespace: tuple[int, str] | None = None
-    problems = []
-    for config in sorted(configs, key=lambda c: c["metadata"]["name"]):
-        quota = (config.get("spec") or {}).get("artifactStorageQuota") or {}
-        where = f"AIMClusterRuntimeConfig {config['metadata']['name']}"
-        for key in ("clusterLimit", "defaultNamespaceLimit"):
-            if quota.get(key) in (None, ""):
-                continue
-            try:
-                limit = parse_bytes(quota[key])
-            except QuantityError as exc:
-                problems.append(f"{where} artifactStorageQuota.{key}: {exc}")
-                continue
-            if key == "clusterLimit" and (cluster is None or limit < cluster[0]):
-                cluster = (limit, where)
-            if key == "defaultNamespaceLimit" and (namespace is None or limit < namespace[0]):
-                namespace = (limit, where)
-    sources = sorted({s for s in (cluster and cluster[1], namespace and namespace[1]) if s})
-    return Quota(cluster and cluster[0], namespace and namespace[0], ", ".join(sources), tuple(problems))
-
-
-def _allocated(artifact: Obj) -> int:
-    value = (artifact.get("status") or {}).get("allocatedSize")
-    if value in (None, ""):
-        return 0
-    try:
-        return parse_bytes(value)
-    except QuantityError:
-        return 0
 
 
 class ArtifactController(Controller):

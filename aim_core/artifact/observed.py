@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.runtimeconfig.resolve import Resolution
+from aim_core.runtimeconfig import Resolution
 
 Obj = Mapping[str, Any]
 

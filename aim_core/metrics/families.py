@@ -205,15 +205,13 @@ class QueueStats:
 
 
 def _job_type(job: dict[str, Any]) -> str | None:
-    from aim_core.artifact.children import COMPONENT_CHECK_SIZE, COMPONENT_DOWNLOAD
-    from aim_core.reconcile.labels import CACHE_TYPE_LABEL, COMPONENT_LABEL
-    from aim_core.template.discovery import is_discovery_job
+    from aim_core.reconcile import labels as lbl
 
     labels = (job.get("metadata") or {}).get("labels") or {}
-    if labels.get(CACHE_TYPE_LABEL) == "artifact" and labels.get(COMPONENT_LABEL) in (COMPONENT_DOWNLOAD,
-                                                                                        COMPONENT_CHECK_SIZE):
-        return labels[COMPONENT_LABEL]
-    if is_discovery_job(job):
+    if labels.get(lbl.CACHE_TYPE_LABEL) == "artifact" and labels.get(lbl.COMPONENT_LABEL) in (lbl.ARTIFACT_DOWNLOAD,
+                                                                                                lbl.ARTIFACT_CHECK_SIZE):
+        return labels[lbl.COMPONENT_LABEL]
+    if all(labels.get(k) == v for k, v in lbl.DISCOVERY_JOB_LABELS.items()):
         return "discovery"
     return None
 

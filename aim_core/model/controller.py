@@ -27,7 +27,8 @@ from typing import Any, ClassVar
 
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.model import images
-from aim_core.model.fetch import ImageFetcher, Lookup
+from aim_core.model.fetch import ImageFetcher
+from aim_core.model.observed import Lookup
 from aim_core.model.observed import CLUSTER, NAMESPACE, Observed
 from aim_core.model.plan import plan_model
 from aim_core.model.validation import spec_problems
@@ -44,7 +45,7 @@ from aim_core.reconcile.resources import (
     SECRETS,
     TEMPLATES,
 )
-from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtimeconfig import config_name, resolve
 from aim_core.registry.credentials import SECRET_FIELD_SELECTOR, watched_secret
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store

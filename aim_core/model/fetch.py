@@ -34,22 +34,12 @@ import attrs
 from aim_core.plugin.providers import RegistryCredentials
 from aim_core.registry import ImageInfo, ImageReference, RegistryError, fetch_image_info
 from aim_core.registry.credentials import credentials_fingerprint
+from aim_core.model.observed import Lookup
 
 Fetch = Callable[[Any, ImageReference, RegistryCredentials | None], Awaitable[ImageInfo]]
 
 PERMANENT_BACKOFF = (60.0, 3600.0)
 TRANSIENT_BACKOFF = (5.0, 300.0)
-
-
-@attrs.frozen
-class Lookup:
-    """The outcome of asking for one image: ``info`` or ``error``, and when to ask again after an error."""
-
-    info: ImageInfo | None = None
-    error: RegistryError | None = None
-    retry_in: float | None = None  #: seconds until the next registry call is allowed
-    backoff: float | None = None  #: the whole wait after this failure (stable: fit for messages)
-    fetched: bool = False  #: whether this answer cost a registry call just now
 
 
 @attrs.define

@@ -6,13 +6,24 @@ from typing import Any
 
 import attrs
 
-from aim_core.model.fetch import Lookup
 from aim_core.reconcile.errors import ErrorInfo
-from aim_core.registry import ImageReference
-from aim_core.runtimeconfig.resolve import Resolution
+from aim_core.registry.errors import ImageInfo, RegistryError
+from aim_core.registry.reference import ImageReference
+from aim_core.runtimeconfig import Resolution
 
 NAMESPACE = "Namespace"
 CLUSTER = "Cluster"
+
+
+@attrs.frozen
+class Lookup:
+    """The outcome of asking for one image: ``info`` or ``error``, and when to ask again after an error."""
+
+    info: ImageInfo | None = None
+    error: RegistryError | None = None
+    retry_in: float | None = None  #: seconds until the next registry call is allowed
+    backoff: float | None = None  #: the whole wait after this failure (stable: fit for messages)
+    fetched: bool = False  #: whether this answer cost a registry call just now
 
 
 @attrs.frozen

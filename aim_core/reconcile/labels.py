@@ -51,6 +51,15 @@ ORIGIN_DERIVED = "derived"
 MANAGED_BY_ENGINE = "aim-engine"  # ISVC, HTTPRoute, derived templates
 MANAGED_BY_DISCOVERY = "aim-controller"  # discovery Jobs
 
+# The Jobs the operator runs, as their labels tell them apart (the metrics count them by type).
+DISCOVERY_JOB_LABELS = {
+    K8S_NAME_LABEL: "aim-discovery",
+    K8S_COMPONENT_LABEL: "discovery",
+    MANAGED_BY_LABEL: MANAGED_BY_DISCOVERY,
+}
+ARTIFACT_DOWNLOAD = "download"  # COMPONENT_LABEL of an artifact's download Job and pods
+ARTIFACT_CHECK_SIZE = "check-size"  # COMPONENT_LABEL of an artifact's size-check Job and pods
+
 # Labels read from other systems.
 KSERVE_ISVC_LABEL = "serving.kserve.io/inferenceservice"
 JOB_NAME_LABEL = "job-name"

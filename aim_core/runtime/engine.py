@@ -28,13 +28,14 @@ from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import events as eventing
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile import status as statusing
-from aim_core.reconcile.errors import ApiError, NetworkError, classify
+from aim_core.reconcile.errors import ApiError, classify
 from aim_core.reconcile.events import EventSpec
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.writes import build_status, event_body, rfc3339, status_patch
 from aim_core.reconcile.resources import EVENTS, NAMESPACES
 from aim_core.runtime.store import Store
 from aim_core.runtime.workqueue import WorkQueue
+from aim_core.runtime.patches import _finalizers_patch, _issue, _same_but_status, routine
 
 __all__ = ["Engine", "build_status", "rfc3339", "routine", "utcnow"]  # build_status, rfc3339: reconcile.writes
 
@@ -368,38 +369,3 @@ class Engine:
             log.debug("event for %s failed: %s", meta["name"], exc)
 
 
-def routine(exc: BaseException) -> bool:
-    """Whether an error is expected in operation: no answer, or a server that asks to retry (5xx, 429, 409)."""
-    if isinstance(exc, NetworkError):
-        return True
-    return isinstance(exc, ApiError) and classify(exc)[0].is_transient
-
-
-def _finalizers_patch(meta: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
-    """A merge patch setting the finalizer list, valid only against the version we read.
-
-    A merge patch replaces the whole list, so the resourceVersion precondition
-    keeps us from dropping a finalizer someone else added meanwhile (the
-    server answers 409 and the reconcile is retried).
-    """
-    patch: dict[str, Any] = {"finalizers": finalizers}
-    if meta.get("resourceVersion"):
-        patch["resourceVersion"] = meta["resourceVersion"]
-    return {"metadata": patch}
-
-
-_BOOKKEEPING = ("resourceVersion", "managedFields", "generation")
-
-
-def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether two versions of an object differ only in status and server bookkeeping."""
-    def core(obj: dict[str, Any]) -> dict[str, Any]:
-        meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _BOOKKEEPING}
-        return {**{k: v for k, v in obj.items() if k not in ("status", "metadata")}, "metadata": meta}
-
-    return core(old) == core(new)
-
-
-def _issue(exc: BaseException, doing: str) -> Issue:
-    category, reason = classify(exc)
-    return Issue(category, reason, f"{doing}: {exc}")

@@ -27,7 +27,7 @@ from aim_core.reconcile.envvars import engine_args_problems
 from aim_core.reconcile.labels import glob_problem
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_RUNTIME_CONFIGS, RUNTIME_CONFIGS
-from aim_core.runtimeconfig.resolve import normalize, resolve
+from aim_core.runtimeconfig.resolution import normalize, resolve
 from aim_core.api.spec_errors import spec_problems
 from aim_core.runtime.store import Store
 

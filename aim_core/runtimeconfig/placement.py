@@ -7,7 +7,7 @@ Pure functions over wire-format dicts.
 * **Resolution**, per field: the AIMService's ``spec.nodeSelector``,
   ``spec.tolerations`` and ``spec.affinity`` replace the runtime config's
   (namespace config over cluster config, also per field, see
-  :mod:`aim_core.runtimeconfig.resolve`); a field is never merged key by key
+  :mod:`aim_core.runtimeconfig.resolution`); a field is never merged key by key
   across levels.
 * **GPU node affinity** that the template resolved (F41) is combined with the
   user's node affinity, so both must hold: every GPU term is ANDed with every
@@ -31,7 +31,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.runtimeconfig.resolve import Resolution
+from aim_core.runtimeconfig.resolution import Resolution
 
 FIELDS = ("nodeSelector", "tolerations", "affinity")
 

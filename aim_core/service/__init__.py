@@ -1,0 +1,14 @@
+"""AIMService: model, template, cache, serving objects, route and scaler (F43-F65).
+
+* :mod:`.validation` -- problems in the service's own spec;
+* :mod:`.models` -- which model the service serves (or creates);
+* :mod:`.templates`, :mod:`.selection`, :mod:`.overrides`, :mod:`.resolution` -- the template it
+  runs: a template's facts, automatic selection, the derived template for ``spec.overrides``,
+  and what resolution decided;
+* :mod:`.caching` -- the template cache it uses; :mod:`.runtime`, :mod:`.routing` -- what it asks of
+  the runtime and route builders (plugins);
+* :mod:`.observed`, :mod:`.plan` -- the observed inputs and the pure plan;
+* :mod:`.controller` -- indexes, watches and the observe step.
+
+No other kind imports the service.
+"""

@@ -122,7 +122,7 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
 
     :param template: the resolved AIMServiceTemplate or AIMClusterServiceTemplate.
     :param template_scope: ``"Namespace"`` or ``"Cluster"``, where the template was found.
-    :param config: the resolved runtime config spec (:attr:`aim_core.runtimeconfig.resolve.Resolution.spec`).
+    :param config: the resolved runtime config spec (:attr:`aim_core.runtimeconfig.Resolution.spec`).
     :param mode: the effective caching mode (:func:`caching_mode`).
 
     Plan it with ``owned=cache_owned(mode)``: a Shared cache has no owner.

@@ -45,7 +45,7 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtimeconfig import config_name, resolve
 from aim_core.service.adapters import adapter_sources, artifact_view
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service

@@ -11,7 +11,7 @@ import attrs
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.plugin.providers import Autoscaler, GpuVendor, ResourceRef, RouteBuilder, RuntimeBuilder
 from aim_core.reconcile.naming import route_name
-from aim_core.runtimeconfig.resolve import Resolution
+from aim_core.runtimeconfig import Resolution
 
 log = logging.getLogger("aim_engine.service")
 

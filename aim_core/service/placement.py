@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aim_core.runtimeconfig.placement import Placement, resolve_placement
-from aim_core.runtimeconfig.resolve import Resolution
+from aim_core.runtimeconfig import Resolution
 
 __all__ = ["Placement", "service_placement"]
 

@@ -26,12 +26,11 @@ from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.workloads import inspect_pods
 from aim_core.reconcile.errors import ErrorInfo
-from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Deletion, Issue, LabelPolicy, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
-from aim_core.runtimeconfig.resolve import routing_enabled
+from aim_core.runtimeconfig import routing_enabled
 from aim_core.service import adapters, cache_retry, caching, routing
 from aim_core.service.adapters import ADAPTERS
 from aim_core.service.models import image_key, resolve_model

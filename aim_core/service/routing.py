@@ -52,7 +52,7 @@ from aim_core.plugin.providers import RouteRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
 from aim_core.reconcile.plan import Issue
-from aim_core.runtimeconfig.resolve import config_name, routing_enabled
+from aim_core.runtimeconfig import config_name, routing_enabled
 
 GATEWAY_NOT_CONFIGURED = "GatewayNotConfigured"
 PATH_TEMPLATE_INVALID = "PathTemplateInvalid"

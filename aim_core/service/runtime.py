@@ -34,39 +34,28 @@ Decisions, where upstream leaves a choice:
 
 from __future__ import annotations
 
-import json
 import posixpath
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import attrs
 
 from aim_core.reconcile.quantities import canonical
-from aim_core.reconcile.health import Category
 from aim_core.plugin.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
-from aim_core.reconcile.envvars import ENGINE_ARGS, layer_env
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.plan import Issue
-from aim_core.runtimeconfig.resolve import config_name
 from aim_core.service.placement import Placement
 from aim_core.service.adapters import VOLUME_PREFIX as ADAPTER_VOLUME_PREFIX
 
 if TYPE_CHECKING:
     from aim_core.service.adapters import AdapterServing
+from aim_core.service.environment import CACHE_PATH, EnvLayer, container_env, engine_args_issue, env_layers
 
-CACHE_PATH = "/workspace/cache"
-DEFAULT_ENV: tuple[Mapping[str, str], ...] = (
-    {"name": "AIM_CACHE_PATH", "value": CACHE_PATH},
-    {"name": "VLLM_ENABLE_METRICS", "value": "true"},
-)
 CPU_PER_GPU = 4
 MEMORY_REQUEST_GI_PER_GPU = 32
 MEMORY_LIMIT_GI_PER_GPU = 48
-INVALID_ENGINE_ARGS = "InvalidEngineArgs"
 
-_PROFILE_ENV = (("profileId", "AIM_PROFILE_ID"), ("metric", "AIM_METRIC"), ("precision", "AIM_PRECISION"))
 
 
 def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -88,97 +77,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
-
-
-# ---------------------------------------------------------------- environment
-
-
-@attrs.frozen
-class EnvLayer:
-    """One layer of the inference container env; ``source`` names it in messages."""
-
-    source: str
-    env: tuple[Mapping[str, Any], ...]
-    user: bool = True  #: written by a user (checked for problems), not by the operator
-
-
-def _object_name(kind: str, meta: Mapping[str, Any]) -> str:
-    namespace = meta.get("namespace")
-    return f"{kind} {namespace}/{meta.get('name', '?')}" if namespace else f"{kind} {meta.get('name', '?')}"
-
-
-def env_layers(
-    service: Mapping[str, Any], template: Mapping[str, Any], template_scope: str, config: Mapping[str, Any]
-) -> list[EnvLayer]:
-    """The env layers of F49, lowest precedence first.
-
-    Defaults; runtime config ``env``; ``AIM_PROFILE_ID``/``AIM_METRIC``/
-    ``AIM_PRECISION`` from the template *spec* when set; template
-    ``spec.env``; ``AIM_MODEL_ID`` from the template's first model source;
-    service ``spec.env``. Upstream appends the template-derived variables
-    without merging; here they merge like every layer, so no name occurs twice.
-    """
-    tspec = _spec(template)
-    kind = "AIMClusterServiceTemplate" if template_scope == "Cluster" else "AIMServiceTemplate"
-    meta = dict(_meta(template))
-    if template_scope == "Cluster":
-        meta.pop("namespace", None)
-    profile = tuple({"name": env, "value": str(tspec[field])} for field, env in _PROFILE_ENV if tspec.get(field))
-    sources = tspec.get("modelSources") or ()
-    model_id = (sources[0] or {}).get("modelId") if sources else None
-    return [
-        EnvLayer("operator defaults", DEFAULT_ENV, user=False),
-        EnvLayer(f"runtime config {config_name(_spec(service))!r} env", tuple(config.get("env") or ())),
-        EnvLayer(f"{_object_name(kind, meta)} spec profileId/metric/precision", profile, user=False),
-        EnvLayer(f"{_object_name(kind, meta)} spec.env", tuple(tspec.get("env") or ())),
-        EnvLayer(
-            f"{_object_name(kind, meta)} spec.modelSources",
-            ({"name": "AIM_MODEL_ID", "value": model_id},) if model_id else (),
-            user=False,
-        ),
-        EnvLayer(f"{_object_name('AIMService', _meta(service))} spec.env", tuple(_spec(service).get("env") or ())),
-    ]
-
-
-def _engine_args_problem(value: str) -> str | None:
-    try:
-        parsed = json.loads(value)
-    except ValueError as exc:
-        return f"is not valid JSON ({exc})"
-    if not isinstance(parsed, dict):
-        return f"is JSON but not an object (got {type(parsed).__name__})"
-    return None
-
-
-def engine_args_issue(layers: Iterable[EnvLayer]) -> Issue | None:
-    """InvalidSpec ``InvalidEngineArgs`` naming every user layer whose ``AIM_ENGINE_ARGS`` is not a JSON object.
-
-    Values from ``valueFrom`` and empty values are not checked. ``None`` when all are fine.
-    """
-    problems = []
-    for layer in layers:
-        if not layer.user:
-            continue
-        for entry in layer.env:
-            value = entry.get("value")
-            if entry.get("name") != ENGINE_ARGS or not isinstance(value, str) or not value.strip():
-                continue
-            problem = _engine_args_problem(value)
-            if problem:
-                problems.append(f"{ENGINE_ARGS} in {layer.source} {problem}")
-    if not problems:
-        return None
-    return Issue(
-        Category.INVALID_SPEC,
-        INVALID_ENGINE_ARGS,
-        "; ".join(problems) + f'. {ENGINE_ARGS} must be a JSON object, e.g. {{"max-model-len": 8192}}, '
-        "so that the layers can be merged",
-    )
-
-
-def container_env(layers: Iterable[EnvLayer]) -> list[dict[str, Any]]:
-    """The merged env, sorted by name (``AIM_ENGINE_ARGS`` objects deep-merged across layers)."""
-    return layer_env(*(layer.env for layer in layers))
 
 
 # ---------------------------------------------------------------- resources

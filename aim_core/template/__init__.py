@@ -8,7 +8,7 @@
 * :mod:`.plan` -- :func:`~aim_core.template.plan.plan_template`, the whole decision.
 
 The controllers that wire this to the engine live in
-:mod:`aim_core.template.controller`.
+:mod:`aim_core.template.controller`. Other kinds import only the names below.
 """
 
 from aim_core.template.scope import Scope

@@ -54,7 +54,7 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtimeconfig import config_name, resolve
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.template import discovery as disc

@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 
 from aim_core.reconcile.health import Category, Health
-from aim_core.model.aggregate import model_health_for_template
+from aim_core.model import model_health_for_template
 from aim_core.api.spec_errors import spec_problems
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import GpuCheck, check_gpu

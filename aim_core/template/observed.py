@@ -11,7 +11,7 @@ import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.errors import ErrorInfo
-from aim_core.runtimeconfig.resolve import Resolution
+from aim_core.runtimeconfig import Resolution
 from aim_core.template.scope import Scope
 
 Obj = Mapping[str, Any]

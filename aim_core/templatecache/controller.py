@@ -55,7 +55,7 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtimeconfig import config_name, resolve
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.reconcile.obj import Obj
 from aim_core.templatecache.sources import cache_sources

@@ -22,7 +22,7 @@ from aim_core.reconcile.plan import LabelPolicy, Plan
 from aim_core.reconcile.resources import ARTIFACTS, CLUSTER_TEMPLATES, TEMPLATES
 from aim_core.runtime.controller import namespace_going
 from aim_core.templatecache.sources import STORAGE_KEYS, cache_sources
-from aim_core.runtimeconfig.resolve import Resolution
+from aim_core.runtimeconfig import Resolution
 
 SHARED, DEDICATED = "Shared", "Dedicated"
 _ERROR_STATES = (State.FAILED, State.DEGRADED, State.NOT_AVAILABLE)

@@ -10,7 +10,7 @@ from aim_core.artifact.observed import Candidate, Observed, Quota, Usage
 from aim_core.artifact.controller import ArtifactController
 from aim_core.runtime.engine import build_status
 from aim_core.reconcile import naming
-from aim_core.runtimeconfig.resolve import resolve
+from aim_core.runtimeconfig.resolution import resolve
 
 NS = "ml-team"
 UID = "uid-art"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aim_core.artifact.plan import plan_artifact
 from aim_core.artifact.quota import decide, eviction_order
-from aim_core.artifact.controller import parse_quota
+from aim_core.artifact.keys import parse_quota
 from tests.artifact.builders import (
     GIB,
     NS,

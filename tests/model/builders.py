@@ -11,7 +11,7 @@ from aim_core.model.fetch import Lookup
 from aim_core.model.images import metadata_source
 from aim_core.model.observed import CLUSTER, NAMESPACE, Observed
 from aim_core.registry import ImageInfo, ImageReference, RegistryError
-from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtimeconfig.resolution import config_name, resolve
 
 API = "aim.eai.amd.com/v1alpha1"
 NS = "ml-team"

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from aim_core.reconcile.health import Category, State
-from aim_core.runtimeconfig.resolve import config_name, merge_specs, normalize, resolve, routing_enabled
+from aim_core.runtimeconfig.resolution import config_name, merge_specs, normalize, resolve, routing_enabled
 
 
 def rc(name, spec, ns="team", uid="u-ns"):

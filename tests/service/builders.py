@@ -29,7 +29,7 @@ from aim_core.reconcile.gpu import GpuInventory
 from aim_core.plugin.manager import get_plugin_manager
 from aim_core.reconcile.naming import dedicated_cache_name, shared_cache_name
 from aim_core.reconcile.plan import Plan
-from aim_core.runtimeconfig.resolve import config_name, resolve
+from aim_core.runtimeconfig.resolution import config_name, resolve
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 

@@ -13,7 +13,7 @@ import attrs
 
 from aim_core.plugin.providers import GpuDevice, gpu_resource_names
 from aim_core.runtimeconfig.placement import combine_node_affinity, gpu_tolerations
-from aim_core.runtimeconfig.resolve import merge_specs
+from aim_core.runtimeconfig.resolution import merge_specs
 from tests.service.builders import (
     MI300X_IDS,
     NS,

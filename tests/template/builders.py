@@ -10,7 +10,7 @@ import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.plugin.manager import get_plugin_manager, providers
-from aim_core.runtimeconfig.resolve import resolve
+from aim_core.runtimeconfig.resolution import resolve
 from aim_core.template.hardware import advertised_counts
 from aim_core.template.observed import Observed, Scope, Slot
 

@@ -22,7 +22,7 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig.resolve import resolve
+from aim_core.runtimeconfig.resolution import resolve
 from aim_core.runtime.store import Store
 
 NS = "ml-team"

@@ -1,0 +1,97 @@
+"""Index keys and small readings of the objects the artifact controller watches, and the quota it enforces. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from aim_core.artifact.observed import Quota
+from aim_core.artifact.quantities import QuantityError, parse_bytes
+from aim_core.reconcile import labels as lbl
+from aim_core.reconcile.obj import Obj
+
+_WAITING_REASONS = ("StorageQuotaExceeded", "EvictingArtifacts")
+
+
+
+def _ns(obj: Obj) -> str:
+    return (obj.get("metadata") or {}).get("namespace") or ""
+
+
+def _cache_label(obj: Obj) -> list[tuple[str, str]]:
+    value = ((obj.get("metadata") or {}).get("labels") or {}).get(lbl.CACHE_NAME_LABEL)
+    return [(_ns(obj), value)] if value else []
+
+
+def _waiting(artifact: Obj) -> bool:
+    return any(c.get("type") == "CachePvcReady" and c.get("reason") in _WAITING_REASONS
+               for c in (artifact.get("status") or {}).get("conditions") or ())
+
+
+def _deleting(obj: Obj) -> bool:
+    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _service_uses(svc: Obj) -> list[tuple[str, str]]:
+    """``(namespace, name)`` of the caches (by name) and templates (by name) a service uses."""
+    ns, spec, status = _ns(svc), svc.get("spec") or {}, svc.get("status") or {}
+    names = {((status.get("cache") or {}).get("templateCacheRef") or {}).get("name"),
+             (spec.get("template") or {}).get("name"), (status.get("resolvedTemplate") or {}).get("name")}
+    return [(ns, n) for n in names if n]
+
+
+def _claims(pod: Obj) -> list[tuple[str, str]]:
+    """``(namespace, claim)`` for each PVC a pod mounts; none for our own Job pods."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if lbl.CACHE_NAME_LABEL in labels:
+        return []
+    volumes = (pod.get("spec") or {}).get("volumes") or ()
+    return [(_ns(pod), v["persistentVolumeClaim"]["claimName"]) for v in volumes
+            if (v.get("persistentVolumeClaim") or {}).get("claimName")]
+
+
+def _running(pod: Obj) -> bool:
+    return not _deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def _complete(artifact: Obj) -> bool:
+    return (((artifact.get("status") or {}).get("progress") or {}).get("percentage")) == 100
+
+
+def _storage_view(artifact: Obj) -> tuple[Any, ...]:
+    status = artifact.get("status") or {}
+    return (_deleting(artifact), status.get("allocatedSize"), status.get("status"))
+
+
+def parse_quota(configs: Iterable[Obj]) -> Quota:
+    """The strictest ``artifactStorageQuota`` over every AIMClusterRuntimeConfig that sets one."""
+    cluster: tuple[int, str] | None = None
+    namespace: tuple[int, str] | None = None
+    problems = []
+    for config in sorted(configs, key=lambda c: c["metadata"]["name"]):
+        quota = (config.get("spec") or {}).get("artifactStorageQuota") or {}
+        where = f"AIMClusterRuntimeConfig {config['metadata']['name']}"
+        for key in ("clusterLimit", "defaultNamespaceLimit"):
+            if quota.get(key) in (None, ""):
+                continue
+            try:
+                limit = parse_bytes(quota[key])
+            except QuantityError as exc:
+                problems.append(f"{where} artifactStorageQuota.{key}: {exc}")
+                continue
+            if key == "clusterLimit" and (cluster is None or limit < cluster[0]):
+                cluster = (limit, where)
+            if key == "defaultNamespaceLimit" and (namespace is None or limit < namespace[0]):
+                namespace = (limit, where)
+    sources = sorted({s for s in (cluster and cluster[1], namespace and namespace[1]) if s})
+    return Quota(cluster and cluster[0], namespace and namespace[0], ", ".join(sources), tuple(problems))
+
+
+def _allocated(artifact: Obj) -> int:
+    value = (artifact.get("status") or {}).get("allocatedSize")
+    if value in (None, ""):
+        return 0
+    try:
+        return parse_bytes(value)
+    except QuantityError:
+        return 0
