@@ -27,7 +27,7 @@ from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.envvars import layer_env
 from aim_core.reconcile.naming import sanitize_label_value
 from aim_core.reconcile.resources import JOBS, PVCS, ROLE_BINDINGS
-from aim_core.runtimeconfig.placement import Placement, apply_to_pod
+from aim_core.runtimeconfig import Placement, apply_to_pod
 
 STATUS_UPDATER = "aim-engine-artifact-status-updater"  # RoleBinding and ClusterRole name (F72)
 DOWNLOAD_CONTAINER = "model-download"

@@ -63,7 +63,7 @@ from aim_core.reconcile.resources import (
 from aim_core.runtimeconfig import config_name, resolve
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
-from aim_core.service.adapters import adapter_artifacts
+from aim_core.service import adapter_artifacts
 from aim_core.artifact.keys import _ns, _cache_label, _waiting, _deleting, _service_uses, _claims, _running, _complete, _storage_view, _allocated, parse_quota
 
 DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"

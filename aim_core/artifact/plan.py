@@ -63,7 +63,7 @@ from aim_core.reconcile.naming import (
 )
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.reconcile.resources import ARTIFACTS, JOBS, PVCS, ROLE_BINDINGS, TEMPLATE_CACHES
-from aim_core.runtimeconfig.placement import Placement, resolve_placement
+from aim_core.runtimeconfig import Placement, resolve_placement
 from aim_core.runtimeconfig import pvc_headroom_percent
 
 OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output again

@@ -5,10 +5,17 @@
 * :mod:`.templates`, :mod:`.selection`, :mod:`.overrides`, :mod:`.resolution` -- the template it
   runs: a template's facts, automatic selection, the derived template for ``spec.overrides``,
   and what resolution decided;
+* :mod:`.adapters` -- LoRA adapters: their artifacts, mounts and engine args; :mod:`.placement` --
+  where the inference pods run;
 * :mod:`.caching` -- the template cache it uses; :mod:`.runtime`, :mod:`.routing` -- what it asks of
   the runtime and route builders (plugins);
 * :mod:`.observed`, :mod:`.plan` -- the observed inputs and the pure plan;
 * :mod:`.controller` -- indexes, watches and the observe step.
 
-No other kind imports the service.
+Other kinds import only the names below (the artifact controller keeps the artifacts that
+serve a service's LoRA adapters).
 """
+
+from aim_core.service.adapters import adapter_artifacts
+
+__all__ = ["adapter_artifacts"]

@@ -18,7 +18,7 @@ import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.service.selection import resolve_explicit
-from aim_core.service.templates import TemplateResolution
+from aim_core.service.resolution import TemplateResolution
 
 Obj = Mapping[str, Any]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.runtimeconfig.placement import Placement, resolve_placement
+from aim_core.runtimeconfig import Placement, resolve_placement
 from aim_core.runtimeconfig import Resolution
 
 __all__ = ["Placement", "service_placement"]
