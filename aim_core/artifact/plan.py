@@ -43,7 +43,6 @@ from aim_core.artifact.progress import (
     was_downloaded,
 )
 from aim_core.artifact.quantities import GIB, INT64_MAX, display_size, gib_with_headroom
-from aim_core.artifact.quota import decide
 from aim_core.artifact.validation import (
     effective_filter,
     filter_json,
@@ -59,20 +58,18 @@ from aim_core.reconcile.naming import (
     artifact_pvc_name,
     check_size_job_name,
     download_job_name,
-    sanitize_label_value,
 )
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
-from aim_core.reconcile.resources import ARTIFACTS, JOBS, PVCS, ROLE_BINDINGS, TEMPLATE_CACHES
+from aim_core.reconcile.resources import JOBS, ROLE_BINDINGS
 from aim_core.runtimeconfig import Placement, resolve_placement
 from aim_core.runtimeconfig import pvc_headroom_percent
+from aim_core.artifact.storage import EVICTION_REQUEUE, _label, _plan_pvc
 
 OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output again
 # Progress needs no polling (upstream looks every 10 s): Jobs, pods and the PVC re-trigger the
 # artifact through watches, and so does its progress reaching 100 % (see the controller). This
 # slow look is a safety net for what no watch reports, such as an Event explaining a stuck pod.
 RUNNING_REQUEUE = 60.0
-EVICTION_REQUEUE = 5.0
-QUOTA_REQUEUE = 60.0
 LAST_USED_REFRESH = 300.0  # seconds: status.lastUsed of an artifact in use is at most this old
 
 Obj = Mapping[str, Any]
@@ -255,11 +252,6 @@ def _report_job(plan: Plan, component: str, job: Health, pods: Health | None) ->
         plan.component(f"{component}Pods", pods)
 
 
-def _label(name: str) -> str:
-    """The ``cache.name`` label value of an artifact (names over 63 characters are cut)."""
-    return sanitize_label_value(name) or "artifact"
-
-
 def _older(job: Obj, pvc: Obj) -> bool:
     born = _parse_time((job.get("metadata") or {}).get("creationTimestamp"))
     volume = _parse_time((pvc.get("metadata") or {}).get("creationTimestamp"))
@@ -304,40 +296,3 @@ def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env:
     if adapter is not None:  # a LoRA adapter's config, before the download (issue 22)
         plan.status["adapter"] = adapter
     return size
-
-
-def _plan_pvc(plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib: int, headroom: int,
-              done_before: bool) -> bool:
-    """Plan the PVC if the quota allows (evicting idle artifacts first when needed); whether it was planned."""
-    meta, spec = obj["metadata"], obj.get("spec") or {}
-    name, ns = meta["name"], meta.get("namespace") or ""
-    if ob.quota.problems:
-        plan.component("CachePvc", Health.error(Category.INVALID_SPEC, "InvalidStorageQuota",
-                                                "; ".join(ob.quota.problems)))
-        return False
-    decision = decide(gib * GIB, ns, ob.quota, ob.usage)
-    if decision.victims or decision.fits:
-        plan.storage = gib * GIB  # held for this artifact until its status says so (issue 18)
-    if decision.victims:
-        for victim in decision.victims:
-            plan.delete.append(Deletion(ARTIFACTS, victim.namespace, victim.name))
-            plan.delete.extend(Deletion(TEMPLATE_CACHES, victim.namespace, c) for c in victim.caches)
-        plan.component("CachePvc", Health(State.PENDING, "EvictingArtifacts", decision.message))
-        plan.requeue(EVICTION_REQUEUE)
-        return False
-    if not decision.fits:
-        plan.component("CachePvc", Health.error(Category.RESOURCE_EXHAUSTION, "StorageQuotaExceeded",
-                                                f"no PVC of {gib}Gi for this artifact: {decision.message}",
-                                                state=State.PENDING))
-        plan.requeue(QUOTA_REQUEUE)
-        return False
-    storage_class = spec.get("storageClassName") or (ob.config.spec.get("storage") or {}).get(
-        "defaultStorageClassName") or ""
-    template_created = ((meta.get("labels") or {}).get(lbl.TEMPLATE_CREATED_LABEL) == "true")
-    plan.want(PVCS, children.pvc(name=pvc_name, artifact=_label(name), namespace=ns,
-                                 source_uri=spec.get("sourceUri") or "", gib=gib, storage_class=storage_class,
-                                 template_created=template_created))
-    why = "the volume was deleted; creating it again" if done_before else f"creating PVC {pvc_name}"
-    plan.component("CachePvc", Health.progressing("ResourceNotReady", why))
-    plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": canonical(f"{gib}Gi"), "headroomPercent": headroom})
-    return True

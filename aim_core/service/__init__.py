@@ -16,6 +16,6 @@ Other kinds import only the names below (the artifact controller keeps the artif
 serve a service's LoRA adapters).
 """
 
-from aim_core.service.adapters import adapter_artifacts
+from aim_core.service.adapter_inputs import adapter_artifacts
 
 __all__ = ["adapter_artifacts"]

@@ -40,7 +40,6 @@ Decisions:
 
 from __future__ import annotations
 
-import json
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -50,11 +49,12 @@ import attrs
 from aim_core.api.service import LORA_RANKS
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.conditions import Condition
-from aim_core.reconcile.envvars import ENGINE_ARGS, merge_env
+from aim_core.reconcile.envvars import ENGINE_ARGS
 from aim_core.reconcile.gojson import go_marshal
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.naming import artifact_name, derived_name
 from aim_core.reconcile.resources import ARTIFACTS
+from aim_core.service.adapter_inputs import adapter_specs as adapter_specs, adapter_sources as adapter_sources, artifact_view as artifact_view, adapter_artifacts as adapter_artifacts, base_names as base_names, base_ids as base_ids, user_engine_args as user_engine_args, _ready_condition
 
 Obj = Mapping[str, Any]
 
@@ -140,73 +140,6 @@ class AdapterPlan:
         return {"adapters": [a.status() for a in self.adapters], "adapterSummary": f"{served}/{len(self.adapters)}"}
 
 
-# ---------------------------------------------------------------- inputs
-
-
-def adapter_specs(svc: Obj) -> list[Obj]:
-    return [a for a in ((svc.get("spec") or {}).get("adapters") or ()) if isinstance(a, Mapping)]
-
-
-def adapter_sources(svc: Obj) -> list[str]:
-    """The ``sourceUri`` of every adapter (for the controller's index)."""
-    return [str(a.get("sourceUri") or "") for a in adapter_specs(svc) if a.get("sourceUri")]
-
-
-def artifact_view(artifact: Obj | None) -> tuple[Any, ...]:
-    """What the adapter plan reads of an artifact; a service is re-planned only when this changes."""
-    if artifact is None:
-        return ()
-    meta, status = artifact.get("metadata") or {}, artifact.get("status") or {}
-    return (meta.get("name"), bool(meta.get("deletionTimestamp")), bool(meta.get("ownerReferences")),
-            (artifact.get("spec") or {}).get("sourceUri"), status.get("status"), status.get("persistentVolumeClaim"),
-            json.dumps(status.get("adapter"), sort_keys=True), json.dumps(_ready_condition(artifact), sort_keys=True))
-
-
-def adapter_artifacts(svc: Obj) -> list[str]:
-    """Artifacts the service refers to through ``status.adapters`` (for the artifact controller)."""
-    return [str(a["artifact"]) for a in ((svc.get("status") or {}).get("adapters") or ())
-            if isinstance(a, Mapping) and a.get("artifact")]
-
-
-def base_names(svc: Obj, model: Obj | None, template: Obj | None) -> set[str]:
-    """Names the base model answers to: the model object's, its canonical name and model ids."""
-    names = {((svc.get("spec") or {}).get("model") or {}).get("name")}
-    names |= base_ids(model, template)
-    if model is not None:
-        names.add((model.get("metadata") or {}).get("name"))
-    if template is not None:
-        names.add((template.get("spec") or {}).get("modelName"))
-    return {str(n).strip() for n in names if n and str(n).strip()}
-
-
-def base_ids(model: Obj | None, template: Obj | None) -> set[str]:
-    """Model ids (``org/name``) of the base model: image metadata and model sources."""
-    ids: set[Any] = set()
-    if model is not None:
-        ids.add((((model.get("status") or {}).get("imageMetadata") or {}).get("model") or {}).get("canonicalName"))
-        for source in (model.get("spec") or {}).get("modelSources") or ():
-            ids.add((source or {}).get("modelId"))
-    if template is not None:
-        for where in ("spec", "status"):
-            for source in ((template.get(where) or {}).get("modelSources")) or ():
-                ids.add((source or {}).get("modelId"))
-    return {str(i).strip() for i in ids if i and str(i).strip()}
-
-
-def user_engine_args(envs: Iterable[Sequence[Obj]]) -> dict[str, Any]:
-    """The user layers' ``AIM_ENGINE_ARGS`` merged as the container will see them (non-objects ignored)."""
-    merged: list[dict[str, Any]] = []
-    for env in envs:
-        merged = merge_env(merged, [e for e in env if e.get("name") == ENGINE_ARGS])
-    for entry in merged:
-        try:
-            value = json.loads(entry.get("value") or "")
-        except (TypeError, ValueError):
-            return {}
-        return value if isinstance(value, dict) else {}
-    return {}
-
-
 # ---------------------------------------------------------------- decisions
 
 
@@ -231,10 +164,6 @@ def _int(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
-
-
-def _ready_condition(obj: Obj) -> Obj:
-    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), {})
 
 
 def desired_artifact(svc: Obj, adapter: Obj) -> dict[str, Any]:

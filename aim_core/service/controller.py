@@ -27,7 +27,7 @@ from aim_core.reconcile.health import State
 from aim_core.reconcile.workloads import pod_failed
 from aim_core.reconcile.errors import describe
 from aim_core.reconcile.labels import SERVICE_FINALIZER
-from aim_core.reconcile.naming import hashed_label_value, inference_service_name, sanitize_label_value
+from aim_core.reconcile.naming import hashed_label_value, sanitize_label_value
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.status import SERVICE_STATUS_MAP
 from aim_core.reconcile.resources import (
@@ -51,6 +51,8 @@ from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.service.keys import _spec, _ns, _model_names, _template_names, _serving_name
+from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE, _terminations, _pod_ready, _ready
 
 log = logging.getLogger("aim_engine.service")
 
@@ -75,43 +77,6 @@ POD_BY_SERVING = "pod-by-serving"
 BY_LABEL_VALUE = "svc-by-label-value"
 BY_ADAPTER_SOURCE = "svc-by-adapter-source"  # services by (namespace, an adapter's sourceUri)
 ARTIFACT_BY_SOURCE = "svc:artifact-by-source"  # artifacts by (namespace, spec.sourceUri)
-
-
-def _spec(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("spec") or {}
-
-
-def _ns(obj: dict[str, Any]) -> str | None:
-    return obj["metadata"].get("namespace")
-
-
-def _model_names(svc: dict[str, Any]) -> list[str]:
-    names = []
-    model = _spec(svc).get("model") or {}
-    if (model.get("name") or "").strip():
-        names.append(model["name"].strip())
-    resolved = ((svc.get("status") or {}).get("resolvedModel") or {}).get("name")
-    if resolved:
-        names.append(resolved)
-    return names
-
-
-def _template_names(svc: dict[str, Any]) -> list[str]:
-    names = []
-    explicit = ((_spec(svc).get("template") or {}).get("name") or "").strip()
-    if explicit:
-        names.append(explicit)
-    resolved = ((svc.get("status") or {}).get("resolvedTemplate") or {}).get("name")
-    if resolved:
-        names.append(resolved)
-    return names
-
-
-def _serving_name(svc: dict[str, Any]) -> list[str]:
-    try:
-        return [inference_service_name(svc["metadata"]["name"], _ns(svc) or "")]
-    except Exception:  # noqa: BLE001 - a name that cannot fit is reported by the plan
-        return []
 
 
 class ServiceController(Controller):
@@ -359,31 +324,6 @@ class ServiceController(Controller):
         for cache in ctx.store.by_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, (ns, label)):
             if ((cache.get("status") or {}).get("status")) != State.READY.value:
                 await ctx.kube.delete(TEMPLATE_CACHES, ns, cache["metadata"]["name"])
-
-
-LOG_CACHE_SIZE = 256  # log tails of failed pods kept, each valid until its containers end again
-
-
-def _terminations(pod: dict[str, Any]) -> tuple[Any, ...]:
-    """What changes when a container of ``pod`` ends again: restart counts and the terminated states."""
-    out = []
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
-        ended = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated") or {}
-        out.append((cs.get("name"), cs.get("restartCount"), ended.get("exitCode"), ended.get("finishedAt"),
-                    ended.get("containerID")))
-    return tuple(out)
-
-
-def _pod_ready(pod: dict[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in (pod.get("status") or {}).get("conditions") or [])
-
-
-def _ready(obj: dict[str, Any]) -> bool:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == "Ready":
-            return cond.get("status") == "True"
-    return False
 
 
 __all__ = ["ServiceController"]

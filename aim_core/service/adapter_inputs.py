@@ -1,0 +1,81 @@
+"""What a service's LoRA adapters read from the service, its model and template: specs, sources, artifacts, base model names, the user's engine args. Pure."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from aim_core.reconcile.envvars import ENGINE_ARGS, merge_env
+from aim_core.reconcile.obj import Obj
+
+
+def _ready_condition(obj: Obj) -> Obj:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), {})
+
+
+# ---------------------------------------------------------------- inputs
+
+
+def adapter_specs(svc: Obj) -> list[Obj]:
+    return [a for a in ((svc.get("spec") or {}).get("adapters") or ()) if isinstance(a, Mapping)]
+
+
+def adapter_sources(svc: Obj) -> list[str]:
+    """The ``sourceUri`` of every adapter (for the controller's index)."""
+    return [str(a.get("sourceUri") or "") for a in adapter_specs(svc) if a.get("sourceUri")]
+
+
+def artifact_view(artifact: Obj | None) -> tuple[Any, ...]:
+    """What the adapter plan reads of an artifact; a service is re-planned only when this changes."""
+    if artifact is None:
+        return ()
+    meta, status = artifact.get("metadata") or {}, artifact.get("status") or {}
+    return (meta.get("name"), bool(meta.get("deletionTimestamp")), bool(meta.get("ownerReferences")),
+            (artifact.get("spec") or {}).get("sourceUri"), status.get("status"), status.get("persistentVolumeClaim"),
+            json.dumps(status.get("adapter"), sort_keys=True), json.dumps(_ready_condition(artifact), sort_keys=True))
+
+
+def adapter_artifacts(svc: Obj) -> list[str]:
+    """Artifacts the service refers to through ``status.adapters`` (for the artifact controller)."""
+    return [str(a["artifact"]) for a in ((svc.get("status") or {}).get("adapters") or ())
+            if isinstance(a, Mapping) and a.get("artifact")]
+
+
+def base_names(svc: Obj, model: Obj | None, template: Obj | None) -> set[str]:
+    """Names the base model answers to: the model object's, its canonical name and model ids."""
+    names = {((svc.get("spec") or {}).get("model") or {}).get("name")}
+    names |= base_ids(model, template)
+    if model is not None:
+        names.add((model.get("metadata") or {}).get("name"))
+    if template is not None:
+        names.add((template.get("spec") or {}).get("modelName"))
+    return {str(n).strip() for n in names if n and str(n).strip()}
+
+
+def base_ids(model: Obj | None, template: Obj | None) -> set[str]:
+    """Model ids (``org/name``) of the base model: image metadata and model sources."""
+    ids: set[Any] = set()
+    if model is not None:
+        ids.add((((model.get("status") or {}).get("imageMetadata") or {}).get("model") or {}).get("canonicalName"))
+        for source in (model.get("spec") or {}).get("modelSources") or ():
+            ids.add((source or {}).get("modelId"))
+    if template is not None:
+        for where in ("spec", "status"):
+            for source in ((template.get(where) or {}).get("modelSources")) or ():
+                ids.add((source or {}).get("modelId"))
+    return {str(i).strip() for i in ids if i and str(i).strip()}
+
+
+def user_engine_args(envs: Iterable[Sequence[Obj]]) -> dict[str, Any]:
+    """The user layers' ``AIM_ENGINE_ARGS`` merged as the container will see them (non-objects ignored)."""
+    merged: list[dict[str, Any]] = []
+    for env in envs:
+        merged = merge_env(merged, [e for e in env if e.get("name") == ENGINE_ARGS])
+    for entry in merged:
+        try:
+            value = json.loads(entry.get("value") or "")
+        except (TypeError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+    return {}

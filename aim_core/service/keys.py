@@ -1,0 +1,44 @@
+"""What the service controller indexes a service by: model and template names, serving name. Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aim_core.reconcile.naming import inference_service_name
+
+
+def _spec(obj: dict[str, Any]) -> dict[str, Any]:
+    return obj.get("spec") or {}
+
+
+def _ns(obj: dict[str, Any]) -> str | None:
+    return obj["metadata"].get("namespace")
+
+
+def _model_names(svc: dict[str, Any]) -> list[str]:
+    names = []
+    model = _spec(svc).get("model") or {}
+    if (model.get("name") or "").strip():
+        names.append(model["name"].strip())
+    resolved = ((svc.get("status") or {}).get("resolvedModel") or {}).get("name")
+    if resolved:
+        names.append(resolved)
+    return names
+
+
+def _template_names(svc: dict[str, Any]) -> list[str]:
+    names = []
+    explicit = ((_spec(svc).get("template") or {}).get("name") or "").strip()
+    if explicit:
+        names.append(explicit)
+    resolved = ((svc.get("status") or {}).get("resolvedTemplate") or {}).get("name")
+    if resolved:
+        names.append(resolved)
+    return names
+
+
+def _serving_name(svc: dict[str, Any]) -> list[str]:
+    try:
+        return [inference_service_name(svc["metadata"]["name"], _ns(svc) or "")]
+    except Exception:  # noqa: BLE001 - a name that cannot fit is reported by the plan
+        return []
