@@ -1,11 +1,13 @@
 """An in-memory cache of watched objects with secondary indexes.
 
-Watch events (from kopf) and the start-up listing feed the store; planners
-read from it instead of asking the API server. Indexes map a computed key to
+The watch streams (:mod:`aim_core.runtime.reflector`: a listing in pages, then
+watch events) feed the store; observe steps read from it instead of asking the
+API server. Indexes map a computed key to
 the objects that produce it, so "which services use runtime config X in
 namespace N" is a dictionary lookup, not a scan.
 
-The store is plain Python: no I/O, no kopf.
+The store is plain Python: no I/O. What it keeps of each object (the stored
+form) is in :mod:`aim_core.runtime.storeform`.
 """
 
 from __future__ import annotations
