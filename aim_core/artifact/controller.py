@@ -22,7 +22,7 @@ from __future__ import annotations
 import datetime
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import attrs
@@ -65,6 +65,7 @@ from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.service import adapter_artifacts
 from aim_core.artifact.keys import _ns, _cache_label, _waiting, _deleting, _service_uses, _claims, _running, _complete, _storage_view, _allocated, parse_quota
+from aim_core.reconcile.obj import Obj
 
 DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"
 
@@ -81,8 +82,6 @@ POD_BY_CLAIM = "artifact:pod-by-claim"  # pods (not our own) by (namespace, clai
 SVC_BY_ADAPTER = "artifact:svc-by-adapter"  # services by (namespace, artifact in status.adapters)
 
 _TEMPLATE_KINDS = ("AIMServiceTemplate", "AIMClusterServiceTemplate")
-
-Obj = Mapping[str, Any]
 
 
 class ArtifactController(Controller):

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
 from aim_core.runtimeconfig import Resolution
-
-Obj = Mapping[str, Any]
+from aim_core.reconcile.obj import Obj
 
 
 @attrs.frozen

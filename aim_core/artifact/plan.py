@@ -26,7 +26,6 @@ identity labels).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -64,6 +63,7 @@ from aim_core.reconcile.resources import JOBS, ROLE_BINDINGS
 from aim_core.runtimeconfig import Placement, resolve_placement
 from aim_core.runtimeconfig import pvc_headroom_percent
 from aim_core.artifact.storage import EVICTION_REQUEUE, _label, _plan_pvc
+from aim_core.reconcile.obj import Obj
 
 OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output again
 # Progress needs no polling (upstream looks every 10 s): Jobs, pods and the PVC re-trigger the
@@ -71,8 +71,6 @@ OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output a
 # slow look is a safety net for what no watch reports, such as an Event explaining a stuck pod.
 RUNNING_REQUEUE = 60.0
 LAST_USED_REFRESH = 300.0  # seconds: status.lastUsed of an artifact in use is at most this old
-
-Obj = Mapping[str, Any]
 
 
 def _parse_time(value: str | None) -> datetime.datetime | None:

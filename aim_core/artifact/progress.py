@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from aim_core.reconcile.health import Health, State
+from aim_core.reconcile.obj import Obj
 
 MAX_DISCOVERED_BYTES = 2**50  # a size check claiming more is not believed (F70)
 DOWNLOAD_COMPLETE = "DownloadComplete"
-
-Obj = Mapping[str, Any]
 
 
 def _result_line(lines: list[str]) -> tuple[str, dict[str, Any]] | None:

@@ -13,10 +13,10 @@ Pure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from aim_core.reconcile.health import Health, State
+from aim_core.reconcile.obj import Obj
 
 NAMESPACED_COMPONENT = "ServiceTemplates"
 CLUSTER_COMPONENT = "ClusterServiceTemplates"
@@ -25,8 +25,6 @@ _NOT_MODEL_FAILURES = TEMPLATE_CONDITIONS | {"Ready"}
 
 _ERROR = (State.FAILED.value, State.DEGRADED.value)
 _WAITING = (State.PENDING.value, State.PROGRESSING.value, State.STARTING.value)
-
-Obj = Mapping[str, Any]
 
 
 def _status(obj: Obj) -> str:

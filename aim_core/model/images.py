@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from aim_core.reconcile.obj import Obj
 
 SPEC = "spec"
 DISABLED = "disabled"
@@ -40,8 +41,6 @@ SOURCE_REGISTRY = "Registry"  # status.resolvedImage.source
 SOURCE_SPEC = "Spec"
 
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
-
-Obj = Mapping[str, Any]
 
 
 def _spec(model: Obj) -> Mapping[str, Any]:

@@ -29,7 +29,6 @@ templates are kept while the metadata cannot be read.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from typing import Any
 
 from aim_core.runtime.applyset import is_subset
@@ -43,6 +42,7 @@ from aim_core.model.validation import spec_problems
 from aim_core.reconcile.labels import ORIGIN_AUTO_GENERATED, ORIGIN_LABEL
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
+from aim_core.reconcile.obj import Obj
 
 RUNTIME_CONFIG = "RuntimeConfig"
 IMAGE_METADATA = "ImageMetadata"
@@ -55,8 +55,6 @@ _REGISTRY_CATEGORY = {
     "invalid": (Category.INVALID_SPEC, State.FAILED),
     "not_found": (None, State.DEGRADED),
 }
-
-Obj = Mapping[str, Any]
 
 
 def _label_policy(config: Obj) -> LabelPolicy:

@@ -51,10 +51,9 @@ from aim_core.reconcile.labels import (
     ORIGIN_LABEL,
     TEMPLATE_ALIAS_LABEL,
 )
+from aim_core.reconcile.obj import Obj
 
 DEFAULT_TYPE = "unoptimized"
-
-Obj = Mapping[str, Any]
 
 
 def _spec(obj: Obj) -> dict[str, Any]:

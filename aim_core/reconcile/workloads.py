@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.failures import LOG_TAIL_LINES, _clip, classify_log, classify_pull_error
+from aim_core.reconcile.obj import Obj
 
 __all__ = [
     "LOG_TAIL_LINES",
@@ -45,8 +45,6 @@ __all__ = [
 ]
 
 _FALLBACK_EXCERPT_LINES = 3  # lines quoted when no pattern matched
-
-Obj = Mapping[str, Any]
 
 # ---------------------------------------------------------------------------
 # Pods

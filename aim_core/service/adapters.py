@@ -41,7 +41,7 @@ Decisions:
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -55,8 +55,7 @@ from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.naming import artifact_name, derived_name
 from aim_core.reconcile.resources import ARTIFACTS
 from aim_core.service.adapter_inputs import adapter_specs as adapter_specs, adapter_sources as adapter_sources, artifact_view as artifact_view, adapter_artifacts as adapter_artifacts, base_names as base_names, base_ids as base_ids, user_engine_args as user_engine_args, _ready_condition
-
-Obj = Mapping[str, Any]
+from aim_core.reconcile.obj import Obj
 
 ADAPTERS = "Adapters"  #: component, and the condition type AdaptersReady
 CONDITION = "AdaptersReady"

@@ -25,7 +25,7 @@ Functions take wire-format dicts (camelCase) and return dicts or
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from aim_core.reconcile.health import Health, State
@@ -34,13 +34,12 @@ from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
 from aim_core.reconcile.resources import TEMPLATE_CACHES
 from aim_core.reconcile.conditions import ready_message
+from aim_core.reconcile.obj import Obj
 
 SHARED = "Shared"
 DEDICATED = "Dedicated"
 
 _LEGACY_MODES = {"Always": SHARED, "Auto": SHARED, "Never": DEDICATED}
-
-Obj = Mapping[str, Any]
 
 
 def caching_mode(service: Obj) -> str:

@@ -11,16 +11,14 @@ automatic choice: the model's owner asked for that template.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.service.selection import resolve_explicit
 from aim_core.service.resolution import TemplateResolution
-
-Obj = Mapping[str, Any]
+from aim_core.reconcile.obj import Obj
 
 
 def default_template_name(service: Obj, model: Obj | None) -> str | None:

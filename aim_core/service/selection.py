@@ -47,7 +47,6 @@ neither → MissingUpstream ``TemplateNotFound``, service Failed); else
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import attrs
 
@@ -72,8 +71,7 @@ from aim_core.service.templates import (
     template_status,
 )
 from aim_core.template import Scope
-
-Obj = Mapping[str, Any]
+from aim_core.reconcile.obj import Obj
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:
     shown = list(items[:limit])

@@ -38,10 +38,9 @@ from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.conditions import dependency_health
 from aim_core.template import Scope
+from aim_core.reconcile.obj import Obj
 
 COMPONENT = "Template"
-
-Obj = Mapping[str, Any]
 
 
 # ---------------------------------------------------------------- facts

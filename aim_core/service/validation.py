@@ -23,18 +23,16 @@ Wrongly typed fields are left to :func:`aim_core.api.spec_errors.spec_problems`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from aim_core.reconcile.health import Category
 from aim_core.reconcile.plan import Issue
 from aim_core.service.runtime import engine_args_issue, env_layers
 from aim_core.service.templates import ScopedTemplate
+from aim_core.reconcile.obj import Obj
 
 INVALID_REPLICAS = "InvalidReplicas"
 INT32_MAX = 2**31 - 1
-
-Obj = Mapping[str, Any]
 
 
 def _whole(value: Any) -> bool:

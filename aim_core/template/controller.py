@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import attrs
@@ -59,6 +59,7 @@ from aim_core.template.observed import Observed
 from aim_core.template.scope import Scope
 from aim_core.template.plan import decide, plan_template
 from aim_core.template.slots import ACTIVE_JOBS, DiscoverySlots
+from aim_core.reconcile.obj import Obj
 
 OUTPUT_LOG_LINES = 5000  # discovery prints one JSON document; keep all of it
 FAILURE_LOG_LINES = 50
@@ -69,8 +70,6 @@ BY_CONFIG = "tpl:by-config"
 NEEDS_GPU = "tpl:needs-gpu"
 JOB_BY_OWNER = "tpl:job-by-owner"  # (namespace, owner kind, owner name)
 POD_BY_JOB = "tpl:pod-by-job"
-
-Obj = Mapping[str, Any]
 
 
 def _ns(obj: Obj) -> str | None:

@@ -23,10 +23,9 @@ from aim_core.template import discovery as disc
 from aim_core.template.hardware import GpuCheck, check_gpu
 from aim_core.template.observed import Observed
 from aim_core.template.scope import Scope
+from aim_core.reconcile.obj import Obj
 
 __all__ = ["Breaker", "Decision", "Obj", "decide", "model_health", "spec_of", "status_of"]
-
-Obj = Mapping[str, Any]
 
 
 def spec_of(obj: Obj | None) -> Obj:

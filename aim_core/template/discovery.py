@@ -43,6 +43,7 @@ from typing import Any
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile.naming import derived_name, discovery_job_name, discovery_spec_hash, sanitize_label_value
 from aim_core.template.output import DiscoveryResult, OutputProblem, _clip, parse_output
+from aim_core.reconcile.obj import Obj
 
 __all__ = [
     "ARGS",
@@ -73,8 +74,6 @@ CUSTOM_PROFILE_DIR = "/etc/aim/custom-profile"
 CUSTOM_PROFILE_KEY = "profile.yaml"
 
 JOB_LABELS = keys.DISCOVERY_JOB_LABELS
-
-Obj = Mapping[str, Any]
 
 
 # ---------------------------------------------------------------- identity

@@ -38,6 +38,7 @@ from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.plugin.providers import GpuVendor
 from aim_core.template.quantities import format_binary, parse_bytes
+from aim_core.reconcile.obj import Obj
 
 __all__ = [
     "MAX_GPUS_PER_REPLICA",
@@ -53,8 +54,6 @@ MAX_GPUS_PER_REPLICA = 64
 """More GPUs than any single node carries today (8 per node is usual, 16 rare)."""
 
 COMPONENT = "GPU"
-
-Obj = Mapping[str, Any]
 
 
 def _gpu_spec(spec: Obj) -> Obj:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import enum
 from collections.abc import Mapping
-from typing import Any
 
 import attrs
 
@@ -13,8 +12,7 @@ from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.runtimeconfig import Resolution
 from aim_core.template.scope import Scope
-
-Obj = Mapping[str, Any]
+from aim_core.reconcile.obj import Obj
 
 
 class Slot(str, enum.Enum):
