@@ -19,9 +19,9 @@ from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Health
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.resources import TEMPLATES
+from aim_core.reconcile.obj import Obj
 from aim_core.service.templates import (
     COMPONENT,
-    Obj,
     ScopedTemplate,
     profile_type,
     template_metric,
