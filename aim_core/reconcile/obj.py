@@ -1,8 +1,10 @@
-"""The one alias for a Kubernetes object as controllers read it: a read-only JSON map.
+"""The one alias for a Kubernetes object as controllers read it, and its three parts.
 
 Objects come from the API server or the store as plain maps; code that reads them takes ``Obj``
-(never mutates it) and code that builds one returns ``dict[str, Any]``. Each kind's ``view``
-module turns its own object into a small typed value (``aim_core.<kind>.view``).
+(never mutates it) and code that builds one returns ``dict[str, Any]``. :func:`meta_of`,
+:func:`spec_of` and :func:`status_of` read a part that may be missing or null as an empty map.
+Each kind's ``view`` module turns its own object into a small typed value
+(``aim_core.<kind>.view``) with the fields its code reads and their defaults.
 """
 
 from __future__ import annotations
@@ -12,4 +14,22 @@ from typing import Any
 
 Obj = Mapping[str, Any]
 
-__all__ = ["Obj"]
+_EMPTY: Obj = {}
+
+
+def meta_of(obj: Obj | None) -> Obj:
+    """``metadata``, or an empty map."""
+    return (obj or _EMPTY).get("metadata") or _EMPTY
+
+
+def spec_of(obj: Obj | None) -> Obj:
+    """``spec``, or an empty map."""
+    return (obj or _EMPTY).get("spec") or _EMPTY
+
+
+def status_of(obj: Obj | None) -> Obj:
+    """``status``, or an empty map."""
+    return (obj or _EMPTY).get("status") or _EMPTY
+
+
+__all__ = ["Obj", "meta_of", "spec_of", "status_of"]

@@ -151,7 +151,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         retry = cache_retry.decide(svc, cache, health, ob.now) if cache is not None else None
         if retry is not None:
             health, attempts = retry.health, retry.attempts
-            if retry.delete:
+            if retry.delete and cache is not None:
                 plan.delete.append(Deletion(TEMPLATE_CACHES, cache["metadata"].get("namespace"),
                                             cache["metadata"]["name"]))
             if retry.requeue is not None:

@@ -57,7 +57,8 @@ from aim_core.reconcile.resources import (
 )
 from aim_core.runtimeconfig import config_name, resolve
 from aim_core.runtime.store import ObjectKey, Store
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of
+from aim_core.templatecache.view import CacheView
 from aim_core.templatecache.sources import cache_sources
 from aim_core.templatecache.plan import Observed, cleanup_targets, find_template, plan_cache
 
@@ -77,12 +78,12 @@ class TemplateCacheController(Controller):
 
     def setup(self, store: Store) -> None:
         self._store = store
-        store.add_index(TEMPLATE_CACHES, BY_TEMPLATE, lambda o: [(o.get("spec") or {}).get("templateName") or ""])
+        store.add_index(TEMPLATE_CACHES, BY_TEMPLATE, lambda o: [CacheView.of(o).template_name])
         store.add_index(TEMPLATE_CACHES, BY_CONFIG, lambda o: [config_name(o.get("spec"))])
         store.add_index(TEMPLATE_CACHES, BY_ARTIFACT, lambda o: [
-            (o["metadata"].get("namespace"), name) for name in ((o.get("status") or {}).get("artifacts") or {})])
+            (o["metadata"].get("namespace"), name) for name in (CacheView.of(o).artifacts or {})])
         store.add_index(ARTIFACTS, ARTIFACTS_BY_SOURCE, lambda o: [
-            (o["metadata"].get("namespace"), (o.get("spec") or {}).get("sourceUri") or "")])
+            (o["metadata"].get("namespace"), spec_of(o).get("sourceUri") or "")])
         store.add_index(ARTIFACTS, ARTIFACTS_BY_CACHE, _cache_label_keys)
 
     def watches(self) -> list[Watch]:
@@ -112,8 +113,8 @@ class TemplateCacheController(Controller):
         return sorted(keys, key=str)
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
-        store, ns, spec = ctx.store, obj["metadata"].get("namespace"), obj.get("spec") or {}
-        name = spec.get("templateName") or ""
+        store, ns, spec = ctx.store, obj["metadata"].get("namespace"), spec_of(obj)
+        name = CacheView.of(obj).template_name
         template, scope = find_template(spec, store.get(TEMPLATES, ns, name), store.get(CLUSTER_TEMPLATES, None, name))
         config = config_name(spec)
         resolution = resolve(config, store.get(RUNTIME_CONFIGS, ns, config),
@@ -138,6 +139,6 @@ class TemplateCacheController(Controller):
 
 
 def _cache_label_keys(artifact: Obj) -> list[tuple[str | None, str]]:
-    meta = artifact.get("metadata") or {}
+    meta = meta_of(artifact)
     value = (meta.get("labels") or {}).get(lbl.TEMPLATE_CACHE_NAME_LABEL)
     return [(meta.get("namespace"), value)] if value else []

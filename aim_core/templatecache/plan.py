@@ -17,14 +17,14 @@ from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import artifact_name, sanitize_label_value
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.reconcile.plan import LabelPolicy, Plan
 from aim_core.reconcile.resources import ARTIFACTS, CLUSTER_TEMPLATES, TEMPLATES
 from aim_core.runtime.controller import namespace_going
-from aim_core.templatecache.sources import STORAGE_KEYS, cache_sources
 from aim_core.runtimeconfig import Resolution
+from aim_core.templatecache.sources import cache_sources
+from aim_core.templatecache.view import CacheView
 
-SHARED, DEDICATED = "Shared", "Dedicated"
 _ERROR_STATES = (State.FAILED, State.DEGRADED, State.NOT_AVAILABLE)
 
 @attrs.frozen
@@ -56,7 +56,7 @@ def _state(value: str | None, default: State = State.PENDING) -> State:
 
 
 def _ready_condition(obj: Obj) -> Obj | None:
-    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), None)
+    return next((c for c in status_of(obj).get("conditions") or () if c.get("type") == "Ready"), None)
 
 
 def template_health(spec: Obj, template: Obj | None, scope: str) -> Health:
@@ -69,7 +69,7 @@ def template_health(spec: Obj, template: Obj | None, scope: str) -> Health:
                             upstream=True)
     kind = "AIMServiceTemplate" if scope == "Namespace" else "AIMClusterServiceTemplate"
     name = template["metadata"]["name"]
-    status = (template.get("status") or {}).get("status")
+    status = status_of(template).get("status")
     ready = _ready_condition(template)
     if ready is None:
         return Health(_state(status), "ResourceFound", f"{kind} {name} is {status or 'Pending'}", upstream=True)
@@ -83,53 +83,50 @@ def template_health(spec: Obj, template: Obj | None, scope: str) -> Health:
 
 
 def _owned_by(obj: Obj, uid: str) -> bool:
-    return any(r.get("uid") == uid for r in (obj.get("metadata") or {}).get("ownerReferences") or ())
+    return any(r.get("uid") == uid for r in meta_of(obj).get("ownerReferences") or ())
 
 
-def _acceptable(artifact: Obj, cache: Obj) -> bool:
+def _acceptable(artifact: Obj, cache: CacheView) -> bool:
     """F67: may this cache reuse ``artifact`` (sourceUri already matched)?"""
-    spec, art_spec = cache.get("spec") or {}, artifact.get("spec") or {}
-    if not (artifact.get("status") or {}).get("status"):
+    if not status_of(artifact).get("status"):
         return False
-    if spec.get("storageClassName") and art_spec.get("storageClassName") != spec["storageClassName"]:
+    if cache.storage_class and spec_of(artifact).get("storageClassName") != cache.storage_class:
         return False
-    for key in STORAGE_KEYS:  # a cache that sets them takes only artifacts made the same way (issue 20)
-        if spec.get(key) is not None and art_spec.get(key) != spec[key]:
+    for key, value in cache.storage.items():  # a cache that sets them takes only artifacts made the same way
+        if spec_of(artifact).get(key) != value:
             return False
-    owners = (artifact.get("metadata") or {}).get("ownerReferences") or ()
-    if (spec.get("mode") or SHARED) == DEDICATED:
-        return _owned_by(artifact, cache["metadata"].get("uid") or "")
-    return not owners
+    if cache.dedicated:
+        return _owned_by(artifact, cache.uid)
+    return not meta_of(artifact).get("ownerReferences")
 
 
 def _rank(artifact: Obj, wanted_name: str) -> tuple[int, bool, str]:
     name = artifact["metadata"]["name"]
-    return (-_state((artifact.get("status") or {}).get("status")).priority, name != wanted_name, name)
+    return (-_state(status_of(artifact).get("status")).priority, name != wanted_name, name)
 
 
 def desired_artifact(cache: Obj, template: Obj, scope: str, source: Obj, index: int) -> dict[str, Any]:
     """The AIMArtifact a cache creates for a model source nothing matched (F67)."""
-    meta, spec = cache["metadata"], cache.get("spec") or {}
-    env = merge_env(spec.get("env") or [], source.get("env") or [])
-    storage_class = spec.get("storageClassName") or ""
-    dedicated = (spec.get("mode") or SHARED) == DEDICATED
-    storage = {k: spec[k] for k in STORAGE_KEYS if spec.get(k) is not None}
-    name = artifact_name(source["sourceUri"], env, storage_class, dedicated_to=meta["name"] if dedicated else "",
+    view = CacheView.of(cache)
+    env = merge_env(list(view.env), source.get("env") or [])
+    storage_class = view.storage_class
+    storage = dict(view.storage)
+    name = artifact_name(source["sourceUri"], env, storage_class, dedicated_to=view.name if view.dedicated else "",
                          storage=storage)
     labels = {lbl.TEMPLATE_CREATED_LABEL: "true", lbl.TEMPLATE_SCOPE_LABEL: scope, lbl.TEMPLATE_INDEX_LABEL: str(index)}
     for key, value in ((lbl.TEMPLATE_NAME_LABEL, template["metadata"]["name"]),
-                       (lbl.TEMPLATE_CACHE_NAME_LABEL, meta["name"])):
+                       (lbl.TEMPLATE_CACHE_NAME_LABEL, view.name)):
         clean = sanitize_label_value(value)
         if clean is not None:
             labels[key] = clean
     art_spec: dict[str, Any] = {"sourceUri": source["sourceUri"]}
     optional = {"modelId": source.get("modelId"), "size": source.get("size"), "storageClassName": storage_class,
-                "env": env, "runtimeConfigName": spec.get("runtimeConfigName"),
-                "modelDownloadImage": spec.get("downloadImage"), "imagePullSecrets": spec.get("imagePullSecrets")}
+                "env": env, "runtimeConfigName": view.runtime_config_name,
+                "modelDownloadImage": view.download_image, "imagePullSecrets": view.image_pull_secrets}
     art_spec.update({k: v for k, v in optional.items() if v})
     art_spec.update(storage)
     return {"apiVersion": ARTIFACTS.api_version, "kind": ARTIFACTS.kind,
-            "metadata": {"name": name, "namespace": meta.get("namespace"), "labels": labels}, "spec": art_spec}
+            "metadata": {"name": name, "namespace": view.namespace, "labels": labels}, "spec": art_spec}
 
 
 @attrs.frozen
@@ -141,16 +138,17 @@ class _Match:
 
 def match_sources(cache: Obj, template: Obj, scope: str, artifacts: Iterable[Obj]) -> list[_Match]:
     """Pair each model source of the template with an artifact to reuse, or one to create."""
+    view = CacheView.of(cache)
     sources = cache_sources(cache, template)
     by_uri: dict[str, list[Obj]] = {}
     for artifact in artifacts:
-        by_uri.setdefault((artifact.get("spec") or {}).get("sourceUri") or "", []).append(artifact)
+        by_uri.setdefault(spec_of(artifact).get("sourceUri") or "", []).append(artifact)
     matches, missing = [], 0
     for source in sources:
         candidates = by_uri.get(source.get("sourceUri") or "", [])
         desired = desired_artifact(cache, template, scope, source, missing)
         wanted = desired["metadata"]["name"]
-        usable = [a for a in candidates if _acceptable(a, cache)]
+        usable = [a for a in candidates if _acceptable(a, view)]
         existing = next((a for a in candidates if a["metadata"]["name"] == wanted), None)
         if usable:
             matches.append(_Match(source, min(usable, key=lambda a: _rank(a, wanted))))
@@ -163,7 +161,7 @@ def match_sources(cache: Obj, template: Obj, scope: str, artifacts: Iterable[Obj
 
 
 def _artifact_state(artifact: Obj) -> str:
-    return (artifact.get("status") or {}).get("status") or ""
+    return str(status_of(artifact).get("status") or "")
 
 
 def artifacts_health(template: Obj | None, template_ready: bool, matches: Sequence[_Match]) -> Health:
@@ -202,9 +200,9 @@ def artifacts_status(old: Obj | None, matches: Sequence[_Match]) -> dict[str, An
     for m in matches:
         if m.artifact is None:
             continue
-        art, status = m.artifact, m.artifact.get("status") or {}
+        art, status = m.artifact, status_of(m.artifact)
         entry = {"name": art["metadata"]["name"], "uid": art["metadata"].get("uid") or "",
-                 "model": m.source.get("modelId") or (art.get("spec") or {}).get("modelId") or "",
+                 "model": m.source.get("modelId") or spec_of(art).get("modelId") or "",
                  "status": status.get("status") or State.PENDING.value}
         if status.get("persistentVolumeClaim"):
             entry["persistentVolumeClaim"] = status["persistentVolumeClaim"]
@@ -218,19 +216,19 @@ def cleanup_targets(cache: Obj, namespace: Obj | None, labelled: Iterable[Obj]) 
     """Artifacts the finalizer deletes: labelled with the cache and not Ready; none if the namespace is going (F15)."""
     if namespace_going(namespace):
         return []
-    label = sanitize_label_value(cache["metadata"]["name"])
+    label = sanitize_label_value(CacheView.of(cache).name)
     return sorted(a["metadata"]["name"] for a in labelled
-                  if ((a.get("metadata") or {}).get("labels") or {}).get(lbl.TEMPLATE_CACHE_NAME_LABEL) == label
+                  if (meta_of(a).get("labels") or {}).get(lbl.TEMPLATE_CACHE_NAME_LABEL) == label
                   and _artifact_state(a) != State.READY.value)
 
 
 def plan_cache(obj: Obj, observed: Observed) -> Plan:
     """The whole decision for one cache: components, the artifacts to create, ``status``."""
     plan = Plan()
-    spec = obj.get("spec") or {}
+    cache = CacheView.of(obj)
     config_health = observed.config.health()
     plan.component("RuntimeConfig", config_health)
-    template_state = template_health(spec, observed.template, observed.template_scope)
+    template_state = template_health(spec_of(obj), observed.template, observed.template_scope)
     plan.component("ServiceTemplate", template_state)
     matches: list[_Match] = []
     if observed.template is not None:
@@ -238,14 +236,13 @@ def plan_cache(obj: Obj, observed: Observed) -> Plan:
     plan.component("Artifacts", artifacts_health(observed.template, template_state.ready, matches))
 
     blocked = any(h.category is not None and h.category.blocks_apply for h in (config_health, template_state))
-    mode = spec.get("mode") or SHARED
     for m in matches:
         if m.desired is not None and not blocked:
-            plan.want(ARTIFACTS, m.desired, owned=mode == DEDICATED)
+            plan.want(ARTIFACTS, m.desired, owned=cache.dedicated)
 
     propagation = observed.config.spec.get("labelPropagation") or {}
     plan.labels = LabelPolicy(bool(propagation.get("enabled")), tuple(propagation.get("match") or ()))
-    artifacts = artifacts_status((obj.get("status") or {}).get("artifacts"), matches)
+    artifacts = artifacts_status(cache.artifacts, matches)
     if artifacts is not None:
         plan.status["artifacts"] = artifacts
     if observed.template is not None:
