@@ -49,14 +49,11 @@ from aim_core.runtimeconfig import config_name, resolve
 from aim_core.registry.credentials import SECRET_FIELD_SELECTOR, watched_secret
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.reconcile.obj import spec_of
 
 BY_CONFIG = "model:by-config"
 BY_SECRET = "model:by-pull-secret"
 TEMPLATES_BY_MODEL = "model:templates-by-model"
-
-
-def _spec(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("spec") or {}
 
 
 def _ns(obj: dict[str, Any]) -> str | None:
@@ -83,9 +80,9 @@ class _ModelControllerBase(Controller):
     def setup(self, store: Store) -> None:
         self._store = store
         store.add_index(self.resource, BY_CONFIG,
-                        lambda m: {(_ns(m), config_name(_spec(m))), (None, config_name(_spec(m)))})
+                        lambda m: {(_ns(m), config_name(spec_of(m))), (None, config_name(spec_of(m)))})
         store.add_index(self.resource, BY_SECRET, lambda m: [(_ns(m), n) for n in images.pull_secret_names(m)])
-        store.add_index(self.templates, TEMPLATES_BY_MODEL, lambda t: [(_ns(t), (_spec(t).get("modelName") or "").strip())])
+        store.add_index(self.templates, TEMPLATES_BY_MODEL, lambda t: [(_ns(t), (spec_of(t).get("modelName") or "").strip())])
 
     def _keys(self, index: str, value: Any) -> set[ObjectKey]:
         assert self._store is not None
@@ -96,7 +93,7 @@ class _ModelControllerBase(Controller):
     def watches(self) -> list[Watch]:
         def by_template(tpl: dict[str, Any]) -> Iterable[ObjectKey]:
             ns = _ns(tpl)
-            names = {(_spec(tpl).get("modelName") or "").strip(), *_owner_names(tpl, self.resource.kind)}
+            names = {(spec_of(tpl).get("modelName") or "").strip(), *_owner_names(tpl, self.resource.kind)}
             return {(ns, n) for n in names if n}
 
         def by_config(cfg: dict[str, Any]) -> Iterable[ObjectKey]:
@@ -132,7 +129,7 @@ class _ModelControllerBase(Controller):
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store = ctx.store
         ns = _ns(obj)
-        name = config_name(_spec(obj))
+        name = config_name(spec_of(obj))
         config = resolve(name, store.get(RUNTIME_CONFIGS, ns, name) if ns else None,
                          store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
         templates = tuple(store.by_index(self.templates, TEMPLATES_BY_MODEL, (ns, obj["metadata"]["name"])))

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import spec_of
 
 SPEC = "spec"
 DISABLED = "disabled"
@@ -43,16 +44,12 @@ SOURCE_SPEC = "Spec"
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
 
 
-def _spec(model: Obj) -> Mapping[str, Any]:
-    return model.get("spec") or {}
-
-
 def image_of(model: Obj) -> str:
-    return (_spec(model).get("image") or "").strip()
+    return (spec_of(model).get("image") or "").strip()
 
 
 def _switch(model: Obj, config: Mapping[str, Any] | None, key: str) -> bool:
-    own = (_spec(model).get("discovery") or {}).get(key)
+    own = (spec_of(model).get("discovery") or {}).get(key)
     if own is not None:
         return bool(own)
     if key == "extractMetadata":
@@ -74,7 +71,7 @@ def create_templates(model: Obj) -> bool:
 
 def metadata_source(model: Obj, config: Mapping[str, Any] | None = None) -> str:
     """One of :data:`SPEC`, :data:`DISABLED`, :data:`CACHED`, :data:`REGISTRY` (see the module docstring)."""
-    if _spec(model).get("imageMetadata") is not None:
+    if spec_of(model).get("imageMetadata") is not None:
         return SPEC
     if not extract_metadata(model, config):
         return DISABLED
@@ -91,7 +88,7 @@ def metadata_source(model: Obj, config: Mapping[str, Any] | None = None) -> str:
 def pull_secret_names(model: Obj) -> list[str]:
     """Names in ``spec.imagePullSecrets``, blanks dropped, order kept, duplicates removed."""
     names: list[str] = []
-    for ref in _spec(model).get("imagePullSecrets") or ():
+    for ref in spec_of(model).get("imagePullSecrets") or ():
         name = ((ref or {}).get("name") or "").strip()
         if name and name not in names:
             names.append(name)

@@ -14,22 +14,19 @@ from typing import Any
 
 Obj = Mapping[str, Any]
 
-_EMPTY: Obj = {}
-
-
 def meta_of(obj: Obj | None) -> Obj:
     """``metadata``, or an empty map."""
-    return (obj or _EMPTY).get("metadata") or _EMPTY
+    return (obj or {}).get("metadata") or {}
 
 
 def spec_of(obj: Obj | None) -> Obj:
     """``spec``, or an empty map."""
-    return (obj or _EMPTY).get("spec") or _EMPTY
+    return (obj or {}).get("spec") or {}
 
 
 def status_of(obj: Obj | None) -> Obj:
     """``status``, or an empty map."""
-    return (obj or _EMPTY).get("status") or _EMPTY
+    return (obj or {}).get("status") or {}
 
 
 __all__ = ["Obj", "meta_of", "spec_of", "status_of"]

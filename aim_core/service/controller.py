@@ -51,7 +51,8 @@ from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
-from aim_core.service.keys import _spec, _ns, _model_names, _template_names, _serving_name
+from aim_core.service.keys import _model_names, _ns, _serving_name, _template_names
+from aim_core.reconcile.obj import spec_of
 from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE, _terminations, _pod_ready, _ready
 
 log = logging.getLogger("aim_engine.service")
@@ -103,23 +104,23 @@ class ServiceController(Controller):
     def setup(self, store: Store) -> None:
         self._store = store
         index_events(store)
-        store.add_index(SERVICES, BY_CONFIG, lambda s: [(_ns(s), config_name(_spec(s))), (None, config_name(_spec(s)))])
+        store.add_index(SERVICES, BY_CONFIG, lambda s: [(_ns(s), config_name(spec_of(s))), (None, config_name(spec_of(s)))])
         store.add_index(SERVICES, BY_MODEL, lambda s: [(_ns(s), n) for n in _model_names(s)] + [(None, n) for n in _model_names(s)])
-        store.add_index(SERVICES, BY_IMAGE, lambda s: [((_spec(s).get("model") or {}).get("image") or "").strip()] if (_spec(s).get("model") or {}).get("image") else [])
+        store.add_index(SERVICES, BY_IMAGE, lambda s: [((spec_of(s).get("model") or {}).get("image") or "").strip()] if (spec_of(s).get("model") or {}).get("image") else [])
         store.add_index(SERVICES, BY_TEMPLATE, lambda s: [(_ns(s), n) for n in _template_names(s)] + [(None, n) for n in _template_names(s)])
         store.add_index(SERVICES, BY_SERVING_NAME, lambda s: [(_ns(s), n) for n in _serving_name(s)])
         store.add_index(SERVICES, BY_LABEL_VALUE, lambda s: [(_ns(s), hashed_label_value(s["metadata"]["name"]))])
         store.add_index(SERVICES, BY_SANITIZED_NAME, lambda s: [(_ns(s), sanitize_label_value(s["metadata"]["name"]))])
-        store.add_index(SERVICES, AUTO_SELECT, lambda s: [] if (_spec(s).get("template") or {}).get("name") else [True])
+        store.add_index(SERVICES, AUTO_SELECT, lambda s: [] if (spec_of(s).get("template") or {}).get("name") else [True])
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
-            store.add_index(ref, TPL_BY_MODEL, lambda t: [(_ns(t), _spec(t).get("modelName"))])
+            store.add_index(ref, TPL_BY_MODEL, lambda t: [(_ns(t), spec_of(t).get("modelName"))])
         for ref in (MODELS, CLUSTER_MODELS):
-            store.add_index(ref, MODEL_BY_IMAGE, lambda m: [(_spec(m).get("image") or "").strip()])
-        store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), _spec(c).get("templateName"))])
+            store.add_index(ref, MODEL_BY_IMAGE, lambda m: [(spec_of(m).get("image") or "").strip()])
+        store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), spec_of(c).get("templateName"))])
         store.add_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, lambda c: [
             (_ns(c), label) for label in [(c["metadata"].get("labels") or {}).get(SERVICE_LABEL)] if label])
         store.add_index(SERVICES, BY_ADAPTER_SOURCE, lambda s: [(_ns(s), u) for u in adapter_sources(s)])
-        store.add_index(ARTIFACTS, ARTIFACT_BY_SOURCE, lambda a: [(_ns(a), _spec(a).get("sourceUri") or "")])
+        store.add_index(ARTIFACTS, ARTIFACT_BY_SOURCE, lambda a: [(_ns(a), spec_of(a).get("sourceUri") or "")])
         store.add_index(PODS, POD_BY_SERVING, lambda p: [(_ns(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))])
 
     # ------------------------------------------------------------- watches
@@ -136,7 +137,7 @@ class ServiceController(Controller):
 
         def by_model(model: dict[str, Any]) -> Iterable[ObjectKey]:
             keys = self._keys(BY_MODEL, (_ns(model), model["metadata"]["name"]))
-            image = (_spec(model).get("image") or "").strip()
+            image = (spec_of(model).get("image") or "").strip()
             if image:
                 keys |= {k for k in self._keys(BY_IMAGE, image) if _ns(model) in (None, k[0])}
             owner = (model["metadata"].get("labels") or {}).get(SERVICE_LABEL)
@@ -147,7 +148,7 @@ class ServiceController(Controller):
         def by_template(tpl: dict[str, Any]) -> Iterable[ObjectKey]:
             ns = _ns(tpl)
             keys = self._keys(BY_TEMPLATE, (ns, tpl["metadata"]["name"]))
-            model = _spec(tpl).get("modelName")
+            model = spec_of(tpl).get("modelName")
             if model:
                 auto = self._keys(AUTO_SELECT, True)
                 keys |= auto & self._keys(BY_MODEL, (ns, model))
@@ -155,7 +156,7 @@ class ServiceController(Controller):
 
         def by_cache(cache: dict[str, Any]) -> Iterable[ObjectKey]:
             ns = _ns(cache)
-            keys = self._keys(BY_TEMPLATE, (ns, _spec(cache).get("templateName")))
+            keys = self._keys(BY_TEMPLATE, (ns, spec_of(cache).get("templateName")))
             owner = (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL)
             if owner:
                 keys |= self._keys(BY_SANITIZED_NAME, (ns, owner))
@@ -186,7 +187,7 @@ class ServiceController(Controller):
             return []
 
         def by_artifact(artifact: dict[str, Any]) -> Iterable[ObjectKey]:
-            return self._keys(BY_ADAPTER_SOURCE, (_ns(artifact), _spec(artifact).get("sourceUri") or ""))
+            return self._keys(BY_ADAPTER_SOURCE, (_ns(artifact), spec_of(artifact).get("sourceUri") or ""))
 
         def by_node(node: dict[str, Any]) -> Iterable[ObjectKey]:
             return self._keys(AUTO_SELECT, True)
@@ -238,7 +239,7 @@ class ServiceController(Controller):
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store = ctx.store
         ns = _ns(obj) or ""
-        spec = _spec(obj)
+        spec = spec_of(obj)
         name = config_name(spec)
         config = resolve(name, store.get(RUNTIME_CONFIGS, ns, name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
         models = {

@@ -12,6 +12,7 @@ from aim_core.reconcile.envvars import ENGINE_ARGS, layer_env
 from aim_core.reconcile.health import Category
 from aim_core.reconcile.plan import Issue
 from aim_core.runtimeconfig import config_name
+from aim_core.reconcile.obj import meta_of, spec_of
 
 CACHE_PATH = "/workspace/cache"
 
@@ -21,14 +22,6 @@ DEFAULT_ENV: tuple[Mapping[str, str], ...] = (
 )
 INVALID_ENGINE_ARGS = "InvalidEngineArgs"
 _PROFILE_ENV = (("profileId", "AIM_PROFILE_ID"), ("metric", "AIM_METRIC"), ("precision", "AIM_PRECISION"))
-def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("metadata") or {}
-
-
-def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("spec") or {}
-
-
 # ---------------------------------------------------------------- environment
 
 
@@ -57,9 +50,9 @@ def env_layers(
     service ``spec.env``. Upstream appends the template-derived variables
     without merging; here they merge like every layer, so no name occurs twice.
     """
-    tspec = _spec(template)
+    tspec = spec_of(template)
     kind = "AIMClusterServiceTemplate" if template_scope == "Cluster" else "AIMServiceTemplate"
-    meta = dict(_meta(template))
+    meta = dict(meta_of(template))
     if template_scope == "Cluster":
         meta.pop("namespace", None)
     profile = tuple({"name": env, "value": str(tspec[field])} for field, env in _PROFILE_ENV if tspec.get(field))
@@ -67,7 +60,7 @@ def env_layers(
     model_id = (sources[0] or {}).get("modelId") if sources else None
     return [
         EnvLayer("operator defaults", DEFAULT_ENV, user=False),
-        EnvLayer(f"runtime config {config_name(_spec(service))!r} env", tuple(config.get("env") or ())),
+        EnvLayer(f"runtime config {config_name(spec_of(service))!r} env", tuple(config.get("env") or ())),
         EnvLayer(f"{_object_name(kind, meta)} spec profileId/metric/precision", profile, user=False),
         EnvLayer(f"{_object_name(kind, meta)} spec.env", tuple(tspec.get("env") or ())),
         EnvLayer(
@@ -75,7 +68,7 @@ def env_layers(
             ({"name": "AIM_MODEL_ID", "value": model_id},) if model_id else (),
             user=False,
         ),
-        EnvLayer(f"{_object_name('AIMService', _meta(service))} spec.env", tuple(_spec(service).get("env") or ())),
+        EnvLayer(f"{_object_name('AIMService', meta_of(service))} spec.env", tuple(spec_of(service).get("env") or ())),
     ]
 
 

@@ -5,10 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aim_core.reconcile.naming import inference_service_name
-
-
-def _spec(obj: dict[str, Any]) -> dict[str, Any]:
-    return obj.get("spec") or {}
+from aim_core.reconcile.obj import spec_of
 
 
 def _ns(obj: dict[str, Any]) -> str | None:
@@ -17,7 +14,7 @@ def _ns(obj: dict[str, Any]) -> str | None:
 
 def _model_names(svc: dict[str, Any]) -> list[str]:
     names = []
-    model = _spec(svc).get("model") or {}
+    model = spec_of(svc).get("model") or {}
     if (model.get("name") or "").strip():
         names.append(model["name"].strip())
     resolved = ((svc.get("status") or {}).get("resolvedModel") or {}).get("name")
@@ -28,7 +25,7 @@ def _model_names(svc: dict[str, Any]) -> list[str]:
 
 def _template_names(svc: dict[str, Any]) -> list[str]:
     names = []
-    explicit = ((_spec(svc).get("template") or {}).get("name") or "").strip()
+    explicit = ((spec_of(svc).get("template") or {}).get("name") or "").strip()
     if explicit:
         names.append(explicit)
     resolved = ((svc.get("status") or {}).get("resolvedTemplate") or {}).get("name")

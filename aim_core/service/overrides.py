@@ -63,20 +63,13 @@ from aim_core.service.templates import (
     template_status,
 )
 from aim_core.template import Scope
+from aim_core.reconcile.obj import meta_of, spec_of
 
 DEFAULT_RUNTIME_CONFIG = "default"
 
 
-def _spec(t: Obj) -> Obj:
-    return t.get("spec") or {}
-
-
 def _spec_gpu(t: Obj) -> Obj:
-    return (_spec(t).get("hardware") or {}).get("gpu") or {}
-
-
-def _meta(t: Obj) -> Obj:
-    return t.get("metadata") or {}
+    return (spec_of(t).get("hardware") or {}).get("gpu") or {}
 
 
 @attrs.frozen
@@ -144,7 +137,7 @@ class Overrides:
         gpu = self.hardware.get("gpu") or {}
         no_gpus = gpu.get("requests") == 0 and template_gpu_count(t) > 0
         gpu_other = any(_spec_gpu(t).get(k) != v for k, v in gpu.items() if k not in ("model", "requests"))
-        spec_hardware = _spec(t).get("hardware") or {}
+        spec_hardware = spec_of(t).get("hardware") or {}
         other = any(spec_hardware.get(k) != v for k, v in self.hardware.items() if k != "gpu")
         return bool(unknown or no_gpus or gpu_other or other or self.mismatches(t, inventory))
 
@@ -183,7 +176,7 @@ def derived_template(
         raise ValueError(f"{describe(base, base_scope)} is a derived template and is not derived again")
     o = Overrides.read(overrides)
     svc_spec = service.get("spec") or {}
-    spec = copy.deepcopy(dict(_spec(base)))
+    spec = copy.deepcopy(dict(spec_of(base)))
     if base_scope is Scope.CLUSTER:
         spec.pop("caching", None)
     if o.metric:
@@ -205,8 +198,8 @@ def derived_template(
         "apiVersion": API_VERSION,
         "kind": TEMPLATES.kind,
         "metadata": {
-            "name": o.derived_name(str(_meta(base).get("name", ""))),
-            "namespace": _meta(service).get("namespace", ""),
+            "name": o.derived_name(str(meta_of(base).get("name", ""))),
+            "namespace": meta_of(service).get("namespace", ""),
             "labels": {MANAGED_BY_LABEL: MANAGED_BY_ENGINE, ORIGIN_LABEL: ORIGIN_DERIVED},
         },
         "spec": spec,

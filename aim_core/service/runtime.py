@@ -45,29 +45,24 @@ from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.plan import Issue
-from aim_core.service.placement import Placement
 from aim_core.service.adapters import VOLUME_PREFIX as ADAPTER_VOLUME_PREFIX
+from aim_core.service.placement import Placement
 
 if TYPE_CHECKING:
     from aim_core.service.adapters import AdapterServing
-from aim_core.service.environment import CACHE_PATH, EnvLayer, container_env, engine_args_issue, env_layers
+from aim_core.reconcile.obj import meta_of, spec_of, status_of
+from aim_core.service.environment import (
+    CACHE_PATH,
+    EnvLayer,
+    container_env,
+    engine_args_issue,
+    env_layers,
+)
 
 CPU_PER_GPU = 4
 MEMORY_REQUEST_GI_PER_GPU = 32
 MEMORY_LIMIT_GI_PER_GPU = 48
 
-
-
-def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("spec") or {}
-
-
-def _status(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("status") or {}
-
-
-def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("metadata") or {}
 
 
 def _plain(value: Any) -> Any:
@@ -84,14 +79,14 @@ def _plain(value: Any) -> Any:
 
 def gpu_resource_name(template: Mapping[str, Any], default_gpu_resource: str) -> str:
     """Resolved hardware's resource name, else the template spec's, else ``default_gpu_resource``."""
-    resolved = (_status(template).get("resolvedHardware") or {}).get("gpu") or {}
-    declared = (_spec(template).get("hardware") or {}).get("gpu") or {}
+    resolved = (status_of(template).get("resolvedHardware") or {}).get("gpu") or {}
+    declared = (spec_of(template).get("hardware") or {}).get("gpu") or {}
     return resolved.get("resourceName") or declared.get("resourceName") or default_gpu_resource
 
 
 def gpu_count(template: Mapping[str, Any]) -> int:
     """GPUs per replica from the template's ``status.resolvedHardware.gpu.requests`` (0 when absent)."""
-    resolved = (_status(template).get("resolvedHardware") or {}).get("gpu") or {}
+    resolved = (status_of(template).get("resolvedHardware") or {}).get("gpu") or {}
     return int(resolved.get("requests") or 0)
 
 
@@ -110,8 +105,8 @@ def _overlay(result: dict[str, dict[str, Any]], layer: Mapping[str, Any] | None,
 
 def template_cpu(template: Mapping[str, Any]) -> dict[str, Any] | None:
     """``hardware.cpu`` of the template as resources: resolved hardware's, else the spec's (``None`` when unset)."""
-    cpu = ((_status(template).get("resolvedHardware") or {}).get("cpu")
-           or (_spec(template).get("hardware") or {}).get("cpu") or {})
+    cpu = ((status_of(template).get("resolvedHardware") or {}).get("cpu")
+           or (spec_of(template).get("hardware") or {}).get("cpu") or {})
     out: dict[str, Any] = {}
     for section in ("requests", "limits"):
         if cpu.get(section) not in (None, ""):
@@ -144,10 +139,10 @@ def container_resources(
             gpu: str(count),
         }
         result["limits"] = {"memory": canonical(f"{MEMORY_LIMIT_GI_PER_GPU * count}Gi"), gpu: str(count)}
-    _overlay(result, _spec(model).get("resources"), gpu)
+    _overlay(result, spec_of(model).get("resources"), gpu)
     _overlay(result, template_cpu(template), gpu)
-    _overlay(result, _spec(template).get("resources"), gpu)
-    _overlay(result, _spec(service).get("resources"), gpu)
+    _overlay(result, spec_of(template).get("resources"), gpu)
+    _overlay(result, spec_of(service).get("resources"), gpu)
     return {k: v for k, v in result.items() if v}
 
 
@@ -172,7 +167,7 @@ def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
     """
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
-    artifacts = _status(cache).get("artifacts") or {}
+    artifacts = status_of(cache).get("artifacts") or {}
     for key in sorted(artifacts):
         artifact = artifacts[key] or {}
         claim = artifact.get("persistentVolumeClaim")
@@ -215,12 +210,12 @@ def identity_sources(service: Mapping[str, Any], template: Mapping[str, Any], mo
     lines = []
     owners = (("AIMService", service), ("template", template), ("model", model))
     for what, obj in owners:
-        names = [r.get("name") for r in _spec(obj).get("imagePullSecrets") or () if (r or {}).get("name")]
+        names = [r.get("name") for r in spec_of(obj).get("imagePullSecrets") or () if (r or {}).get("name")]
         if names:
-            lines.append(f"pull secrets: {', '.join(names)} from {what} {_meta(obj).get('name')}")
+            lines.append(f"pull secrets: {', '.join(names)} from {what} {meta_of(obj).get('name')}")
     for what, obj in owners:
-        if str(_spec(obj).get("serviceAccountName") or "").strip():
-            lines.append(f"service account: {_spec(obj)['serviceAccountName']} from {what} {_meta(obj).get('name')}")
+        if str(spec_of(obj).get("serviceAccountName") or "").strip():
+            lines.append(f"service account: {spec_of(obj)['serviceAccountName']} from {what} {meta_of(obj).get('name')}")
             break
     return lines
 
@@ -231,11 +226,11 @@ def identity_sources(service: Mapping[str, Any], template: Mapping[str, Any], mo
 def serving_labels(service: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, str]:
     """F48 labels: template, service, model (template ``spec.modelName``), metric and precision
     (template status profile); every value label-sanitised, empty ones left out."""
-    profile = ((_status(template).get("profile") or {}).get("metadata")) or {}
+    profile = ((status_of(template).get("profile") or {}).get("metadata")) or {}
     wanted = {
-        keys.TEMPLATE_LABEL: _meta(template).get("name"),
-        keys.SERVICE_LABEL: _meta(service).get("name"),
-        keys.MODEL_LABEL: _spec(template).get("modelName"),
+        keys.TEMPLATE_LABEL: meta_of(template).get("name"),
+        keys.SERVICE_LABEL: meta_of(service).get("name"),
+        keys.MODEL_LABEL: spec_of(template).get("modelName"),
         keys.METRIC_LABEL: profile.get("metric"),
         keys.PRECISION_LABEL: profile.get("precision"),
     }
@@ -249,7 +244,7 @@ def serving_labels(service: Mapping[str, Any], template: Mapping[str, Any]) -> d
 
 def autoscaling(service: Mapping[str, Any]) -> bool:
     """Autoscaling mode: any of ``autoScaling``, ``minReplicas``, ``maxReplicas`` set (F52)."""
-    spec = _spec(service)
+    spec = spec_of(service)
     return any(spec.get(k) is not None for k in ("autoScaling", "minReplicas", "maxReplicas"))
 
 
@@ -263,7 +258,7 @@ def scaling_request(service: Mapping[str, Any]) -> ScalingRequest | None:
     """
     if not autoscaling(service):
         return None
-    spec = _spec(service)
+    spec = spec_of(service)
     minimum = spec.get("minReplicas") or 1
     maximum = spec.get("maxReplicas") or spec.get("minReplicas") or 1
     metrics = tuple(_plain(m) for m in ((spec.get("autoScaling") or {}).get("metrics") or ()))
@@ -271,7 +266,7 @@ def scaling_request(service: Mapping[str, Any]) -> ScalingRequest | None:
 
 
 def fixed_replicas(service: Mapping[str, Any]) -> int:
-    replicas = _spec(service).get("replicas")
+    replicas = spec_of(service).get("replicas")
     return 1 if replicas is None else int(replicas)
 
 
@@ -310,7 +305,7 @@ def runtime_request(
         read-only volumes before the cache volumes.
     :returns: ``NamespaceTooLong`` or ``InvalidEngineArgs`` issue, else the request.
     """
-    meta, spec = _meta(service), _spec(service)
+    meta, spec = meta_of(service), spec_of(service)
     namespace = meta.get("namespace") or ""
     try:
         name = naming.inference_service_name(meta.get("name", ""), namespace)
@@ -332,12 +327,12 @@ def runtime_request(
     scaling = scaling_request(service)
     if placement is None:
         placement = Placement(affinity={"nodeAffinity": gpu} if (gpu := _plain(
-            _status(template).get("resolvedNodeAffinity"))) else None)
+            status_of(template).get("resolvedNodeAffinity"))) else None)
     return RuntimeRequest(
         service=service,
         name=name,
         namespace=namespace,
-        image=str(_spec(model).get("image") or "").strip(),
+        image=str(spec_of(model).get("image") or "").strip(),
         labels={**(labels or {}), **serving_labels(service, template)},
         env=container_env(layers),
         resources=container_resources(service, template, default_gpu_resource, model),
@@ -347,8 +342,8 @@ def runtime_request(
         affinity=placement.affinity,
         node_selector=placement.node_selector,
         tolerations=placement.tolerations,
-        image_pull_secrets=tuple(pull_secrets(spec, _spec(template), _spec(model))),
-        service_account_name=service_account(spec, _spec(template), _spec(model)),
+        image_pull_secrets=tuple(pull_secrets(spec, spec_of(template), spec_of(model))),
+        service_account_name=service_account(spec, spec_of(template), spec_of(model)),
         priority_class_name=spec.get("priorityClassName") or None,
         replicas=None if scaling else fixed_replicas(service),
         min_replicas=scaling.min_replicas if scaling else None,

@@ -39,6 +39,7 @@ from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.conditions import dependency_health
 from aim_core.template import Scope
 from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import meta_of, spec_of
 
 COMPONENT = "Template"
 
@@ -46,20 +47,12 @@ COMPONENT = "Template"
 # ---------------------------------------------------------------- facts
 
 
-def _spec(t: Obj) -> Obj:
-    return t.get("spec") or {}
-
-
-def _meta(t: Obj) -> Obj:
-    return t.get("metadata") or {}
-
-
 def _profile(t: Obj) -> Obj:
     return ((t.get("status") or {}).get("profile") or {}).get("metadata") or {}
 
 
 def _spec_gpu(t: Obj) -> Obj:
-    return (_spec(t).get("hardware") or {}).get("gpu") or {}
+    return (spec_of(t).get("hardware") or {}).get("gpu") or {}
 
 
 def template_status(t: Obj) -> str:
@@ -74,12 +67,12 @@ def profile_type(t: Obj) -> str:
 
 def template_metric(t: Obj) -> str:
     """Metric of the discovered profile, else of the spec; empty when neither says."""
-    return _profile(t).get("metric") or _spec(t).get("metric") or ""
+    return _profile(t).get("metric") or spec_of(t).get("metric") or ""
 
 
 def template_precision(t: Obj) -> str:
     """Precision of the discovered profile, else of the spec; empty when neither says."""
-    return _profile(t).get("precision") or _spec(t).get("precision") or ""
+    return _profile(t).get("precision") or spec_of(t).get("precision") or ""
 
 
 def template_gpu_model(t: Obj) -> str:
@@ -94,12 +87,12 @@ def template_gpu_count(t: Obj) -> int:
 
 def is_derived(t: Obj) -> bool:
     """Whether a service derived this template from another one (label ``origin=derived``)."""
-    return (_meta(t).get("labels") or {}).get(ORIGIN_LABEL) == ORIGIN_DERIVED
+    return (meta_of(t).get("labels") or {}).get(ORIGIN_LABEL) == ORIGIN_DERIVED
 
 
 def describe(t: Obj, scope: Scope) -> str:
     """``AIMServiceTemplate ns/name`` or ``AIMClusterServiceTemplate name``, for messages."""
-    meta = _meta(t)
+    meta = meta_of(t)
     where = f"{meta.get('namespace', '')}/" if scope is Scope.NAMESPACE else ""
     return f"{scope.kind} {where}{meta.get('name', '')}"
 
@@ -133,14 +126,14 @@ def template_health(t: Obj, scope: Scope | None = None) -> Health:
     → Failed; anything else → Progressing (the service waits as Pending). All
     not-ready cases use ``TemplateNotReady``; the health is always upstream.
     """
-    what = describe(t, scope or (Scope.NAMESPACE if _meta(t).get("namespace") else Scope.CLUSTER))
+    what = describe(t, scope or (Scope.NAMESPACE if meta_of(t).get("namespace") else Scope.CLUSTER))
     return dependency_health(t, what, ready_reason="Resolved", not_ready_reason="TemplateNotReady",
                              waiting=State.PROGRESSING, unknown=State.PENDING.value)
 
 
 def resolved_reference(t: Obj, scope: Scope) -> dict[str, Any]:
     """``status.resolvedTemplate``: kind, name, namespace (namespaced only), scope and uid (when known)."""
-    meta = _meta(t)
+    meta = meta_of(t)
     ref: dict[str, Any] = {"kind": scope.kind, "name": meta.get("name", "")}
     if scope is Scope.NAMESPACE:
         ref["namespace"] = meta.get("namespace", "")
@@ -159,7 +152,7 @@ class ScopedTemplate:
 
     @property
     def name(self) -> str:
-        return str(_meta(self.template).get("name", ""))
+        return str(meta_of(self.template).get("name", ""))
 
     @property
     def ready(self) -> bool:
@@ -195,7 +188,7 @@ def sticky(
         found = by_name.get(name)
         if found is None:
             continue
-        uid, recorded_uid = _meta(found).get("uid"), (recorded or {}).get("uid")
+        uid, recorded_uid = meta_of(found).get("uid"), (recorded or {}).get("uid")
         if uid and recorded_uid and uid != recorded_uid:
             return None
         picked = ScopedTemplate(found, where)
