@@ -65,7 +65,7 @@ from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.service import adapter_artifacts
 from aim_core.artifact.keys import _ns, _cache_label, _waiting, _deleting, _service_uses, _claims, _running, _complete, _storage_view, _allocated, parse_quota
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"
 
@@ -107,15 +107,15 @@ class ArtifactController(Controller):
         store.add_index(ARTIFACTS, BY_CONFIG, lambda a: [(_ns(a), config_name(a.get("spec"))),
                                                           (None, config_name(a.get("spec")))])
         store.add_index(ARTIFACTS, WAITING, lambda a: [True] if _waiting(a) else [])
-        store.add_index(ARTIFACTS, BY_CLAIM, lambda a: [(_ns(a), (a.get("status") or {}).get("persistentVolumeClaim"))]
-                        if (a.get("status") or {}).get("persistentVolumeClaim") else [])
+        store.add_index(ARTIFACTS, BY_CLAIM, lambda a: [(_ns(a), status_of(a).get("persistentVolumeClaim"))]
+                        if status_of(a).get("persistentVolumeClaim") else [])
         store.add_index(PODS, POD_BY_CLAIM, _claims)
         for ref in (JOBS, PODS, PVCS):
             store.add_index(ref, CHILD_BY_LABEL, _cache_label)
         store.add_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, lambda c: [
-            (_ns(c), name) for name in ((c.get("status") or {}).get("artifacts") or {})])
+            (_ns(c), name) for name in (status_of(c).get("artifacts") or {})])
         store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [
-            (_ns(c), (c.get("spec") or {}).get("templateName") or "")])
+            (_ns(c), spec_of(c).get("templateName") or "")])
         store.add_index(SERVICES, SVC_BY_CACHE, _service_uses)
         store.add_index(SERVICES, SVC_BY_ADAPTER, lambda s: [(_ns(s), a) for a in adapter_artifacts(s)])
 
@@ -142,7 +142,7 @@ class ArtifactController(Controller):
             return self._artifacts(BY_NAMESPACE, _ns(binding))
 
         def by_config(config: Obj) -> Iterable[ObjectKey]:
-            ns = (config.get("metadata") or {}).get("namespace")
+            ns = meta_of(config).get("namespace")
             keys = self._artifacts(BY_CONFIG, (ns, config["metadata"]["name"]))
             if ns is None:
                 keys = keys | self._artifacts(WAITING, True)
@@ -153,7 +153,7 @@ class ArtifactController(Controller):
 
         def by_cache(cache: Obj) -> Iterable[ObjectKey]:
             ns = _ns(cache)
-            return {(ns, name) for name in ((cache.get("status") or {}).get("artifacts") or {})}
+            return {(ns, name) for name in (status_of(cache).get("artifacts") or {})}
 
         def by_service(svc: Obj) -> Iterable[ObjectKey]:
             assert self._store is not None
@@ -207,11 +207,11 @@ class ArtifactController(Controller):
                 ROLE_BINDINGS: [Selection(field_selector=f"metadata.name={children.STATUS_UPDATER}")]}
 
     def store_filters(self) -> dict[ResourceRef, Any]:
-        labelled = lambda obj: lbl.CACHE_NAME_LABEL in ((obj.get("metadata") or {}).get("labels") or {})  # noqa: E731
+        labelled = lambda obj: lbl.CACHE_NAME_LABEL in (meta_of(obj).get("labels") or {})  # noqa: E731
         return {
             JOBS: labelled,
             PODS: lambda pod: labelled(pod) or any(  # our Job pods, and pods mounting claims (usage, F76)
-                "persistentVolumeClaim" in v for v in (pod.get("spec") or {}).get("volumes") or ()),
+                "persistentVolumeClaim" in v for v in spec_of(pod).get("volumes") or ()),
             PVCS: labelled,
             ROLE_BINDINGS: lambda obj: obj["metadata"]["name"] == children.STATUS_UPDATER,
         }
@@ -227,16 +227,16 @@ class ArtifactController(Controller):
         live service lists it in ``status.adapters`` (a LoRA adapter's weights).
         """
         ns, name = _ns(artifact), artifact["metadata"]["name"]
-        claim = (artifact.get("status") or {}).get("persistentVolumeClaim")
+        claim = status_of(artifact).get("persistentVolumeClaim")
         used = bool(claim) and any(_running(p) for p in store.by_index(PODS, POD_BY_CLAIM, (ns, claim)))
         used = used or any(not _deleting(s) for s in store.by_index(SERVICES, SVC_BY_ADAPTER, (ns, name)))
         idle: list[str] = []
         for cache in store.by_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, (ns, name)):
             if _deleting(cache):
                 continue
-            owners = (cache.get("metadata") or {}).get("ownerReferences") or ()
+            owners = meta_of(cache).get("ownerReferences") or ()
             users = [s for key in ((ns, cache["metadata"]["name"]),
-                                   (ns, (cache.get("spec") or {}).get("templateName") or ""))
+                                   (ns, spec_of(cache).get("templateName") or ""))
                      for s in store.by_index(SERVICES, SVC_BY_CACHE, key) if not _deleting(s)]
             if users or any(o.get("kind") in _TEMPLATE_KINDS for o in owners):
                 used = True
@@ -245,7 +245,7 @@ class ArtifactController(Controller):
         return used, tuple(sorted(idle))
 
     def _retention(self, store: Store, artifact: Obj) -> int | None:
-        own = (artifact.get("spec") or {}).get("retentionPriority")
+        own = spec_of(artifact).get("retentionPriority")
         if isinstance(own, int) and not isinstance(own, bool):
             return own
         name = config_name(artifact.get("spec"))
@@ -268,7 +268,7 @@ class ArtifactController(Controller):
             cluster += allocated
             if _ns(other) == ns:
                 namespace += allocated
-            status = other.get("status") or {}
+            status = status_of(other)
             used, idle = self.in_use(store, other)
             candidates.append(Candidate(
                 namespace=_ns(other), name=meta["name"], allocated_bytes=allocated,
@@ -278,7 +278,7 @@ class ArtifactController(Controller):
         return Usage(cluster, namespace, tuple(candidates))
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
-        store, meta, spec = ctx.store, obj["metadata"], obj.get("spec") or {}
+        store, meta, spec = ctx.store, obj["metadata"], spec_of(obj)
         ns, name, uid = meta.get("namespace") or "", meta["name"], meta.get("uid") or ""
         cfg = config_name(spec)
         config = resolve(cfg, store.get(RUNTIME_CONFIGS, ns, cfg), store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg))
@@ -294,14 +294,14 @@ class ArtifactController(Controller):
             if quota.cluster_limit is not None or quota.namespace_limit is not None:
                 usage = self.usage(store, obj)
 
-        size_unknown = spec_size(spec)[0] is None and discovered_size(obj.get("status") or {}) is None
+        size_unknown = spec_size(spec)[0] is None and discovered_size(status_of(obj)) is None
         events: list[Obj] = []
         logs: dict[str, str] = {}
         errors: list[str] = []
         try:
             for pod in pods:
                 pod_name = pod["metadata"]["name"]
-                phase = (pod.get("status") or {}).get("phase")
+                phase = status_of(pod).get("phase")
                 component = (pod["metadata"].get("labels") or {}).get(lbl.COMPONENT_LABEL)
                 if phase == "Succeeded" and component == children.COMPONENT_CHECK_SIZE and size_unknown:
                     logs[pod_name] = redact(await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES))
@@ -310,7 +310,7 @@ class ArtifactController(Controller):
                     logs[pod_name] = redact(await ctx.kube.read_log(ns, pod_name, tail_lines=LOG_TAIL_LINES))
                 elif phase == "Pending":  # Events from the watches (aim_core.runtime.eventstore)
                     events += events_about(store, "Pod", ns, pod_name)
-            if pvc is not None and (pvc.get("status") or {}).get("phase") != "Bound":
+            if pvc is not None and status_of(pvc).get("phase") != "Bound":
                 events += events_about(store, "PersistentVolumeClaim", ns, pvc["metadata"]["name"])
         except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
             errors.append(describe(exc))

@@ -8,33 +8,33 @@ from typing import Any
 from aim_core.artifact.observed import Quota
 from aim_core.artifact.quantities import QuantityError, parse_bytes
 from aim_core.reconcile import labels as lbl
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 _WAITING_REASONS = ("StorageQuotaExceeded", "EvictingArtifacts")
 
 
 
 def _ns(obj: Obj) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or ""
+    return meta_of(obj).get("namespace") or ""
 
 
 def _cache_label(obj: Obj) -> list[tuple[str, str]]:
-    value = ((obj.get("metadata") or {}).get("labels") or {}).get(lbl.CACHE_NAME_LABEL)
+    value = (meta_of(obj).get("labels") or {}).get(lbl.CACHE_NAME_LABEL)
     return [(_ns(obj), value)] if value else []
 
 
 def _waiting(artifact: Obj) -> bool:
     return any(c.get("type") == "CachePvcReady" and c.get("reason") in _WAITING_REASONS
-               for c in (artifact.get("status") or {}).get("conditions") or ())
+               for c in status_of(artifact).get("conditions") or ())
 
 
 def _deleting(obj: Obj) -> bool:
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+    return bool(meta_of(obj).get("deletionTimestamp"))
 
 
 def _service_uses(svc: Obj) -> list[tuple[str, str]]:
     """``(namespace, name)`` of the caches (by name) and templates (by name) a service uses."""
-    ns, spec, status = _ns(svc), svc.get("spec") or {}, svc.get("status") or {}
+    ns, spec, status = _ns(svc), spec_of(svc), status_of(svc)
     names = {((status.get("cache") or {}).get("templateCacheRef") or {}).get("name"),
              (spec.get("template") or {}).get("name"), (status.get("resolvedTemplate") or {}).get("name")}
     return [(ns, n) for n in names if n]
@@ -42,24 +42,24 @@ def _service_uses(svc: Obj) -> list[tuple[str, str]]:
 
 def _claims(pod: Obj) -> list[tuple[str, str]]:
     """``(namespace, claim)`` for each PVC a pod mounts; none for our own Job pods."""
-    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = meta_of(pod).get("labels") or {}
     if lbl.CACHE_NAME_LABEL in labels:
         return []
-    volumes = (pod.get("spec") or {}).get("volumes") or ()
+    volumes = spec_of(pod).get("volumes") or ()
     return [(_ns(pod), v["persistentVolumeClaim"]["claimName"]) for v in volumes
             if (v.get("persistentVolumeClaim") or {}).get("claimName")]
 
 
 def _running(pod: Obj) -> bool:
-    return not _deleting(pod) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    return not _deleting(pod) and status_of(pod).get("phase") not in ("Succeeded", "Failed")
 
 
 def _complete(artifact: Obj) -> bool:
-    return (((artifact.get("status") or {}).get("progress") or {}).get("percentage")) == 100
+    return ((status_of(artifact).get("progress") or {}).get("percentage")) == 100
 
 
 def _storage_view(artifact: Obj) -> tuple[Any, ...]:
-    status = artifact.get("status") or {}
+    status = status_of(artifact)
     return (_deleting(artifact), status.get("allocatedSize"), status.get("status"))
 
 
@@ -69,7 +69,7 @@ def parse_quota(configs: Iterable[Obj]) -> Quota:
     namespace: tuple[int, str] | None = None
     problems = []
     for config in sorted(configs, key=lambda c: c["metadata"]["name"]):
-        quota = (config.get("spec") or {}).get("artifactStorageQuota") or {}
+        quota = spec_of(config).get("artifactStorageQuota") or {}
         where = f"AIMClusterRuntimeConfig {config['metadata']['name']}"
         for key in ("clusterLimit", "defaultNamespaceLimit"):
             if quota.get(key) in (None, ""):
@@ -88,7 +88,7 @@ def parse_quota(configs: Iterable[Obj]) -> Quota:
 
 
 def _allocated(artifact: Obj) -> int:
-    value = (artifact.get("status") or {}).get("allocatedSize")
+    value = status_of(artifact).get("allocatedSize")
     if value in (None, ""):
         return 0
     try:

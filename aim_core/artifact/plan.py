@@ -63,7 +63,7 @@ from aim_core.reconcile.resources import JOBS, ROLE_BINDINGS
 from aim_core.runtimeconfig import Placement, resolve_placement
 from aim_core.runtimeconfig import pvc_headroom_percent
 from aim_core.artifact.storage import EVICTION_REQUEUE, _label, _plan_pvc
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output again
 # Progress needs no polling (upstream looks every 10 s): Jobs, pods and the PVC re-trigger the
@@ -92,8 +92,8 @@ def _newest(pods: tuple[Obj, ...]) -> tuple[Obj, ...]:
     """Only the latest attempt's pod: an earlier failed attempt does not fail a Job that is retrying."""
     if not pods:
         return ()
-    return (max(pods, key=lambda p: ((p.get("metadata") or {}).get("creationTimestamp") or "",
-                                     (p.get("metadata") or {}).get("name") or "")),)
+    return (max(pods, key=lambda p: (meta_of(p).get("creationTimestamp") or "",
+                                     meta_of(p).get("name") or "")),)
 
 
 def _component_pods(pods: tuple[Obj, ...], component: str, job: Obj | None) -> tuple[Obj, ...]:
@@ -102,7 +102,7 @@ def _component_pods(pods: tuple[Obj, ...], component: str, job: Obj | None) -> t
     job_name = job["metadata"]["name"]
     mine = []
     for pod in pods:
-        labels = (pod.get("metadata") or {}).get("labels") or {}
+        labels = meta_of(pod).get("labels") or {}
         if labels.get(lbl.COMPONENT_LABEL) != component:
             continue
         if labels.get(lbl.JOB_NAME_LABEL, job_name) != job_name:
@@ -113,7 +113,7 @@ def _component_pods(pods: tuple[Obj, ...], component: str, job: Obj | None) -> t
 
 def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     plan = Plan()
-    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    meta, spec, status = obj["metadata"], spec_of(obj), status_of(obj)
     name, ns, uid = meta["name"], meta.get("namespace") or "", meta.get("uid") or ""
     plan.status["mode"] = "Dedicated" if meta.get("ownerReferences") else "Shared"
     propagation = ob.config.spec.get("labelPropagation") or {}
@@ -175,7 +175,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     pvc_name = artifact_pvc_name(name, uid)
     done_before = was_downloaded(status)
     pvc = ob.pvc
-    if pvc is not None and (pvc.get("metadata") or {}).get("deletionTimestamp"):
+    if pvc is not None and meta_of(pvc).get("deletionTimestamp"):
         plan.component("CachePvc", Health.progressing("PvcTerminating", f"PVC {pvc_name} is being deleted"))
         plan.requeue(EVICTION_REQUEUE)
         return plan
@@ -185,7 +185,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
         done_before = False  # a new, empty volume: whatever was downloaded before is gone
     else:
         plan.component("CachePvc", inspect_pvc(pvc, ob.events))
-        requested = (((pvc.get("spec") or {}).get("resources") or {}).get("requests") or {}).get("storage")
+        requested = ((spec_of(pvc).get("resources") or {}).get("requests") or {}).get("storage")
         plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": canonical(requested or f"{gib}Gi")})
         if status.get("headroomPercent") is not None:
             plan.status["headroomPercent"] = status["headroomPercent"]
@@ -251,15 +251,15 @@ def _report_job(plan: Plan, component: str, job: Health, pods: Health | None) ->
 
 
 def _older(job: Obj, pvc: Obj) -> bool:
-    born = _parse_time((job.get("metadata") or {}).get("creationTimestamp"))
-    volume = _parse_time((pvc.get("metadata") or {}).get("creationTimestamp"))
+    born = _parse_time(meta_of(job).get("creationTimestamp"))
+    volume = _parse_time(meta_of(pvc).get("creationTimestamp"))
     return born is not None and volume is not None and born < volume
 
 
 def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env: list[Any], artifact_env: list[Any],
                      flt_json: str, placement: Placement | None = None) -> int | None:
     """Run or read the check-size Job; the size once its output is in."""
-    meta, spec = obj["metadata"], obj.get("spec") or {}
+    meta, spec = obj["metadata"], spec_of(obj)
     name, ns = meta["name"], meta.get("namespace") or ""
     job = ob.check_size_job
     job_name = check_size_job_name(name, meta.get("uid") or "")
@@ -278,7 +278,7 @@ def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env:
         if job_health.state is not State.FAILED:
             plan.requeue(RUNNING_REQUEUE)
         return None
-    succeeded = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
+    succeeded = [p for p in pods if status_of(p).get("phase") == "Succeeded"]
     logs = [ob.logs[p["metadata"]["name"]] for p in _newest(tuple(succeeded)) if p["metadata"]["name"] in ob.logs]
     if not logs:
         plan.component("CheckSizeOutput", Health.progressing(

@@ -11,7 +11,7 @@ from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import (
     sanitize_label_value,
 )
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, spec_of
 from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.resources import ARTIFACTS, PVCS, TEMPLATE_CACHES
@@ -26,7 +26,7 @@ def _label(name: str) -> str:
 def _plan_pvc(plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib: int, headroom: int,
               done_before: bool) -> bool:
     """Plan the PVC if the quota allows (evicting idle artifacts first when needed); whether it was planned."""
-    meta, spec = obj["metadata"], obj.get("spec") or {}
+    meta, spec = obj["metadata"], spec_of(obj)
     name, ns = meta["name"], meta.get("namespace") or ""
     if ob.quota.problems:
         plan.component("CachePvc", Health.error(Category.INVALID_SPEC, "InvalidStorageQuota",

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from aim_core.reconcile.health import Health, State
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, status_of
 
 NAMESPACED_COMPONENT = "ServiceTemplates"
 CLUSTER_COMPONENT = "ClusterServiceTemplates"
@@ -28,7 +28,7 @@ _WAITING = (State.PENDING.value, State.PROGRESSING.value, State.STARTING.value)
 
 
 def _status(obj: Obj) -> str:
-    return ((obj.get("status") or {}).get("status")) or ""
+    return (status_of(obj).get("status")) or ""
 
 
 def _names(templates: Iterable[Obj]) -> str:
@@ -86,7 +86,7 @@ def fails_on_its_own(model: Obj) -> bool:
     """
     if _status(model) not in _ERROR:
         return False
-    for cond in (model.get("status") or {}).get("conditions") or ():
+    for cond in status_of(model).get("conditions") or ():
         kind = cond.get("type") or ""
         if cond.get("status") != "False" or kind in _NOT_MODEL_FAILURES:
             continue
@@ -103,7 +103,7 @@ def model_health_for_template(model: Obj, what: str, *, found_reason: str = "Mod
     templates pass ``ClusterModelFound``/``ClusterModelFailed``.
     """
     if fails_on_its_own(model):
-        detail = next((c.get("message") for c in (model.get("status") or {}).get("conditions") or ()
+        detail = next((c.get("message") for c in status_of(model).get("conditions") or ()
                        if c.get("type") == "Ready" and c.get("message")), "")
         return Health(State.FAILED, failed_reason, f"{what} is {_status(model)}" + (f": {detail}" if detail else ""),
                       upstream=True)

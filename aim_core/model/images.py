@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, status_of
 from aim_core.reconcile.obj import spec_of
 
 SPEC = "spec"
@@ -75,7 +75,7 @@ def metadata_source(model: Obj, config: Mapping[str, Any] | None = None) -> str:
         return SPEC
     if not extract_metadata(model, config):
         return DISABLED
-    status = model.get("status") or {}
+    status = status_of(model)
     if status.get("imageMetadata") is not None:
         resolved = status.get("resolvedImage")
         if resolved is None:
@@ -97,7 +97,7 @@ def pull_secret_names(model: Obj) -> list[str]:
 
 def secrets_namespace(model: Obj, operator_namespace: str) -> str:
     """Where a model's pull secrets live: its own namespace, or the operator's for a cluster model."""
-    return (model.get("metadata") or {}).get("namespace") or operator_namespace
+    return meta_of(model).get("namespace") or operator_namespace
 
 
 def secret_problem(name: str, namespace: str, secret: Obj | None) -> str | None:

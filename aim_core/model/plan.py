@@ -42,7 +42,7 @@ from aim_core.model.validation import spec_problems
 from aim_core.reconcile.labels import ORIGIN_AUTO_GENERATED, ORIGIN_LABEL
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 RUNTIME_CONFIG = "RuntimeConfig"
 IMAGE_METADATA = "ImageMetadata"
@@ -63,7 +63,7 @@ def _label_policy(config: Obj) -> LabelPolicy:
 
 
 def describe(model: Obj, scope: str) -> str:
-    meta = model.get("metadata") or {}
+    meta = meta_of(model)
     if scope == CLUSTER:
         return f"AIMClusterModel {meta.get('name', '')}"
     return f"AIMModel {meta.get('namespace', '')}/{meta.get('name', '')}"
@@ -71,7 +71,7 @@ def describe(model: Obj, scope: str) -> str:
 
 def plan_model(model: dict[str, Any], ob: Observed) -> Plan:
     plan = Plan()
-    spec = model.get("spec") or {}
+    spec = spec_of(model)
     config = ob.config.spec
     plan.labels = _label_policy(config)
     plan.status["sourceType"] = SOURCE_CUSTOM if spec.get("modelSources") else SOURCE_IMAGE
@@ -101,7 +101,7 @@ def plan_model(model: dict[str, Any], ob: Observed) -> Plan:
 
 def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | None:
     """Report the ``ImageMetadata`` component and status fields; the metadata when it is known."""
-    spec = model.get("spec") or {}
+    spec = spec_of(model)
     image = images.image_of(model)
     if ob.reference_error is not None:
         message = f"spec.image: {ob.reference_error}"
@@ -112,7 +112,7 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
         parsed = from_object(spec["imageMetadata"])
         plan.status["imageMetadata"] = copy.deepcopy(dict(spec["imageMetadata"]))
         plan.status["resolvedImage"] = {"image": image, "source": images.SOURCE_SPEC}
-        fresh = (model.get("status") or {}).get("imageMetadata") != spec["imageMetadata"]
+        fresh = status_of(model).get("imageMetadata") != spec["imageMetadata"]
         _metadata_ready(plan, parsed, fresh, "image metadata taken from spec.imageMetadata")
         return parsed
     if ob.source == images.DISABLED:
@@ -120,7 +120,7 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
                                                                "(spec.discovery.extractMetadata: false)", upstream=True))
         return ParsedMetadata({})
     if ob.source == images.CACHED:
-        status = model.get("status") or {}
+        status = status_of(model)
         parsed = from_object(status["imageMetadata"], "status.imageMetadata")
         _metadata_ready(plan, parsed, False, "image metadata available")
         return parsed
@@ -197,9 +197,9 @@ def _metadata_ready(plan: Plan, parsed: ParsedMetadata, fresh: bool, message: st
 
 
 def _owned_by(obj: Obj, model: Obj) -> bool:
-    uid = (model.get("metadata") or {}).get("uid")
+    uid = meta_of(model).get("uid")
     return bool(uid) and any(r.get("uid") == uid and r.get("controller")
-                             for r in (obj.get("metadata") or {}).get("ownerReferences") or ())
+                             for r in meta_of(obj).get("ownerReferences") or ())
 
 
 def _immutable_changed(want: Obj, live: Obj) -> bool:
@@ -214,7 +214,7 @@ def _immutable_changed(want: Obj, live: Obj) -> bool:
 
 def desired_templates(model: Obj, ob: Observed, parsed: ParsedMetadata) -> tuple[list[dict[str, Any]], list[str]]:
     """Templates the model wants, de-duplicated by name, and the names that collided."""
-    spec = model.get("spec") or {}
+    spec = spec_of(model)
     wanted: list[dict[str, Any]] = []
     if not spec.get("modelSources") and images.create_templates(model):
         wanted += recommended_templates(model, parsed.deployments)
@@ -249,7 +249,7 @@ def _plan_templates(plan: Plan, model: Obj, ob: Observed, parsed: ParsedMetadata
             plan.notes.append(f"template {name} exists and is not owned by this model; left alone")
             kept.add(name)
             continue
-        if current is not None and _immutable_changed(tpl["spec"], current.get("spec") or {}):
+        if current is not None and _immutable_changed(tpl["spec"], spec_of(current)):
             # model name, metric, precision and hardware are immutable: replace the template
             plan.delete.append(Deletion(resource, current["metadata"].get("namespace"), name))
             plan.notes.append(f"template {name} is replaced: an immutable field changed")
@@ -257,7 +257,7 @@ def _plan_templates(plan: Plan, model: Obj, ob: Observed, parsed: ParsedMetadata
         plan.want(resource, tpl)
         kept.add(name)
     for name, current in live.items():
-        labels = (current.get("metadata") or {}).get("labels") or {}
+        labels = meta_of(current).get("labels") or {}
         if name not in kept and _owned_by(current, model) and labels.get(ORIGIN_LABEL) == ORIGIN_AUTO_GENERATED:
             if not is_as_generated(current):  # a copy a user made and changed (or one we cannot vouch for): kept
                 continue

@@ -51,13 +51,13 @@ from aim_core.reconcile.labels import (
     ORIGIN_LABEL,
     TEMPLATE_ALIAS_LABEL,
 )
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of
 
 DEFAULT_TYPE = "unoptimized"
 
 
 def _spec(obj: Obj) -> dict[str, Any]:
-    return dict(obj.get("spec") or {})
+    return dict(spec_of(obj))
 
 
 def _copied_from_model(spec: Obj) -> dict[str, Any]:
@@ -103,9 +103,9 @@ def generated_digest(spec: Mapping[str, Any]) -> str:
 
 def is_as_generated(template: Mapping[str, Any]) -> bool:
     """Whether ``template`` still holds what its model generated (its annotation matches its spec)."""
-    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    annotations = meta_of(template).get("annotations") or {}
     recorded = annotations.get(GENERATED_SPEC_ANNOTATION)
-    return bool(recorded) and recorded == generated_digest(template.get("spec") or {})
+    return bool(recorded) and recorded == generated_digest(spec_of(template))
 
 
 def _template(name: str, namespace: str | None, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def _template(name: str, namespace: str | None, labels: dict[str, str], spec: di
 
 def recommended_templates(model: Obj, deployments: Iterable[Obj]) -> list[dict[str, Any]]:
     """One template per recommended deployment of an image-based model (F23)."""
-    meta = model.get("metadata") or {}
+    meta = meta_of(model)
     spec = _spec(model)
     model_name = meta.get("name", "")
     image = (spec.get("image") or "").strip()
@@ -192,7 +192,7 @@ def _cpu_resources(hardware: Obj | None) -> dict[str, Any] | None:
 
 def _custom_spec(model: Obj, hardware: Obj | None, type_: str, env: Sequence[Obj]) -> dict[str, Any]:
     spec = _spec(model)
-    tspec: dict[str, Any] = {"modelName": (model.get("metadata") or {}).get("name", ""), "type": type_}
+    tspec: dict[str, Any] = {"modelName": meta_of(model).get("name", ""), "type": type_}
     if hardware:
         hardware = canonical_hardware(hardware)  # as upstream's resource.Quantity writes them (issue 18)
         tspec["hardware"] = hardware
@@ -209,7 +209,7 @@ def _custom_spec(model: Obj, hardware: Obj | None, type_: str, env: Sequence[Obj
 
 def custom_templates(model: Obj) -> list[dict[str, Any]]:
     """The templates of ``spec.customTemplates``, or the single one of a custom model without any (F27, F28)."""
-    meta = model.get("metadata") or {}
+    meta = meta_of(model)
     spec = _spec(model)
     model_name = meta.get("name", "")
     custom = spec.get("custom") or {}

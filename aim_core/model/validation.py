@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+from aim_core.reconcile.obj import spec_of
 
 _CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
 _MODEL_ID = re.compile(r"[A-Za-z0-9_-]+/[A-Za-z0-9._-]+")
@@ -49,7 +50,7 @@ def _source_problems(i: int, source: Mapping[str, Any]) -> list[Problem]:
 
 def spec_problems(model: Mapping[str, Any]) -> list[Problem]:
     """What is wrong with ``model``'s spec beyond the schema; empty when nothing."""
-    spec = model.get("spec") or {}
+    spec = spec_of(model)
     problems: list[Problem] = []
     sources = spec.get("modelSources") or []
     if len(sources) > 1:

@@ -24,6 +24,7 @@ from aim_core.reconcile.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS, 
 from aim_core.registry.credentials import SECRET_FIELD_SELECTOR, watched_secret
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import Store
+from aim_core.reconcile.obj import meta_of, spec_of
 
 BY_SOURCE = "by-model-source"
 BY_LABEL = "by-label"
@@ -31,7 +32,7 @@ BY_SECRET = "model-source:by-pull-secret"
 
 
 def _source_label_of(model: dict[str, Any]) -> list[str]:
-    value = ((model.get("metadata") or {}).get("labels") or {}).get(MODEL_SOURCE_LABEL)
+    value = (meta_of(model).get("labels") or {}).get(MODEL_SOURCE_LABEL)
     return [value] if value else []
 
 
@@ -39,7 +40,7 @@ def _identity_changed(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
     if old is None:
         return True
     return _source_label_of(old) != _source_label_of(new) or \
-        (old.get("spec") or {}).get("image") != (new.get("spec") or {}).get("image")
+        spec_of(old).get("image") != spec_of(new).get("image")
 
 
 class ClusterModelSourceController(Controller):
@@ -53,7 +54,7 @@ class ClusterModelSourceController(Controller):
         self._store = store
         store.add_index(CLUSTER_MODELS, BY_SOURCE, _source_label_of)
         store.add_index(CLUSTER_MODEL_SOURCES, BY_LABEL, lambda o: [source_label(o["metadata"]["name"])])
-        store.add_index(CLUSTER_MODEL_SOURCES, BY_SECRET, lambda o: secret_names(o.get("spec") or {}))
+        store.add_index(CLUSTER_MODEL_SOURCES, BY_SECRET, lambda o: secret_names(spec_of(o)))
 
     def watches(self) -> list[Watch]:
         return [Watch(CLUSTER_MODELS, self._sources_of_model, changed=_identity_changed),
@@ -84,7 +85,7 @@ class ClusterModelSourceController(Controller):
         wake = None
         if ctx.wake is not None:
             wake = lambda: ctx.wake(self.name, None, name)  # noqa: E731
-        secrets = await self._pull_secrets(ctx, secret_names(obj.get("spec") or {}))
+        secrets = await self._pull_secrets(ctx, secret_names(spec_of(obj)))
         return await self.runner.observe(
             ctx, obj, models, lambda model: store.get(CLUSTER_MODELS, None, model), wake=wake,
             secret_named=lambda secret: secrets.get(secret),

@@ -54,6 +54,7 @@ from aim_core.reconcile.labels import (
 from aim_core.reconcile.naming import cluster_model_name_from_source, sanitize_label_value
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_MODELS
+from aim_core.reconcile.obj import spec_of, status_of
 
 __all__ = ["DEFAULT_MAX_MODELS", "model_for", "next_sync_delay", "order_matches", "plan_source", "source_label"]
 
@@ -80,7 +81,7 @@ def _rfc3339(ts: datetime.datetime) -> str:
 
 def model_for(source: Mapping[str, Any], match: Match) -> dict[str, Any]:
     """The AIMClusterModel a source creates for ``match`` (F79)."""
-    spec = source.get("spec") or {}
+    spec = spec_of(source)
     model_spec: dict[str, Any] = {"image": match.image}
     secrets = [{"name": s["name"]} for s in spec.get("imagePullSecrets") or [] if isinstance(s, Mapping) and s.get("name")]
     if secrets:
@@ -155,7 +156,7 @@ def _filters_health(selectors: Sequence[Selector], results: Sequence[SelectorRes
 
 def _carried_filters_health(obj: Mapping[str, Any]) -> Health | None:
     """The previous ``FiltersReady`` verdict, kept while the first sync after a restart runs."""
-    for cond in (obj.get("status") or {}).get("conditions") or []:
+    for cond in status_of(obj).get("conditions") or []:
         if cond.get("type") == f"{FILTERS}Ready":
             reason, message = cond.get("reason") or "", cond.get("message") or ""
             if cond.get("status") == "True":
@@ -168,7 +169,7 @@ def _carried_filters_health(obj: Mapping[str, Any]) -> Health | None:
 
 
 def _secrets_health(obj: Mapping[str, Any], observed: Observed) -> Health | None:
-    names = [s.get("name") for s in (obj.get("spec") or {}).get("imagePullSecrets") or [] if isinstance(s, Mapping)]
+    names = [s.get("name") for s in spec_of(obj).get("imagePullSecrets") or [] if isinstance(s, Mapping)]
     if not names:
         return None
     problems = observed.secret_problems
@@ -180,13 +181,13 @@ def _secrets_health(obj: Mapping[str, Any], observed: Observed) -> Health | None
 def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
     """Models to create and status for one AIMClusterModelSource."""
     plan = Plan()
-    spec = obj.get("spec") or {}
-    old_status = obj.get("status") or {}
+    spec = spec_of(obj)
+    old_status = status_of(obj)
     interval = sync_interval(spec.get("syncInterval"))
     max_models = spec.get("maxModels") or DEFAULT_MAX_MODELS
     label = source_label(obj["metadata"]["name"])
 
-    existing_images = {(m.get("spec") or {}).get("image") for m in observed.models}
+    existing_images = {spec_of(m).get("image") for m in observed.models}
     plan.component(EXISTING_MODELS, _listed(len(observed.models), label))
     secrets = _secrets_health(obj, observed)
     if secrets is not None:

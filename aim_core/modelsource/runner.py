@@ -39,6 +39,7 @@ from aim_core.plugin.providers import RegistryCredentials
 from aim_core.registry import InvalidPullSecret, credentials_for
 from aim_core.registry import list_repositories as _list_repositories
 from aim_core.registry import list_tags as _list_tags
+from aim_core.reconcile.obj import spec_of
 
 __all__ = ["RegistryCatalog", "SyncRunner"]
 
@@ -115,7 +116,7 @@ class SyncRunner:
         """
         meta = obj["metadata"]
         name, generation = meta["name"], meta.get("generation")
-        spec = obj.get("spec") or {}
+        spec = spec_of(obj)
         selectors = tuple(parse_selectors(spec))
         if ctx.extras.get("offline"):  # aim-engine render: explicit images only, no registry, no secrets
             results = await sync_selectors(selectors, OfflineCatalog(), lambda _registry: None)

@@ -16,6 +16,7 @@ from typing import Any
 
 from aim_core.modelsource.observed import SecretProblem
 from aim_core.registry import InvalidPullSecret, credentials_for
+from aim_core.reconcile.obj import meta_of
 
 __all__ = ["SECRET_ACCESS_FAILED", "SECRET_NOT_FOUND", "INVALID_PULL_SECRET", "SecretLookup", "check_pull_secrets",
            "fingerprint", "secret_names"]
@@ -73,5 +74,5 @@ def fingerprint(lookup: SecretLookup, names: Sequence[str]) -> tuple[Any, ...]:
         if isinstance(secret, Exception):
             versions.append((name, "unreadable"))
         else:
-            versions.append((name, None if secret is None else (secret.get("metadata") or {}).get("resourceVersion", "")))
+            versions.append((name, None if secret is None else meta_of(secret).get("resourceVersion", "")))
     return tuple(versions)

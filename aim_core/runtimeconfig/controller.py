@@ -30,6 +30,7 @@ from aim_core.reconcile.resources import CLUSTER_RUNTIME_CONFIGS, RUNTIME_CONFIG
 from aim_core.runtimeconfig.resolution import normalize, resolve
 from aim_core.api.spec_errors import spec_problems
 from aim_core.runtime.store import Store
+from aim_core.reconcile.obj import spec_of
 
 BY_NAME = "by-name"
 
@@ -37,7 +38,7 @@ BY_NAME = "by-name"
 def validate(obj: dict[str, Any]) -> list[str]:
     """What is wrong with a runtime config that the API server could not catch."""
     problems = spec_problems(obj)
-    spec = obj.get("spec") or {}
+    spec = spec_of(obj)
     problems += [f"spec.env: {p}" for p in engine_args_problems(spec.get("env") or [])]
     for i, pattern in enumerate(((spec.get("labelPropagation") or {}).get("match")) or []):
         problem = glob_problem(pattern)

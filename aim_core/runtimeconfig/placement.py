@@ -32,6 +32,7 @@ from typing import Any
 import attrs
 
 from aim_core.runtimeconfig.resolution import Resolution
+from aim_core.reconcile.obj import meta_of, spec_of
 
 FIELDS = ("nodeSelector", "tolerations", "affinity")
 
@@ -55,8 +56,8 @@ def config_source(resolution: Resolution | None, key: str) -> str | None:
     if resolution is None:
         return None
     for obj, kind in ((resolution.namespaced, "AIMRuntimeConfig"), (resolution.cluster, "AIMClusterRuntimeConfig")):
-        if obj is not None and (obj.get("spec") or {}).get(key):
-            meta = obj.get("metadata") or {}
+        if obj is not None and spec_of(obj).get(key):
+            meta = meta_of(obj)
             where = f"{meta.get('namespace')}/{meta.get('name')}" if kind == "AIMRuntimeConfig" else meta.get("name")
             return f"{kind} {where}"
     return None

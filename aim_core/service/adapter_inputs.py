@@ -7,18 +7,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aim_core.reconcile.envvars import ENGINE_ARGS, merge_env
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 
 def _ready_condition(obj: Obj) -> Obj:
-    return next((c for c in (obj.get("status") or {}).get("conditions") or () if c.get("type") == "Ready"), {})
+    return next((c for c in status_of(obj).get("conditions") or () if c.get("type") == "Ready"), {})
 
 
 # ---------------------------------------------------------------- inputs
 
 
 def adapter_specs(svc: Obj) -> list[Obj]:
-    return [a for a in ((svc.get("spec") or {}).get("adapters") or ()) if isinstance(a, Mapping)]
+    return [a for a in (spec_of(svc).get("adapters") or ()) if isinstance(a, Mapping)]
 
 
 def adapter_sources(svc: Obj) -> list[str]:
@@ -30,26 +30,26 @@ def artifact_view(artifact: Obj | None) -> tuple[Any, ...]:
     """What the adapter plan reads of an artifact; a service is re-planned only when this changes."""
     if artifact is None:
         return ()
-    meta, status = artifact.get("metadata") or {}, artifact.get("status") or {}
+    meta, status = meta_of(artifact), status_of(artifact)
     return (meta.get("name"), bool(meta.get("deletionTimestamp")), bool(meta.get("ownerReferences")),
-            (artifact.get("spec") or {}).get("sourceUri"), status.get("status"), status.get("persistentVolumeClaim"),
+            spec_of(artifact).get("sourceUri"), status.get("status"), status.get("persistentVolumeClaim"),
             json.dumps(status.get("adapter"), sort_keys=True), json.dumps(_ready_condition(artifact), sort_keys=True))
 
 
 def adapter_artifacts(svc: Obj) -> list[str]:
     """Artifacts the service refers to through ``status.adapters`` (for the artifact controller)."""
-    return [str(a["artifact"]) for a in ((svc.get("status") or {}).get("adapters") or ())
+    return [str(a["artifact"]) for a in (status_of(svc).get("adapters") or ())
             if isinstance(a, Mapping) and a.get("artifact")]
 
 
 def base_names(svc: Obj, model: Obj | None, template: Obj | None) -> set[str]:
     """Names the base model answers to: the model object's, its canonical name and model ids."""
-    names = {((svc.get("spec") or {}).get("model") or {}).get("name")}
+    names = {(spec_of(svc).get("model") or {}).get("name")}
     names |= base_ids(model, template)
     if model is not None:
-        names.add((model.get("metadata") or {}).get("name"))
+        names.add(meta_of(model).get("name"))
     if template is not None:
-        names.add((template.get("spec") or {}).get("modelName"))
+        names.add(spec_of(template).get("modelName"))
     return {str(n).strip() for n in names if n and str(n).strip()}
 
 
@@ -57,8 +57,8 @@ def base_ids(model: Obj | None, template: Obj | None) -> set[str]:
     """Model ids (``org/name``) of the base model: image metadata and model sources."""
     ids: set[Any] = set()
     if model is not None:
-        ids.add((((model.get("status") or {}).get("imageMetadata") or {}).get("model") or {}).get("canonicalName"))
-        for source in (model.get("spec") or {}).get("modelSources") or ():
+        ids.add(((status_of(model).get("imageMetadata") or {}).get("model") or {}).get("canonicalName"))
+        for source in spec_of(model).get("modelSources") or ():
             ids.add((source or {}).get("modelId"))
     if template is not None:
         for where in ("spec", "status"):

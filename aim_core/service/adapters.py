@@ -55,7 +55,7 @@ from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.naming import artifact_name, derived_name
 from aim_core.reconcile.resources import ARTIFACTS
 from aim_core.service.adapter_inputs import adapter_specs as adapter_specs, adapter_sources as adapter_sources, artifact_view as artifact_view, adapter_artifacts as adapter_artifacts, base_names as base_names, base_ids as base_ids, user_engine_args as user_engine_args, _ready_condition
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 ADAPTERS = "Adapters"  #: component, and the condition type AdaptersReady
 CONDITION = "AdaptersReady"
@@ -167,7 +167,7 @@ def _int(value: Any) -> int | None:
 
 def desired_artifact(svc: Obj, adapter: Obj) -> dict[str, Any]:
     """The AIMArtifact a service creates for an adapter nothing else downloads yet."""
-    meta = svc.get("metadata") or {}
+    meta = meta_of(svc)
     env = list(adapter.get("env") or ())
     source = str(adapter["sourceUri"])
     spec: dict[str, Any] = {"sourceUri": source}
@@ -175,7 +175,7 @@ def desired_artifact(svc: Obj, adapter: Obj) -> dict[str, Any]:
         spec["env"] = env
     if adapter.get("retentionPriority") is not None:
         spec["retentionPriority"] = adapter["retentionPriority"]
-    if (svc.get("spec") or {}).get("runtimeConfigName"):
+    if spec_of(svc).get("runtimeConfigName"):
         spec["runtimeConfigName"] = svc["spec"]["runtimeConfigName"]
     return {"apiVersion": ARTIFACTS.api_version, "kind": ARTIFACTS.kind,
             "metadata": {"name": artifact_name(source, env), "namespace": meta.get("namespace"),
@@ -184,7 +184,7 @@ def desired_artifact(svc: Obj, adapter: Obj) -> dict[str, Any]:
 
 
 def _usable(artifact: Obj) -> bool:
-    meta = artifact.get("metadata") or {}
+    meta = meta_of(artifact)
     return not meta.get("deletionTimestamp") and not meta.get("ownerReferences")
 
 
@@ -195,7 +195,7 @@ def _pick(candidates: Iterable[Obj], wanted: str) -> Obj | None:
         return None
 
     def rank(a: Obj) -> tuple[int, bool, str]:
-        status = (a.get("status") or {}).get("status") or ""
+        status = status_of(a).get("status") or ""
         order = {"Ready": 0, "Progressing": 1, "Pending": 2, "": 3}.get(status, 4)
         return order, a["metadata"]["name"] != wanted, a["metadata"]["name"]
 
@@ -228,13 +228,13 @@ def _one(svc: Obj, adapter: Obj, artifacts: Sequence[Obj], ids: set[str], names:
         return AdapterState(name, source, state=FAILED, reason=NAME_CONFLICT,
                             message=f"adapter name {name!r} is used twice in spec.adapters"), None
     desired = desired_artifact(svc, adapter)
-    artifact = _pick([a for a in artifacts if (a.get("spec") or {}).get("sourceUri") == source],
+    artifact = _pick([a for a in artifacts if spec_of(a).get("sourceUri") == source],
                      desired["metadata"]["name"])
     if artifact is None:
         return AdapterState(name, source, desired["metadata"]["name"], PENDING, CREATING_ARTIFACT,
                             f"creating artifact {desired['metadata']['name']} for {source}"), desired
     art_name = artifact["metadata"]["name"]
-    status = artifact.get("status") or {}
+    status = status_of(artifact)
     info = status.get("adapter") or {}
     base, rank = (str(info.get("baseModel")) if info.get("baseModel") else None), _int(info.get("rank"))
     state = AdapterState(name, source, art_name, base_model=base, rank=rank)
@@ -287,7 +287,7 @@ def plan_adapters(svc: Obj, artifacts: Sequence[Obj], model: Obj | None, templat
     if not specs:
         return AdapterPlan()
     user_args = user_args or {}
-    limits = (svc.get("spec") or {}).get("adapterLimits") or {}
+    limits = spec_of(svc).get("adapterLimits") or {}
     rank_limit = _limit(user_args, "max-lora-rank", limits.get("maxRank"))
     ids, names = base_ids(model, template), base_names(svc, model, template)
     states: list[AdapterState] = []
@@ -359,5 +359,5 @@ def plan_for(svc: Obj, observed: Any, model: Obj | None, template: Obj | None, c
     if not adapter_specs(svc):
         return AdapterPlan()
     user_layers = [config.get("env") or (), ((template or {}).get("spec") or {}).get("env") or (),
-                   (svc.get("spec") or {}).get("env") or ()]
+                   spec_of(svc).get("env") or ()]
     return plan_adapters(svc, observed.artifacts, model, template, user_engine_args(user_layers))

@@ -34,7 +34,7 @@ from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
 from aim_core.reconcile.resources import TEMPLATE_CACHES
 from aim_core.reconcile.conditions import ready_message
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 SHARED = "Shared"
 DEDICATED = "Dedicated"
@@ -44,7 +44,7 @@ _LEGACY_MODES = {"Always": SHARED, "Auto": SHARED, "Never": DEDICATED}
 
 def caching_mode(service: Obj) -> str:
     """The service's effective caching mode: ``"Shared"`` or ``"Dedicated"``."""
-    mode = (((service.get("spec") or {}).get("caching") or {}).get("mode") or "").strip()
+    mode = ((spec_of(service).get("caching") or {}).get("mode") or "").strip()
     mode = _LEGACY_MODES.get(mode, mode)
     return DEDICATED if mode == DEDICATED else SHARED
 
@@ -66,12 +66,12 @@ def cache_name(service: Obj, template_name: str, mode: str) -> str:
 
 
 def _cache_mode(cache: Obj) -> str:
-    return (cache.get("spec") or {}).get("mode") or SHARED  # the CRD defaults mode to Shared
+    return spec_of(cache).get("mode") or SHARED  # the CRD defaults mode to Shared
 
 
 def _state_rank(obj: Obj) -> int:
     """Higher is healthier; an object without a known status ranks as Pending."""
-    value = (obj.get("status") or {}).get("status") or ""
+    value = status_of(obj).get("status") or ""
     try:
         return State(value).priority
     except ValueError:
@@ -79,7 +79,7 @@ def _state_rank(obj: Obj) -> int:
 
 
 def _owned_by(obj: Obj, uid: str) -> bool:
-    return bool(uid) and any(ref.get("uid") == uid for ref in (obj.get("metadata") or {}).get("ownerReferences") or ())
+    return bool(uid) and any(ref.get("uid") == uid for ref in meta_of(obj).get("ownerReferences") or ())
 
 
 def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace: Iterable[Obj]) -> Obj | None:
@@ -93,19 +93,19 @@ def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace:
     """
     meta = service["metadata"]
     wanted = cache_name(service, template_name, mode)
-    live = [c for c in caches_in_namespace if not (c.get("metadata") or {}).get("deletionTimestamp")]
+    live = [c for c in caches_in_namespace if not meta_of(c).get("deletionTimestamp")]
     if mode == DEDICATED:
         by_name = next((c for c in live if c["metadata"]["name"] == wanted), None)
         if by_name is not None:
             return by_name
         owned = sorted(
             (c for c in live if _cache_mode(c) == DEDICATED and _owned_by(c, meta.get("uid") or "")
-             and (c.get("spec") or {}).get("templateName") == template_name),
+             and spec_of(c).get("templateName") == template_name),
             key=lambda c: c["metadata"]["name"],
         )
         return owned[0] if owned else None
     candidates = [
-        c for c in live if (c.get("spec") or {}).get("templateName") == template_name and _cache_mode(c) == SHARED
+        c for c in live if spec_of(c).get("templateName") == template_name and _cache_mode(c) == SHARED
     ]
     if not candidates:
         return None
@@ -127,8 +127,8 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
     Plan it with ``owned=cache_owned(mode)``: a Shared cache has no owner.
     """
     meta = service["metadata"]
-    spec = service.get("spec") or {}
-    template_spec = template.get("spec") or {}
+    spec = spec_of(service)
+    template_spec = spec_of(template)
     template_name = template["metadata"]["name"]
 
     # Plain name-by-name replacement, as upstream: AIM_ENGINE_ARGS is copied verbatim, not
@@ -210,7 +210,7 @@ def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str
                           "and the running deployment keeps its volumes meanwhile")
         return Health.progressing("CacheCreating", f"creating the {name} template cache")
     name = cache["metadata"]["name"]
-    status = (cache.get("status") or {}).get("status") or ""
+    status = status_of(cache).get("status") or ""
     detail = ready_message(cache)
     suffix = f": {detail}" if detail else ""
     if status == State.READY.value:
@@ -225,7 +225,7 @@ def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str
 
 def cache_status(cache: Obj | None) -> dict[str, Any] | None:
     """``status.cache`` of the service: the reference of a Ready cache, else None (leave the field out)."""
-    if cache is None or (cache.get("status") or {}).get("status") != State.READY.value:
+    if cache is None or status_of(cache).get("status") != State.READY.value:
         return None
     meta = cache["metadata"]
     ref = {"kind": TEMPLATE_CACHES.kind, "name": meta["name"], "namespace": meta.get("namespace") or "",

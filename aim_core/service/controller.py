@@ -52,7 +52,7 @@ from aim_core.service.plan import plan_service
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.service.keys import _model_names, _ns, _serving_name, _template_names
-from aim_core.reconcile.obj import spec_of
+from aim_core.reconcile.obj import spec_of, status_of
 from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE, _terminations, _pod_ready, _ready
 
 log = logging.getLogger("aim_engine.service")
@@ -323,7 +323,7 @@ class ServiceController(Controller):
             return
         label = sanitize_label_value(obj["metadata"]["name"])
         for cache in ctx.store.by_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, (ns, label)):
-            if ((cache.get("status") or {}).get("status")) != State.READY.value:
+            if (status_of(cache).get("status")) != State.READY.value:
                 await ctx.kube.delete(TEMPLATE_CACHES, ns, cache["metadata"]["name"])
 
 

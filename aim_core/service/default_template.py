@@ -18,16 +18,16 @@ import attrs
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.service.selection import resolve_explicit
 from aim_core.service.resolution import TemplateResolution
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of
 
 
 def default_template_name(service: Obj, model: Obj | None) -> str | None:
     """The model's default template when it applies to ``service`` (no template named), else ``None``."""
     if model is None:
         return None
-    if (((service.get("spec") or {}).get("template") or {}).get("name") or "").strip():
+    if ((spec_of(service).get("template") or {}).get("name") or "").strip():
         return None
-    return ((model.get("spec") or {}).get("defaultServiceTemplate") or "").strip() or None
+    return (spec_of(model).get("defaultServiceTemplate") or "").strip() or None
 
 
 def resolve_default(
@@ -42,10 +42,10 @@ def resolve_default(
     if name is None:
         return None
     assert model is not None
-    ns_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in namespaced}
-    cl_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in cluster}
+    ns_by_name = {meta_of(t).get("name", ""): t for t in namespaced}
+    cl_by_name = {meta_of(t).get("name", ""): t for t in cluster}
     result = resolve_explicit(name, dict(service), ns_by_name, cl_by_name, inventory)
-    meta = model.get("metadata") or {}
+    meta = meta_of(model)
     kind = model.get("kind") or "AIMModel"
     where = f"{kind} {meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else f"{kind} {meta.get('name')}"
     prefix = f"default template {name!r} of {where} (spec.defaultServiceTemplate)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aim_core.reconcile.naming import inference_service_name
-from aim_core.reconcile.obj import spec_of
+from aim_core.reconcile.obj import spec_of, status_of
 
 
 def _ns(obj: dict[str, Any]) -> str | None:
@@ -17,7 +17,7 @@ def _model_names(svc: dict[str, Any]) -> list[str]:
     model = spec_of(svc).get("model") or {}
     if (model.get("name") or "").strip():
         names.append(model["name"].strip())
-    resolved = ((svc.get("status") or {}).get("resolvedModel") or {}).get("name")
+    resolved = (status_of(svc).get("resolvedModel") or {}).get("name")
     if resolved:
         names.append(resolved)
     return names
@@ -28,7 +28,7 @@ def _template_names(svc: dict[str, Any]) -> list[str]:
     explicit = ((spec_of(svc).get("template") or {}).get("name") or "").strip()
     if explicit:
         names.append(explicit)
-    resolved = ((svc.get("status") or {}).get("resolvedTemplate") or {}).get("name")
+    resolved = (status_of(svc).get("resolvedTemplate") or {}).get("name")
     if resolved:
         names.append(resolved)
     return names

@@ -12,6 +12,7 @@ from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.resources import MODELS
+from aim_core.reconcile.obj import meta_of, status_of
 
 NAMESPACE = "Namespace"
 CLUSTER = "Cluster"
@@ -32,20 +33,20 @@ def model_scope(model: Model) -> str:
     kind = model.get("kind")
     if kind:
         return CLUSTER if kind == _KINDS[CLUSTER] else NAMESPACE
-    return NAMESPACE if (model.get("metadata") or {}).get("namespace") else CLUSTER
+    return NAMESPACE if meta_of(model).get("namespace") else CLUSTER
 
 
 def _describe(model: Model, scope: str | None = None) -> str:
     """``AIMModel ns/name`` or ``AIMClusterModel name``, for messages."""
     scope = scope or model_scope(model)
-    meta = model.get("metadata") or {}
+    meta = meta_of(model)
     if scope == CLUSTER:
         return f"AIMClusterModel {meta.get('name', '')}"
     return f"AIMModel {meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
 def _status(model: Model) -> str:
-    return (model.get("status") or {}).get("status") or ""
+    return status_of(model).get("status") or ""
 
 
 
@@ -67,7 +68,7 @@ def resolved_reference(model: Model, scope: str | None = None) -> dict[str, Any]
     if _status(model) != State.READY.value:
         return None
     scope = scope or model_scope(model)
-    meta = model.get("metadata") or {}
+    meta = meta_of(model)
     ref: dict[str, Any] = {"kind": _KINDS[scope], "name": meta.get("name", "")}
     if scope == NAMESPACE:
         ref["namespace"] = meta.get("namespace", "")

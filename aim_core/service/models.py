@@ -55,6 +55,7 @@ from aim_core.reconcile import naming
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL
 from aim_core.service.model_health import NAMESPACE as NAMESPACE, CLUSTER as CLUSTER, COMPONENT as COMPONENT, _KINDS, Model as Model, image_key as image_key, model_scope as model_scope, _status, model_health as model_health, resolved_reference as resolved_reference, ModelResolution as ModelResolution, _found, _failed, _creating
+from aim_core.reconcile.obj import meta_of, spec_of, status_of
 
 # ---------------------------------------------------------------- resolution
 
@@ -79,9 +80,9 @@ def resolve_model(
     :param config: the service's merged runtime-config spec (currently unread, see module docstring).
     """
     del config  # no setting of the runtime config affects model resolution today (D12)
-    spec = service.get("spec") or {}
+    spec = spec_of(service)
     wanted = spec.get("model") or {}
-    namespace = (service.get("metadata") or {}).get("namespace", "")
+    namespace = meta_of(service).get("namespace", "")
     known = _ModelsSeen(namespace, namespaced_models_by_name, cluster_models_by_name, models_by_image,
                         namespaced_models)
     try:
@@ -113,13 +114,13 @@ class _ModelsSeen:
     in_namespace: Sequence[Model]
 
     def usable(self, model: Model) -> bool:
-        return model_scope(model) == CLUSTER or (model.get("metadata") or {}).get("namespace") == self.namespace
+        return model_scope(model) == CLUSTER or meta_of(model).get("namespace") == self.namespace
 
     def namespaced(self, name: str) -> Model | None:
         """The AIMModel ``name`` of the service namespace, wherever it was passed in."""
         for model in (self.by_name.get(name), *self.in_namespace, *self.image_matches):
             if (model is not None and model_scope(model) == NAMESPACE and self.usable(model)
-                    and (model.get("metadata") or {}).get("name") == name):
+                    and meta_of(model).get("name") == name):
                 return model
         return None
 
@@ -131,12 +132,12 @@ class _ModelsSeen:
 
     def recorded(self, service: Model) -> Model | None:
         """The model of ``status.resolvedModel`` if it is still there and Ready (F45)."""
-        ref = (service.get("status") or {}).get("resolvedModel") or {}
+        ref = status_of(service).get("resolvedModel") or {}
         scope = ref.get("scope") or (NAMESPACE if ref.get("namespace") else CLUSTER)
         if not ref.get("name") or scope not in _KINDS:
             return None
         for model in self.everything():
-            meta = model.get("metadata") or {}
+            meta = meta_of(model)
             if (model_scope(model) == scope and meta.get("name") == ref["name"] and self.usable(model)
                     and (not ref.get("uid") or not meta.get("uid") or ref["uid"] == meta["uid"])
                     and _status(model) == State.READY.value):
@@ -149,7 +150,7 @@ def _by_name(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> Mo
     if not name:
         raise ReconcileError.invalid_spec("InvalidSpec", "spec.model.name is empty")
     sticky = known.recorded(service)
-    if sticky is not None and (sticky.get("metadata") or {}).get("name") == name:
+    if sticky is not None and meta_of(sticky).get("name") == name:
         return _found(sticky)
     model = known.namespaced(name) or known.cluster_by_name.get(name)
     if model is None:
@@ -162,7 +163,7 @@ def _by_name(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> Mo
 
 
 def _same_image(model: Model, key: str) -> bool:
-    return image_key((model.get("spec") or {}).get("image") or "") == key
+    return image_key(spec_of(model).get("image") or "") == key
 
 
 def _by_image(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> ModelResolution:
@@ -214,11 +215,11 @@ def _copied_from_service(spec: Mapping[str, Any]) -> dict[str, Any]:
 def image_model(service: Model, image: str) -> dict[str, Any]:
     """The AIMModel planned for a service's ``model.image`` (F46); apply it unowned."""
     image = image_key(image)
-    spec = service.get("spec") or {}
+    spec = spec_of(service)
     return {
         "metadata": {
             "name": naming.model_name_from_image(image),
-            "namespace": (service.get("metadata") or {}).get("namespace", ""),
+            "namespace": meta_of(service).get("namespace", ""),
             "labels": {ORIGIN_LABEL: ORIGIN_AUTO_GENERATED},
         },
         "spec": {"image": image, **_copied_from_service(spec)},
@@ -233,7 +234,7 @@ def _source_keys(sources: Sequence[Mapping[str, Any]] | None) -> list[naming.Mod
 
 
 def _same_custom(model: Model, image: str, keys: list[naming.ModelSourceKey]) -> bool:
-    spec = model.get("spec") or {}
+    spec = spec_of(model)
     return image_key(spec.get("image") or "") == image and _source_keys(spec.get("modelSources")) == keys
 
 
@@ -257,8 +258,8 @@ def _by_custom(custom: Mapping[str, Any], namespace: str, known: _ModelsSeen, se
 
 def custom_model(service: Model) -> dict[str, Any]:
     """The AIMModel planned for a service's ``model.custom`` (F29); apply it unowned."""
-    meta = service.get("metadata") or {}
-    spec = service.get("spec") or {}
+    meta = meta_of(service)
+    spec = spec_of(service)
     custom = (spec.get("model") or {}).get("custom") or {}
     image = image_key(custom.get("baseImage") or "")
     sources = [dict(s) for s in custom.get("modelSources") or []]

@@ -175,7 +175,7 @@ def derived_template(
     if is_derived(base):
         raise ValueError(f"{describe(base, base_scope)} is a derived template and is not derived again")
     o = Overrides.read(overrides)
-    svc_spec = service.get("spec") or {}
+    svc_spec = spec_of(service)
     spec = copy.deepcopy(dict(spec_of(base)))
     if base_scope is Scope.CLUSTER:
         spec.pop("caching", None)
@@ -213,7 +213,7 @@ def with_overrides(
     inventory: GpuInventory | None = None,
 ) -> TemplateResolution:
     """Step 3: use ``base``, or the derived template the service's overrides call for (module docstring)."""
-    o = Overrides.read((service.get("spec") or {}).get("overrides"))
+    o = Overrides.read(spec_of(service).get("overrides"))
     if is_derived(base.template) or not o.change(base.template, inventory):
         return TemplateResolution(base.health(), base)
     derivable = base.ready or (template_status(base.template) == State.NOT_AVAILABLE.value and bool(o.gpu_model))

@@ -12,6 +12,7 @@ from typing import Any
 
 from aim_core.runtimeconfig import Placement, resolve_placement
 from aim_core.runtimeconfig import Resolution
+from aim_core.reconcile.obj import meta_of, spec_of, status_of
 
 __all__ = ["Placement", "service_placement"]
 
@@ -25,12 +26,12 @@ def service_placement(
     gpu_resources: Iterable[str],
 ) -> Placement:
     """The placement of a service's inference pods (see :func:`resolve_placement`)."""
-    meta = service.get("metadata") or {}
+    meta = meta_of(service)
     owner = f"AIMService {meta.get('namespace')}/{meta.get('name')}"
-    tmeta = template.get("metadata") or {}
-    affinity = (template.get("status") or {}).get("resolvedNodeAffinity")
+    tmeta = meta_of(template)
+    affinity = status_of(template).get("resolvedNodeAffinity")
     return resolve_placement(
-        service.get("spec") or {}, config, resolution, owner=owner,
+        spec_of(service), config, resolution, owner=owner,
         gpu_node_affinity=affinity,
         gpu_affinity_source=f"template {tmeta.get('name')} status.resolvedNodeAffinity",
         resources=resources, gpu_resources=gpu_resources,

@@ -43,6 +43,7 @@ from aim_core.service.resolution import TemplateResolution
 from aim_core.service.validation import own_spec_issues
 from aim_core.api.spec_errors import spec_problems
 from aim_core.service.serving import PODS, RUNTIME, _plan_route, _plan_runtime
+from aim_core.reconcile.obj import spec_of, status_of
 
 RUNTIME_CONFIG = "RuntimeConfig"
 TEMPLATE = "Template"
@@ -57,12 +58,12 @@ def _label_policy(config: dict[str, Any]) -> LabelPolicy:
 
 
 def _models_by_image(svc: dict[str, Any], ob: Observed) -> list[dict[str, Any]]:
-    image = ((svc.get("spec") or {}).get("model") or {}).get("image")
+    image = (spec_of(svc).get("model") or {}).get("image")
     if not image:
         return []
     key = image_key(image)
     found = [m for scope in ("namespaced", "cluster") for m in ob.models[scope].values()
-             if image_key((m.get("spec") or {}).get("image") or "") == key]
+             if image_key(spec_of(m).get("image") or "") == key]
     return found
 
 
@@ -83,7 +84,7 @@ def plan_service(svc: dict[str, Any], ob: Observed) -> Plan:
 
 
 def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
-    spec = svc.get("spec") or {}
+    spec = spec_of(svc)
     config = ob.config.spec
     plan.labels = _label_policy(config)
 
@@ -235,7 +236,7 @@ def _recheck_after_dropping(plan: Plan, svc: dict[str, Any]) -> None:
     change (a recorded template left behind by a spec edit kept the service
     Failed until then).
     """
-    recorded = ((svc.get("status") or {}).get("resolvedTemplate") or {})
+    recorded = (status_of(svc).get("resolvedTemplate") or {})
     if not recorded.get("name"):
         return
     now = plan.status.get("resolvedTemplate") or {}
@@ -249,7 +250,7 @@ def _check_model_match(resolution: TemplateResolution, model_name: str) -> Templ
     scoped = resolution.template
     if scoped is None:
         return resolution
-    serves = ((scoped.template.get("spec") or {}).get("modelName") or "").strip()
+    serves = (spec_of(scoped.template).get("modelName") or "").strip()
     if not serves or serves == model_name:
         return resolution
     message = (f"{scoped.describe()} serves model {serves!r}, but this service uses model {model_name!r}; "

@@ -53,6 +53,7 @@ from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
 from aim_core.reconcile.plan import Issue
 from aim_core.runtimeconfig import config_name, routing_enabled
+from aim_core.reconcile.obj import meta_of, spec_of
 
 GATEWAY_NOT_CONFIGURED = "GatewayNotConfigured"
 PATH_TEMPLATE_INVALID = "PathTemplateInvalid"
@@ -277,7 +278,7 @@ def render_path(template: str, service: Mapping[str, Any]) -> str:
 
 
 def default_path(service: Mapping[str, Any]) -> str:
-    meta = service.get("metadata") or {}
+    meta = meta_of(service)
     return normalize_path(f"/{meta.get('namespace', '')}/{meta.get('uid', '')}")
 
 
@@ -285,7 +286,7 @@ def default_path(service: Mapping[str, Any]) -> str:
 
 
 def _own_routing(service: Mapping[str, Any]) -> Mapping[str, Any]:
-    return ((service.get("spec") or {}).get("routing")) or {}
+    return (spec_of(service).get("routing")) or {}
 
 
 def _pick(service: Mapping[str, Any], config: Mapping[str, Any], field: str) -> tuple[Any, str]:
@@ -314,7 +315,7 @@ def route_request(
     """
     if not routing_enabled(_own_routing(service), config):
         return None
-    meta = service.get("metadata") or {}
+    meta = meta_of(service)
     namespace, name = meta.get("namespace") or "", meta.get("name") or ""
 
     gateway, _ = _pick(service, config, "gatewayRef")

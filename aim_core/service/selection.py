@@ -71,7 +71,7 @@ from aim_core.service.templates import (
     template_status,
 )
 from aim_core.template import Scope
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:
     shown = list(items[:limit])
@@ -104,8 +104,8 @@ def select_template(
     """
     o = Overrides.read(overrides)
     pool = [ScopedTemplate(t, scope) for items, scope in ((namespaced, Scope.NAMESPACE), (cluster, Scope.CLUSTER))
-            for t in sorted(items, key=lambda t: (t.get("metadata") or {}).get("name", ""))
-            if (t.get("spec") or {}).get("modelName") == model_name]
+            for t in sorted(items, key=lambda t: meta_of(t).get("name", ""))
+            if spec_of(t).get("modelName") == model_name]
     done: list[Candidate] = []
 
     def drop(alive: list[ScopedTemplate], flt: Filter, why: dict[int, str]) -> list[ScopedTemplate]:
@@ -214,8 +214,8 @@ def resolve_explicit(
     MissingUpstream ``TemplateNotFound`` (service Failed) naming every lookup.
     """
     name = name.strip()
-    namespace = (service.get("metadata") or {}).get("namespace", "")
-    o = Overrides.read((service.get("spec") or {}).get("overrides"))
+    namespace = meta_of(service).get("namespace", "")
+    o = Overrides.read(spec_of(service).get("overrides"))
     if name in namespaced_by_name:
         return with_overrides(ScopedTemplate(namespaced_by_name[name], Scope.NAMESPACE), service, namespaced_by_name,
                               inventory)
@@ -249,12 +249,12 @@ def choose_template(
     :param namespaced: AIMServiceTemplates of the service namespace (derived ones included).
     :param cluster: AIMClusterServiceTemplates.
     """
-    spec = service.get("spec") or {}
+    spec = spec_of(service)
     conf = spec.get("template") or {}
-    ns_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in namespaced}
-    cl_by_name = {(t.get("metadata") or {}).get("name", ""): t for t in cluster}
+    ns_by_name = {meta_of(t).get("name", ""): t for t in namespaced}
+    cl_by_name = {meta_of(t).get("name", ""): t for t in cluster}
     name = (conf.get("name") or "").strip()
-    kept = sticky((service.get("status") or {}).get("resolvedTemplate"), ns_by_name, cl_by_name)
+    kept = sticky(status_of(service).get("resolvedTemplate"), ns_by_name, cl_by_name)
     if kept is not None and not still_wanted(kept, service, model_name):
         kept = None  # the spec was edited since it was recorded: the spec wins
     if not name and model_name is None:
@@ -267,7 +267,7 @@ def choose_template(
         selection = select_template(model_name, namespaced, cluster, inventory,
                                     allow_unoptimized=bool(conf.get("allowUnoptimized")),
                                     overrides=spec.get("overrides"),
-                                    namespace=(service.get("metadata") or {}).get("namespace", ""))
+                                    namespace=meta_of(service).get("namespace", ""))
     if kept is not None:
         result = with_overrides(kept, service, ns_by_name, inventory)
         if result.template is kept:
@@ -300,8 +300,8 @@ def still_wanted(recorded: ScopedTemplate, service: Obj, model_name: str | None)
     service's overrides. Upstream keeps a Ready recorded template whatever the
     spec now says; here a spec edit wins.
     """
-    spec = service.get("spec") or {}
-    serves = ((recorded.template.get("spec") or {}).get("modelName") or "").strip()
+    spec = spec_of(service)
+    serves = (spec_of(recorded.template).get("modelName") or "").strip()
     if model_name is not None and serves and serves != model_name:
         return False
     name = ((spec.get("template") or {}).get("name") or "").strip()

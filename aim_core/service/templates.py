@@ -38,7 +38,7 @@ from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.conditions import dependency_health
 from aim_core.template import Scope
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, status_of
 from aim_core.reconcile.obj import meta_of, spec_of
 
 COMPONENT = "Template"
@@ -48,7 +48,7 @@ COMPONENT = "Template"
 
 
 def _profile(t: Obj) -> Obj:
-    return ((t.get("status") or {}).get("profile") or {}).get("metadata") or {}
+    return (status_of(t).get("profile") or {}).get("metadata") or {}
 
 
 def _spec_gpu(t: Obj) -> Obj:
@@ -57,7 +57,7 @@ def _spec_gpu(t: Obj) -> Obj:
 
 def template_status(t: Obj) -> str:
     """``status.status``; ``Pending`` before the template controller has written one."""
-    return (t.get("status") or {}).get("status") or State.PENDING.value
+    return status_of(t).get("status") or State.PENDING.value
 
 
 def profile_type(t: Obj) -> str:

@@ -29,7 +29,7 @@ from aim_core.reconcile.health import Category
 from aim_core.reconcile.plan import Issue
 from aim_core.service.runtime import engine_args_issue, env_layers
 from aim_core.service.templates import ScopedTemplate
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, spec_of
 
 INVALID_REPLICAS = "InvalidReplicas"
 INT32_MAX = 2**31 - 1
@@ -66,7 +66,7 @@ def own_spec_issues(service: Obj, config: Obj, template: ScopedTemplate | None) 
     :param template: the template resolution found, Ready or not; ``None`` when none is known yet.
     """
     issues = []
-    replicas = replica_problems(service.get("spec") or {})
+    replicas = replica_problems(spec_of(service))
     if replicas:
         issues.append(Issue(Category.INVALID_SPEC, INVALID_REPLICAS, "; ".join(replicas)))
     if template is not None:

@@ -59,7 +59,7 @@ from aim_core.template.observed import Observed
 from aim_core.template.scope import Scope
 from aim_core.template.plan import decide, plan_template
 from aim_core.template.slots import ACTIVE_JOBS, DiscoverySlots
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 OUTPUT_LOG_LINES = 5000  # discovery prints one JSON document; keep all of it
 FAILURE_LOG_LINES = 50
@@ -73,21 +73,21 @@ POD_BY_JOB = "tpl:pod-by-job"
 
 
 def _ns(obj: Obj) -> str | None:
-    return (obj.get("metadata") or {}).get("namespace") or None
+    return meta_of(obj).get("namespace") or None
 
 
 def _spec(obj: Obj) -> Obj:
-    return obj.get("spec") or {}
+    return spec_of(obj)
 
 
 def _job_owners(job: Obj) -> list[tuple[str | None, str, str]]:
     return [(_ns(job), ref.get("kind", ""), ref.get("name", ""))
-            for ref in (job.get("metadata") or {}).get("ownerReferences") or ()
+            for ref in meta_of(job).get("ownerReferences") or ()
             if ref.get("kind") in (TEMPLATES.kind, CLUSTER_TEMPLATES.kind)]
 
 
 def _derived(template: Obj) -> bool:
-    return ((template.get("metadata") or {}).get("labels") or {}).get(ORIGIN_LABEL) == ORIGIN_DERIVED
+    return (meta_of(template).get("labels") or {}).get(ORIGIN_LABEL) == ORIGIN_DERIVED
 
 
 def _utcnow() -> datetime.datetime:
@@ -130,7 +130,7 @@ class TemplateController(Controller):
         store.add_index(JOBS, JOB_BY_OWNER, _job_owners)
         store.add_index(JOBS, ACTIVE_JOBS, lambda j: [True] if disc.is_discovery_job(j) and not disc.job_finished(j)
                         else [])
-        store.add_index(PODS, POD_BY_JOB, lambda p: [(_ns(p), ((p.get("metadata") or {}).get("labels") or {})
+        store.add_index(PODS, POD_BY_JOB, lambda p: [(_ns(p), (meta_of(p).get("labels") or {})
                                                        .get(JOB_NAME_LABEL))])
 
     def _keys(self, index: str, value: Any) -> set[ObjectKey]:
@@ -154,7 +154,7 @@ class TemplateController(Controller):
 
         def by_pod(pod: Obj) -> Iterable[ObjectKey]:
             assert self._store is not None
-            job = self._store.get(JOBS, _ns(pod), ((pod.get("metadata") or {}).get("labels") or {}).get(JOB_NAME_LABEL, ""))
+            job = self._store.get(JOBS, _ns(pod), (meta_of(pod).get("labels") or {}).get(JOB_NAME_LABEL, ""))
             return by_job(job) if job is not None else []
 
         def by_node(_node: Obj) -> Iterable[ObjectKey]:
@@ -184,7 +184,7 @@ class TemplateController(Controller):
 
     def store_filters(self) -> dict[Any, Any]:
         return {JOBS: disc.is_discovery_job,
-                PODS: lambda p: ((p.get("metadata") or {}).get("labels") or {}).get(K8S_COMPONENT_LABEL) == "discovery"}
+                PODS: lambda p: (meta_of(p).get("labels") or {}).get(K8S_COMPONENT_LABEL) == "discovery"}
 
     def _key_ns(self, namespace: str | None) -> str | None:
         return namespace if self.scope is Scope.NAMESPACE else None
@@ -236,7 +236,7 @@ class TemplateController(Controller):
             counted = decision.breaker is not None and decision.breaker.counted(job)
             try:
                 if disc.job_succeeded(job) and not decision.done and not counted:
-                    done = [p for p in pods if (p.get("status") or {}).get("phase") == "Succeeded"]
+                    done = [p for p in pods if status_of(p).get("phase") == "Succeeded"]
                     if done:
                         changes["output"] = redact(await ctx.kube.read_log(
                             job_ns, done[-1]["metadata"]["name"], container=disc.CONTAINER,
@@ -258,7 +258,7 @@ class TemplateController(Controller):
     async def _logs_of_failed(self, ctx: Context, namespace: str, pods: tuple[Obj, ...]) -> dict[str, str]:
         logs: dict[str, str] = {}
         for pod in pods:
-            if (pod.get("status") or {}).get("phase") != "Failed":
+            if status_of(pod).get("phase") != "Failed":
                 continue
             meta = pod["metadata"]
             key = meta.get("uid") or f"{namespace}/{meta['name']}"

@@ -23,7 +23,7 @@ from aim_core.template import discovery as disc
 from aim_core.template.hardware import GpuCheck, check_gpu
 from aim_core.template.observed import Observed
 from aim_core.template.scope import Scope
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of
 
 __all__ = ["Breaker", "Decision", "Obj", "decide", "model_health", "spec_of", "status_of"]
 
@@ -37,7 +37,7 @@ def status_of(obj: Obj | None) -> Obj:
 
 
 def created_at(obj: Obj, key: str = "creationTimestamp") -> datetime.datetime | None:
-    return disc.parse_time((obj.get("metadata") or {}).get(key))
+    return disc.parse_time(meta_of(obj).get(key))
 
 
 # ---------------------------------------------------------------- model

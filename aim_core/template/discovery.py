@@ -43,7 +43,7 @@ from typing import Any
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile.naming import derived_name, discovery_job_name, discovery_spec_hash, sanitize_label_value
 from aim_core.template.output import DiscoveryResult, OutputProblem, _clip, parse_output
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 __all__ = [
     "ARGS",
@@ -88,22 +88,22 @@ def template_label(name: str) -> str:
 
 
 def is_discovery_job(obj: Obj) -> bool:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
+    labels = meta_of(obj).get("labels") or {}
     return all(labels.get(k) == v for k, v in JOB_LABELS.items())
 
 
 def job_finished(job: Obj) -> bool:
     return any(c.get("type") in ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
-               and c.get("status") == "True" for c in (job.get("status") or {}).get("conditions") or ())
+               and c.get("status") == "True" for c in status_of(job).get("conditions") or ())
 
 
 def job_succeeded(job: Obj) -> bool:
     return any(c.get("type") in ("Complete", "SuccessCriteriaMet") and c.get("status") == "True"
-               for c in (job.get("status") or {}).get("conditions") or ())
+               for c in status_of(job).get("conditions") or ())
 
 
 def _spec(obj: Obj) -> Obj:
-    return obj.get("spec") or {}
+    return spec_of(obj)
 
 
 def _gpu(template: Obj) -> Obj | None:

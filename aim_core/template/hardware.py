@@ -38,7 +38,7 @@ from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.plugin.providers import GpuVendor
 from aim_core.template.quantities import format_binary, parse_bytes
-from aim_core.reconcile.obj import Obj
+from aim_core.reconcile.obj import Obj, status_of
 
 __all__ = [
     "MAX_GPUS_PER_REPLICA",
@@ -84,7 +84,7 @@ def advertised_counts(nodes: Iterable[Obj], vendors: Sequence[GpuVendor]) -> dic
     """
     best: dict[str, int] = {}
     for node in nodes:
-        status = node.get("status") or {}
+        status = status_of(node)
         for vendor in vendors:
             for device in vendor.detect(node):
                 for field in ("allocatable", "capacity"):
