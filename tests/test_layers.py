@@ -282,3 +282,32 @@ def test_plugin_code_imports_only_public_core_names(package):
         if (bad := non_public_imports(module.read_text(), public))
     }
     assert offences == {}, "plugins may import only names in aim_core.__all__"
+
+
+# ---------------------------------------------------------------------------
+# Size and shape of the package (issue 21)
+# ---------------------------------------------------------------------------
+
+MAX_MODULE_LINES = 400
+
+
+def long_modules(package: Path, limit: int = MAX_MODULE_LINES) -> dict[str, int]:
+    """Modules of ``package`` with more than ``limit`` lines."""
+    sizes = {str(p.relative_to(package.parent)): len(p.read_text().splitlines()) for p in package.rglob("*.py")}
+    return {name: n for name, n in sizes.items() if n > limit}
+
+
+def test_no_module_of_aim_core_is_over_400_lines():
+    assert long_modules(ROOT / "aim_core") == {}
+
+
+def test_the_size_check_sees_a_long_module(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "short.py").write_text("x = 1\n" * MAX_MODULE_LINES)
+    (tmp_path / "pkg" / "long.py").write_text("x = 1\n" * (MAX_MODULE_LINES + 1))
+    assert long_modules(tmp_path / "pkg") == {"pkg/long.py": MAX_MODULE_LINES + 1}
+
+
+def test_the_root_of_aim_core_holds_only_the_package_face_and_packages():
+    modules = sorted(p.name for p in (ROOT / "aim_core").glob("*.py"))
+    assert modules == ["__init__.py", "__main__.py"]
