@@ -70,7 +70,7 @@ async def test_only_one_replica_holds_the_lease_and_the_other_takes_over_a_lease
 
 async def test_a_lease_renewed_by_a_holder_whose_clock_is_behind_is_not_taken(kube):
     """The holder's renewTime reads an hour old here (its clock is behind): it still holds the lease."""
-    hour_ago = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)
+    hour_ago = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)
     kube.put_object({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                      "metadata": {"name": LEASE, "namespace": "aim-system"},
                      "spec": {"holderIdentity": "skewed", "leaseDurationSeconds": 15,
@@ -239,7 +239,7 @@ def ready(kube, name: str):
 async def test_a_frozen_leader_is_replaced_within_a_lease_and_writes_nothing_when_it_resumes(kube, tmp_path):
     async with replica(kube, tmp_path, "replica-a") as a:
         await eventually(lambda: holder(kube) == "replica-a", timeout=30)
-        async with replica(kube, tmp_path, "replica-b") as b:
+        async with replica(kube, tmp_path, "replica-b"):
             await eventually(standing_by(kube, "replica-b"), timeout=30)
             kube.put_object(runtime_config("before"))
             await eventually(ready(kube, "before"), timeout=20)
@@ -268,7 +268,7 @@ async def test_a_frozen_leader_is_replaced_within_a_lease_and_writes_nothing_whe
 async def test_a_graceful_stop_hands_over_in_about_one_retry_period(kube, tmp_path):
     async with replica(kube, tmp_path, "replica-a") as a:
         await eventually(lambda: holder(kube) == "replica-a", timeout=30)
-        async with replica(kube, tmp_path, "replica-b") as b:
+        async with replica(kube, tmp_path, "replica-b"):
             await eventually(standing_by(kube, "replica-b"), timeout=30)
             assert holder(kube) == "replica-a"
             a.send_signal(signal.SIGTERM)
