@@ -26,17 +26,12 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
-import attrs
 
 from aim_core import metrics
 from aim_core.kube.credentials import Authenticator, Credentials, proxy_for, ssl_context
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, NetworkError
-
-try:
-    import orjson
-except ImportError:  # pragma: no cover - orjson is a dependency; the standard library is the fallback
-    orjson = None
+from aim_core.kube.wire import RequestCounter, _network_error, dumps, loads, resource_path
 
 log = logging.getLogger("aim_engine.kube")
 
@@ -45,59 +40,6 @@ APPLY_PATCH = "application/apply-patch+yaml"
 USER_AGENT = "aim-engine"
 READ_VERBS = frozenset({"get", "list", "watch"})
 KEEPALIVE_SECONDS = 30.0  # idle connections are closed before an API server's (or proxy's) idle timeout
-
-
-def dumps(body: Any) -> bytes:
-    """A request body as JSON bytes."""
-    if orjson is not None:
-        return orjson.dumps(body)
-    return json.dumps(body, separators=(",", ":")).encode()
-
-
-def loads(data: bytes) -> Any:
-    return orjson.loads(data) if orjson is not None else json.loads(data)
-
-
-@attrs.define
-class RequestCounter:
-    """Counts requests by verb; the benchmark and tests read it."""
-
-    reads: int = 0
-    writes: int = 0
-    by_verb: dict[str, int] = attrs.field(factory=dict)
-
-    def count(self, verb: str) -> None:
-        self.by_verb[verb] = self.by_verb.get(verb, 0) + 1
-        if verb in ("get", "list", "watch"):
-            self.reads += 1
-        else:
-            self.writes += 1
-
-
-def resource_path(ref: ResourceRef, namespace: str | None = None, name: str | None = None, sub: str | None = None) -> str:
-    """The URL path of a collection, an object or an object's subresource."""
-    base = f"/api/{ref.version}" if not ref.group else f"/apis/{ref.api_version}"
-    if ref.namespaced and namespace:
-        base += f"/namespaces/{namespace}"
-    path = f"{base}/{ref.plural}"
-    if name:
-        path += f"/{name}"
-    if sub:
-        path += f"/{sub}"
-    return path
-
-
-def _network_error(exc: BaseException, method: str, path: str) -> NetworkError:
-    """The taxonomy's kind of a failed request (F10): dns, refused, timeout, reset or other."""
-    if isinstance(exc, aiohttp.ClientConnectorDNSError):  # the name did not resolve
-        return NetworkError("dns", f"{method} {path}: {exc}")
-    if isinstance(exc, aiohttp.ClientConnectorError):  # refused, unreachable, TLS handshake/verification
-        return NetworkError("refused", f"{method} {path}: {exc}")
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):  # connect, pool wait or read
-        return NetworkError("timeout", f"{method} {path}: timed out")
-    if isinstance(exc, (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError)):
-        return NetworkError("reset", f"{method} {path}: {exc or type(exc).__name__}")
-    return NetworkError("other", f"{method} {path}: {exc or type(exc).__name__}")
 
 
 class Kube:
