@@ -23,17 +23,9 @@ from aim_core.template import discovery as disc
 from aim_core.template.hardware import GpuCheck, check_gpu
 from aim_core.template.observed import Observed
 from aim_core.template.scope import Scope
-from aim_core.reconcile.obj import Obj, meta_of
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 __all__ = ["Breaker", "Decision", "Obj", "decide", "model_health", "spec_of", "status_of"]
-
-
-def spec_of(obj: Obj | None) -> Obj:
-    return (obj or {}).get("spec") or {}
-
-
-def status_of(obj: Obj | None) -> Obj:
-    return (obj or {}).get("status") or {}
 
 
 def created_at(obj: Obj, key: str = "creationTimestamp") -> datetime.datetime | None:

@@ -42,7 +42,8 @@ from aim_core.reconcile.conditions import Condition
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
 from aim_core.template import discovery as disc
-from aim_core.template.decision import Breaker, Decision, Obj, decide, model_health, spec_of, status_of
+from aim_core.reconcile.obj import Obj, spec_of, status_of
+from aim_core.template.decision import Breaker, Decision, decide, model_health
 from aim_core.template.hardware import GpuCheck, hardware_summary, resolved_hardware
 from aim_core.template.observed import Observed, Slot
 from aim_core.template.scope import Scope
