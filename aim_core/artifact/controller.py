@@ -30,7 +30,7 @@ import attrs
 from aim_core.reconcile.redaction import redact
 from aim_core.api.artifact import DEFAULT_DOWNLOAD_IMAGE
 from aim_core.artifact import children
-from aim_core.artifact.observed import Candidate, Observed, Quota, Usage
+from aim_core.artifact.observed import Observed, Quota, Usage
 from aim_core.artifact.plan import plan_artifact
 from aim_core.artifact.progress import discovered_size
 from aim_core.artifact.validation import spec_size
@@ -64,7 +64,8 @@ from aim_core.runtimeconfig import config_name, resolve
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.service import adapter_artifacts
-from aim_core.artifact.keys import _ns, _cache_label, _waiting, _deleting, _service_uses, _claims, _running, _complete, _storage_view, _allocated, parse_quota
+from aim_core.artifact.usage import in_use, usage
+from aim_core.artifact.keys import CACHE_BY_ARTIFACT, SVC_BY_CACHE, POD_BY_CLAIM, SVC_BY_ADAPTER,  _ns, _cache_label, _waiting, _deleting, _service_uses, _claims, _complete, _storage_view, _allocated, parse_quota
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"
@@ -74,14 +75,9 @@ BY_NAMESPACE = "artifact:by-namespace"
 BY_CONFIG = "artifact:by-config"  # (namespace, config) and (None, config)
 WAITING = "artifact:waiting-for-quota"
 CHILD_BY_LABEL = "artifact:child-by-label"  # Jobs, pods, PVCs by (namespace, cache.name label)
-CACHE_BY_ARTIFACT = "artifact:cache-by-artifact"  # template caches by (namespace, artifact in status.artifacts)
-SVC_BY_CACHE = "artifact:svc-by-cache"  # services by (namespace, cache or template name they use)
 CACHE_BY_TEMPLATE = "artifact:cache-by-template"  # template caches by (namespace, spec.templateName)
 BY_CLAIM = "artifact:by-claim"  # artifacts by (namespace, status.persistentVolumeClaim)
-POD_BY_CLAIM = "artifact:pod-by-claim"  # pods (not our own) by (namespace, claim they mount)
-SVC_BY_ADAPTER = "artifact:svc-by-adapter"  # services by (namespace, artifact in status.adapters)
 
-_TEMPLATE_KINDS = ("AIMServiceTemplate", "AIMClusterServiceTemplate")
 
 
 class ArtifactController(Controller):
@@ -219,63 +215,10 @@ class ArtifactController(Controller):
     # ------------------------------------------------------------- observe
 
     def in_use(self, store: Store, artifact: Obj) -> tuple[bool, tuple[str, ...]]:
-        """Whether ``artifact`` is in use, and the idle template caches listing it.
-
-        In use: a running pod other than its own Jobs' mounts its PVC (an
-        inference pod keeps its volumes even after its cache went, Q16), or a
-        live service (or a template) uses a template cache that lists it, or a
-        live service lists it in ``status.adapters`` (a LoRA adapter's weights).
-        """
-        ns, name = _ns(artifact), artifact["metadata"]["name"]
-        claim = status_of(artifact).get("persistentVolumeClaim")
-        used = bool(claim) and any(_running(p) for p in store.by_index(PODS, POD_BY_CLAIM, (ns, claim)))
-        used = used or any(not _deleting(s) for s in store.by_index(SERVICES, SVC_BY_ADAPTER, (ns, name)))
-        idle: list[str] = []
-        for cache in store.by_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, (ns, name)):
-            if _deleting(cache):
-                continue
-            owners = meta_of(cache).get("ownerReferences") or ()
-            users = [s for key in ((ns, cache["metadata"]["name"]),
-                                   (ns, spec_of(cache).get("templateName") or ""))
-                     for s in store.by_index(SERVICES, SVC_BY_CACHE, key) if not _deleting(s)]
-            if users or any(o.get("kind") in _TEMPLATE_KINDS for o in owners):
-                used = True
-            else:
-                idle.append(cache["metadata"]["name"])
-        return used, tuple(sorted(idle))
-
-    def _retention(self, store: Store, artifact: Obj) -> int | None:
-        own = spec_of(artifact).get("retentionPriority")
-        if isinstance(own, int) and not isinstance(own, bool):
-            return own
-        name = config_name(artifact.get("spec"))
-        config = resolve(name, store.get(RUNTIME_CONFIGS, _ns(artifact), name),
-                         store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
-        value = (config.spec.get("artifact") or {}).get("defaultRetentionPriority")
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        return in_use(store, artifact)
 
     def usage(self, store: Store, artifact: Obj) -> Usage:
-        ns, me = _ns(artifact), artifact["metadata"].get("uid") or artifact["metadata"]["name"]
-        cluster = namespace = 0
-        candidates = []
-        for other in store.list(ARTIFACTS):
-            meta = other["metadata"]
-            if (meta.get("uid") or meta["name"]) == me or _deleting(other):
-                continue
-            allocated = _allocated(other)
-            if not allocated:
-                continue
-            cluster += allocated
-            if _ns(other) == ns:
-                namespace += allocated
-            status = status_of(other)
-            used, idle = self.in_use(store, other)
-            candidates.append(Candidate(
-                namespace=_ns(other), name=meta["name"], allocated_bytes=allocated,
-                ready=status.get("status") == "Ready", in_use=used,
-                retention_priority=self._retention(store, other),
-                last_used=status.get("lastUsed") or meta.get("creationTimestamp") or "", caches=idle))
-        return Usage(cluster, namespace, tuple(candidates))
+        return usage(store, artifact)
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store, meta, spec = ctx.store, obj["metadata"], spec_of(obj)

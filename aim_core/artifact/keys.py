@@ -12,6 +12,12 @@ from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 _WAITING_REASONS = ("StorageQuotaExceeded", "EvictingArtifacts")
 
+CACHE_BY_ARTIFACT = "artifact:cache-by-artifact"  # template caches by (namespace, artifact in status.artifacts)
+SVC_BY_CACHE = "artifact:svc-by-cache"  # services by (namespace, cache or template name they use)
+POD_BY_CLAIM = "artifact:pod-by-claim"  # pods (not our own) by (namespace, claim they mount)
+SVC_BY_ADAPTER = "artifact:svc-by-adapter"  # services by (namespace, artifact in status.adapters)
+
+
 
 
 def _ns(obj: Obj) -> str:
