@@ -95,7 +95,6 @@ def decide(service: Obj, cache: Obj, health: Health, now: datetime.datetime | No
     if health.state is not State.FAILED:
         return None
     attempts = recorded_attempts(service)
-    name = (cache.get("metadata") or {}).get("name")
     if not made_for_a_service(cache, service):
         message = f"{health.message}; it was not created by a service, so it is not retried: fix or delete it"
         return RetryDecision(attrs.evolve(health, message=message), attempts)
@@ -107,6 +106,6 @@ def decide(service: Obj, cache: Obj, health: Health, now: datetime.datetime | No
     if left <= 0:
         message = f"{health.message}; deleting it to retry (attempt {attempts + 1})"
         return RetryDecision(attrs.evolve(health, message=message), attempts + 1, delete=True, requeue=1.0)
-    at = (since + datetime.timedelta(seconds=wait)).astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = (since + datetime.timedelta(seconds=wait)).astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     message = f"{health.message}; retry {attempts + 1} at {at} ({int(wait)} s after it failed)"
     return RetryDecision(attrs.evolve(health, message=message), attempts, requeue=left)

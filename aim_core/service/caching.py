@@ -25,7 +25,7 @@ Functions take wire-format dicts (camelCase) and return dicts or
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from aim_core.reconcile.health import Health, State

@@ -295,7 +295,7 @@ class ServiceController(Controller):
             read_errors=read_errors,
             providers=self.providers,
             namespace_terminating=namespace_going(store.get(NAMESPACES, None, ns)),
-            now=datetime.datetime.now(datetime.timezone.utc),
+            now=datetime.datetime.now(datetime.UTC),
         )
 
     async def _log_tail(self, ctx: Context, pod: dict[str, Any]) -> str:
