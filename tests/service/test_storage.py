@@ -1,5 +1,5 @@
 """A service's spec.storage.pvcHeadroomPercent and downloadFilter are carried to the template cache it creates
-(issue 20); the cache passes them to its artifacts (tests/controllers/test_cache_storage.py)."""
+(issue 20); the cache passes them to its artifacts (tests/templatecache/test_cache_storage.py)."""
 
 from __future__ import annotations
 

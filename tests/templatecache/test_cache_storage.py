@@ -8,7 +8,7 @@ from aim_core.reconcile import naming
 from tests.artifact.builders import make_artifact as artifact_spec
 from tests.artifact.builders import observed as artifact_observed
 from tests.artifact.builders import wanted
-from tests.controllers.test_templatecaches import QWEN, TINY, make_artifact, make_cache, make_template, observed, run
+from tests.templatecache.test_templatecaches import QWEN, TINY, make_artifact, make_cache, make_template, observed, run
 
 FILTER = {"include": ["*.safetensors", "*.json"]}
 
