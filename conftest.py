@@ -10,8 +10,7 @@ EMULATOR_ONLY = {
     # The downloader's tests use the kube fixture only as a Secret store for an in-process client.
     "tests/downloader/": "the downloader's own tests; the cluster is only a Secret store",
     # kube-apiserver 1.24 cannot compile CEL transition rules (oldSelf); the test CRDs go without them.
-    "tests/wire/test_service_parity_wire.py::test_naming_a_template_on_a_running_service_moves_it_off_the_recorded_one":
-        "needs a CEL transition rule (oldSelf), which kube-apiserver 1.24 cannot compile",
+    "tests/wire/test_service_parity_wire.py::test_naming_a_template_on_a_running_service_moves_it_off_the_recorded_one": "needs a CEL transition rule (oldSelf), which kube-apiserver 1.24 cannot compile",
 }
 # Not yet passing on a real API server (issue 19); each line goes once its test is converted.
 _NOT_YET = "not yet converted for a real API server (issue 19): runs on the emulator only"

@@ -4,10 +4,7 @@ Plugins import only the names listed in ``__all__``.
 """
 
 from aim_core.doctor.crds import check_crd
-from aim_core.reconcile.durations import to_gateway_duration
-from aim_core.reconcile.health import Category, Health, State
 from aim_core.plugin.hookspecs import hookimpl
-from aim_core.reconcile.workloads import inspect_job, inspect_pods, inspect_pvc
 from aim_core.plugin.providers import (
     Autoscaler,
     ClusterReader,
@@ -28,6 +25,9 @@ from aim_core.plugin.providers import (
     RuntimeRequest,
     ScalingRequest,
 )
+from aim_core.reconcile.durations import to_gateway_duration
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.reconcile.workloads import inspect_job, inspect_pods, inspect_pvc
 from aim_core.registry import (
     ImageInfo,
     ImageReference,

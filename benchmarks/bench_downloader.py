@@ -81,8 +81,15 @@ def copy_from_s3(s3: Any, bucket: str, keys: list[str], into: Path) -> float:
 
 async def run_downloader(uri: str, env: dict[str, str]) -> tuple[float, float, int, str]:
     started = time.perf_counter()
-    process = await asyncio.create_subprocess_exec(AIM_ENGINE, "artifact", "download", uri, env=env,
-                                                   stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    process = await asyncio.create_subprocess_exec(
+        AIM_ENGINE,
+        "artifact",
+        "download",
+        uri,
+        env=env,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     _, stderr = await process.communicate()
     total = time.perf_counter() - started
     text = stderr.decode()
@@ -94,38 +101,70 @@ async def run_downloader(uri: str, env: dict[str, str]) -> tuple[float, float, i
 
 
 def progress_patches(emulator: Emulator, name: str) -> list[float]:
-    return [i for i, r in enumerate(emulator) if r.method.value == "PATCH" and r.subresource == "status"
-            and r.name == name and isinstance(r.data, dict) and "progress" in r.data.get("status", {})]
+    return [
+        i
+        for i, r in enumerate(emulator)
+        if r.method.value == "PATCH"
+        and r.subresource == "status"
+        and r.name == name
+        and isinstance(r.data, dict)
+        and "progress" in r.data.get("status", {})
+    ]
 
 
-async def bench_source(kind: str, uri: str, env: dict[str, str], copy_seconds: float, size: int,
-                       emulator: Emulator, name: str, interval: float, work: Path) -> dict[str, Any]:
-    emulator.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMArtifact",
-                         "metadata": {"name": name, "namespace": NAMESPACE}, "spec": {"sourceUri": uri}})
+async def bench_source(
+    kind: str,
+    uri: str,
+    env: dict[str, str],
+    copy_seconds: float,
+    size: int,
+    emulator: Emulator,
+    name: str,
+    interval: float,
+    work: Path,
+) -> dict[str, Any]:
+    emulator.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMArtifact",
+            "metadata": {"name": name, "namespace": NAMESPACE},
+            "spec": {"sourceUri": uri},
+        }
+    )
     target = work / f"{kind}-cache"
     run_env = {**env, "TARGET_DIR": str(target), "ARTIFACT_NAME": name, "AIM_DOWNLOADER_VERIFY": "size"}
     total, transfer, moved, _ = await run_downloader(uri, run_env)
     patches = len(progress_patches(emulator, name))
     bound = int(total / interval) + 3  # one per interval, plus the first, the verifying and the final one
     shutil.rmtree(target)
-    checksum_total, _, _, _ = await run_downloader(uri, {**run_env, "AIM_DOWNLOADER_VERIFY": "checksum",
-                                                         "ARTIFACT_NAME": ""})
+    checksum_total, _, _, _ = await run_downloader(
+        uri, {**run_env, "AIM_DOWNLOADER_VERIFY": "checksum", "ARTIFACT_NAME": ""}
+    )
     shutil.rmtree(target)
     copy_rate = size / copy_seconds
     return {
         "bytes": size,
         "copy": {"seconds": round(copy_seconds, 3), "MBps": round(copy_rate / 1e6, 1)},
-        "downloader": {"transfer_seconds": round(transfer, 3), "transfer_MBps": round(moved / transfer / 1e6, 1),
-                       "end_to_end_seconds": round(total, 3),
-                       "end_to_end_checksum_seconds": round(checksum_total, 3)},
+        "downloader": {
+            "transfer_seconds": round(transfer, 3),
+            "transfer_MBps": round(moved / transfer / 1e6, 1),
+            "end_to_end_seconds": round(total, 3),
+            "end_to_end_checksum_seconds": round(checksum_total, 3),
+        },
         "ratio_transfer": round((moved / transfer) / copy_rate, 2),
         "ratio_end_to_end": round(copy_seconds / total, 2),
-        "progress_patches": {"count": patches, "interval_s": interval, "bound": bound, "within_bound": patches <= bound},
+        "progress_patches": {
+            "count": patches,
+            "interval_s": interval,
+            "bound": bound,
+            "within_bound": patches <= bound,
+        },
     }
 
 
-async def run_benchmark(size_mb: int = 256, files: int = 8, interval: float = 0.25, workers: int = 8,
-                        say: Any = print) -> dict[str, Any]:
+async def run_benchmark(
+    size_mb: int = 256, files: int = 8, interval: float = 0.25, workers: int = 8, say: Any = print
+) -> dict[str, Any]:
     import logging
 
     from moto.server import ThreadedMotoServer
@@ -148,45 +187,75 @@ async def run_benchmark(size_mb: int = 256, files: int = 8, interval: float = 0.
     size = sum(len(v) for v in content.values())
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     moto.start()
-    results: dict[str, Any] = {"size_mb": size_mb, "files": files + 1, "workers": workers,
-                               "target_ratio": TARGET_RATIO}
+    results: dict[str, Any] = {"size_mb": size_mb, "files": files + 1, "workers": workers, "target_ratio": TARGET_RATIO}
     try:
         emulator = declare_resources(Emulator(), crds=generate_crds())
         async with emulator, kmock.Server(emulator, server_cls=TlsServer) as server:
             base = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG")}
-            base.update({"TMPDIR": str(work), "HOME": str(work), "HF_HOME": str(work / "hf"),
-                         "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": str(server.port),
-                         "AIM_SERVICEACCOUNT_DIR": str(sa_dir), "ARTIFACT_NAMESPACE": NAMESPACE,
-                         "PROGRESS_INTERVAL": str(interval), "AIM_DOWNLOAD_FILTER": "{}",
-                         "AIM_DOWNLOADER_WORKERS": str(workers)})
+            base.update(
+                {
+                    "TMPDIR": str(work),
+                    "HOME": str(work),
+                    "HF_HOME": str(work / "hf"),
+                    "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                    "KUBERNETES_SERVICE_PORT": str(server.port),
+                    "AIM_SERVICEACCOUNT_DIR": str(sa_dir),
+                    "ARTIFACT_NAMESPACE": NAMESPACE,
+                    "PROGRESS_INTERVAL": str(interval),
+                    "AIM_DOWNLOAD_FILTER": "{}",
+                    "AIM_DOWNLOADER_WORKERS": str(workers),
+                }
+            )
             with HubServer() as hub:
                 repo = hub.add_repo("bench/model", content)
                 say(f"hub: plain copy of {size / 1e6:.0f} MB ...")
-                copy_s = await asyncio.to_thread(copy_from_hub, hub.url, "bench/model", repo.sha, list(content),
-                                                 work / "copy-hub")
+                copy_s = await asyncio.to_thread(
+                    copy_from_hub, hub.url, "bench/model", repo.sha, list(content), work / "copy-hub"
+                )
                 shutil.rmtree(work / "copy-hub")
                 say("hub: downloader ...")
                 results["hf"] = await bench_source(
-                    "hf", "hf://bench/model", {**base, "HF_ENDPOINT": hub.url, "AIM_DOWNLOADER_PROTOCOL": "HTTP"},
-                    copy_s, size, emulator, "bench-hf", interval, work)
+                    "hf",
+                    "hf://bench/model",
+                    {**base, "HF_ENDPOINT": hub.url, "AIM_DOWNLOADER_PROTOCOL": "HTTP"},
+                    copy_s,
+                    size,
+                    emulator,
+                    "bench-hf",
+                    interval,
+                    work,
+                )
             import boto3
 
             host, port = moto.get_host_and_port()
             endpoint = f"http://{host}:{port}"
-            s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="bench",
-                              aws_secret_access_key="bench")
+            s3 = boto3.client(
+                "s3",
+                endpoint_url=endpoint,
+                region_name="us-east-1",
+                aws_access_key_id="bench",
+                aws_secret_access_key="bench",
+            )
             s3.create_bucket(Bucket="bench")
             for name, data in content.items():
                 s3.put_object(Bucket="bench", Key=f"model/{name}", Body=data)
             say("s3: plain copy ...")
-            copy_s = await asyncio.to_thread(copy_from_s3, s3, "bench", [f"model/{n}" for n in content],
-                                             work / "copy-s3")
+            copy_s = await asyncio.to_thread(
+                copy_from_s3, s3, "bench", [f"model/{n}" for n in content], work / "copy-s3"
+            )
             shutil.rmtree(work / "copy-s3")
             say("s3: downloader ...")
             results["s3"] = await bench_source(
-                "s3", "s3://bench/model",
+                "s3",
+                "s3://bench/model",
                 {**base, "AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench"},
-                copy_s, size, emulator, "bench-s3", interval, work)
+                copy_s,
+                size,
+                emulator,
+                "bench-s3",
+                interval,
+                work,
+            )
     finally:
         moto.stop()
         shutil.rmtree(work, ignore_errors=True)
@@ -194,8 +263,10 @@ async def run_benchmark(size_mb: int = 256, files: int = 8, interval: float = 0.
 
 
 def render(results: dict[str, Any]) -> str:
-    lines = [f"{results['size_mb']} MB in {results['files']} files, {results['workers']} workers; "
-             f"target ratio >= {results['target_ratio']}"]
+    lines = [
+        f"{results['size_mb']} MB in {results['files']} files, {results['workers']} workers; "
+        f"target ratio >= {results['target_ratio']}"
+    ]
     for kind in ("hf", "s3"):
         r = results[kind]
         d, p = r["downloader"], r["progress_patches"]
@@ -204,7 +275,8 @@ def render(results: dict[str, Any]) -> str:
             f"{kind}: copy {r['copy']['MBps']} MB/s; downloader transfer {d['transfer_MBps']} MB/s "
             f"-> ratio {r['ratio_transfer']} ({verdict}); end to end {d['end_to_end_seconds']} s "
             f"(ratio {r['ratio_end_to_end']}), with checksums {d['end_to_end_checksum_seconds']} s; "
-            f"progress patches {p['count']} <= {p['bound']} ({'ok' if p['within_bound'] else 'TOO MANY'})")
+            f"progress patches {p['count']} <= {p['bound']} ({'ok' if p['within_bound'] else 'TOO MANY'})"
+        )
     return "\n".join(lines)
 
 

@@ -66,13 +66,26 @@ def samples() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def event(i: int) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"svc-00000.{uuid.uuid4().hex[:16]}", "namespace": NS},
-            "involvedObject": {"apiVersion": seed.API, "kind": "AIMService", "name": "svc-00000", "namespace": NS,
-                               "uid": "00000000-0000-0000-0000-000000000000"},
-            "reason": "Ready", "message": f"service is ready ({i})", "type": "Normal",
-            "source": {"component": "aim-engine"}, "reportingComponent": "aim-engine",
-            "firstTimestamp": seed.T0, "lastTimestamp": seed.T0, "count": 1}
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"svc-00000.{uuid.uuid4().hex[:16]}", "namespace": NS},
+        "involvedObject": {
+            "apiVersion": seed.API,
+            "kind": "AIMService",
+            "name": "svc-00000",
+            "namespace": NS,
+            "uid": "00000000-0000-0000-0000-000000000000",
+        },
+        "reason": "Ready",
+        "message": f"service is ready ({i})",
+        "type": "Normal",
+        "source": {"component": "aim-engine"},
+        "reportingComponent": "aim-engine",
+        "firstTimestamp": seed.T0,
+        "lastTimestamp": seed.T0,
+        "count": 1,
+    }
 
 
 class Requests:
@@ -84,8 +97,13 @@ class Requests:
         isvc_base = f"/apis/{INFERENCE_SERVICES.api_version}/namespaces/{NS}/{INFERENCE_SERVICES.plural}"
         svc_base = f"/apis/{SERVICES.api_version}/namespaces/{NS}/{SERVICES.plural}"
         self.kinds: dict[str, Callable[[int], tuple[str, str, dict[str, str] | None, Any, str | None]]] = {
-            "apply": lambda i: ("PATCH", f"{isvc_base}/{name}", {"fieldManager": "aim-engine", "force": "true"},
-                                self.isvc, APPLY),
+            "apply": lambda i: (
+                "PATCH",
+                f"{isvc_base}/{name}",
+                {"fieldManager": "aim-engine", "force": "true"},
+                self.isvc,
+                APPLY,
+            ),
             "status": lambda i: ("PATCH", f"{svc_base}/svc-{i % 10:05d}/status", None, self.status, MERGE),
             "event": lambda i: ("POST", f"/api/v1/namespaces/{NS}/events", None, event(i), None),
             "get": lambda i: ("GET", f"{isvc_base}/{name}", None, None, None),
@@ -125,8 +143,12 @@ def httpx_client(url: str, ca: str | None, codec: Any, concurrency: int) -> tupl
 
 def aiohttp_client(url: str, ca: str | None, codec: Any, concurrency: int) -> tuple[Any, Callable[..., Awaitable[Any]]]:
     connector = aiohttp.TCPConnector(ssl=_ssl(ca), limit=concurrency * 2)
-    session = aiohttp.ClientSession(base_url=url, headers=HEADERS, connector=connector,
-                                    timeout=aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=30))
+    session = aiohttp.ClientSession(
+        base_url=url,
+        headers=HEADERS,
+        connector=connector,
+        timeout=aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=30),
+    )
 
     async def send(method: str, path: str, params: Any, body: Any, ctype: str | None) -> Any:
         headers = {"Content-Type": ctype or "application/json"} if body is not None else None
@@ -164,8 +186,9 @@ def adapter_client(url: str, ca: str | None, codec: Any, concurrency: int) -> tu
 CLIENTS = {"httpx": httpx_client, "aiohttp": aiohttp_client, "adapter": adapter_client}
 
 
-async def measure(make: Any, url: str, ca: str | None, codec: Any, kind: str, reqs: Requests, n: int,
-                  concurrency: int) -> float:
+async def measure(
+    make: Any, url: str, ca: str | None, codec: Any, kind: str, reqs: Requests, n: int, concurrency: int
+) -> float:
     """Client CPU microseconds per request of one kind (after a warm-up that opens the connections)."""
     close, send = make(url, ca, codec, concurrency)
     build = reqs.kinds[kind]
@@ -189,8 +212,13 @@ async def run(args: argparse.Namespace, say: Any) -> dict[str, Any]:
     codecs: dict[str, Any] = {"json": json}
     if orjson is not None:
         codecs["orjson"] = orjson
-    results: dict[str, Any] = {"requests": args.requests, "concurrency": args.concurrency,
-                               "rounds": args.rounds, "loadavg_start": round(loadavg(), 1), "us_per_request": {}}
+    results: dict[str, Any] = {
+        "requests": args.requests,
+        "concurrency": args.concurrency,
+        "rounds": args.rounds,
+        "loadavg_start": round(loadavg(), 1),
+        "us_per_request": {},
+    }
     with tempfile.TemporaryDirectory(prefix="aim-bench-http-") as tmp:
         for tls in (True, False):
             em = EmulatorProcess(Path(tmp) / ("tls" if tls else "plain"), tls=tls)
@@ -201,8 +229,21 @@ async def run(args: argparse.Namespace, say: Any) -> dict[str, Any]:
                 for client in CLIENTS:
                     for codec in codecs if client != "adapter" else ["json"]:
                         for kind in reqs.kinds:
-                            best = min([await measure(CLIENTS[client], em.url, em.ca, codecs[codec], kind, reqs,
-                                                      args.requests, args.concurrency) for _ in range(args.rounds)])
+                            best = min(
+                                [
+                                    await measure(
+                                        CLIENTS[client],
+                                        em.url,
+                                        em.ca,
+                                        codecs[codec],
+                                        kind,
+                                        reqs,
+                                        args.requests,
+                                        args.concurrency,
+                                    )
+                                    for _ in range(args.rounds)
+                                ]
+                            )
                             key = f"{'tls' if tls else 'plain'} {client}+{codec if client != 'adapter' else 'as is'}"
                             results["us_per_request"].setdefault(key, {})[kind] = best
                             say(f"{key} {kind}: {best:.0f} us")
@@ -214,9 +255,11 @@ async def run(args: argparse.Namespace, say: Any) -> dict[str, Any]:
 
 def render(results: dict[str, Any]) -> str:
     kinds = list(next(iter(results["us_per_request"].values())))
-    lines = [f"client CPU per request (us), {results['requests']} requests {results['concurrency']} at a time, "
-             f"best of {results['rounds']}; load average {results['loadavg_start']} -> {results['loadavg_end']}",
-             f"{'client':<28}" + "".join(f"{k:>9}" for k in kinds) + f"{'mean':>9}"]
+    lines = [
+        f"client CPU per request (us), {results['requests']} requests {results['concurrency']} at a time, "
+        f"best of {results['rounds']}; load average {results['loadavg_start']} -> {results['loadavg_end']}",
+        f"{'client':<28}" + "".join(f"{k:>9}" for k in kinds) + f"{'mean':>9}",
+    ]
     for key, row in results["us_per_request"].items():
         values = [row[k] for k in kinds]
         lines.append(f"{key:<28}" + "".join(f"{v:9.0f}" for v in values) + f"{sum(values) / len(values):9.0f}")

@@ -40,15 +40,19 @@ from benchmarks.harness import OperatorThread, QuickServer, TimingEmulator  # no
 MODELS_PATH = "/apis/aim.eai.amd.com/v1alpha1/namespaces/{ns}/aimmodels"
 LABELS = {
     "com.amd.aim.model.canonicalName": "org/bench",
-    "com.amd.aim.model.recommendedDeployments": json.dumps([
-        {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp8"},
-        {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp16"},
-    ]),
+    "com.amd.aim.model.recommendedDeployments": json.dumps(
+        [
+            {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp8"},
+            {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp16"},
+        ]
+    ),
 }
 
 
 def _writes(calls: list[Any]) -> int:
-    return sum(1 for c in calls if c.verb not in READ_VERBS and c.verb != "discovery" and c.user_agent.startswith("aim-engine"))
+    return sum(
+        1 for c in calls if c.verb not in READ_VERBS and c.verb != "discovery" and c.user_agent.startswith("aim-engine")
+    )
 
 
 async def run(models: int, images: int, namespaces: int, say: Any = print) -> dict[str, Any]:
@@ -76,8 +80,17 @@ async def run(models: int, images: int, namespaces: int, say: Any = print) -> di
     return results
 
 
-async def _measure(em: TimingEmulator, op: OperatorThread, front: RegistryFront, url: str, refs: list[str],
-                   names: list[str], models: int, results: dict[str, Any], say: Any) -> None:
+async def _measure(
+    em: TimingEmulator,
+    op: OperatorThread,
+    front: RegistryFront,
+    url: str,
+    refs: list[str],
+    names: list[str],
+    models: int,
+    results: dict[str, Any],
+    say: Any,
+) -> None:
     images, namespaces = len(refs), len(names)
     await op.settle(em)
     say(f"creating {models} models over {images} images")
@@ -86,29 +99,39 @@ async def _measure(em: TimingEmulator, op: OperatorThread, front: RegistryFront,
     async with httpx.AsyncClient(base_url=url, timeout=60) as client:
         for i in range(models):
             ns = names[i % namespaces]
-            body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel",
-                    "metadata": {"name": f"m-{i:04d}", "namespace": ns}, "spec": {"image": refs[i % images]}}
+            body = {
+                "apiVersion": "aim.eai.amd.com/v1alpha1",
+                "kind": "AIMModel",
+                "metadata": {"name": f"m-{i:04d}", "namespace": ns},
+                "spec": {"image": refs[i % images]},
+            }
             (await client.post(MODELS_PATH.format(ns=ns), json=body)).raise_for_status()
     wanted = {(names[i % namespaces], f"m-{i:04d}") for i in range(models)}
     while wanted:
-        wanted = {k for k in wanted if not ((em.get_object("aimmodels", *k) or {}).get("status") or {})
-                  .get("imageMetadata")}
+        wanted = {
+            k for k in wanted if not ((em.get_object("aimmodels", *k) or {}).get("status") or {}).get("imageMetadata")
+        }
         await asyncio.sleep(0.05)
     metadata_s = time.perf_counter() - start
     await op.settle(em)
     cold = front.requests()[before_requests:]
     templates = len(em.list_objects("aimservicetemplates"))
-    results["cold"] = {"seconds_to_metadata": round(metadata_s, 2),
-                       "seconds_settled": round(time.perf_counter() - start, 2),
-                       "registry_requests": len(cold), "per_image": round(len(cold) / images, 2),
-                       "templates": templates,
-                       "api_writes_per_model": round(_writes(em.calls_since(before_calls)) / models, 2)}
+    results["cold"] = {
+        "seconds_to_metadata": round(metadata_s, 2),
+        "seconds_settled": round(time.perf_counter() - start, 2),
+        "registry_requests": len(cold),
+        "per_image": round(len(cold) / images, 2),
+        "templates": templates,
+        "api_writes_per_model": round(_writes(em.calls_since(before_calls)) / models, 2),
+    }
     say(f"cold: {results['cold']}")
     before_requests, before_calls = len(front.requests()), em.served
     op.enqueue_all()
     await op.settle(em)
-    results["warm_pass"] = {"registry_requests": len(front.requests()) - before_requests,
-                            "api_writes": _writes(em.calls_since(before_calls))}
+    results["warm_pass"] = {
+        "registry_requests": len(front.requests()) - before_requests,
+        "api_writes": _writes(em.calls_since(before_calls)),
+    }
     say(f"warm pass: {results['warm_pass']}")
     await op.stop()
     before_requests, before_calls = len(front.requests()), em.served
@@ -118,8 +141,10 @@ async def _measure(em: TimingEmulator, op: OperatorThread, front: RegistryFront,
         await again.settle(em)
     finally:
         await again.stop()
-    results["restart"] = {"registry_requests": len(front.requests()) - before_requests,
-                          "api_writes": _writes(em.calls_since(before_calls))}
+    results["restart"] = {
+        "registry_requests": len(front.requests()) - before_requests,
+        "api_writes": _writes(em.calls_since(before_calls)),
+    }
     say(f"restart: {results['restart']}")
 
 

@@ -40,10 +40,12 @@ from benchmarks.report import summary  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results" / "modelsources.json"
 FILTER_TARGET_MS = 50.0
 CONSTRAINTS = [">=0.8.0", "<2.0.0", "!=1.0.3"]
-SOURCE_SPEC = {"filters": [
-    {"image": "amdenterpriseai/aim-*", "versions": CONSTRAINTS, "exclude": ["amdenterpriseai/aim-base"]},
-    {"image": "silogen/aim-*-it", "versions": CONSTRAINTS},
-]}
+SOURCE_SPEC = {
+    "filters": [
+        {"image": "amdenterpriseai/aim-*", "versions": CONSTRAINTS, "exclude": ["amdenterpriseai/aim-base"]},
+        {"image": "silogen/aim-*-it", "versions": CONSTRAINTS},
+    ]
+}
 
 
 def catalog(tags: int, repositories: int) -> dict[str, list[str]]:
@@ -83,9 +85,12 @@ def match_all(selectors: list[Any], repos: dict[str, list[str]]) -> list[Selecto
 def bench_filtering(tags: int, repositories: int, rounds: int) -> dict[str, Any]:
     repos = catalog(tags, repositories)
     total = sum(len(t) for t in repos.values())
-    source = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModelSource",
-              "metadata": {"name": "bench", "uid": "u", "generation": 1},
-              "spec": {**SOURCE_SPEC, "maxModels": 10000}}
+    source = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMClusterModelSource",
+        "metadata": {"name": "bench", "uid": "u", "generation": 1},
+        "spec": {**SOURCE_SPEC, "maxModels": 10000},
+    }
     filter_ms, cold_ms, parse_ms, plan_ms = [], [], [], []
     results: list[SelectorResult] = []
     gc.collect()
@@ -109,8 +114,14 @@ def bench_filtering(tags: int, repositories: int, rounds: int) -> dict[str, Any]
     sync = Sync(1, tuple(results), now, 0, now)
     existing = [model_for(source, m) for r in results for m in r.matches]
     by_name = {m["metadata"]["name"]: m for m in existing}
-    observed = Observed(now=now, selectors=tuple(parse_selectors(source["spec"])), sync=sync, syncing=False,
-                        models=tuple(existing), model_named=by_name.get)
+    observed = Observed(
+        now=now,
+        selectors=tuple(parse_selectors(source["spec"])),
+        sync=sync,
+        syncing=False,
+        models=tuple(existing),
+        model_named=by_name.get,
+    )
     for i in range(min(rounds, 20) + 1):
         t0 = time.perf_counter()
         plan = plan_source(source, observed)
@@ -118,10 +129,16 @@ def bench_filtering(tags: int, repositories: int, rounds: int) -> dict[str, Any]
             plan_ms.append((time.perf_counter() - t0) * 1e3)
     assert plan.apply == [], "a sync that finds nothing new must create nothing"
     return {
-        "tags": total, "repositories": len(repos), "wildcards": 2, "constraints": len(CONSTRAINTS),
-        "matched": matched, "filter_ms": summary(filter_ms), "filter_cold_ms": summary(cold_ms),
+        "tags": total,
+        "repositories": len(repos),
+        "wildcards": 2,
+        "constraints": len(CONSTRAINTS),
+        "matched": matched,
+        "filter_ms": summary(filter_ms),
+        "filter_cold_ms": summary(cold_ms),
         "parse_ms": summary(parse_ms),
-        "plan_unchanged_ms": summary(plan_ms), "target_ms": FILTER_TARGET_MS,
+        "plan_unchanged_ms": summary(plan_ms),
+        "target_ms": FILTER_TARGET_MS,
         "met": max(summary(filter_ms)["p90"], summary(cold_ms)["p90"]) < FILTER_TARGET_MS,
     }
 
@@ -140,12 +157,16 @@ def render(results: dict[str, Any]) -> str:
     ]
     sync = results.get("sync")
     if sync:
-        lines.append(f"Sync against a real registry ({sync['repositories']} repositories, {sync['tags_per_repository']} "
-                     f"tags each, page size {sync['page_size']}):")
+        lines.append(
+            f"Sync against a real registry ({sync['repositories']} repositories, {sync['tags_per_repository']} "
+            f"tags each, page size {sync['page_size']}):"
+        )
         for phase in ("first", "unchanged", "between"):
             p = sync[phase]
-            lines.append(f"  {phase:9s}: registry requests {p['registry_requests']}, API writes {p['api_writes']} "
-                         f"({p['api_write_verbs']}), API reads {p['api_reads']}, models created {p['models_created']}")
+            lines.append(
+                f"  {phase:9s}: registry requests {p['registry_requests']}, API writes {p['api_writes']} "
+                f"({p['api_write_verbs']}), API reads {p['api_reads']}, models created {p['models_created']}"
+            )
     elif "sync_skipped" in results:
         lines.append(f"Sync against a real registry: skipped ({results['sync_skipped']})")
     return "\n".join(lines) + "\n"

@@ -62,8 +62,7 @@ from aim_testing.emulator import READ_VERBS  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.bench_services import _environment  # noqa: E402
 from benchmarks.process_report import check_targets, render, render_big_cluster  # noqa: E402
-from benchmarks.processes import (  # noqa: E402
-    EmulatorProcess, OperatorProcess, Profiler, by_request, loadavg, operator_calls)
+from benchmarks.processes import EmulatorProcess, OperatorProcess, Profiler, by_request, loadavg, operator_calls  # noqa: E402
 from benchmarks.report import summary  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "process.json"
@@ -119,8 +118,7 @@ class Driver:
             cached = self.local.clients = {}
         if em.url not in cached:
             verify = ssl.create_default_context(cafile=em.ca) if em.ca else False
-            cached[em.url] = httpx.Client(base_url=em.url, verify=verify, timeout=60,
-                                          headers={"User-Agent": AGENT})
+            cached[em.url] = httpx.Client(base_url=em.url, verify=verify, timeout=60, headers={"User-Agent": AGENT})
         return cached[em.url]
 
     def settle(self, *, since: int, until: Any = None, quiet: float | None = None) -> float:
@@ -131,8 +129,11 @@ class Driver:
             self.op.check()
             self.em.poll()
             for call, t in self.em.log[since:]:
-                if (call.user_agent.startswith(("aim-engine", "kopf")) and call.verb not in READ_VERBS
-                        and call.verb != "discovery"):
+                if (
+                    call.user_agent.startswith(("aim-engine", "kopf"))
+                    and call.verb not in READ_VERBS
+                    and call.verb != "discovery"
+                ):
                     last_write = max(last_write, t)
             since = len(self.em.log)
             now = time.perf_counter()
@@ -162,18 +163,25 @@ class Driver:
     def usage(self) -> tuple[float, float, float]:
         return time.perf_counter(), self.op.cpu(), self.em.cpu()
 
-    def phase(self, mark: int, before: tuple[float, float, float], services: int, *,
-              end: float | None = None) -> dict[str, Any]:
+    def phase(
+        self, mark: int, before: tuple[float, float, float], services: int, *, end: float | None = None
+    ) -> dict[str, Any]:
         now = self.usage()
         calls = operator_calls(self.em.calls_since(mark))
         writes = [c for c in calls if c.verb not in READ_VERBS]
         cpu_op, cpu_em = now[1] - before[1], now[2] - before[2]
         per = max(services, 1)
         return {
-            "services": services, "seconds": (end or now[0]) - before[0], "loadavg": round(loadavg(), 1),
-            "operator_cpu_s": cpu_op, "emulator_cpu_s": cpu_em,
-            "operator_cpu_ms_per_service": cpu_op * 1e3 / per, "emulator_cpu_ms_per_service": cpu_em * 1e3 / per,
-            "requests": len(calls), "writes": len(writes), "requests_per_service": len(calls) / per,
+            "services": services,
+            "seconds": (end or now[0]) - before[0],
+            "loadavg": round(loadavg(), 1),
+            "operator_cpu_s": cpu_op,
+            "emulator_cpu_s": cpu_em,
+            "operator_cpu_ms_per_service": cpu_op * 1e3 / per,
+            "emulator_cpu_ms_per_service": cpu_em * 1e3 / per,
+            "requests": len(calls),
+            "writes": len(writes),
+            "requests_per_service": len(calls) / per,
             "writes_per_service": len(writes) / per,
             "by_request_per_service": {k: v / per for k, v in by_request(calls).items()},
         }
@@ -194,8 +202,10 @@ class Driver:
             results["startup"] = self.startup()
             results["environment"]["emulator_pid"], results["environment"]["operator_pid"] = self.em.pid, self.op.pid
             wanted = seed.services(cfg.services, self.namespaces)
-            paced = [(ns, f"paced-{i:04d}", inference_service_name(f"paced-{i:04d}", ns))
-                     for i, ns in zip(range(cfg.paced), self.namespaces * cfg.paced)]
+            paced = [
+                (ns, f"paced-{i:04d}", inference_service_name(f"paced-{i:04d}", ns))
+                for i, ns in zip(range(cfg.paced), self.namespaces * cfg.paced)
+            ]
             results["paced"] = self.one_at_a_time(paced)  # first: the path of one service, nothing else going on
             results["burst"] = self.burst(wanted)
             results["quiet"] = self.quiet(len(wanted) + len(paced))
@@ -207,8 +217,9 @@ class Driver:
             self.em.stop()
         if cfg.bare:
             results["bare"] = self.bare(wanted, templates)
-            results["burst"]["vs_bare"] = (results["burst"]["wall_s"] / results["bare"]["wall_s"]
-                                           if results["bare"]["wall_s"] else None)
+            results["burst"]["vs_bare"] = (
+                results["burst"]["wall_s"] / results["bare"]["wall_s"] if results["bare"]["wall_s"] else None
+            )
         results["environment"]["loadavg_end"] = round(loadavg(), 1)
         results["targets"] = check_targets(results)
         return results
@@ -229,8 +240,10 @@ class Driver:
             self.em.put([seed.namespace("apps")])
             self.em.put(seed.unrelated_secrets(cfg.unrelated_secrets, cfg.unrelated_secret_kib * 1024), chunk=20)
             self.em.put(seed.unrelated_pods(cfg.unrelated_pods), chunk=200)
-            self.say(f"big cluster: {cfg.unrelated_secrets} Secrets of {cfg.unrelated_secret_kib} KiB and "
-                     f"{cfg.unrelated_pods} Pods of other workloads seeded")
+            self.say(
+                f"big cluster: {cfg.unrelated_secrets} Secrets of {cfg.unrelated_secret_kib} KiB and "
+                f"{cfg.unrelated_pods} Pods of other workloads seeded"
+            )
             self.op.start()
             results["startup"] = self.startup()
             results["environment"]["emulator_pid"], results["environment"]["operator_pid"] = self.em.pid, self.op.pid
@@ -245,8 +258,14 @@ class Driver:
             self.em.stop()
         results["environment"]["loadavg_end"] = round(loadavg(), 1)
         peak = max(m.get("VmHWM", 0.0) for m in results["memory"] + [results["startup"]["memory_mb"]])
-        results["targets"] = [{"target": "peak RSS in the big cluster (MiB)", "limit": BIG_CLUSTER_PEAK_MIB,
-                               "measured": peak, "met": peak <= BIG_CLUSTER_PEAK_MIB}]
+        results["targets"] = [
+            {
+                "target": "peak RSS in the big cluster (MiB)",
+                "limit": BIG_CLUSTER_PEAK_MIB,
+                "measured": peak,
+                "met": peak <= BIG_CLUSTER_PEAK_MIB,
+            }
+        ]
         return results
 
     def startup(self) -> dict[str, Any]:
@@ -294,8 +313,12 @@ class Driver:
             samples.append((t1 - t0) * 1e3)
             first, last = min(first, t0), max(last, t1)
         wall = last - first if samples else 0.0
-        return {"latency_ms": summary(samples), "wall_s": wall, "applied": len(samples),
-                "per_second": len(samples) / wall if wall else 0.0}
+        return {
+            "latency_ms": summary(samples),
+            "wall_s": wall,
+            "applied": len(samples),
+            "per_second": len(samples) / wall if wall else 0.0,
+        }
 
     def burst(self, wanted: list[tuple[str, str, str]]) -> dict[str, Any]:
         cfg = self.cfg
@@ -322,9 +345,11 @@ class Driver:
         out["memory_mb"] = self.op.memory()
         if profiler is not None:
             out["profile"] = profiler.stop()
-        self.say(f"burst: {out['applied']} InferenceServices in {out['wall_s']:.1f} s, p99 "
-                 f"{out['latency_ms'].get('p99', 0):.0f} ms, {out['operator_cpu_ms_per_service']:.1f} ms operator "
-                 f"CPU and {out['requests_per_service']:.2f} requests per service")
+        self.say(
+            f"burst: {out['applied']} InferenceServices in {out['wall_s']:.1f} s, p99 "
+            f"{out['latency_ms'].get('p99', 0):.0f} ms, {out['operator_cpu_ms_per_service']:.1f} ms operator "
+            f"CPU and {out['requests_per_service']:.2f} requests per service"
+        )
         return out
 
     def one_at_a_time(self, wanted: list[tuple[str, str, str]]) -> dict[str, Any]:
@@ -341,8 +366,9 @@ class Driver:
         end = self.settle(since=mark)
         out = self.phase(mark, before, len(wanted), end=end)
         out.update(self.latencies(self.em, wanted))
-        self.say(f"paced: median {out['latency_ms'].get('median', 0):.1f} ms, p99 "
-                 f"{out['latency_ms'].get('p99', 0):.1f} ms")
+        self.say(
+            f"paced: median {out['latency_ms'].get('median', 0):.1f} ms, p99 {out['latency_ms'].get('p99', 0):.1f} ms"
+        )
         return out
 
     def quiet(self, services: int) -> dict[str, Any]:
@@ -356,11 +382,16 @@ class Driver:
         writes = [c for c in calls if c.verb not in READ_VERBS]
         scale = 60.0 / seconds
         now = self.usage()
-        return {"seconds": seconds, "services": services, "loadavg": round(loadavg(), 1),
-                "requests_per_minute": len(calls) * scale, "writes_per_minute": len(writes) * scale,
-                "watch_requests_per_minute": len(watches) * scale,
-                "by_request_per_minute": {k: v * scale for k, v in by_request(calls).items()},
-                "operator_cpu_s_per_minute": (now[1] - before[1]) * scale}
+        return {
+            "seconds": seconds,
+            "services": services,
+            "loadavg": round(loadavg(), 1),
+            "requests_per_minute": len(calls) * scale,
+            "writes_per_minute": len(writes) * scale,
+            "watch_requests_per_minute": len(watches) * scale,
+            "by_request_per_minute": {k: v * scale for k, v in by_request(calls).items()},
+            "operator_cpu_s_per_minute": (now[1] - before[1]) * scale,
+        }
 
     def memory(self, wanted: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
         readings = [{"aim_services": len(wanted), **self.op.memory()}]
@@ -414,8 +445,13 @@ class Driver:
                 svc = self.em.get("aimservices", ns, name)
                 isvc_obj = self.em.get("inferenceservices", ns, isvc)
                 if svc is not None and isvc_obj is not None:
-                    sources[ns] = (name, isvc, svc["metadata"]["uid"], json.dumps(_stored_to_seed(svc)),
-                                   json.dumps(_stored_to_seed(isvc_obj)))
+                    sources[ns] = (
+                        name,
+                        isvc,
+                        svc["metadata"]["uid"],
+                        json.dumps(_stored_to_seed(svc)),
+                        json.dumps(_stored_to_seed(isvc_obj)),
+                    )
         objects: list[dict[str, Any]] = []
         spaces = sorted(sources)
         for i in range(count):
@@ -435,12 +471,22 @@ class Driver:
         if svc is None or isvc_obj is None:
             return None
         meta = isvc_obj["metadata"]
-        applied = {"apiVersion": isvc_obj["apiVersion"], "kind": isvc_obj["kind"],
-                   "metadata": {k: meta[k] for k in ("name", "namespace", "labels", "annotations", "ownerReferences")
-                                if k in meta},
-                   "spec": isvc_obj.get("spec", {})}
-        return {"name": name, "namespace": ns, "isvc": isvc, "uid": svc["metadata"]["uid"], "isvc_body": json.dumps(applied),
-                "status": json.dumps({"status": svc.get("status", {})})}
+        applied = {
+            "apiVersion": isvc_obj["apiVersion"],
+            "kind": isvc_obj["kind"],
+            "metadata": {
+                k: meta[k] for k in ("name", "namespace", "labels", "annotations", "ownerReferences") if k in meta
+            },
+            "spec": isvc_obj.get("spec", {}),
+        }
+        return {
+            "name": name,
+            "namespace": ns,
+            "isvc": isvc,
+            "uid": svc["metadata"]["uid"],
+            "isvc_body": json.dumps(applied),
+            "status": json.dumps({"status": svc.get("status", {})}),
+        }
 
     def bare(self, wanted: list[tuple[str, str, str]], templates: dict[str, Any] | None) -> dict[str, Any]:
         """The same three writes per service from a bare client against a fresh emulator process."""
@@ -461,16 +507,26 @@ class Driver:
                 if templates is None:
                     return
                 uid = r.json()["metadata"]["uid"]
-                body = (templates["isvc_body"].replace(templates["isvc"], isvc).replace(templates["uid"], uid)
-                        .replace(f'"{templates["name"]}"', f'"{name}"')
-                        .replace(f'"{templates["namespace"]}"', f'"{ns}"'))
-                r = client.patch(ISVC.format(ns=ns, name=isvc), content=body.encode(),
-                                 params={"fieldManager": manager, "force": "true"},
-                                 headers={"Content-Type": "application/apply-patch+yaml"})
+                body = (
+                    templates["isvc_body"]
+                    .replace(templates["isvc"], isvc)
+                    .replace(templates["uid"], uid)
+                    .replace(f'"{templates["name"]}"', f'"{name}"')
+                    .replace(f'"{templates["namespace"]}"', f'"{ns}"')
+                )
+                r = client.patch(
+                    ISVC.format(ns=ns, name=isvc),
+                    content=body.encode(),
+                    params={"fieldManager": manager, "force": "true"},
+                    headers={"Content-Type": "application/apply-patch+yaml"},
+                )
                 if r.status_code >= 400:
                     raise RuntimeError(f"apply {ns}/{isvc}: {r.status_code} {r.text[:300]}")
-                client.patch(f"{SERVICES.format(ns=ns)}/{name}/status", content=templates["status"].encode(),
-                             headers={"Content-Type": "application/merge-patch+json"}).raise_for_status()
+                client.patch(
+                    f"{SERVICES.format(ns=ns)}/{name}/status",
+                    content=templates["status"].encode(),
+                    headers={"Content-Type": "application/merge-patch+json"},
+                ).raise_for_status()
 
             with ThreadPoolExecutor(cfg.threads) as pool:
                 list(pool.map(three, wanted))
@@ -487,9 +543,18 @@ def installed_crds() -> list[dict[str, Any]]:
     """The AIM CRDs as a cluster holds them: Established (the operator's /readyz reads them)."""
     crds = generate_crds()
     for crd in crds:
-        crd["status"] = {"conditions": [{"type": "Established", "status": "True", "reason": "InitialNamesAccepted",
-                                         "lastTransitionTime": seed.T0}],
-                         "acceptedNames": crd["spec"]["names"], "storedVersions": ["v1alpha1"]}
+        crd["status"] = {
+            "conditions": [
+                {
+                    "type": "Established",
+                    "status": "True",
+                    "reason": "InitialNamesAccepted",
+                    "lastTransitionTime": seed.T0,
+                }
+            ],
+            "acceptedNames": crd["spec"]["names"],
+            "storedVersions": ["v1alpha1"],
+        }
     return crds
 
 
@@ -515,25 +580,34 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--services", type=int, default=None, help="services in the burst (default 1000)")
     parser.add_argument("--namespaces", type=int, default=None, help="namespaces (default 10)")
-    parser.add_argument("--quick", action="store_true",
-                        help="50 services, 5 paced, 5 s quiet, 500 objects for the second RSS reading")
+    parser.add_argument(
+        "--quick", action="store_true", help="50 services, 5 paced, 5 s quiet, 500 objects for the second RSS reading"
+    )
     parser.add_argument("--workers", type=int, default=16, help="the operator's --workers (default 16, its default)")
     parser.add_argument("--threads", type=int, default=8, help="client threads creating services (default 8)")
     parser.add_argument("--rate", type=float, default=0.0, help="burst phase: N services per second instead")
     parser.add_argument("--paced", type=int, default=None, help="services created one at a time (default 50)")
     parser.add_argument("--quiet-seconds", type=float, default=None, help="length of the quiet period (60)")
     parser.add_argument("--rss-objects", type=int, default=None, help="AIM objects for the second RSS reading")
-    parser.add_argument("--no-restart", action="store_true",
-                        help="no third RSS reading (the operator restarted with the most objects)")
-    parser.add_argument("--big-cluster", action="store_true",
-                        help="a cluster that also holds 1,000 Helm release Secrets of 100 KiB and 2,000 Pods of other "
-                             "workloads: startup, a burst (default 100 services) and a restart, with peak RSS and CPU")
+    parser.add_argument(
+        "--no-restart", action="store_true", help="no third RSS reading (the operator restarted with the most objects)"
+    )
+    parser.add_argument(
+        "--big-cluster",
+        action="store_true",
+        help="a cluster that also holds 1,000 Helm release Secrets of 100 KiB and 2,000 Pods of other "
+        "workloads: startup, a burst (default 100 services) and a restart, with peak RSS and CPU",
+    )
     parser.add_argument("--unrelated-secrets", type=int, default=None, help="with --big-cluster (default 1000)")
     parser.add_argument("--unrelated-pods", type=int, default=None, help="with --big-cluster (default 2000)")
     parser.add_argument("--plain", action="store_true", help="plain HTTP instead of TLS to the emulator")
-    parser.add_argument("--write-latency-ms", type=float, default=0.0,
-                        help="every write waits this long in the emulator before it is served, as a real API "
-                             "server waits for etcd; costs the emulator no CPU (default 0)")
+    parser.add_argument(
+        "--write-latency-ms",
+        type=float,
+        default=0.0,
+        help="every write waits this long in the emulator before it is served, as a real API "
+        "server waits for etcd; costs the emulator no CPU (default 0)",
+    )
     parser.add_argument("--no-bare", action="store_true", help="skip the bare-client comparison")
     parser.add_argument("--profile", action="store_true", help="py-spy the operator during the burst")
     parser.add_argument("--keep", type=Path, default=None, help="keep logs, kubeconfig and profile in this folder")
@@ -544,12 +618,17 @@ def main(argv: list[str] | None = None) -> int:
     cfg = Config(
         services=args.services or (50 if args.quick else 100 if big else 1000),
         namespaces=args.namespaces or (5 if args.quick else 10),
-        workers=args.workers, threads=args.threads, rate=args.rate,
+        workers=args.workers,
+        threads=args.threads,
+        rate=args.rate,
         paced=args.paced if args.paced is not None else (5 if args.quick else 50),
         quiet_seconds=args.quiet_seconds or (5.0 if args.quick else 60.0),
         rss_objects=args.rss_objects if args.rss_objects is not None else (500 if args.quick else 10_000),
         rss_restart=not args.no_restart,
-        tls=not args.plain, write_latency_ms=args.write_latency_ms, bare=not args.no_bare, profile=args.profile,
+        tls=not args.plain,
+        write_latency_ms=args.write_latency_ms,
+        bare=not args.no_bare,
+        profile=args.profile,
         settle_quiet=0.5 if args.quick else 1.0,
         unrelated_secrets=(args.unrelated_secrets if args.unrelated_secrets is not None else 1000) if big else 0,
         unrelated_pods=(args.unrelated_pods if args.unrelated_pods is not None else 2000) if big else 0,

@@ -61,23 +61,37 @@ class Bench:
         return row
 
 
-async def metadata_scenarios(front: RegistryFront, registry: Registry, tokens: TokenServer | None,
-                             credentials: RegistryCredentials | None, label: str) -> list[dict[str, Any]]:
+async def metadata_scenarios(
+    front: RegistryFront,
+    registry: Registry,
+    tokens: TokenServer | None,
+    credentials: RegistryCredentials | None,
+    label: str,
+) -> list[dict[str, Any]]:
     plugins = get_plugin_manager(only=["registry_oci"], disabled=())
     bench = Bench(front, tokens)
     slug = "".join(c if c.isalnum() else "-" for c in label.lower())
     single = registry.push_image(f"bench/{slug}-single", "1.0", labels=LABELS)
     index = registry.push_index(f"bench/{slug}-multi", "1.0", {"linux/amd64": LABELS, "linux/arm64": LABELS})
     rows = [
-        await bench.measure(f"{label}: cold, single image (host never seen)",
-                            lambda: fetch_image_info(plugins, ImageReference.parse(single.reference), credentials)),
-        await bench.measure(f"{label}: cold, multi-arch index",
-                            lambda: fetch_image_info(plugins, ImageReference.parse(index.reference), credentials)),
-        await bench.measure(f"{label}: warm, same tag again",
-                            lambda: fetch_image_info(plugins, ImageReference.parse(index.reference), credentials)),
-        await bench.measure(f"{label}: warm, by digest",
-                            lambda: fetch_image_info(plugins, ImageReference.parse(index.reference).with_digest(index.digest),
-                                                     credentials)),
+        await bench.measure(
+            f"{label}: cold, single image (host never seen)",
+            lambda: fetch_image_info(plugins, ImageReference.parse(single.reference), credentials),
+        ),
+        await bench.measure(
+            f"{label}: cold, multi-arch index",
+            lambda: fetch_image_info(plugins, ImageReference.parse(index.reference), credentials),
+        ),
+        await bench.measure(
+            f"{label}: warm, same tag again",
+            lambda: fetch_image_info(plugins, ImageReference.parse(index.reference), credentials),
+        ),
+        await bench.measure(
+            f"{label}: warm, by digest",
+            lambda: fetch_image_info(
+                plugins, ImageReference.parse(index.reference).with_digest(index.digest), credentials
+            ),
+        ),
     ]
     await close_clients(plugins)
     return rows
@@ -86,28 +100,38 @@ async def metadata_scenarios(front: RegistryFront, registry: Registry, tokens: T
 async def known_challenge_scenario(front: RegistryFront, registry: Registry, tokens: TokenServer) -> dict[str, Any]:
     """As the Docker Hub and GHCR plugins do: the token service is known, no 401 round trip."""
     registry.push_index("bench/known-multi", "1.0", {"linux/amd64": LABELS, "linux/arm64": LABELS})
-    client = OciRegistryClient("bench.example", base_url=front.url,
-                               challenge=Challenge("bearer", {"realm": tokens.realm, "service": tokens.service}))
+    client = OciRegistryClient(
+        "bench.example",
+        base_url=front.url,
+        challenge=Challenge("bearer", {"realm": tokens.realm, "service": tokens.service}),
+    )
     bench = Bench(front, tokens)
     image = ImageReference.parse("bench.example/bench/known-multi:1.0")
-    row = await bench.measure("token flow, token service known (Docker Hub / GHCR plugins): cold index",
-                              lambda: client.image_info(image, None))
+    row = await bench.measure(
+        "token flow, token service known (Docker Hub / GHCR plugins): cold index",
+        lambda: client.image_info(image, None),
+    )
     await client.aclose()
     return row
 
 
 async def throughput(registry: Registry, images: int) -> dict[str, Any]:
     plugins = get_plugin_manager(only=["registry_oci"], disabled=())
-    refs = [ImageReference.parse(registry.push_image(f"bench/many-{i}", "1.0", labels={"i": str(i)}).reference)
-            for i in range(images)]
+    refs = [
+        ImageReference.parse(registry.push_image(f"bench/many-{i}", "1.0", labels={"i": str(i)}).reference)
+        for i in range(images)
+    ]
     times = []
     for ref in refs:
         start = time.perf_counter()
         await fetch_image_info(plugins, ref, None)
         times.append((time.perf_counter() - start) * 1000)
     await close_clients(plugins)
-    return {"scenario": f"cold metadata of {images} different images, one after another",
-            "ms_median": round(statistics.median(times), 2), "ms_p95": round(sorted(times)[int(len(times) * 0.95) - 1], 2)}
+    return {
+        "scenario": f"cold metadata of {images} different images, one after another",
+        "ms_median": round(statistics.median(times), 2),
+        "ms_p95": round(sorted(times)[int(len(times) * 0.95) - 1], 2),
+    }
 
 
 async def listing(front: RegistryFront, registry: Registry, tags: int) -> list[dict[str, Any]]:
@@ -118,8 +142,10 @@ async def listing(front: RegistryFront, registry: Registry, tags: int) -> list[d
     rows = []
     for page in (100, 1000):
         front.page_size = page
-        row = await bench.measure(f"list {tags + 1} tags, registry pages {page} at a time (Link)",
-                                  lambda: list_tags(plugins, front.host, "bench/tags", None))
+        row = await bench.measure(
+            f"list {tags + 1} tags, registry pages {page} at a time (Link)",
+            lambda: list_tags(plugins, front.host, "bench/tags", None),
+        )
         row.pop("requests")
         rows.append(row)
     await close_clients(plugins)

@@ -37,7 +37,16 @@ from aim_core.api.crds import generate_crds  # noqa: E402
 from aim_testing.emulator import declare_resources  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.harness import (  # noqa: E402
-    QUIET, LogCounter, OperatorInfoLines, OperatorThread, QuickServer, TimingEmulator, breakdown, operator_calls, thread_cpu)
+    QUIET,
+    LogCounter,
+    OperatorInfoLines,
+    OperatorThread,
+    QuickServer,
+    TimingEmulator,
+    breakdown,
+    operator_calls,
+    thread_cpu,
+)
 from benchmarks.plantime import time_reconciles  # noqa: E402
 from benchmarks.report import check_targets, render, summary  # noqa: E402
 
@@ -60,8 +69,9 @@ class Config:
     timeout: float = 600.0
 
 
-def _phase(calls: list[Any], services: int | None = None, reconciles: int | None = None,
-           cpu: tuple[float, float] | None = None) -> dict[str, Any]:
+def _phase(
+    calls: list[Any], services: int | None = None, reconciles: int | None = None, cpu: tuple[float, float] | None = None
+) -> dict[str, Any]:
     """The operator's requests of one phase, per service too, and the CPU both sides used."""
     ops = breakdown(operator_calls(calls))
     result: dict[str, Any] = {"operator": ops, "reconciles": reconciles}
@@ -87,8 +97,9 @@ class Mark:
     def phase(self, services: int | None = None) -> dict[str, Any]:
         now = thread_cpu()
         cpu = (now[0] - self.cpu[0], now[1] - self.cpu[1]) if now and self.cpu else None
-        return _phase(self.em.calls_since(self.position), services,
-                      self.op.runtime.engine.queue.processed - self.processed, cpu)
+        return _phase(
+            self.em.calls_since(self.position), services, self.op.runtime.engine.queue.processed - self.processed, cpu
+        )
 
 
 class Benchmark:
@@ -97,8 +108,9 @@ class Benchmark:
         self.say = say
         self.namespaces = seed.namespace_names(cfg.namespaces)
         self.wanted = seed.services(cfg.services, self.namespaces)
-        self.emulator = declare_resources(TimingEmulator(timed=frozenset({"aimservices", "inferenceservices"})),
-                                          crds=generate_crds())
+        self.emulator = declare_resources(
+            TimingEmulator(timed=frozenset({"aimservices", "inferenceservices"})), crds=generate_crds()
+        )
         self.op: OperatorThread | None = None
 
     async def run(self) -> dict[str, Any]:
@@ -114,16 +126,21 @@ class Benchmark:
             root.removeHandler(logs)
             root.removeHandler(lines)
             root.setLevel(level)
-        results["log"] = {"counts": dict(logs.counts), "first": logs.samples,
-                          "operator_info_lines": lines.total,
-                          "operator_info_lines_per_service": lines.total / self.cfg.services,
-                          "operator_info_lines_by_logger": dict(lines.by_logger), "operator_info_first": lines.samples}
+        results["log"] = {
+            "counts": dict(logs.counts),
+            "first": logs.samples,
+            "operator_info_lines": lines.total,
+            "operator_info_lines_per_service": lines.total / self.cfg.services,
+            "operator_info_lines_by_logger": dict(lines.by_logger),
+            "operator_info_first": lines.samples,
+        }
         return results
 
     async def _run(self) -> dict[str, Any]:
         cfg, em = self.cfg, self.emulator
-        for obj in seed.cluster(self.namespaces, nodes=cfg.nodes, runtime_config=cfg.runtime_config,
-                                routing=cfg.routing):
+        for obj in seed.cluster(
+            self.namespaces, nodes=cfg.nodes, runtime_config=cfg.runtime_config, routing=cfg.routing
+        ):
             em.put_object(obj)
         results: dict[str, Any] = {"config": attrs.asdict(cfg), "environment": _environment()}
         async with em, kmock.Server(em, server_cls=QuickServer):
@@ -166,8 +183,10 @@ class Benchmark:
         mark = Mark(em, op)
         start = time.perf_counter()
         await asyncio.gather(*(create(i, ns, name) for i, (ns, name, _) in enumerate(self.wanted)))
-        self.say(f"created {len(self.wanted)} services in {time.perf_counter() - start:.2f} s; waiting for "
-                 "their InferenceServices")
+        self.say(
+            f"created {len(self.wanted)} services in {time.perf_counter() - start:.2f} s; waiting for "
+            "their InferenceServices"
+        )
         pending = {("inferenceservices", ns, isvc) for ns, _, isvc in self.wanted}
         deadline = time.monotonic() + cfg.timeout
         while pending and time.monotonic() < deadline:
@@ -205,8 +224,10 @@ class Benchmark:
         for ns, _, isvc in self.wanted:
             obj = em.get_object("inferenceservices", ns, isvc)
             if obj is not None:
-                obj["status"] = {"conditions": [{"type": "Ready", "status": "True",
-                                                 "lastTransitionTime": seed.T0}], "url": f"http://{isvc}.{ns}"}
+                obj["status"] = {
+                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": seed.T0}],
+                    "url": f"http://{isvc}.{ns}",
+                }
                 em.put_object(obj)
         await op.settle(em, timeout=self.cfg.timeout)
         phase = mark.phase(len(self.wanted))
@@ -234,15 +255,26 @@ def _latencies(em: TimingEmulator, op: OperatorThread, wanted: list[tuple[str, s
             samples["queue"].append((started - seen) * 1e3)
             samples["reconcile"].append((t_isvc - started) * 1e3)
     wall = (last - first) if applied else 0.0
-    return {"created": created, "applied": applied, "ms": summary(samples["total"]),
-            "breakdown_ms": {k: summary(v) for k, v in samples.items() if k != "total"},
-            "wall_s": wall, "throughput_per_s": applied / wall if wall else 0.0}
+    return {
+        "created": created,
+        "applied": applied,
+        "ms": summary(samples["total"]),
+        "breakdown_ms": {k: summary(v) for k, v in samples.items() if k != "total"},
+        "wall_s": wall,
+        "throughput_per_s": applied / wall if wall else 0.0,
+    }
 
 
 def _git(*args: str) -> str:
     try:  # read-only: --no-optional-locks keeps status from rewriting the index others commit with
-        return subprocess.run(["git", "--no-optional-locks", *args], capture_output=True, text=True,
-                              cwd=Path(__file__).parent, check=False, timeout=30).stdout.strip()
+        return subprocess.run(
+            ["git", "--no-optional-locks", *args],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).parent,
+            check=False,
+            timeout=30,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
 
@@ -251,8 +283,13 @@ def _environment() -> dict[str, Any]:
     commit = _git("rev-parse", "--short", "HEAD")
     if commit and _git("status", "--porcelain", "--untracked-files=no"):
         commit += " (working tree differs)"
-    return {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-            "commit": commit, "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "commit": commit,
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
 
 
 async def run_benchmark(cfg: Config, say: Any = print) -> dict[str, Any]:
@@ -277,15 +314,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-output", action="store_true", help="do not write the JSON results")
     parser.add_argument("-v", "--verbose", action="store_true", help="operator logs at INFO")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     for handler in logging.getLogger().handlers:  # INFO lines are counted (OperatorInfoLines), shown only with -v
         handler.setLevel(logging.INFO if args.verbose else logging.WARNING)
     cfg = Config(
         services=args.services or (50 if args.quick else 1000),
         namespaces=args.namespaces or (5 if args.quick else 10),
-        nodes=args.nodes, workers=args.workers, routing=args.routing, runtime_config=not args.no_runtime_config,
-        rate=args.rate, concurrency=args.concurrency, ready_phase=not args.no_ready_phase,
+        nodes=args.nodes,
+        workers=args.workers,
+        routing=args.routing,
+        runtime_config=not args.no_runtime_config,
+        rate=args.rate,
+        concurrency=args.concurrency,
+        ready_phase=not args.no_ready_phase,
         plan_rounds=args.plan_rounds or (1 if args.quick else 3),
     )
     results = asyncio.run(run_benchmark(cfg, say=lambda msg: print(f"# {msg}", file=sys.stderr)))

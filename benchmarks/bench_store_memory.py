@@ -104,10 +104,10 @@ def _child(isvc: dict[str, Any], service: dict[str, Any], i: int, namespaces: in
 def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: bool, out: Any) -> None:
     """In a fresh interpreter: the runtime's RSS empty, then with ``n`` services (and InferenceServices)."""
     import aim_core.runtime.store as store_module
-    from aim_core.operator.controllers import build_controllers
     from aim_core.kube import dumps, loads  # what the watch streams decode with (orjson)
-    from aim_core.operator.wiring import Runtime
+    from aim_core.operator.controllers import build_controllers
     from aim_core.operator.settings import Settings
+    from aim_core.operator.wiring import Runtime
     from aim_core.plugin.manager import get_plugin_manager
     from aim_core.reconcile.resources import SERVICES
 
@@ -134,15 +134,30 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
         engine._statuses.remember(("service", meta["namespace"], meta["name"]), svc["status"], svc["status"])
         if isvc is not None:
             child = _child(isvc, service, i, 10)
-            body = {"apiVersion": child["apiVersion"], "kind": child["kind"], "spec": child["spec"],
-                    "metadata": {k: v for k, v in child["metadata"].items()
-                                 if k in ("name", "namespace", "labels", "annotations", "ownerReferences")}}
-            engine._applied.remember((isvc_ref, meta["namespace"], child["metadata"]["name"]), body,
-                                      loads(dumps(child)))
+            body = {
+                "apiVersion": child["apiVersion"],
+                "kind": child["kind"],
+                "spec": child["spec"],
+                "metadata": {
+                    k: v
+                    for k, v in child["metadata"].items()
+                    if k in ("name", "namespace", "labels", "annotations", "ownerReferences")
+                },
+            }
+            engine._applied.remember(
+                (isvc_ref, meta["namespace"], child["metadata"]["name"]), body, loads(dumps(child))
+            )
     gc.collect()
-    out.put({"slim": slim, "objects": runtime.store.count(SERVICES) + runtime.store.count(isvc_ref),
-             "rss_empty_mb": round(empty, 1), "rss_full_mb": round(full, 1), "rss_forms_mb": round(rss_mb(), 1),
-             "queued_keys": engine.queue.pending()})
+    out.put(
+        {
+            "slim": slim,
+            "objects": runtime.store.count(SERVICES) + runtime.store.count(isvc_ref),
+            "rss_empty_mb": round(empty, 1),
+            "rss_full_mb": round(full, 1),
+            "rss_forms_mb": round(rss_mb(), 1),
+            "queued_keys": engine.queue.pending(),
+        }
+    )
 
 
 def main() -> None:
@@ -152,9 +167,11 @@ def main() -> None:
     args = parser.parse_args()
     service, isvc = asyncio.run(capture())
     sizes = {"service_json_bytes": len(json.dumps(service)), "isvc_json_bytes": len(json.dumps(isvc))}
-    print(f"captured: AIMService {sizes['service_json_bytes']} B of JSON "
-          f"({len(service['metadata'].get('managedFields') or [])} managedFields entries), "
-          f"InferenceService {sizes['isvc_json_bytes']} B")
+    print(
+        f"captured: AIMService {sizes['service_json_bytes']} B of JSON "
+        f"({len(service['metadata'].get('managedFields') or [])} managedFields entries), "
+        f"InferenceService {sizes['isvc_json_bytes']} B"
+    )
     ctx = multiprocessing.get_context("spawn")
     for slim in (False, True):
         out = ctx.Queue()
@@ -162,9 +179,11 @@ def main() -> None:
         proc.start()
         result = out.get(timeout=600)
         proc.join()
-        print(f"store slimming and compaction {'on ' if slim else 'off'}: {result['objects']} objects; RSS {result['rss_empty_mb']} MB "
-              f"empty -> {result['rss_full_mb']} MB full ({result['queued_keys']} keys queued) -> "
-              f"{result['rss_forms_mb']} MB with the engine's applied forms")
+        print(
+            f"store slimming and compaction {'on ' if slim else 'off'}: {result['objects']} objects; RSS {result['rss_empty_mb']} MB "
+            f"empty -> {result['rss_full_mb']} MB full ({result['queued_keys']} keys queued) -> "
+            f"{result['rss_forms_mb']} MB with the engine's applied forms"
+        )
 
 
 if __name__ == "__main__":

@@ -56,11 +56,20 @@ PAUSED = {"aim.eai.amd.com/reconciliation-paused": "true"}
 
 
 def node(i: int) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": f"gpu-{i:03d}", "labels": {
-                "kubernetes.io/hostname": f"gpu-{i:03d}", "amd.com/gpu.device-id": "74a1",
-                "amd.com/gpu.family": "AI", "amd.com/gpu.vram": "192G"}},
-            "status": {"capacity": {"amd.com/gpu": "8", "cpu": "128"}, "allocatable": {"amd.com/gpu": "8", "cpu": "127"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": f"gpu-{i:03d}",
+            "labels": {
+                "kubernetes.io/hostname": f"gpu-{i:03d}",
+                "amd.com/gpu.device-id": "74a1",
+                "amd.com/gpu.family": "AI",
+                "amd.com/gpu.vram": "192G",
+            },
+        },
+        "status": {"capacity": {"amd.com/gpu": "8", "cpu": "128"}, "allocatable": {"amd.com/gpu": "8", "cpu": "127"}},
+    }
 
 
 def template(i: int) -> dict[str, Any]:
@@ -72,12 +81,20 @@ def template(i: int) -> dict[str, Any]:
         gpu["minVram"] = "128Gi"
     else:
         gpu["model"] = "MI355X"  # not in the cluster: NotAvailable
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMServiceTemplate",
-            "metadata": {"name": f"tpl-{i:04d}", "namespace": NS},
-            "spec": {"modelName": "m", "metric": "latency" if i % 2 else "throughput", "precision": "fp8",
-                     "hardware": {"gpu": gpu},
-                     "modelSources": [{"modelId": f"org/model-{i % 50}", "sourceUri": f"hf://org/model-{i % 50}",
-                                       "size": "16Gi"}]}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMServiceTemplate",
+        "metadata": {"name": f"tpl-{i:04d}", "namespace": NS},
+        "spec": {
+            "modelName": "m",
+            "metric": "latency" if i % 2 else "throughput",
+            "precision": "fp8",
+            "hardware": {"gpu": gpu},
+            "modelSources": [
+                {"modelId": f"org/model-{i % 50}", "sourceUri": f"hf://org/model-{i % 50}", "size": "16Gi"}
+            ],
+        },
+    }
 
 
 @attrs.frozen
@@ -149,8 +166,14 @@ async def time_reconciles(runtime: Any, rounds: int) -> dict[str, Any]:
                 plan_us.append((t2 - t1) * 1e6)
                 reconcile_us.append((t3 - t2) * 1e6)
         calls = dict(kube.calls)
-    return {"templates": len(templates), "rounds": rounds, "observe_us": summary(observe_us),
-            "plan_us": summary(plan_us), "reconcile_us": summary(reconcile_us), "requests_per_pass": calls}
+    return {
+        "templates": len(templates),
+        "rounds": rounds,
+        "observe_us": summary(observe_us),
+        "plan_us": summary(plan_us),
+        "reconcile_us": summary(reconcile_us),
+        "requests_per_pass": calls,
+    }
 
 
 async def run_benchmark(cfg: Config, say: Any = print) -> dict[str, Any]:
@@ -158,9 +181,15 @@ async def run_benchmark(cfg: Config, say: Any = print) -> dict[str, Any]:
     em.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     for i in range(cfg.nodes):
         em.put_object(node(i))
-    em.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel",
-                   "metadata": {"name": "m", "namespace": NS, "annotations": PAUSED},
-                   "spec": {"image": IMAGE}, "status": {"status": "Ready"}})
+    em.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMModel",
+            "metadata": {"name": "m", "namespace": NS, "annotations": PAUSED},
+            "spec": {"image": IMAGE},
+            "status": {"status": "Ready"},
+        }
+    )
     for i in range(cfg.templates):
         em.put_object(template(i))
     results: dict[str, Any] = {"config": attrs.asdict(cfg)}
@@ -185,32 +214,45 @@ async def run_benchmark(cfg: Config, say: Any = print) -> dict[str, Any]:
         say(f"first pass: {first['seconds']} s, states {states}, {first['total']} requests")
 
         results["steady_state"] = await _phase(em, op, op.enqueue_all, cfg.timeout)
-        say(f"steady state: {results['steady_state']['total']} requests, "
-            f"{results['steady_state']['node_requests']} to nodes")
+        say(
+            f"steady state: {results['steady_state']['total']} requests, "
+            f"{results['steady_state']['node_requests']} to nodes"
+        )
 
         def relabel(labels: dict[str, str]) -> Any:
             def change() -> None:
                 obj = copy.deepcopy(em.get_object("v1/nodes", None, "gpu-000"))
                 obj["metadata"]["labels"].update(labels)
                 em.put_object(obj)
+
             return change
 
         results["node_change_other_label"] = await _phase(em, op, relabel({"team": "a"}), cfg.timeout)
         results["node_change_gpu_label"] = await _phase(em, op, relabel({"amd.com/gpu.vram": "256G"}), cfg.timeout)
-        say(f"node label changes: reconciles {results['node_change_other_label']['reconciles']} (other label), "
-            f"{results['node_change_gpu_label']['reconciles']} (GPU label)")
+        say(
+            f"node label changes: reconciles {results['node_change_other_label']['reconciles']} (other label), "
+            f"{results['node_change_gpu_label']['reconciles']} (GPU label)"
+        )
         runtime = await op.stop()
     results["cpu_no_io"] = await time_reconciles(runtime, cfg.rounds)
     cpu_ = results["cpu_no_io"]
-    say(f"per template (us): observe {cpu_['observe_us'].get('median', 0):.0f}, plan {cpu_['plan_us'].get('median', 0):.0f},"
-        f" whole reconcile {cpu_['reconcile_us'].get('median', 0):.0f} (median)")
+    say(
+        f"per template (us): observe {cpu_['observe_us'].get('median', 0):.0f}, plan {cpu_['plan_us'].get('median', 0):.0f},"
+        f" whole reconcile {cpu_['reconcile_us'].get('median', 0):.0f} (median)"
+    )
     results["targets"] = [
         {"target": "steady state: Node requests", "limit": 0, "measured": results["steady_state"]["node_requests"]},
         {"target": "steady state: writes", "limit": 0, "measured": results["steady_state"]["writes"]},
-        {"target": "GPU label change: Node requests", "limit": 0,
-         "measured": results["node_change_gpu_label"]["node_requests"]},
-        {"target": "non-GPU label change: template reconciles", "limit": 0,
-         "measured": results["node_change_other_label"]["reconciles"]},
+        {
+            "target": "GPU label change: Node requests",
+            "limit": 0,
+            "measured": results["node_change_gpu_label"]["node_requests"],
+        },
+        {
+            "target": "non-GPU label change: template reconciles",
+            "limit": 0,
+            "measured": results["node_change_other_label"]["reconciles"],
+        },
     ]
     for target in results["targets"]:
         target["met"] = target["measured"] <= target["limit"]
@@ -225,10 +267,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="50 templates, 1 round")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    cfg = Config(templates=50 if args.quick else args.templates, nodes=args.nodes, rounds=1 if args.quick else args.rounds)
+    cfg = Config(
+        templates=50 if args.quick else args.templates, nodes=args.nodes, rounds=1 if args.quick else args.rounds
+    )
     results = asyncio.run(run_benchmark(cfg))
     for target in results["targets"]:
-        print(f"{'met ' if target['met'] else 'MISS'} {target['target']}: {target['measured']} (limit {target['limit']})")
+        print(
+            f"{'met ' if target['met'] else 'MISS'} {target['target']}: {target['measured']} (limit {target['limit']})"
+        )
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2, sort_keys=True))
     return 0

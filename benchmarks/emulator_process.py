@@ -68,8 +68,10 @@ class LoggingEmulator(TimingEmulator):
 def control_app(em: LoggingEmulator) -> web.Application:
     async def calls(request: web.Request) -> web.Response:
         since = int(request.query.get("since", "0"))
-        rows = [[c.verb, c.resource, c.namespace, c.name, c.subresource, c.user_agent, t]
-                for c, t in zip(em.log[since:], em.arrivals[since:])]
+        rows = [
+            [c.verb, c.resource, c.namespace, c.name, c.subresource, c.user_agent, t]
+            for c, t in zip(em.log[since:], em.arrivals[since:])
+        ]
         return web.json_response({"since": since, "served": since + len(rows), "calls": rows})
 
     async def stored(request: web.Request) -> web.Response:
@@ -91,8 +93,15 @@ def control_app(em: LoggingEmulator) -> web.Application:
         return web.json_response(sum(queue.qsize() for queue in em._watchers))  # noqa: SLF001
 
     app = web.Application(client_max_size=1 << 30)
-    app.add_routes([web.get("/calls", calls), web.get("/stored", stored), web.get("/object", get_object),
-                    web.post("/put", put), web.get("/backlog", backlog)])
+    app.add_routes(
+        [
+            web.get("/calls", calls),
+            web.get("/stored", stored),
+            web.get("/object", get_object),
+            web.post("/put", put),
+            web.get("/backlog", backlog),
+        ]
+    )
     return app
 
 
@@ -135,9 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ready-file", type=Path, required=True, help="where to write the URLs once serving")
     parser.add_argument("--tls-dir", type=Path, default=None, help="serve TLS with a private CA written here")
-    parser.add_argument("--write-latency-ms", type=float, default=0.0,
-                        help="make every write wait this long before it is served, as a real API server waits for "
-                             "etcd (costs no CPU)")
+    parser.add_argument(
+        "--write-latency-ms",
+        type=float,
+        default=0.0,
+        help="make every write wait this long before it is served, as a real API server waits for etcd (costs no CPU)",
+    )
     args = parser.parse_args(argv)
     # The operator's garbage collection policy (aim_core/operator/collection.py): the emulator keeps every
     # object and request, and CPython's full collections over that growing heap cost it about 1.3 s of a

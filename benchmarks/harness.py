@@ -120,8 +120,15 @@ class OperatorThread:
     def _main(self) -> None:
         login = lambda **_: kopf.ConnectionInfo(server=self.server, insecure=True)  # noqa: E731
         try:
-            asyncio.run(operate(self.settings, login_override=login, stop_flag=self.stop_flag,
-                                ready_flag=self.ready_flag, on_runtime=self._keep))
+            asyncio.run(
+                operate(
+                    self.settings,
+                    login_override=login,
+                    stop_flag=self.stop_flag,
+                    ready_flag=self.ready_flag,
+                    on_runtime=self._keep,
+                )
+            )
         except BaseException as exc:  # noqa: BLE001 - reported to the caller
             self.error = exc
 
@@ -218,13 +225,15 @@ class LogCounter(logging.Handler):
         if len(self.samples) < self.keep:
             self.samples.append(f"{record.levelname} {record.name}: {record.getMessage()[:300]}")
 
+
 WATCH_OR_DISCOVERY = frozenset({"watch", "discovery"})
 
 
 def operator_calls(calls: Iterable[ApiCall]) -> list[ApiCall]:
     """Requests the operator made, without kopf's watch streams and API discovery."""
-    return [c for c in calls if c.user_agent.startswith((OPERATOR_AGENT, KOPF_AGENT))
-            and c.verb not in WATCH_OR_DISCOVERY]
+    return [
+        c for c in calls if c.user_agent.startswith((OPERATOR_AGENT, KOPF_AGENT)) and c.verb not in WATCH_OR_DISCOVERY
+    ]
 
 
 def is_event(call: ApiCall) -> bool:
@@ -298,4 +307,3 @@ class OperatorInfoLines(logging.Handler):
         self.by_logger[record.name] += 1
         if len(self.samples) < self.keep:
             self.samples.append(f"{record.levelname} {record.name}: {record.getMessage()[:200]}")
-

@@ -18,14 +18,14 @@ from typing import Any
 import kmock
 
 from aim_core.api.crds import generate_crds
-from aim_core.runtime.controller import Context
-from aim_core.modelsource.controller import ClusterModelSourceController
-from aim_core.runtime.engine import Engine
 from aim_core.kube import Credentials, Kube
+from aim_core.modelsource.controller import ClusterModelSourceController
 from aim_core.modelsource.runner import SyncRunner
 from aim_core.plugin.manager import get_plugin_manager
-from aim_core.registry import close_clients
 from aim_core.reconcile.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS
+from aim_core.registry import close_clients
+from aim_core.runtime.controller import Context
+from aim_core.runtime.engine import Engine
 from aim_core.runtime.store import Store
 from aim_testing.emulator import Emulator, declare_resources
 from aim_testing.registry import Registry, RegistryFront, RegistryServer, find_registry_binary
@@ -53,8 +53,11 @@ async def bench_sync(repositories: int, tags: int) -> dict[str, Any]:
         for i in range(repositories):
             repo = f"bench/aim-{i:03d}"
             pushed = registry.push_image(repo, "latest")
-            registry.add_tags(repo, pushed.digest, [f"0.{k}.{j}" for k in range(max(tags // 100, 1))
-                                                    for j in range(min(tags, 100))][: tags - 1])
+            registry.add_tags(
+                repo,
+                pushed.digest,
+                [f"0.{k}.{j}" for k in range(max(tags // 100, 1)) for j in range(min(tags, 100))][: tags - 1],
+            )
         emulator = declare_resources(Emulator(), crds=generate_crds())
         async with emulator, kmock.Server(emulator, server_cls=QuickServer) as http:
             url = str(http.url).rstrip("/")
@@ -64,10 +67,16 @@ async def bench_sync(repositories: int, tags: int) -> dict[str, Any]:
             controller = ClusterModelSourceController(SyncRunner(clock=clock))
             store = Store()
             engine = Engine(Context(store, client, plugins, "aim-system"), [controller])
-            body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModelSource",
-                    "metadata": {"name": "bench"},
-                    "spec": {"filters": [{"image": f"{front.host}/bench/aim-*", "versions": [">=0.1.90", "<0.2.0"]}],
-                             "maxModels": 10000, "syncInterval": "1h"}}
+            body = {
+                "apiVersion": "aim.eai.amd.com/v1alpha1",
+                "kind": "AIMClusterModelSource",
+                "metadata": {"name": "bench"},
+                "spec": {
+                    "filters": [{"image": f"{front.host}/bench/aim-*", "versions": [">=0.1.90", "<0.2.0"]}],
+                    "maxModels": 10000,
+                    "syncInterval": "1h",
+                },
+            }
             await client.create(CLUSTER_MODEL_SOURCES, body)
 
             async def phase() -> dict[str, Any]:
@@ -82,13 +91,21 @@ async def bench_sync(repositories: int, tags: int) -> dict[str, Any]:
                 verbs: dict[str, int] = {}
                 for c in writes:
                     key = f"{c.verb} {c.resource.rsplit('/', 1)[-1] if c.resource else '?'}" + (
-                        f"/{c.subresource}" if c.subresource else "")
+                        f"/{c.subresource}" if c.subresource else ""
+                    )
                     verbs[key] = verbs.get(key, 0) + 1
                 del mark
-                return {"registry_requests": len(front.log), "api_writes": len(writes), "api_write_verbs": verbs,
-                        "api_reads": len(calls) - len(writes),
-                        "models_created": sum(1 for c in writes if c.verb == "apply" and c.resource
-                                              and c.resource.endswith("aimclustermodels"))}
+                return {
+                    "registry_requests": len(front.log),
+                    "api_writes": len(writes),
+                    "api_write_verbs": verbs,
+                    "api_reads": len(calls) - len(writes),
+                    "models_created": sum(
+                        1
+                        for c in writes
+                        if c.verb == "apply" and c.resource and c.resource.endswith("aimclustermodels")
+                    ),
+                }
 
             first = await phase()
             between = await phase()
@@ -97,8 +114,17 @@ async def bench_sync(repositories: int, tags: int) -> dict[str, Any]:
             models = len(await client.list(CLUSTER_MODELS))
             await close_clients(plugins)
             await client.aclose()
-        return {"sync": {"repositories": repositories, "tags_per_repository": tags, "page_size": PAGE_SIZE,
-                         "models": models, "first": first, "between": between, "unchanged": unchanged}}
+        return {
+            "sync": {
+                "repositories": repositories,
+                "tags_per_repository": tags,
+                "page_size": PAGE_SIZE,
+                "models": models,
+                "first": first,
+                "between": between,
+                "unchanged": unchanged,
+            }
+        }
     finally:
         registry.close()
         front.stop()

@@ -34,8 +34,10 @@ def _measured(results: dict[str, Any]) -> dict[str, float]:
 
 def check_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     measured = _measured(results)
-    return [{"target": what, "limit": limit, "measured": measured[key], "met": measured[key] <= limit}
-            for key, what, limit in TARGETS]
+    return [
+        {"target": what, "limit": limit, "measured": measured[key], "met": measured[key] <= limit}
+        for key, what, limit in TARGETS
+    ]
 
 
 def _f(value: Any, digits: int = 2) -> str:
@@ -65,12 +67,16 @@ def render(results: dict[str, Any]) -> str:
         "",
         f"burst: {burst['services']} services {mode}  (load {burst['loadavg']})",
         f"  wall time first create -> last InferenceService  {_f(burst['wall_s'])} s"
-        + (f"   bare client {_f(bare['wall_s'])} s (load {bare['loadavg']}): {_f(burst.get('vs_bare'))}x"
-           if bare else ""),
+        + (
+            f"   bare client {_f(bare['wall_s'])} s (load {bare['loadavg']}): {_f(burst.get('vs_bare'))}x"
+            if bare
+            else ""
+        ),
         f"  create -> InferenceService median / p99           {_lat(burst)}",
         f"  operator CPU per service                          {_f(burst['operator_cpu_ms_per_service'])} ms"
         f"   (emulator {_f(burst['emulator_cpu_ms_per_service'])} ms"
-        + (f", for the bare client {_f(bare['emulator_cpu_ms_per_service'])} ms" if bare else "") + ")",
+        + (f", for the bare client {_f(bare['emulator_cpu_ms_per_service'])} ms" if bare else "")
+        + ")",
         f"  API requests per service                          {_f(burst['requests_per_service'])}"
         f"   (writes {_f(burst['writes_per_service'])})",
     ]
@@ -88,13 +94,18 @@ def render(results: dict[str, Any]) -> str:
     lines.append(f"  operator CPU per minute                           {_f(quiet['operator_cpu_s_per_minute'])} s")
     for reading in results["memory"]:
         again = ", operator restarted" if reading.get("restarted") else ""
-        lines.append(f"memory with {reading['aim_services']} AIMServices{again}: VmRSS {_f(reading.get('VmRSS'), 0)} MiB, "
-                     f"VmHWM {_f(reading.get('VmHWM'), 0)} MiB")
+        lines.append(
+            f"memory with {reading['aim_services']} AIMServices{again}: VmRSS {_f(reading.get('VmRSS'), 0)} MiB, "
+            f"VmHWM {_f(reading.get('VmHWM'), 0)} MiB"
+        )
     profile = burst.get("profile")
     if profile and profile.get("samples"):
-        lines += ["", f"profile of the operator in the burst ({profile['samples']} samples):",
-                  "  own time by package:  " + ", ".join(f"{n} {p}%" for n, p in profile["own_by_package_pct"]),
-                  "  top functions (own %):"]
+        lines += [
+            "",
+            f"profile of the operator in the burst ({profile['samples']} samples):",
+            "  own time by package:  " + ", ".join(f"{n} {p}%" for n, p in profile["own_by_package_pct"]),
+            "  top functions (own %):",
+        ]
         lines += [f"    {p:5.1f}  {name}" for name, p in profile["top_own_pct"][:15]]
     if results.get("operator_log"):
         lines.append(f"operator log: {results['operator_log']}")
@@ -119,8 +130,10 @@ def render_big_cluster(results: dict[str, Any]) -> str:
     ]
     for reading in results["memory"]:
         again = ", operator restarted" if reading.get("restarted") else ""
-        lines.append(f"memory with {reading['aim_services']} AIMServices{again}: VmRSS {_f(reading.get('VmRSS'), 0)} MiB, "
-                     f"VmHWM {_f(reading.get('VmHWM'), 0)} MiB")
+        lines.append(
+            f"memory with {reading['aim_services']} AIMServices{again}: VmRSS {_f(reading.get('VmRSS'), 0)} MiB, "
+            f"VmHWM {_f(reading.get('VmHWM'), 0)} MiB"
+        )
     if results.get("operator_log"):
         lines.append(f"operator log: {results['operator_log']}")
     lines += ["", "Targets:"]

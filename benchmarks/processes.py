@@ -104,11 +104,12 @@ class EmulatorProcess:
 
     def put(self, objects: list[dict[str, Any]], chunk: int = 500) -> None:
         for i in range(0, len(objects), chunk):
-            self.http.post(f"{self.control}/put", json=objects[i:i + chunk]).raise_for_status()
+            self.http.post(f"{self.control}/put", json=objects[i : i + chunk]).raise_for_status()
 
     def get(self, resource: str, namespace: str | None, name: str) -> dict[str, Any] | None:
-        r = self.http.get(f"{self.control}/object", params={"resource": resource, "namespace": namespace or "",
-                                                            "name": name})
+        r = self.http.get(
+            f"{self.control}/object", params={"resource": resource, "namespace": namespace or "", "name": name}
+        )
         r.raise_for_status()
         return r.json()
 
@@ -129,8 +130,15 @@ class EmulatorProcess:
         r = self.http.get(f"{self.control}/calls", params={"since": self.position})
         r.raise_for_status()
         data = r.json()
-        new = [(ApiCall(verb=v, resource=res, namespace=ns, name=n, subresource=sub, field_manager=None,
-                        user_agent=agent), t) for v, res, ns, n, sub, agent, t in data["calls"]]
+        new = [
+            (
+                ApiCall(
+                    verb=v, resource=res, namespace=ns, name=n, subresource=sub, field_manager=None, user_agent=agent
+                ),
+                t,
+            )
+            for v, res, ns, n, sub, agent, t in data["calls"]
+        ]
         self.position = data["served"]
         self.log.extend(new)
         return new
@@ -178,22 +186,42 @@ class OperatorProcess:
         if self.emulator.ca:
             cluster["certificate-authority"] = self.emulator.ca
         path = self.workdir / "kubeconfig"
-        path.write_text(yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config", "current-context": "bench",
-            "clusters": [{"name": "bench", "cluster": cluster}],
-            "users": [{"name": "bench", "user": {"token": "bench-token"}}],
-            "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}],
-        }))
+        path.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "current-context": "bench",
+                    "clusters": [{"name": "bench", "cluster": cluster}],
+                    "users": [{"name": "bench", "user": {"token": "bench-token"}}],
+                    "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}],
+                }
+            )
+        )
         return path
 
     def start(self) -> None:
         exe = Path(sys.executable).with_name("aim-engine")
-        cmd = [str(exe)] if exe.exists() else [sys.executable, "-c", "import sys; from aim_core.cli import main; "
-                                                                     "sys.exit(main())"]
-        cmd += ["run", "-A", "--operator-namespace", "aim-system", "--workers", str(self.workers),
-                "--log-format", "plain",
-                # free loopback ports: the defaults (:8080, :8081) may be taken, e.g. by another benchmark run
-                "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"]
+        cmd = (
+            [str(exe)]
+            if exe.exists()
+            else [sys.executable, "-c", "import sys; from aim_core.cli import main; sys.exit(main())"]
+        )
+        cmd += [
+            "run",
+            "-A",
+            "--operator-namespace",
+            "aim-system",
+            "--workers",
+            str(self.workers),
+            "--log-format",
+            "plain",
+            # free loopback ports: the defaults (:8080, :8081) may be taken, e.g. by another benchmark run
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+        ]
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig())}
         env.pop("KUBERNETES_SERVICE_HOST", None)
         with open(self.workdir / "operator.log", "wb") as out:
@@ -247,9 +275,23 @@ class Profiler:
         if not Path(exe).exists():
             return False
         self.log = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([exe, "record", "--pid", str(self.pid), "--format", "raw", "--rate",
-                                      str(self.rate), "--nonblocking", "-o", str(self.output)],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [
+                exe,
+                "record",
+                "--pid",
+                str(self.pid),
+                "--format",
+                "raw",
+                "--rate",
+                str(self.rate),
+                "--nonblocking",
+                "-o",
+                str(self.output),
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         time.sleep(0.5)
         return self.proc.poll() is None
 
@@ -303,6 +345,10 @@ def summarize_profile(raw: str, top: int = 25) -> dict[str, Any]:
     def pct(counter: Counter[str], n: int) -> list[list[Any]]:
         return [[name, round(100 * c / samples, 1)] for name, c in counter.most_common(n)] if samples else []
 
-    return {"samples": samples, "own_by_package_pct": pct(groups, 20),
-            "inclusive_by_package_pct": pct(inclusive_groups, 20),
-            "top_own_pct": pct(own, top), "top_total_pct": pct(total, top)}
+    return {
+        "samples": samples,
+        "own_by_package_pct": pct(groups, 20),
+        "inclusive_by_package_pct": pct(inclusive_groups, 20),
+        "top_own_pct": pct(own, top),
+        "top_total_pct": pct(total, top),
+    }

@@ -21,13 +21,26 @@ TEMPLATE = "amdenterpriseai-aim-qwen-qwen3-32b-0-8-5-1x-mi300x-lat-fp8-31dd"
 SOURCE_URI = "hf://Qwen/Qwen3-32B-FP8"
 SOURCE_ID = "Qwen/Qwen3-32B-FP8"
 T0 = "2025-06-01T00:00:00Z"
-GATEWAY = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "kserve-ingress-gateway",
-           "namespace": "kgateway-system"}
+GATEWAY = {
+    "group": "gateway.networking.k8s.io",
+    "kind": "Gateway",
+    "name": "kserve-ingress-gateway",
+    "namespace": "kgateway-system",
+}
 
 
 def _ready(*types: tuple[str, str]) -> list[dict[str, Any]]:
-    return [{"type": t, "status": "True", "reason": reason, "message": "", "observedGeneration": 1,
-             "lastTransitionTime": T0} for t, reason in (*types, ("Ready", "AllComponentsReady"))]
+    return [
+        {
+            "type": t,
+            "status": "True",
+            "reason": reason,
+            "message": "",
+            "observedGeneration": 1,
+            "lastTransitionTime": T0,
+        }
+        for t, reason in (*types, ("Ready", "AllComponentsReady"))
+    ]
 
 
 def namespace_names(count: int) -> list[str]:
@@ -42,54 +55,112 @@ def gpu_node(index: int) -> dict[str, Any]:
     """An 8-GPU MI300X node as the AMD GPU operator labels it (device id 74a1)."""
     name = f"gpu-node-{index:02d}"
     labels = {
-        "kubernetes.io/hostname": name, "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
-        "feature.node.kubernetes.io/amd-gpu": "true", "amd.com/gpu.cu-count": "304",
-        "amd.com/gpu.device-id": "74a1", "amd.com/gpu.family": "AI",
-        "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM", "amd.com/gpu.vram": "192G",
-        "beta.amd.com/gpu.device-id.74a1": "8", "beta.amd.com/gpu.vram.192G": "8",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+        "feature.node.kubernetes.io/amd-gpu": "true",
+        "amd.com/gpu.cu-count": "304",
+        "amd.com/gpu.device-id": "74a1",
+        "amd.com/gpu.family": "AI",
+        "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM",
+        "amd.com/gpu.vram": "192G",
+        "beta.amd.com/gpu.device-id.74a1": "8",
+        "beta.amd.com/gpu.vram.192G": "8",
     }
     resources = {"amd.com/gpu": "8", "cpu": "192", "memory": "2113291472Ki", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-            "status": {"capacity": resources, "allocatable": resources}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"capacity": resources, "allocatable": resources},
+    }
 
 
 def cluster_model() -> dict[str, Any]:
     return {
-        "apiVersion": API, "kind": "AIMClusterModel",
+        "apiVersion": API,
+        "kind": "AIMClusterModel",
         "metadata": {"name": MODEL, "generation": 1},
         "spec": {"image": IMAGE, "discovery": {"extractMetadata": True, "createServiceTemplates": True}},
-        "status": {"status": "Ready", "observedGeneration": 1, "sourceType": "Image",
-                   # the metadata the model controller read from the image: it is not read again
-                   "imageMetadata": {"model": {"canonicalName": "Qwen/Qwen3-32B", "recommendedDeployments": [
-                       {"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp8", "metric": "latency",
-                        "profileId": "vllm-mi300x-fp8-tp1-latency"}]}},
-                   "conditions": _ready(("ImageMetadataReady", "ImageFound"), ("RuntimeConfigReady", "ConfigFound"),
-                                        ("ClusterServiceTemplatesReady", "AllTemplatesReady"))},
+        "status": {
+            "status": "Ready",
+            "observedGeneration": 1,
+            "sourceType": "Image",
+            # the metadata the model controller read from the image: it is not read again
+            "imageMetadata": {
+                "model": {
+                    "canonicalName": "Qwen/Qwen3-32B",
+                    "recommendedDeployments": [
+                        {
+                            "gpuModel": "MI300X",
+                            "gpuCount": 1,
+                            "precision": "fp8",
+                            "metric": "latency",
+                            "profileId": "vllm-mi300x-fp8-tp1-latency",
+                        }
+                    ],
+                }
+            },
+            "conditions": _ready(
+                ("ImageMetadataReady", "ImageFound"),
+                ("RuntimeConfigReady", "ConfigFound"),
+                ("ClusterServiceTemplatesReady", "AllTemplatesReady"),
+            ),
+        },
     }
 
 
 def cluster_template() -> dict[str, Any]:
     hardware = {"gpu": {"requests": 1, "model": "MI300X", "resourceName": "amd.com/gpu"}}
     return {
-        "apiVersion": API, "kind": "AIMClusterServiceTemplate",
+        "apiVersion": API,
+        "kind": "AIMClusterServiceTemplate",
         "metadata": {"name": TEMPLATE, "generation": 1, "labels": {"aim.eai.amd.com/model": MODEL}},
-        "spec": {"modelName": MODEL, "metric": "latency", "precision": "fp8",
-                 "profileId": "vllm-mi300x-fp8-tp1-latency", "hardware": hardware},
+        "spec": {
+            "modelName": MODEL,
+            "metric": "latency",
+            "precision": "fp8",
+            "profileId": "vllm-mi300x-fp8-tp1-latency",
+            "hardware": hardware,
+        },
         "status": {
-            "status": "Ready", "observedGeneration": 1, "hardwareSummary": "1 x MI300X",
+            "status": "Ready",
+            "observedGeneration": 1,
+            "hardwareSummary": "1 x MI300X",
             "profile": {
-                "metadata": {"engine": "vllm", "gpu": "MI300X", "precision": "fp8", "gpuCount": 1,
-                             "metric": "latency", "type": "optimized"},
+                "metadata": {
+                    "engine": "vllm",
+                    "gpu": "MI300X",
+                    "precision": "fp8",
+                    "gpuCount": 1,
+                    "metric": "latency",
+                    "type": "optimized",
+                },
                 "engine_args": {"tensor-parallel-size": 1, "max-model-len": 32768},
                 "env_vars": {"VLLM_USE_V1": "1"},
             },
             "modelSources": [{"modelId": SOURCE_ID, "sourceUri": SOURCE_URI, "size": "33Gi"}],
             "resolvedHardware": hardware,
-            "resolvedNodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In",
-                                       "values": ["74a1", "74a9", "74b5", "74bd"]}]}]}},
-            "conditions": _ready(("ClusterModelReady", "ClusterModelFound"), ("GPUReady", "GPUAvailable"),
-                                 ("Discovered", "DiscoveryComplete")),
+            "resolvedNodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": "amd.com/gpu.device-id",
+                                    "operator": "In",
+                                    "values": ["74a1", "74a9", "74b5", "74bd"],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            },
+            "conditions": _ready(
+                ("ClusterModelReady", "ClusterModelFound"),
+                ("GPUReady", "GPUAvailable"),
+                ("Discovered", "DiscoveryComplete"),
+            ),
         },
     }
 
@@ -99,48 +170,75 @@ def artifact(ns: str) -> dict[str, Any]:
     name = artifact_name(SOURCE_URI)
     uid = str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{ns}/{name}"))
     return {
-        "apiVersion": API, "kind": "AIMArtifact",
+        "apiVersion": API,
+        "kind": "AIMArtifact",
         "metadata": {"name": name, "namespace": ns, "uid": uid, "generation": 1},
         "spec": {"sourceUri": SOURCE_URI, "modelId": SOURCE_ID, "size": "33Gi"},
-        "status": {"status": "Ready", "observedGeneration": 1, "mode": "Shared",
-                   "persistentVolumeClaim": artifact_pvc_name(name, uid),
-                   "conditions": _ready(("DownloadComplete", "Verified"))},
+        "status": {
+            "status": "Ready",
+            "observedGeneration": 1,
+            "mode": "Shared",
+            "persistentVolumeClaim": artifact_pvc_name(name, uid),
+            "conditions": _ready(("DownloadComplete", "Verified")),
+        },
     }
 
 
 def volume(art: dict[str, Any]) -> dict[str, Any]:
     """The bound PVC a Ready artifact downloaded into (without it the artifact controller downloads again)."""
     meta = art["metadata"]
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": art["status"]["persistentVolumeClaim"], "namespace": meta["namespace"],
-                         "labels": {"aim.eai.amd.com/cache.name": meta["name"]},
-                         "ownerReferences": [{"apiVersion": API, "kind": "AIMArtifact", "name": meta["name"],
-                                              "uid": meta["uid"], "controller": True}]},
-            "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "37Gi"}}},
-            "status": {"phase": "Bound"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {
+            "name": art["status"]["persistentVolumeClaim"],
+            "namespace": meta["namespace"],
+            "labels": {"aim.eai.amd.com/cache.name": meta["name"]},
+            "ownerReferences": [
+                {"apiVersion": API, "kind": "AIMArtifact", "name": meta["name"], "uid": meta["uid"], "controller": True}
+            ],
+        },
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "37Gi"}}},
+        "status": {"phase": "Bound"},
+    }
 
 
 def shared_cache(ns: str, art: dict[str, Any]) -> dict[str, Any]:
     """The Ready Shared template cache every service of ``ns`` reuses."""
     meta = art["metadata"]
     return {
-        "apiVersion": API, "kind": "AIMTemplateCache",
-        "metadata": {"name": shared_cache_name(TEMPLATE, ns), "namespace": ns, "generation": 1,
-                     "finalizers": ["aim.eai.amd.com/artifactcleanup"]},
+        "apiVersion": API,
+        "kind": "AIMTemplateCache",
+        "metadata": {
+            "name": shared_cache_name(TEMPLATE, ns),
+            "namespace": ns,
+            "generation": 1,
+            "finalizers": ["aim.eai.amd.com/artifactcleanup"],
+        },
         "spec": {"templateName": TEMPLATE, "templateScope": "Cluster", "mode": "Shared"},
         "status": {
-            "status": "Ready", "observedGeneration": 1, "resolvedTemplateKind": "AIMClusterServiceTemplate",
-            "artifacts": {meta["name"]: {"name": meta["name"], "uid": meta["uid"], "model": SOURCE_ID,
-                                         "status": "Ready",
-                                         "persistentVolumeClaim": art["status"]["persistentVolumeClaim"]}},
+            "status": "Ready",
+            "observedGeneration": 1,
+            "resolvedTemplateKind": "AIMClusterServiceTemplate",
+            "artifacts": {
+                meta["name"]: {
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "model": SOURCE_ID,
+                    "status": "Ready",
+                    "persistentVolumeClaim": art["status"]["persistentVolumeClaim"],
+                }
+            },
             "conditions": _ready(("ServiceTemplateReady", "AllComponentsReady"), ("ArtifactsReady", "AllCachesReady")),
         },
     }
 
 
 def cluster_runtime_config(routing: bool) -> dict[str, Any]:
-    spec: dict[str, Any] = {"labelPropagation": {"enabled": True, "match": ["example.com/*"]},
-                            "env": [{"name": "VLLM_LOGGING_LEVEL", "value": "WARNING"}]}
+    spec: dict[str, Any] = {
+        "labelPropagation": {"enabled": True, "match": ["example.com/*"]},
+        "env": [{"name": "VLLM_LOGGING_LEVEL", "value": "WARNING"}],
+    }
     if routing:
         spec["routing"] = {"enabled": True, "gatewayRef": GATEWAY, "requestTimeout": "120s"}
     return {"apiVersion": API, "kind": "AIMClusterRuntimeConfig", "metadata": {"name": "default"}, "spec": spec}
@@ -150,12 +248,12 @@ def crds() -> list[dict[str, Any]]:
     """The AIM CRDs, installed and Established as in a cluster: the operator's /readyz reads them once at start."""
     from aim_core.api.crds import generate_crds
 
-    return [{**crd, "status": {"conditions": [{"type": "Established", "status": "True"}]}}
-            for crd in generate_crds()]
+    return [{**crd, "status": {"conditions": [{"type": "Established", "status": "True"}]}} for crd in generate_crds()]
 
 
-def cluster(namespaces: list[str], *, nodes: int = 4, runtime_config: bool = True,
-            routing: bool = False) -> list[dict[str, Any]]:
+def cluster(
+    namespaces: list[str], *, nodes: int = 4, runtime_config: bool = True, routing: bool = False
+) -> list[dict[str, Any]]:
     """Every object to seed, dependencies first."""
     objects = crds()
     objects += [namespace(ns) for ns in namespaces]
@@ -171,9 +269,12 @@ def cluster(namespaces: list[str], *, nodes: int = 4, runtime_config: bool = Tru
 
 def service(name: str, ns: str) -> dict[str, Any]:
     """What a user writes: a model by name, the template chosen automatically."""
-    return {"apiVersion": API, "kind": "AIMService",
-            "metadata": {"name": name, "namespace": ns, "labels": {"example.com/team": "bench"}},
-            "spec": {"model": {"name": MODEL}}}
+    return {
+        "apiVersion": API,
+        "kind": "AIMService",
+        "metadata": {"name": name, "namespace": ns, "labels": {"example.com/team": "bench"}},
+        "spec": {"model": {"name": MODEL}},
+    }
 
 
 def services(count: int, namespaces: list[str]) -> list[tuple[str, str, str]]:
@@ -187,15 +288,26 @@ def services(count: int, namespaces: list[str]) -> list[tuple[str, str, str]]:
 
 # --------------------------------------------------------------------------- a cluster of other workloads
 
+
 def unrelated_secrets(count: int, size: int = 100 * 1024, namespace: str = "apps") -> list[dict[str, Any]]:
     """Helm release Secrets of ``size`` bytes each (Helm keeps releases of up to 1 MiB in Secrets)."""
     import base64
 
     blob = base64.b64encode(b"H4sI" + b"x" * (size * 3 // 4 - 4)).decode()
-    return [{"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-             "metadata": {"name": f"sh.helm.release.v1.app{i:04d}.v1", "namespace": namespace,
-                          "labels": {"owner": "helm", "name": f"app{i:04d}", "status": "deployed", "version": "1"}},
-             "data": {"release": blob}} for i in range(count)]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "helm.sh/release.v1",
+            "metadata": {
+                "name": f"sh.helm.release.v1.app{i:04d}.v1",
+                "namespace": namespace,
+                "labels": {"owner": "helm", "name": f"app{i:04d}", "status": "deployed", "version": "1"},
+            },
+            "data": {"release": blob},
+        }
+        for i in range(count)
+    ]
 
 
 def unrelated_pods(count: int, namespace: str = "apps") -> list[dict[str, Any]]:
@@ -203,28 +315,62 @@ def unrelated_pods(count: int, namespace: str = "apps") -> list[dict[str, Any]]:
     pods = []
     for i in range(count):
         name = f"web-{i // 10:03d}-{i:05d}"
-        pods.append({
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace,
-                         "labels": {"app": "web", "pod-template-hash": f"{i // 10:08x}"},
-                         "annotations": {"kubectl.kubernetes.io/restartedAt": T0},
-                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"web-{i // 10:03d}",
-                                              "uid": f"00000000-0000-0000-0000-{i // 10:012d}", "controller": True}]},
-            "spec": {"nodeName": f"node-{i % 4}", "serviceAccountName": "default",
-                     "containers": [{"name": "web", "image": "registry.example/web:1.2.3",
-                                     "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                                     "env": [{"name": f"SETTING_{k}", "value": "v" * 40} for k in range(12)],
-                                     "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
-                                     "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
-                                     "volumeMounts": [{"name": "config", "mountPath": "/etc/web"}]}],
-                     "volumes": [{"name": "config", "configMap": {"name": "web-config"}}]},
-            "status": {"phase": "Running", "podIP": f"10.1.{i // 250}.{i % 250}", "startTime": T0,
-                       "conditions": [{"type": t, "status": "True", "lastTransitionTime": T0}
-                                      for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")],
-                       "containerStatuses": [{"name": "web", "ready": True, "restartCount": 0, "started": True,
-                                              "image": "registry.example/web:1.2.3",
-                                              "imageID": "registry.example/web@sha256:" + "0" * 64,
-                                              "containerID": "containerd://" + f"{i:064x}",
-                                              "state": {"running": {"startedAt": T0}}}]},
-        })
+        pods.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "namespace": namespace,
+                    "labels": {"app": "web", "pod-template-hash": f"{i // 10:08x}"},
+                    "annotations": {"kubectl.kubernetes.io/restartedAt": T0},
+                    "ownerReferences": [
+                        {
+                            "apiVersion": "apps/v1",
+                            "kind": "ReplicaSet",
+                            "name": f"web-{i // 10:03d}",
+                            "uid": f"00000000-0000-0000-0000-{i // 10:012d}",
+                            "controller": True,
+                        }
+                    ],
+                },
+                "spec": {
+                    "nodeName": f"node-{i % 4}",
+                    "serviceAccountName": "default",
+                    "containers": [
+                        {
+                            "name": "web",
+                            "image": "registry.example/web:1.2.3",
+                            "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                            "env": [{"name": f"SETTING_{k}", "value": "v" * 40} for k in range(12)],
+                            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
+                            "readinessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
+                            "volumeMounts": [{"name": "config", "mountPath": "/etc/web"}],
+                        }
+                    ],
+                    "volumes": [{"name": "config", "configMap": {"name": "web-config"}}],
+                },
+                "status": {
+                    "phase": "Running",
+                    "podIP": f"10.1.{i // 250}.{i % 250}",
+                    "startTime": T0,
+                    "conditions": [
+                        {"type": t, "status": "True", "lastTransitionTime": T0}
+                        for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+                    ],
+                    "containerStatuses": [
+                        {
+                            "name": "web",
+                            "ready": True,
+                            "restartCount": 0,
+                            "started": True,
+                            "image": "registry.example/web:1.2.3",
+                            "imageID": "registry.example/web@sha256:" + "0" * 64,
+                            "containerID": "containerd://" + f"{i:064x}",
+                            "state": {"running": {"startedAt": T0}},
+                        }
+                    ],
+                },
+            }
+        )
     return pods

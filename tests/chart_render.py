@@ -29,13 +29,14 @@ class TemplateError(Exception):
 
 # ------------------------------------------------------------------ parsing
 
+
 def _tokens(text: str) -> list[tuple[str, str]]:
     """Text and action tokens, with Go's trim markers applied to the neighbouring text."""
     out: list[tuple[str, str]] = []
     pos = 0
     trim_next = False
     for m in _ACTION.finditer(text):
-        chunk = text[pos:m.start()]
+        chunk = text[pos : m.start()]
         if trim_next:
             chunk = chunk.lstrip()
         if m.group(1):
@@ -83,6 +84,7 @@ def _parse(tokens: list[tuple[str, str]], i: int, defines: dict[str, list]) -> t
 
 
 # --------------------------------------------------------------- evaluation
+
 
 def _truthy(value: Any) -> bool:
     return value not in (None, False, 0, "") and not (isinstance(value, (Mapping, list)) and not value)
@@ -153,7 +155,9 @@ class Chart:
             elif kind == "range":
                 items = self._pipeline(node[1], dot)
                 if _truthy(items):
-                    out += [self._run(node[2], item) for item in (items.values() if isinstance(items, Mapping) else items)]
+                    out += [
+                        self._run(node[2], item) for item in (items.values() if isinstance(items, Mapping) else items)
+                    ]
                 else:
                     out.append(self._run(node[3], dot))
         return "".join(out)
@@ -184,7 +188,7 @@ class Chart:
             return word == "true"
         if word.startswith("("):
             close = word.rindex(")")
-            return _fields(self._pipeline(word[1:close], dot), word[close + 1:])
+            return _fields(self._pipeline(word[1:close], dot), word[close + 1 :])
         if word == ".":
             return dot
         if word.startswith("$"):

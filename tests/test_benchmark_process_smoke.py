@@ -14,8 +14,9 @@ from benchmarks.process_report import render  # noqa: E402
 
 
 def test_separate_process_benchmark_runs_and_reports_numbers(tmp_path: Path) -> None:
-    cfg = Config(services=10, namespaces=2, nodes=1, paced=2, quiet_seconds=1.0, rss_objects=30,
-                 settle_quiet=0.5, timeout=180)
+    cfg = Config(
+        services=10, namespaces=2, nodes=1, paced=2, quiet_seconds=1.0, rss_objects=30, settle_quiet=0.5, timeout=180
+    )
     results = run_benchmark(cfg, tmp_path, say=lambda _: None)
 
     burst = results["burst"]
@@ -37,8 +38,16 @@ def test_separate_process_benchmark_runs_and_reports_numbers(tmp_path: Path) -> 
 def test_the_big_cluster_mode_runs_and_reports_peak_memory(tmp_path: Path) -> None:
     from benchmarks.process_report import render_big_cluster
 
-    cfg = Config(services=4, namespaces=1, nodes=1, settle_quiet=0.5, timeout=180, unrelated_secrets=5,
-                 unrelated_secret_kib=10, unrelated_pods=10)
+    cfg = Config(
+        services=4,
+        namespaces=1,
+        nodes=1,
+        settle_quiet=0.5,
+        timeout=180,
+        unrelated_secrets=5,
+        unrelated_secret_kib=10,
+        unrelated_pods=10,
+    )
     results = run_benchmark(cfg, tmp_path, say=lambda _: None)
     assert results["burst"]["applied"] == 4
     assert [m.get("restarted", False) for m in results["memory"]] == [False, True]

@@ -14,8 +14,9 @@ from benchmarks.report import render  # noqa: E402
 
 
 async def test_benchmark_runs_end_to_end_and_reports_numbers() -> None:
-    results = await run_benchmark(Config(services=10, namespaces=2, nodes=1, plan_rounds=1, timeout=120),
-                                  say=lambda _: None)
+    results = await run_benchmark(
+        Config(services=10, namespaces=2, nodes=1, plan_rounds=1, timeout=120), say=lambda _: None
+    )
 
     assert results["latency"]["ms"]["count"] == 10
     assert results["first_reconcile"]["per_service"]["total"] > 0

@@ -121,12 +121,14 @@ def test_leader_election_can_be_turned_off():
 
 
 def test_scheduling_values_reach_the_pod():
-    pod = _deployment(render(
-        nodeSelector={"node-role.kubernetes.io/control-plane": ""},
-        tolerations=[{"key": "dedicated", "operator": "Exists"}],
-        imagePullSecrets=[{"name": "regcred"}],
-        priorityClassName="system-cluster-critical",
-    ))["spec"]["template"]["spec"]
+    pod = _deployment(
+        render(
+            nodeSelector={"node-role.kubernetes.io/control-plane": ""},
+            tolerations=[{"key": "dedicated", "operator": "Exists"}],
+            imagePullSecrets=[{"name": "regcred"}],
+            priorityClassName="system-cluster-critical",
+        )
+    )["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
     assert pod["tolerations"] == [{"key": "dedicated", "operator": "Exists"}]
     assert pod["imagePullSecrets"] == [{"name": "regcred"}]
@@ -153,8 +155,9 @@ def test_renderer_refuses_what_it_does_not_implement(tmp_path):
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed (./scripts/setup installs it)")
 def test_kubectl_kustomize_renders_the_base_the_tests_read():
-    out = subprocess.run(["kubectl", "kustomize", str(ROOT / "deploy")], capture_output=True, text=True,
-                         check=True, timeout=60).stdout
+    out = subprocess.run(
+        ["kubectl", "kustomize", str(ROOT / "deploy")], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     rendered = {_key(o): o for o in yaml.safe_load_all(out) if o}
     assert rendered == {_key(o): o for o in MANIFESTS}
 
@@ -163,35 +166,83 @@ def test_kubectl_kustomize_renders_the_base_the_tests_read():
 
 # The monitoring.coreos.com/v1 ServiceMonitor fields the chart writes, with the types and formats
 # of the Prometheus operator's CRD (not installed here). Unknown fields are refused, so a typo fails.
-_DURATION = {"type": "string", "pattern": r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?"
-                                          r"(([0-9]+)s)?(([0-9]+)ms)?)$"}
+_DURATION = {
+    "type": "string",
+    "pattern": r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?"
+    r"(([0-9]+)s)?(([0-9]+)ms)?)$",
+}
 _LABELS = {"type": "object", "additionalProperties": {"type": "string"}}
-_RELABEL = {"type": "array", "items": {"type": "object", "additionalProperties": False, "properties": {
-    "action": {"type": "string"}, "modulus": {"type": "integer"}, "regex": {"type": "string"},
-    "replacement": {"type": "string"}, "separator": {"type": "string"},
-    "sourceLabels": {"type": "array", "items": {"type": "string"}}, "targetLabel": {"type": "string"}}}}
+_RELABEL = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "action": {"type": "string"},
+            "modulus": {"type": "integer"},
+            "regex": {"type": "string"},
+            "replacement": {"type": "string"},
+            "separator": {"type": "string"},
+            "sourceLabels": {"type": "array", "items": {"type": "string"}},
+            "targetLabel": {"type": "string"},
+        },
+    },
+}
 SERVICE_MONITOR_SCHEMA = {
     "type": "object",
     "required": ["apiVersion", "kind", "metadata", "spec"],
     "properties": {
         "apiVersion": {"const": "monitoring.coreos.com/v1"},
         "kind": {"const": "ServiceMonitor"},
-        "metadata": {"type": "object", "required": ["name", "namespace"], "properties": {
-            "name": {"type": "string"}, "namespace": {"type": "string"}, "labels": _LABELS}},
-        "spec": {"type": "object", "required": ["selector", "endpoints"], "additionalProperties": False, "properties": {
-            "selector": {"type": "object", "additionalProperties": False, "properties": {"matchLabels": _LABELS}},
-            "namespaceSelector": {"type": "object", "additionalProperties": False, "properties": {
-                "any": {"type": "boolean"}, "matchNames": {"type": "array", "items": {"type": "string"}}}},
-            "endpoints": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "additionalProperties": False, "properties": {
-                    "port": {"type": "string"}, "path": {"type": "string"},
-                    "scheme": {"enum": ["http", "https"]}, "interval": _DURATION, "scrapeTimeout": _DURATION,
-                    "honorLabels": {"type": "boolean"}, "relabelings": _RELABEL, "metricRelabelings": _RELABEL,
-                    "bearerTokenFile": {"type": "string"},
-                    "tlsConfig": {"type": "object", "additionalProperties": False, "properties": {
-                        "insecureSkipVerify": {"type": "boolean"}, "serverName": {"type": "string"},
-                        "caFile": {"type": "string"}}}}}},
-        }},
+        "metadata": {
+            "type": "object",
+            "required": ["name", "namespace"],
+            "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}, "labels": _LABELS},
+        },
+        "spec": {
+            "type": "object",
+            "required": ["selector", "endpoints"],
+            "additionalProperties": False,
+            "properties": {
+                "selector": {"type": "object", "additionalProperties": False, "properties": {"matchLabels": _LABELS}},
+                "namespaceSelector": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "any": {"type": "boolean"},
+                        "matchNames": {"type": "array", "items": {"type": "string"}},
+                    },
+                },
+                "endpoints": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "port": {"type": "string"},
+                            "path": {"type": "string"},
+                            "scheme": {"enum": ["http", "https"]},
+                            "interval": _DURATION,
+                            "scrapeTimeout": _DURATION,
+                            "honorLabels": {"type": "boolean"},
+                            "relabelings": _RELABEL,
+                            "metricRelabelings": _RELABEL,
+                            "bearerTokenFile": {"type": "string"},
+                            "tlsConfig": {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "properties": {
+                                    "insecureSkipVerify": {"type": "boolean"},
+                                    "serverName": {"type": "string"},
+                                    "caFile": {"type": "string"},
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        },
     },
 }
 
@@ -206,9 +257,18 @@ def test_service_monitor_is_off_by_default_and_valid_when_on():
 
     assert not [o for o in render() if o["kind"] == "ServiceMonitor"]
     relabel = [{"sourceLabels": ["__meta_kubernetes_pod_node_name"], "targetLabel": "node", "action": "replace"}]
-    objects = render(namespace="platform", metrics__serviceMonitor={
-        "enabled": True, "interval": "15s", "scrapeTimeout": "5s", "labels": {"release": "kube-prometheus-stack"},
-        "honorLabels": True, "relabelings": relabel, "metricRelabelings": []})
+    objects = render(
+        namespace="platform",
+        metrics__serviceMonitor={
+            "enabled": True,
+            "interval": "15s",
+            "scrapeTimeout": "5s",
+            "labels": {"release": "kube-prometheus-stack"},
+            "honorLabels": True,
+            "relabelings": relabel,
+            "metricRelabelings": [],
+        },
+    )
     monitor = _one(objects, "ServiceMonitor")
     jsonschema.validate(monitor, SERVICE_MONITOR_SCHEMA)
     assert monitor["metadata"]["namespace"] == "platform"
@@ -238,8 +298,7 @@ def test_metrics_values_reach_the_operator_the_service_and_the_probes():
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": 9091}
     assert args.metrics_secure is True
     service = _one(objects, "Service")
-    assert service["spec"]["ports"] == [{"name": "https", "port": 9090, "targetPort": "metrics",
-                                         "protocol": "TCP"}]
+    assert service["spec"]["ports"] == [{"name": "https", "port": 9090, "targetPort": "metrics", "protocol": "TCP"}]
     assert service["spec"]["selector"].items() <= _deployment(objects)["spec"]["template"]["metadata"]["labels"].items()
 
 
@@ -278,15 +337,24 @@ def test_default_cluster_runtime_config_and_model_source_are_off_by_default_and_
     from aim_testing.crdschema import crd_errors
 
     assert not [o for o in render() if o["kind"] in ("AIMClusterRuntimeConfig", "AIMClusterModelSource")]
-    spec = {"routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "gateway-system"}},
-            "tolerations": [{"key": "example.com/dedicated", "operator": "Exists"}]}
-    objects = render(clusterRuntimeConfig__enable=True, clusterRuntimeConfig__spec=spec, clusterModelSource__enable=True)
+    spec = {
+        "routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "gateway-system"}},
+        "tolerations": [{"key": "example.com/dedicated", "operator": "Exists"}],
+    }
+    objects = render(
+        clusterRuntimeConfig__enable=True, clusterRuntimeConfig__spec=spec, clusterModelSource__enable=True
+    )
     config, source = _one(objects, "AIMClusterRuntimeConfig"), _one(objects, "AIMClusterModelSource")
     assert config["metadata"]["name"] == "default" and config["spec"] == spec
     assert "namespace" not in config["metadata"]  # cluster-scoped
     assert source["metadata"]["name"] == "amd-aim-model-source"
-    assert source["spec"] == {"registry": "docker.io", "filters": [{"image": "amdenterpriseai/aim-*"}],
-                              "versions": [">=0.8.4"], "syncInterval": "1h", "maxModels": 500}
+    assert source["spec"] == {
+        "registry": "docker.io",
+        "filters": [{"image": "amdenterpriseai/aim-*"}],
+        "versions": [">=0.8.4"],
+        "syncInterval": "1h",
+        "maxModels": 500,
+    }
     crds = {d["spec"]["names"]["kind"]: d for d in yaml.safe_load_all(CRDS_FILE.read_text())}
     for obj in (config, source):
         path = tmp_path / f"{obj['kind']}.yaml"

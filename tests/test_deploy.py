@@ -29,15 +29,15 @@ from typing import Any
 
 import yaml
 
-from aim_core.reconcile import resources as res
 from aim_core.cli import build_parser
 from aim_core.operator.controllers import build_controllers
-from aim_core.runtime.leader import LEASE_NAME, default_identity
 from aim_core.operator.run import settings_from_args
-from aim_core.operator.wiring import Runtime
 from aim_core.operator.settings import DEFAULT_OPERATOR_NAMESPACE, Settings
+from aim_core.operator.wiring import Runtime
 from aim_core.plugin.manager import get_plugin_manager
+from aim_core.reconcile import resources as res
 from aim_core.reconcile.labels import DISCOVERY_LEASE
+from aim_core.runtime.leader import LEASE_NAME, default_identity
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -51,6 +51,7 @@ Need = tuple[str, str, str, "str | None"]
 
 
 # --------------------------------------------------------------- manifests
+
 
 def load_manifests() -> list[dict[str, Any]]:
     docs = []
@@ -93,6 +94,7 @@ def container() -> dict[str, Any]:
 
 # ------------------------------------------------------------ what the code needs
 
+
 def runtime() -> Runtime:
     pm = get_plugin_manager()
     return Runtime(Settings(), build_controllers(pm), pm)
@@ -116,7 +118,9 @@ KUBE_VERBS = {
 
 def _is_kube(node: ast.expr) -> bool:
     """``kube``, ``self.kube``, ``ctx.kube``, ``self.ctx.kube``, ..."""
-    return (isinstance(node, ast.Name) and node.id == "kube") or (isinstance(node, ast.Attribute) and node.attr == "kube")
+    return (isinstance(node, ast.Name) and node.id == "kube") or (
+        isinstance(node, ast.Attribute) and node.attr == "kube"
+    )
 
 
 def scan_source() -> dict[tuple[str, str], set[str]]:
@@ -183,7 +187,7 @@ def code_needs() -> tuple[set[Need], set[Need]]:
     for ref in res.AIM_RESOURCES:
         cluster.add((ref.group, f"{ref.plural}/status", "patch", None))
     # every call naming a resource constant
-    for (const, verb) in scan_source():
+    for const, verb in scan_source():
         if const == "PODS/log":
             cluster.add(("", "pods/log", verb, None))
             continue
@@ -201,8 +205,11 @@ def code_needs() -> tuple[set[Need], set[Need]]:
 def grants(rules: list[dict[str, Any]], need: Need) -> bool:
     group, resource, verb, name = need
     for rule in rules:
-        if group in rule.get("apiGroups", []) and resource in rule.get("resources", []) \
-                and verb in rule.get("verbs", []):
+        if (
+            group in rule.get("apiGroups", [])
+            and resource in rule.get("resources", [])
+            and verb in rule.get("verbs", [])
+        ):
             names = rule.get("resourceNames")
             if not names or (name is not None and name in names):
                 return True
@@ -222,6 +229,7 @@ def role_rules() -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------- tests: kustomize
+
 
 def test_kustomization_lists_every_manifest_and_nothing_else():
     kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
@@ -243,15 +251,30 @@ def test_every_manifest_is_well_formed():
         else:
             assert "namespace" not in doc["metadata"], doc["metadata"]
     kinds = sorted(d["kind"] for d in MANIFESTS)
-    assert kinds == sorted(["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
-                            "RoleBinding", "Deployment", "ClusterRole", "Service", "ClusterRole"])
+    assert kinds == sorted(
+        [
+            "Namespace",
+            "ServiceAccount",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "Role",
+            "RoleBinding",
+            "Deployment",
+            "ClusterRole",
+            "Service",
+            "ClusterRole",
+        ]
+    )
 
 
 def test_names_are_upstreams():
     assert one("Namespace")["metadata"]["name"] == "aim-system" == DEFAULT_OPERATOR_NAMESPACE
     assert one("ServiceAccount")["metadata"]["name"] == "aim-engine-controller-manager"
     assert {d["metadata"]["name"] for d in MANIFESTS if d["kind"] == "ClusterRole"} == {
-        MANAGER_ROLE, STATUS_UPDATER_ROLE, METRICS_READER_ROLE}
+        MANAGER_ROLE,
+        STATUS_UPDATER_ROLE,
+        METRICS_READER_ROLE,
+    }
     assert deployment()["metadata"]["name"] == "aim-engine-controller-manager"
 
 
@@ -261,17 +284,23 @@ def test_crds_are_not_in_the_base():
 
 # -------------------------------------------------------------- tests: bindings
 
+
 def test_deployment_runs_as_the_bound_service_account():
     dep = deployment()
     sa = dep["spec"]["template"]["spec"]["serviceAccountName"]
     ns = dep["metadata"]["namespace"]
     assert one("ServiceAccount")["metadata"] == {**one("ServiceAccount")["metadata"], "name": sa, "namespace": ns}
-    for binding_kind, role_kind, role_name in (("ClusterRoleBinding", "ClusterRole", MANAGER_ROLE),
-                                               ("RoleBinding", "Role", one("Role")["metadata"]["name"])):
+    for binding_kind, role_kind, role_name in (
+        ("ClusterRoleBinding", "ClusterRole", MANAGER_ROLE),
+        ("RoleBinding", "Role", one("Role")["metadata"]["name"]),
+    ):
         binding = one(binding_kind)
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": sa, "namespace": ns}]
-        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind,
-                                      "name": named(role_kind, role_name)["metadata"]["name"]}
+        assert binding["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": role_kind,
+            "name": named(role_kind, role_name)["metadata"]["name"],
+        }
     assert one("RoleBinding")["metadata"]["namespace"] == one("Role")["metadata"]["namespace"] == ns
 
 
@@ -291,13 +320,24 @@ def test_nothing_is_granted_with_wildcards():
 
 # --------------------------------------------------------------- tests: RBAC vs code
 
+
 def test_the_source_scan_finds_the_known_calls():
     """Guards the scanner itself: if it found nothing, the RBAC tests below would prove nothing."""
     found = scan_source()
-    for key in [("TEMPLATE_CACHES", "create"), ("TEMPLATE_CACHES", "patch"), ("TEMPLATE_CACHES", "delete"),
-                ("MODELS", "create"), ("TEMPLATES", "patch"), ("ARTIFACTS", "create"), ("ARTIFACTS", "delete"),
-                ("EVENTS", "create"), ("PODS/log", "get"),
-                ("LEASES", "get"), ("LEASES", "create"), ("LEASES", "update")]:
+    for key in [
+        ("TEMPLATE_CACHES", "create"),
+        ("TEMPLATE_CACHES", "patch"),
+        ("TEMPLATE_CACHES", "delete"),
+        ("MODELS", "create"),
+        ("TEMPLATES", "patch"),
+        ("ARTIFACTS", "create"),
+        ("ARTIFACTS", "delete"),
+        ("EVENTS", "create"),
+        ("PODS/log", "get"),
+        ("LEASES", "get"),
+        ("LEASES", "create"),
+        ("LEASES", "update"),
+    ]:
         assert key in found, key
 
 
@@ -340,8 +380,14 @@ def test_leader_lease_is_granted_in_the_operator_namespace_only():
         ("coordination.k8s.io", "leases", "create", None),
     }
     assert missing(role_rules(), operator_ns) == []
-    granted = {(g, r, v, n) for rule in role_rules() for g in rule["apiGroups"] for r in rule["resources"]
-               for v in rule["verbs"] for n in rule.get("resourceNames") or [None]}
+    granted = {
+        (g, r, v, n)
+        for rule in role_rules()
+        for g in rule["apiGroups"]
+        for r in rule["resources"]
+        for v in rule["verbs"]
+        for n in rule.get("resourceNames") or [None]
+    }
     assert granted == operator_ns  # the Role grants exactly what the elector does, nothing more
     assert not any(grants(cluster_rules(), need) for need in operator_ns)
     # the Role's get/update are tied to our Lease, not every Lease in the namespace
@@ -361,6 +407,7 @@ def test_cluster_role_grants_nothing_the_code_does_not_need():
 
 
 # ---------------------------------------------- tests: the checks catch reduced RBAC
+
 
 def _without(rules: list[dict[str, Any]], resource: str) -> list[dict[str, Any]]:
     reduced = copy.deepcopy(rules)
@@ -406,6 +453,7 @@ def test_a_lease_rule_for_another_name_is_caught():
 
 # -------------------------------------------------------------- tests: the Deployment
 
+
 def test_deployment_shape():
     dep = deployment()
     spec = dep["spec"]
@@ -415,10 +463,21 @@ def test_deployment_shape():
     c = container()
     assert c["image"] == "docker.io/amdenterpriseai/aim-engine:latest"
     assert c["command"] == ["aim-engine"]
-    assert c["args"] == ["run", "-A", "--leader-elect", "--metrics-bind-address=:8443",
-                         "--health-probe-bind-address=:8081", "--log-format", "json", "--log-level", "info"]
-    assert c["resources"] == {"requests": {"cpu": "100m", "memory": "256Mi"},
-                              "limits": {"cpu": "500m", "memory": "4Gi"}}
+    assert c["args"] == [
+        "run",
+        "-A",
+        "--leader-elect",
+        "--metrics-bind-address=:8443",
+        "--health-probe-bind-address=:8081",
+        "--log-format",
+        "json",
+        "--log-level",
+        "info",
+    ]
+    assert c["resources"] == {
+        "requests": {"cpu": "100m", "memory": "256Mi"},
+        "limits": {"cpu": "500m", "memory": "4Gi"},
+    }
 
 
 def test_console_script_exists():
@@ -517,12 +576,14 @@ def test_readme_explains_the_install_order():
 
 # ------------------------------------------------------ tests: artifact status updater (F72)
 
+
 def test_status_updater_role_lets_download_pods_patch_artifact_status_only():
     from aim_core.artifact.children import STATUS_UPDATER, status_updater_binding
 
     role = named("ClusterRole", STATUS_UPDATER_ROLE)
-    assert role["rules"] == [{"apiGroups": ["aim.eai.amd.com"], "resources": ["aimartifacts/status"],
-                              "verbs": ["get", "patch", "update"]}]
+    assert role["rules"] == [
+        {"apiGroups": ["aim.eai.amd.com"], "resources": ["aimartifacts/status"], "verbs": ["get", "patch", "update"]}
+    ]
     binding = status_updater_binding("team")
     assert STATUS_UPDATER == STATUS_UPDATER_ROLE == binding["roleRef"]["name"]
     assert binding["roleRef"]["kind"] == "ClusterRole"
@@ -532,8 +593,9 @@ def test_operator_may_bind_the_status_updater_role():
     """RBAC escalation check: binding a ClusterRole needs `bind` on it or all of its permissions."""
     rules = cluster_rules()
     has_bind = grants(rules, ("rbac.authorization.k8s.io", "clusterroles", "bind", STATUS_UPDATER_ROLE))
-    holds_all = all(grants(rules, ("aim.eai.amd.com", "aimartifacts/status", verb, None))
-                    for verb in ("get", "patch", "update"))
+    holds_all = all(
+        grants(rules, ("aim.eai.amd.com", "aimartifacts/status", verb, None)) for verb in ("get", "patch", "update")
+    )
     assert has_bind and holds_all
     assert not grants(rules, ("rbac.authorization.k8s.io", "clusterroles", "bind", "cluster-admin"))
     assert grants(rules, ("rbac.authorization.k8s.io", "rolebindings", "create", None))
@@ -541,8 +603,13 @@ def test_operator_may_bind_the_status_updater_role():
 
 def test_the_source_scan_finds_artifact_children_and_evictions():
     found = scan_source()
-    for key in [("JOBS", "create"), ("PVCS", "create"), ("ROLE_BINDINGS", "create"), ("JOBS", "delete"),
-                ("ARTIFACTS", "delete")]:
+    for key in [
+        ("JOBS", "create"),
+        ("PVCS", "create"),
+        ("ROLE_BINDINGS", "create"),
+        ("JOBS", "delete"),
+        ("ARTIFACTS", "delete"),
+    ]:
         assert key in found, key
 
 
@@ -571,8 +638,11 @@ def unused_verbs(rules: list[dict[str, Any]]) -> dict[tuple[str, str], list[str]
     for rule in rules:
         for group in rule["apiGroups"]:
             for resource in rule["resources"]:
-                extra = set(rule["verbs"]) - needed.get((group, resource), set()) \
+                extra = (
+                    set(rule["verbs"])
+                    - needed.get((group, resource), set())
                     - VERB_ALLOWANCES.get((group, resource), set())
+                )
                 if extra:
                     unused[(group, resource)] = sorted(extra)
     return unused

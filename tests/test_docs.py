@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from aim_core.plugin import hookspecs
-
 from aim_core.plugin import manager as plugins
 
 ROOT = Path(__file__).resolve().parents[1]

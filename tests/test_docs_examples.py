@@ -102,17 +102,19 @@ def test_the_schema_check_would_catch_a_broken_example(crd_files):
 
 def test_the_examples_plan_offline_without_errors():
     """``aim-engine render -f docs/examples`` runs every planner over them; nothing may crash or be refused."""
-    from aim_core.plugin.manager import get_plugin_manager
     from aim_core.cli.offline import load_documents, render
+    from aim_core.plugin.manager import get_plugin_manager
 
     docs = load_documents([str(EXAMPLES)])
-    results = asyncio.run(render(docs, plugins=get_plugin_manager(), operator_namespace="aim-system",
-                                 gpu_preference=()))
+    results = asyncio.run(
+        render(docs, plugins=get_plugin_manager(), operator_namespace="aim-system", gpu_preference=())
+    )
 
     assert len(results) == len(DOCUMENTS)
     refused = [
         (r.obj["kind"], r.obj["metadata"]["name"], c["type"], c.get("reason"))
-        for r in results for c in (r.status or {}).get("conditions", ())
+        for r in results
+        for c in (r.status or {}).get("conditions", ())
         if c.get("reason") in ("InvalidSpec", "ReferenceNotFound", "AuthError", "UnknownError")
         or (c["type"] == "ConfigValid" and c.get("status") == "False")
     ]

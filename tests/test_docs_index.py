@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-
 from aim_core.plugin import hookspecs
 from tests.docs import collect
 
@@ -46,7 +45,7 @@ def _cli_parser():
 def _missing_headings(names: list[str], markdown: str, *, follow: str) -> list[str]:
     """Names no heading span starts with (the span may go on with ``follow``: arguments, a signature)."""
     spans = collect.heading_code_spans(markdown)
-    return [n for n in names if not any(s == n or (s.startswith(n) and re.match(follow, s[len(n):])) for s in spans)]
+    return [n for n in names if not any(s == n or (s.startswith(n) and re.match(follow, s[len(n) :])) for s in spans)]
 
 
 # ---------------------------------------------------------------- hooks
@@ -93,7 +92,8 @@ def test_every_metric_family_has_a_row_in_metrics_md():
     modules = sorted(METRICS_PACKAGE.glob("*.py"))
     families = set().union(*(collect.metric_families_in(m.read_text(encoding="utf-8")) for m in modules))
     assert {"aim_objects", "workqueue_depth", "rest_client_requests_total"} <= families, (
-        f"the source collector missed families in {[m.name for m in modules]}: it needs a look")
+        f"the source collector missed families in {[m.name for m in modules]}: it needs a look"
+    )
     families |= Metrics().family_names()
     rows = collect.table_first_cells(_read("metrics.md"))
 

@@ -56,8 +56,10 @@ def test_links_resolve(page):
 def test_the_link_check_catches_missing_files_and_headings(tmp_path):
     (tmp_path / "other.md").write_text("# Other page\n\n## The `aim-engine run` command\n\n## Same\n\n## Same\n")
     page = tmp_path / "page.md"
-    page.write_text("[ok](other.md) [ok](other.md#the-aim-engine-run-command) [ok](other.md#same-1)\n"
-                    "[gone](missing.md) [bad](other.md#nowhere) [self](#here)\n"
-                    "```\n[not a link](nowhere.md)\n```\n## Here\n")
+    page.write_text(
+        "[ok](other.md) [ok](other.md#the-aim-engine-run-command) [ok](other.md#same-1)\n"
+        "[gone](missing.md) [bad](other.md#nowhere) [self](#here)\n"
+        "```\n[not a link](nowhere.md)\n```\n## Here\n"
+    )
 
     assert broken_links(page) == ["missing.md (no such file)", "other.md#nowhere (no such heading)"]

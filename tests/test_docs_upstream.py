@@ -20,8 +20,12 @@ def missing_entries(ids: set[str], page: str) -> set[str]:
 
 
 def sources() -> list[Path]:
-    files = [p for d in ("aim_core", "plugins", "testing", "tests") for p in (ROOT / d).rglob("*.py")
-             if p != Path(__file__).resolve()]
+    files = [
+        p
+        for d in ("aim_core", "plugins", "testing", "tests")
+        for p in (ROOT / d).rglob("*.py")
+        if p != Path(__file__).resolve()
+    ]
     return files + [p for p in (ROOT / "docs").glob("*.md") if p != PAGE]
 
 

@@ -31,8 +31,14 @@ DOCUMENTS = _documents()
 
 def test_examples_directory_has_the_documented_files():
     names = {p.name for p in FILES}
-    assert names >= {"nodes.yaml", "runtime-config.yaml", "models.yaml", "templates.yaml",
-                     "template-caches.yaml", "services.yaml"}
+    assert names >= {
+        "nodes.yaml",
+        "runtime-config.yaml",
+        "models.yaml",
+        "templates.yaml",
+        "template-caches.yaml",
+        "services.yaml",
+    }
     readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
     for name in names:
         assert f"`{name}`" in readme, f"examples/README.md does not explain {name}"

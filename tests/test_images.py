@@ -69,7 +69,9 @@ def test_every_copy_source_exists(image):
                 assert earlier is not None and earlier.index < stage.index, f"{image.path.name}:{copy.line}"
                 continue
             for source in sources:
-                assert glob.glob(str(ROOT / source)), f"{image.path.name}:{copy.line}: {source} is not in the repository"
+                assert glob.glob(str(ROOT / source)), (
+                    f"{image.path.name}:{copy.line}: {source} is not in the repository"
+                )
 
 
 def console_scripts_of(pyproject: Path) -> dict[str, str]:

@@ -270,7 +270,9 @@ TIMEOUT_PULL = 'Failed to pull image "quay.io/acme/x:1": dial tcp 10.0.0.1:443: 
         pytest.param(
             [pod().failed()],
             [],
-            {P: "Downloading...\nhuggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. Repository Not Found for url: https://huggingface.co/api/models/acme/nope\n"},
+            {
+                P: "Downloading...\nhuggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. Repository Not Found for url: https://huggingface.co/api/models/acme/nope\n"
+            },
             State.FAILED,
             "SourceNotFound",
             Category.INVALID_SPEC,
@@ -280,7 +282,9 @@ TIMEOUT_PULL = 'Failed to pull image "quay.io/acme/x:1": dial tcp 10.0.0.1:443: 
         pytest.param(
             [pod().failed()],
             [],
-            {P: "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.\n"},
+            {
+                P: "Cannot access gated repo for url https://huggingface.co/meta-llama/Llama-3.1-8B/resolve/main/config.json.\n"
+            },
             State.FAILED,
             "AuthError",
             Category.AUTH,
@@ -310,7 +314,9 @@ TIMEOUT_PULL = 'Failed to pull image "quay.io/acme/x:1": dial tcp 10.0.0.1:443: 
         pytest.param(
             [pod().failed()],
             [],
-            {P: 'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:llm:default" cannot patch resource "aimartifacts"\nNoSuchKey\n'},
+            {
+                P: 'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:llm:default" cannot patch resource "aimartifacts"\nNoSuchKey\n'
+            },
             State.FAILED,
             "PodFailed",
             Category.UNKNOWN,
@@ -411,19 +417,40 @@ def job(*conditions: dict, active: int = 0, failed: int = 0) -> dict:
             None,
         ),
         (
-            job({"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}),
+            job(
+                {
+                    "type": "Failed",
+                    "status": "True",
+                    "reason": "BackoffLimitExceeded",
+                    "message": "Job has reached the specified backoff limit",
+                }
+            ),
             State.FAILED,
             "JobBackoffLimitExceeded",
             Category.INVALID_SPEC,
         ),
         (
-            job({"type": "FailureTarget", "status": "True", "reason": "DeadlineExceeded", "message": "Job was active longer than specified deadline"}),
+            job(
+                {
+                    "type": "FailureTarget",
+                    "status": "True",
+                    "reason": "DeadlineExceeded",
+                    "message": "Job was active longer than specified deadline",
+                }
+            ),
             State.FAILED,
             "JobDeadlineExceeded",
             Category.INVALID_SPEC,
         ),
         (
-            job({"type": "Failed", "status": "True", "reason": "PodFailurePolicy", "message": "Pod was evicted due to node pressure"}),
+            job(
+                {
+                    "type": "Failed",
+                    "status": "True",
+                    "reason": "PodFailurePolicy",
+                    "message": "Pod was evicted due to node pressure",
+                }
+            ),
             State.DEGRADED,
             "JobEvicted",
             Category.INFRASTRUCTURE,
@@ -470,8 +497,13 @@ def pvc(phase: str | None) -> dict:
         (
             pvc("Pending"),
             [
-                event("aim-cache-qwen", "ProvisioningFailed", 'storageclass.storage.k8s.io "rwx" not found',
-                      "2025-01-01T10:00:00Z", kind="PersistentVolumeClaim"),
+                event(
+                    "aim-cache-qwen",
+                    "ProvisioningFailed",
+                    'storageclass.storage.k8s.io "rwx" not found',
+                    "2025-01-01T10:00:00Z",
+                    kind="PersistentVolumeClaim",
+                ),
             ],
             State.FAILED,
             "PvcProvisioningFailed",
@@ -481,9 +513,21 @@ def pvc(phase: str | None) -> dict:
         (
             pvc("Pending"),
             [
-                event("aim-cache-qwen", "ProvisioningFailed", "timeout", "2025-01-01T10:00:00Z", kind="PersistentVolumeClaim"),
-                event("aim-cache-qwen", "Provisioning", "External provisioner is provisioning volume",
-                      "2025-01-01T10:01:00Z", kind="PersistentVolumeClaim", type_="Normal"),
+                event(
+                    "aim-cache-qwen",
+                    "ProvisioningFailed",
+                    "timeout",
+                    "2025-01-01T10:00:00Z",
+                    kind="PersistentVolumeClaim",
+                ),
+                event(
+                    "aim-cache-qwen",
+                    "Provisioning",
+                    "External provisioner is provisioning volume",
+                    "2025-01-01T10:01:00Z",
+                    kind="PersistentVolumeClaim",
+                    type_="Normal",
+                ),
             ],
             State.PROGRESSING,
             "PvcPending",

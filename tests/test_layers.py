@@ -73,7 +73,8 @@ def test_every_kind_may_import_other_kinds_only_through_their_package():
         assert config()[section]["source_modules"].split() == [f"aim_core.{kind}"]
         assert listed(section, "forbidden_modules") == {f"aim_core.{k}.*" for k in KINDS if k != kind}
     assert listed("importlinter:contract:runtime-without-kinds", "forbidden_modules") == {
-        f"aim_core.{k}" for k in KINDS}
+        f"aim_core.{k}" for k in KINDS
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -124,7 +125,9 @@ def scratch(tmp_path: Path):
     write("aim_core/kube/client.py", "import aiohttp\nimport httpx\nimport kubernetes\n")
     write("aim_core/kube/__init__.py", "from aim_core.kube import client\n")
     write("aim_core/operator/run.py", "import kopf\nimport kubernetes\nfrom aim_core import kube\n")
-    write("aim_core/reconcile/plan.py", "from aim_core.reconcile import health\nfrom aim_core.plugin import providers\n")
+    write(
+        "aim_core/reconcile/plan.py", "from aim_core.reconcile import health\nfrom aim_core.plugin import providers\n"
+    )
     write("aim_plugin_kserve/plugin.py", "from aim_core import hookimpl\n")
     # A kind may use another kind's package; a plan may use a kind's observed values.
     write("aim_core/service/plan.py", "from aim_core.template import Scope\nfrom aim_core.service import observed\n")
@@ -157,7 +160,11 @@ VIOLATIONS = [
     ("plans-without-io", "aim_core/model/plan.py", "from aim_core.model.controller import ModelController\n"),
     ("plans-without-io", "aim_core/service/plan.py", "from aim_core import kube\n"),
     ("runtime-without-kinds", "aim_core/runtime/store.py", "from aim_core.service import plan\n"),
-    ("runtime-without-kinds", "aim_core/runtime/engine.py", "from aim_core.reconcile import health\nfrom aim_core import template\n"),
+    (
+        "runtime-without-kinds",
+        "aim_core/runtime/engine.py",
+        "from aim_core.reconcile import health\nfrom aim_core import template\n",
+    ),
     ("kind-service", "aim_core/service/plan.py", "from aim_core.template.scope import Scope\n"),
     ("kind-template", "aim_core/template/decision.py", "from aim_core.model.aggregate import health\n"),
     ("kind-artifact", "aim_core/artifact/controller.py", "import aim_core.runtimeconfig.resolution\n"),
@@ -219,8 +226,9 @@ def import_cycles(cwd: Path = ROOT, pythonpath: Path | None = None) -> list[list
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    result = subprocess.run([sys.executable, "-c", CYCLES], cwd=cwd, env=env, capture_output=True, text=True,
-                            check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", CYCLES], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(result.stdout)
 
 
@@ -231,7 +239,10 @@ def test_aim_core_has_no_import_cycle():
 def test_the_cycle_check_sees_a_cycle_held_by_type_checking_imports(scratch):
     assert import_cycles(cwd=scratch.root, pythonpath=scratch.root) == []
     scratch("aim_core/service/a.py", "from aim_core.service import b\n")
-    scratch("aim_core/service/b.py", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from aim_core.service import c\n")
+    scratch(
+        "aim_core/service/b.py",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from aim_core.service import c\n",
+    )
     scratch("aim_core/service/c.py", "import aim_core.service.a\n")
     assert import_cycles(cwd=scratch.root, pythonpath=scratch.root) == [
         ["aim_core.service.a", "aim_core.service.b", "aim_core.service.c"]

@@ -1,4 +1,4 @@
-"""ruff (lint) and mypy (strict on the plan modules and typed views) pass; both are configured in pyproject.toml."""
+"""ruff (lint and format) and mypy (strict on the plan modules and typed views) pass; both are configured in pyproject.toml."""
 
 from __future__ import annotations
 
@@ -16,6 +16,11 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_ruff_finds_nothing():
     result = run(str(BIN / "ruff"), "check", "--no-cache", "--output-format", "concise", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_code_is_formatted_by_ruff():
+    result = run(str(BIN / "ruff"), "format", "--check", "--no-cache", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

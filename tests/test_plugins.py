@@ -381,7 +381,10 @@ def test_provider_without_a_name_or_protocol_is_refused_naming_the_plugin():
     pm.register(Incomplete(), name="incomplete")
     with pytest.raises(PluginError, match=r"plugin 'nameless' returned .* without a string `name`"):
         providers(pm, "aim_autoscalers")
-    with pytest.raises(PluginError, match=r"plugin 'incomplete' returned 'not-a-route' .* not a RouteBuilder \(missing: build, resource\)"):
+    with pytest.raises(
+        PluginError,
+        match=r"plugin 'incomplete' returned 'not-a-route' .* not a RouteBuilder \(missing: build, resource\)",
+    ):
         providers(pm, "aim_route_builders")
 
 
@@ -426,7 +429,9 @@ def test_registry_client_asks_plugins_until_one_answers_and_the_fallback_goes_la
 
 
 def test_registry_client_for_an_unhandled_host_says_not_found():
-    with pytest.raises(PluginNotFoundError, match=r"registry client for 'quay.io' not found; is the plugin installed\?"):
+    with pytest.raises(
+        PluginNotFoundError, match=r"registry client for 'quay.io' not found; is the plugin installed\?"
+    ):
         registry_client(get_plugin_manager(load_entrypoints=False), "quay.io")
 
 
@@ -469,7 +474,12 @@ def test_describe_lists_explicitly_registered_plugins():
     pm.register(vendor_plugin("acme"), name="throwaway")
     pm.register(importlib.import_module("aim_core.plugin.hookspecs"), name="core_module")
     rows = {row["name"]: row for row in describe_plugins(pm)}
-    assert rows["throwaway"] == {"name": "throwaway", "version": None, "distribution": None, "hooks": ["aim_gpu_vendors"]}
+    assert rows["throwaway"] == {
+        "name": "throwaway",
+        "version": None,
+        "distribution": None,
+        "hooks": ["aim_gpu_vendors"],
+    }
     assert rows["core_module"]["distribution"] == "aim-engine"
     assert rows["core_module"]["version"] == version("aim-engine")
 

@@ -41,8 +41,21 @@ def test_explain_says_why_templates_were_rejected_and_nodes_can_come_separately(
     assert "rejected [gpu]: GPU MI300X is not in the cluster" in without_nodes
     assert "# ---- AIMService ml-team/qwen-chat: status Pending" in without_nodes
 
-    assert main(["render", "-f", str(tmp_path), "--nodes", str(ROOT / "examples" / "nodes.yaml"), "--explain",
-                 "--kind", "AIMService"]) == 0
+    assert (
+        main(
+            [
+                "render",
+                "-f",
+                str(tmp_path),
+                "--nodes",
+                str(ROOT / "examples" / "nodes.yaml"),
+                "--explain",
+                "--kind",
+                "AIMService",
+            ]
+        )
+        == 0
+    )
     with_nodes = capsys.readouterr().out
     assert "# ---- AIMService ml-team/qwen-chat: status Starting" in with_nodes
     assert "rejected [gpu]: GPU MI325X is not in the cluster" in with_nodes
@@ -53,10 +66,12 @@ def test_the_gpu_preference_setting_reaches_template_selection(capsys, tmp_path,
 
     monkeypatch.delenv("AIM_GPU_PREFERENCE", raising=False)
     docs = [
-        qwen_model(), service("chat").model_name("qwen3-32b"),
+        qwen_model(),
+        service("chat").model_name("qwen3-32b"),
         cluster_template("qwen-mi355x", "qwen3-32b").ready().optimized().gpu("MI355X", 1, ["75a3"]),
         cluster_template("qwen-mi325x", "qwen3-32b").ready().optimized().gpu("MI325X", 1, ["74a5"]),
-        amd_node("new", device_id="75a3", vram="288G"), amd_node("older", device_id="74a5", vram="256G"),
+        amd_node("new", device_id="75a3", vram="288G"),
+        amd_node("older", device_id="74a5", vram="256G"),
     ]
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all([dict(d) for d in docs]))
 
@@ -123,8 +138,10 @@ def test_json_output_is_one_object_with_the_summary_and_the_objects(capsys):
     assert main(["render", "-f", str(ROOT / "examples"), "-o", "json", "--kind", "AIMService", "--explain"]) == 0
     report = json.loads(capsys.readouterr().out)
     summary = {row["service"]: row for row in report["summary"]}
-    assert summary["ml-team/qwen-chat"]["applies"] == ["HTTPRoute qwen-chat-a04542d9",
-                                                       "InferenceService qwen-chat-a04542d9"]
+    assert summary["ml-team/qwen-chat"]["applies"] == [
+        "HTTPRoute qwen-chat-a04542d9",
+        "InferenceService qwen-chat-a04542d9",
+    ]
     assert {o["kind"] for o in report["objects"]} == {"AIMService"}
     chat = next(o for o in report["objects"] if o["name"] == "qwen-chat")
     assert chat["status"]["status"] == "Starting" and chat["notes"]
@@ -159,8 +176,13 @@ def test_render_shows_the_placement_of_the_inference_service_and_where_it_came_f
     from tests.service.builders import MI300X_CLUSTER, ConfigBuilder, cluster_config, ready_world, service
 
     svc = service("chat").model_name("qwen3-32b")
-    svc["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}
+    svc["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+            }
+        }
+    }
     cluster = cluster_config()
     cluster["spec"]["tolerations"] = [{"key": "team", "operator": "Exists"}]
     team = ConfigBuilder("AIMRuntimeConfig", "default", "ml-team")
@@ -177,8 +199,11 @@ def test_render_shows_the_placement_of_the_inference_service_and_where_it_came_f
     [isvc] = [d for d in documents(out) if d.get("kind") == "InferenceService"]
     predictor = isvc["spec"]["predictor"]
     assert predictor["nodeSelector"] == {"pool": "inference"}
-    assert predictor["tolerations"] == [{"key": "team", "operator": "Exists"},
-                                        {"key": "amd.com/gpu", "operator": "Exists"}]
+    assert predictor["tolerations"] == [
+        {"key": "team", "operator": "Exists"},
+        {"key": "amd.com/gpu", "operator": "Exists"},
+    ]
     [term] = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"]
+        "nodeSelectorTerms"
+    ]
     assert [e["key"] for e in term["matchExpressions"]] == ["amd.com/gpu.device-id", "zone"]

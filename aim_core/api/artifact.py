@@ -34,9 +34,7 @@ class AIMArtifactSpec:
         pattern=MODEL_ID_PATTERN,
     )
     size: str | int | None = quantity(description="Size of the volume; discovered when unset.")
-    storage_class_name: str | None = optional(
-        description="Storage class of the volume; cluster default when unset."
-    )
+    storage_class_name: str | None = optional(description="Storage class of the volume; cluster default when unset.")
     model_download_image: str | None = optional(
         description="Image that downloads the artifact.", schema_default=DEFAULT_DOWNLOAD_IMAGE
     )
@@ -73,9 +71,7 @@ class AIMArtifactDownloadState:
 @attrs.define(kw_only=True)
 @schema(description="Download progress.")
 class AIMArtifactProgress:
-    percentage: int | None = optional(
-        description="Progress in percent.", minimum=0, maximum=100, format="int32"
-    )
+    percentage: int | None = optional(description="Progress in percent.", minimum=0, maximum=100, format="int32")
     display_percentage: str | None = optional(description="Progress display text, e.g. 45 %.")
     downloaded_bytes: int | None = optional(description="Bytes downloaded.", format="int64")
     total_bytes: int | None = optional(description="Bytes expected.", format="int64")
@@ -98,23 +94,17 @@ class AIMArtifactStatus:
     observed_generation: int | None = optional(
         description="Most recent generation seen by the controller.", format="int64"
     )
-    mode: str | None = optional(
-        description="Dedicated when owned by one consumer, else Shared.", enum=CACHE_MODES
-    )
+    mode: str | None = optional(description="Dedicated when owned by one consumer, else Shared.", enum=CACHE_MODES)
     progress: AIMArtifactProgress | None = optional(description="Download progress.")
     download: AIMArtifactDownloadState | None = optional(description="Download attempt state.")
     display_size: str | None = optional(description="Size display text.")
     discovered_size_bytes: int | None = optional(
         description="Size found by the size check when spec.size is unset.", format="int64"
     )
-    allocated_size: str | int | None = quantity(
-        description="Size of the volume requested, headroom included."
-    )
+    allocated_size: str | int | None = quantity(description="Size of the volume requested, headroom included.")
     headroom_percent: int | None = optional(description="Headroom applied.", format="int32")
     persistent_volume_claim: str | None = optional(description="Volume claim holding the files.")
-    last_used: str | None = optional(
-        description="Last time a deployment used the artifact.", format="date-time"
-    )
+    last_used: str | None = optional(description="Last time a deployment used the artifact.", format="date-time")
     adapter: AIMArtifactAdapterInfo | None = optional(
         description="The LoRA adapter configuration found in the files, written by the downloader."
     )

@@ -25,9 +25,7 @@ TEMPLATE_CACHE_STATUS_VALUES = ("Pending", "Progressing", "Ready", "Failed", "De
 @attrs.define(kw_only=True)
 @schema(description="Desired state of a template cache.")
 class AIMTemplateCacheSpec:
-    template_name: str = field(
-        description="AIMServiceTemplate or AIMClusterServiceTemplate to cache.", min_length=1
-    )
+    template_name: str = field(description="AIMServiceTemplate or AIMClusterServiceTemplate to cache.", min_length=1)
     template_scope: str = field(
         description="Whether the template is namespaced or cluster-scoped.", enum=TEMPLATE_SCOPES
     )
@@ -73,15 +71,9 @@ class AIMTemplateCacheStatus:
     status: str | None = status_field(TEMPLATE_CACHE_STATUS_VALUES)
     conditions: list[Condition] | None = conditions_field()
     observed_generation: int | None = observed_generation_field()
-    artifacts: dict[str, AIMResolvedArtifact] | None = optional(
-        description="Artifacts by artifact name."
-    )
-    resolved_template_kind: str | None = optional(
-        description="AIMServiceTemplate or AIMClusterServiceTemplate."
-    )
-    resolved_runtime_config: AIMResolvedReference | None = optional(
-        description="Runtime config in use."
-    )
+    artifacts: dict[str, AIMResolvedArtifact] | None = optional(description="Artifacts by artifact name.")
+    resolved_template_kind: str | None = optional(description="AIMServiceTemplate or AIMClusterServiceTemplate.")
+    resolved_runtime_config: AIMResolvedReference | None = optional(description="Runtime config in use.")
 
 
 @attrs.define(kw_only=True)

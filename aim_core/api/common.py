@@ -72,9 +72,7 @@ def affinity_field(where: str):
 
 
 def runtime_config_name_field():
-    return optional(
-        description="Runtime config to use; a namespaced one wins over a cluster one of the same name."
-    )
+    return optional(description="Runtime config to use; a namespaced one wins over a cluster one of the same name.")
 
 
 # --- hardware ------------------------------------------------------------
@@ -97,9 +95,7 @@ class AIMGpuRequirements:
         minimum=0,
         format="int32",
     )
-    model: str | None = optional(
-        description="Restrict to one GPU model, e.g. MI300X.", max_length=64
-    )
+    model: str | None = optional(description="Restrict to one GPU model, e.g. MI300X.", max_length=64)
     min_vram: str | int | None = quantity(description="Restrict to GPUs with at least this VRAM.")
     resource_name: str | None = optional(
         description="Extended resource name of the GPU.", schema_default=DEFAULT_GPU_RESOURCE
@@ -142,9 +138,7 @@ class AIMModelSource:
         pattern=SOURCE_URI_PATTERN,
     )
     size: str | int | None = quantity(description="Expected storage size, used to size volumes.")
-    env: list[EnvVar] | None = env_list(
-        description="Credentials for this source, overriding other env settings."
-    )
+    env: list[EnvVar] | None = env_list(description="Credentials for this source, overriding other env settings.")
 
 
 @attrs.define(kw_only=True)
@@ -174,9 +168,7 @@ class AIMStorageConfig:
         minimum=0,
         format="int32",
     )
-    download_filter: AIMDownloadFilter | None = optional(
-        description="Default file filter for artifact downloads."
-    )
+    download_filter: AIMDownloadFilter | None = optional(description="Default file filter for artifact downloads.")
 
 
 @attrs.define(kw_only=True)
@@ -194,9 +186,7 @@ class AIMRuntimeRoutingConfig:
 @attrs.define(kw_only=True)
 @schema(description="Copying of parent labels onto child resources.")
 class AIMLabelPropagationConfig:
-    enabled: bool | None = optional(
-        description="Propagate matching parent labels to children.", schema_default=False
-    )
+    enabled: bool | None = optional(description="Propagate matching parent labels to children.", schema_default=False)
     match: list[str] | None = optional(description="Label keys to copy; globs allowed.")
 
 
@@ -238,17 +228,13 @@ class AIMProfile:
         description="Environment the engine needs for this profile.", json_name="env_vars"
     )
     metadata: AIMProfileMetadata | None = optional(description="Profile characteristics.")
-    original_discovery_output: Any = optional(
-        description="Raw discovery output, kept as is.", preserve_unknown=True
-    )
+    original_discovery_output: Any = optional(description="Raw discovery output, kept as is.", preserve_unknown=True)
 
 
 @attrs.define(kw_only=True)
 @schema(description="Inline engine profile supplied by the user.")
 class AIMCustomProfile:
-    engine_args: Any = optional(
-        description="Engine arguments as free-form JSON.", preserve_unknown=True
-    )
+    engine_args: Any = optional(description="Engine arguments as free-form JSON.", preserve_unknown=True)
     env_vars: dict[str, str] | None = optional(description="Environment for the engine process.")
 
 
@@ -319,9 +305,7 @@ class AIMTemplateProfile:
 @attrs.define(kw_only=True)
 @schema(description="Defaults for templates of a model with inline sources.")
 class AIMCustomModelSpec:
-    hardware: AIMHardwareRequirements | None = optional(
-        description="Hardware inherited by templates that set none."
-    )
+    hardware: AIMHardwareRequirements | None = optional(description="Hardware inherited by templates that set none.")
     type: str | None = optional(description="Default template type.", enum=PROFILE_TYPES)
 
 
@@ -335,9 +319,7 @@ class AIMCustomTemplate:
         description="Optimisation level; unset: the model's custom.type, else unoptimized.",
         enum=PROFILE_TYPES,
     )
-    env: list[EnvVar] | None = env_list(
-        description="Environment used when this template is selected.", max_items=64
-    )
+    env: list[EnvVar] | None = env_list(description="Environment used when this template is selected.", max_items=64)
     hardware: AIMHardwareRequirements | None = optional(
         description="Hardware of this template; falls back to custom.hardware."
     )

@@ -19,8 +19,8 @@ its own. Free-form values (``dict[str, Any]``, ``Any``) are passed through as is
 
 import types
 import typing
-from typing import Any, TypeVar
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
 import cattrs
@@ -167,10 +167,7 @@ def _structure_attrs(cls: type, conv: cattrs.Converter) -> Callable[[Any, Any], 
 
 def _unstructure_attrs(cls: type, conv: cattrs.Converter) -> Callable[[Any], dict]:
     # Omit only fields left at a None default: false, 0, [] and {} are kept.
-    overrides = {
-        a.name: override(rename=json_name(a), omit_if_default=a.default is None)
-        for a in attrs.fields(cls)
-    }
+    overrides = {a.name: override(rename=json_name(a), omit_if_default=a.default is None) for a in attrs.fields(cls)}
     return make_dict_unstructure_fn(cls, conv, **overrides)
 
 
@@ -179,9 +176,7 @@ def _build() -> cattrs.Converter:
     conv.register_structure_hook(str, _strict("str", lambda v: isinstance(v, str)))
     conv.register_structure_hook(int, _strict("int", _is_int))
     conv.register_structure_hook(bool, _strict("bool", lambda v: isinstance(v, bool)))
-    conv.register_structure_hook(
-        float, _strict("number", lambda v: _is_int(v) or isinstance(v, float))
-    )
+    conv.register_structure_hook(float, _strict("number", lambda v: _is_int(v) or isinstance(v, float)))
     conv.register_structure_hook_func(
         _is_int_or_string,
         _strict("int or str", lambda v: _is_int(v) or isinstance(v, str)),

@@ -30,7 +30,9 @@ from typing import Any
 
 import yaml
 
-from aim_core.api.schema import SchemaError as SchemaError, _Builder, schema_for as schema_for
+from aim_core.api.schema import SchemaError as SchemaError
+from aim_core.api.schema import _Builder
+from aim_core.api.schema import schema_for as schema_for
 
 GROUP = "aim.eai.amd.com"
 VERSION = "v1alpha1"
@@ -184,7 +186,13 @@ def render_yaml(crds: Sequence[Mapping[str, Any]] | None = None) -> str:
     """Render the CRDs as one deterministic multi-document YAML with a generated-file header."""
     docs = generate_crds() if crds is None else list(crds)
     body = yaml.dump_all(
-        docs, Dumper=_Dumper, explicit_start=True, sort_keys=True, default_flow_style=False, width=100, allow_unicode=True
+        docs,
+        Dumper=_Dumper,
+        explicit_start=True,
+        sort_keys=True,
+        default_flow_style=False,
+        width=100,
+        allow_unicode=True,
     )
     return HEADER + body
 

@@ -19,8 +19,8 @@ Conventions:
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
 

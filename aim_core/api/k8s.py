@@ -68,9 +68,7 @@ class FileKeySelector:
     key: str = field(description="Key inside the env file.")
     path: str = field(description="Relative path of the env file inside the volume.")
     volume_name: str = field(description="Volume mount holding the env file.")
-    optional: bool | None = optional(
-        description="Allow the file or key to be missing.", schema_default=False
-    )
+    optional: bool | None = optional(description="Allow the file or key to be missing.", schema_default=False)
 
 
 @attrs.define(kw_only=True)
@@ -79,9 +77,7 @@ class EnvVarSource:
     config_map_key_ref: ConfigMapKeySelector | None = optional(description="A ConfigMap key.")
     field_ref: ObjectFieldSelector | None = optional(description="A field of the pod.")
     file_key_ref: FileKeySelector | None = optional(description="A key of an env file.")
-    resource_field_ref: ResourceFieldSelector | None = optional(
-        description="A container resource limit or request."
-    )
+    resource_field_ref: ResourceFieldSelector | None = optional(description="A container resource limit or request.")
     secret_key_ref: SecretKeySelector | None = optional(description="A Secret key.")
 
 
@@ -90,9 +86,7 @@ class EnvVarSource:
 class EnvVar:
     name: str = field(description="Variable name.")
     value: str | None = optional(description="Literal value; $(VAR) references are expanded.")
-    value_from: EnvVarSource | None = optional(
-        description="Source of the value; not allowed together with value."
-    )
+    value_from: EnvVarSource | None = optional(description="Source of the value; not allowed together with value.")
 
 
 # --- resources and references ---------------------------------------------
@@ -159,9 +153,7 @@ class NodeSelectorTerm:
 @attrs.define(kw_only=True)
 @schema(description="Terms of which at least one must match a node.", map_type="atomic")
 class NodeSelector:
-    node_selector_terms: list[NodeSelectorTerm] = field(
-        description="Node selector terms, ORed.", list_type="atomic"
-    )
+    node_selector_terms: list[NodeSelectorTerm] = field(description="Node selector terms, ORed.", list_type="atomic")
 
 
 @attrs.define(kw_only=True)
@@ -174,8 +166,8 @@ class PreferredSchedulingTerm:
 @attrs.define(kw_only=True)
 @schema(description="Node affinity scheduling rules.")
 class NodeAffinity:
-    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = (
-        optional(description="Soft preferences, summed by weight.", list_type="atomic")
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = optional(
+        description="Soft preferences, summed by weight.", list_type="atomic"
     )
     required_during_scheduling_ignored_during_execution: NodeSelector | None = optional(
         description="Hard requirements checked at scheduling time."
@@ -203,9 +195,7 @@ class Condition:
     observed_generation: int | None = optional(
         description="Generation the condition was computed from.", minimum=0, format="int64"
     )
-    last_transition_time: str = field(
-        description="When the status last changed.", format="date-time"
-    )
+    last_transition_time: str = field(description="When the status last changed.", format="date-time")
     reason: str = field(
         description="Machine-readable CamelCase reason.",
         min_length=1,
@@ -270,9 +260,7 @@ class Toleration:
         enum=TOLERATION_OPERATORS,
     )
     value: str | None = optional(description="Taint value for operator Equal.")
-    effect: str | None = optional(
-        description="Taint effect to match; every effect when unset.", enum=TAINT_EFFECTS
-    )
+    effect: str | None = optional(description="Taint effect to match; every effect when unset.", enum=TAINT_EFFECTS)
     toleration_seconds: int | None = optional(
         description="For NoExecute: how long the pod stays after the taint appears.", format="int64"
     )
@@ -283,9 +271,7 @@ class Toleration:
 class LabelSelectorRequirement:
     key: str = field(description="Label key.")
     operator: str = field(description="One of In, NotIn, Exists, DoesNotExist.")
-    values: list[str] | None = optional(
-        description="Values; none for Exists/DoesNotExist.", list_type="atomic"
-    )
+    values: list[str] | None = optional(description="Values; none for Exists/DoesNotExist.", list_type="atomic")
 
 
 @attrs.define(kw_only=True)
@@ -301,9 +287,7 @@ class LabelSelector:
 @schema(description="Pods that must (or must not) run in the same topology domain.")
 class PodAffinityTerm:
     label_selector: LabelSelector | None = optional(description="The pods this term is about.")
-    namespace_selector: LabelSelector | None = optional(
-        description="Namespaces the pods are looked for in, by label."
-    )
+    namespace_selector: LabelSelector | None = optional(description="Namespaces the pods are looked for in, by label.")
     namespaces: list[str] | None = optional(
         description="Namespaces the pods are looked for in; the pod's own when both are unset.",
         list_type="atomic",
@@ -329,8 +313,8 @@ class WeightedPodAffinityTerm:
 @attrs.define(kw_only=True)
 @schema(description="Pod affinity or anti-affinity rules.")
 class PodAffinity:
-    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = (
-        optional(description="Soft preferences, summed by weight.", list_type="atomic")
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] | None = optional(
+        description="Soft preferences, summed by weight.", list_type="atomic"
     )
     required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] | None = optional(
         description="Hard requirements checked at scheduling time.", list_type="atomic"

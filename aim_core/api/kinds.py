@@ -2,9 +2,9 @@
 
 import attrs
 
-from aim_core.api.common import API_GROUP, API_VERSION
 from aim_core.api.artifact import AIMArtifact
 from aim_core.api.cache import AIMTemplateCache
+from aim_core.api.common import API_GROUP, API_VERSION
 from aim_core.api.model import AIMClusterModel, AIMModel
 from aim_core.api.runtimeconfig import AIMClusterRuntimeConfig, AIMRuntimeConfig
 from aim_core.api.service import AIMService

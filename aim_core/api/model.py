@@ -56,12 +56,8 @@ class AIMModelSpec:
     discovery: AIMModelDiscoveryConfig | None = optional(
         description="Discovery behaviour; runtime config defaults when unset."
     )
-    default_service_template: str | None = optional(
-        description="Template to prefer for services of this model."
-    )
-    custom: AIMCustomModelSpec | None = optional(
-        description="Template defaults for models with inline sources."
-    )
+    default_service_template: str | None = optional(description="Template to prefer for services of this model.")
+    custom: AIMCustomModelSpec | None = optional(description="Template defaults for models with inline sources.")
     custom_templates: list[AIMCustomTemplate] | None = optional(
         description="Templates created directly, without a discovery job.", max_items=16
     )
@@ -74,12 +70,8 @@ class AIMModelSpec:
     env: list[EnvVar] | None = env_list(
         description="Environment for discovery and metadata extraction, e.g. credentials."
     )
-    image_pull_secrets: list[LocalObjectReference] | None = optional(
-        description="Secrets for pulling the model image."
-    )
-    service_account_name: str | None = optional(
-        description="Service account of workloads run for this model."
-    )
+    image_pull_secrets: list[LocalObjectReference] | None = optional(description="Secrets for pulling the model image.")
+    service_account_name: str | None = optional(description="Service account of workloads run for this model.")
     resources: ResourceRequirements | None = optional(
         description="Default container resources of services using this model."
     )
@@ -111,9 +103,7 @@ class AIMModelStatus:
     resolved_image: AIMResolvedImage | None = optional(
         description="The image the metadata was read for; a different spec.image is read again."
     )
-    resolved_runtime_config: AIMResolvedReference | None = optional(
-        description="Runtime config in use."
-    )
+    resolved_runtime_config: AIMResolvedReference | None = optional(description="Runtime config in use.")
 
 
 @attrs.define(kw_only=True)

@@ -36,9 +36,7 @@ class AIMArtifactConfig:
 @attrs.define(kw_only=True)
 @schema(description="Storage limits for artifacts (cluster runtime config only).")
 class AIMArtifactStorageQuota:
-    cluster_limit: str | int | None = quantity(
-        description="Maximum storage allocated to all artifacts in the cluster."
-    )
+    cluster_limit: str | int | None = quantity(description="Maximum storage allocated to all artifacts in the cluster.")
     default_namespace_limit: str | int | None = quantity(
         description="Default maximum storage allocated to artifacts per namespace."
     )
@@ -55,12 +53,8 @@ class AIMRuntimeConfigSpec:
     label_propagation: AIMLabelPropagationConfig | None = optional(
         description="Copying of parent labels onto children."
     )
-    node_selector: dict[str, str] | None = node_selector_field(
-        "inference pods and artifact download Jobs"
-    )
-    tolerations: list[Toleration] | None = tolerations_field(
-        "inference pods and artifact download Jobs"
-    )
+    node_selector: dict[str, str] | None = node_selector_field("inference pods and artifact download Jobs")
+    tolerations: list[Toleration] | None = tolerations_field("inference pods and artifact download Jobs")
     affinity: Affinity | None = affinity_field("inference pods and artifact download Jobs")
     default_storage_class_name: str | None = optional(
         description="Deprecated; use storage.defaultStorageClassName.", deprecated=True
@@ -76,8 +70,7 @@ class AIMRuntimeConfigSpec:
         storage = self.storage or AIMStorageConfig()
         return attrs.evolve(
             storage,
-            default_storage_class_name=storage.default_storage_class_name
-            or self.default_storage_class_name,
+            default_storage_class_name=storage.default_storage_class_name or self.default_storage_class_name,
             pvc_headroom_percent=storage.pvc_headroom_percent
             if storage.pvc_headroom_percent is not None
             else self.pvc_headroom_percent,

@@ -209,7 +209,9 @@ def _apply_value_constraints(leaf: dict[str, Any], meta: FieldMeta) -> None:
 
 def _apply_container_constraints(node: dict[str, Any], meta: FieldMeta, where: str) -> None:
     is_array = node.get("type") == "array"
-    if (meta.min_items is not None or meta.max_items is not None or meta.list_type or meta.list_map_keys) and not is_array:
+    if (
+        meta.min_items is not None or meta.max_items is not None or meta.list_type or meta.list_map_keys
+    ) and not is_array:
         raise SchemaError(f"{where}: list constraints on a field that is not a list")
     if meta.min_items is not None:
         node["minItems"] = meta.min_items

@@ -7,9 +7,9 @@ import attrs
 from aim_core.api.common import (
     API_VERSION,
     CACHING_MODES,
-    SOURCE_URI_PATTERN,
     METRICS,
     PRECISIONS,
+    SOURCE_URI_PATTERN,
     AIMHardwareRequirements,
     AIMModelSource,
     AIMResolvedReference,
@@ -20,8 +20,8 @@ from aim_core.api.common import (
     node_selector_field,
     observed_generation_field,
     runtime_config_name_field,
-    tolerations_field,
     status_field,
+    tolerations_field,
 )
 from aim_core.api.fields import field, optional, schema
 from aim_core.api.k8s import (
@@ -48,9 +48,7 @@ _CACHING_ALIASES = {"Always": "Shared", "Auto": "Shared", "Never": "Dedicated"}
 )
 class AIMServiceModelCustom:
     base_image: str = field(description="AIM base image used for the created model.")
-    model_sources: list[AIMModelSource] = field(
-        description="The model weights to serve.", min_items=1, max_items=1
-    )
+    model_sources: list[AIMModelSource] = field(description="The model weights to serve.", min_items=1, max_items=1)
     hardware: AIMHardwareRequirements = field(description="Hardware of the created model.")
 
 
@@ -73,12 +71,8 @@ class AIMServiceModel:
 @attrs.define(kw_only=True)
 @schema(description="Template choice for a service.")
 class AIMServiceTemplateConfig:
-    name: str | None = optional(
-        description="Template to use; chosen automatically when unset."
-    )
-    allow_unoptimized: bool | None = optional(
-        description="Let automatic selection pick unoptimized templates."
-    )
+    name: str | None = optional(description="Template to use; chosen automatically when unset.")
+    allow_unoptimized: bool | None = optional(description="Let automatic selection pick unoptimized templates.")
 
 
 @attrs.define(kw_only=True)
@@ -94,9 +88,7 @@ class AIMServiceCachingConfig:
 @attrs.define(kw_only=True)
 @schema(description="Template parameters overridden by a service.")
 class AIMServiceOverrides:
-    metric: str | None = optional(
-        description="Optimisation goal.", enum=METRICS, immutable="metric is immutable"
-    )
+    metric: str | None = optional(description="Optimisation goal.", enum=METRICS, immutable="metric is immutable")
     precision: str | None = optional(
         description="Numeric precision.", enum=PRECISIONS, immutable="precision is immutable"
     )
@@ -117,22 +109,16 @@ class AIMServicePodMetric:
     server_address: str | None = optional(description="Address of the metrics backend.")
     metric_names: list[str] | None = optional(description="Metrics pods send to the backend.")
     query: str | None = optional(description="Backend query returning the metric value.")
-    operation_over_time: str | None = optional(
-        description="Aggregation over time, e.g. last_one, avg, max."
-    )
+    operation_over_time: str | None = optional(description="Aggregation over time, e.g. last_one, avg, max.")
 
 
 @attrs.define(kw_only=True)
 @schema(description="Target value the autoscaler keeps the metric at.")
 class AIMServiceMetricTarget:
-    type: str = field(
-        description="How to read the target.", enum=("Value", "AverageValue", "Utilization")
-    )
+    type: str = field(description="How to read the target.", enum=("Value", "AverageValue", "Utilization"))
     value: str | None = optional(description="Absolute target (quantity) for type Value.")
     average_value: str | None = optional(description="Per-pod average target (quantity).")
-    average_utilization: int | None = optional(
-        description="Per-pod average target in percent.", format="int32"
-    )
+    average_utilization: int | None = optional(description="Per-pod average target in percent.", format="int32")
 
 
 @attrs.define(kw_only=True)
@@ -183,9 +169,7 @@ class AIMServiceAdapter:
         min_length=1,
         pattern=SOURCE_URI_PATTERN,
     )
-    env: list[EnvVar] | None = env_list(
-        description="Environment for the download, e.g. HF_TOKEN or AWS credentials."
-    )
+    env: list[EnvVar] | None = env_list(description="Environment for the download, e.g. HF_TOKEN or AWS credentials.")
     retention_priority: int | None = optional(
         description="Retention priority of the adapter's artifact when the service creates it.",
         minimum=0,
@@ -202,8 +186,7 @@ class AIMServiceAdapterLimits:
         format="int32",
     )
     max_rank: int | None = optional(
-        description="Highest LoRA rank accepted (vLLM --max-lora-rank); the highest rank of the adapters "
-        "when unset.",
+        description="Highest LoRA rank accepted (vLLM --max-lora-rank); the highest rank of the adapters when unset.",
         enum=LORA_RANKS,
         format="int32",
     )
@@ -234,43 +217,25 @@ class AIMServiceSpec:
         description="Caching behaviour; Shared when unset.",
         immutable="caching mode is immutable after creation",
     )
-    cache_model: bool | None = optional(
-        description="Deprecated and ignored; use caching.mode.", deprecated=True
-    )
-    replicas: int | None = optional(
-        description="Fixed replica count.", schema_default=1, format="int32"
-    )
-    min_replicas: int | None = optional(
-        description="Lower autoscaling bound.", minimum=1, format="int32"
-    )
-    max_replicas: int | None = optional(
-        description="Upper autoscaling bound.", minimum=1, format="int32"
-    )
+    cache_model: bool | None = optional(description="Deprecated and ignored; use caching.mode.", deprecated=True)
+    replicas: int | None = optional(description="Fixed replica count.", schema_default=1, format="int32")
+    min_replicas: int | None = optional(description="Lower autoscaling bound.", minimum=1, format="int32")
+    max_replicas: int | None = optional(description="Upper autoscaling bound.", minimum=1, format="int32")
     auto_scaling: AIMServiceAutoScaling | None = optional(description="Metric-based autoscaling.")
     runtime_config_name: str | None = runtime_config_name_field()
     resources: ResourceRequirements | None = optional(
         description="Container resources; win over template and model values."
     )
     overrides: AIMServiceOverrides | None = optional(description="Template parameter overrides.")
-    env: list[EnvVar] | None = env_list(
-        description="Inference container environment; wins over all other sources."
-    )
-    image_pull_secrets: list[LocalObjectReference] | None = optional(
-        description="Secrets for pulling the AIM images."
-    )
-    service_account_name: str | None = optional(
-        description="Service account of the inference pods."
-    )
+    env: list[EnvVar] | None = env_list(description="Inference container environment; wins over all other sources.")
+    image_pull_secrets: list[LocalObjectReference] | None = optional(description="Secrets for pulling the AIM images.")
+    service_account_name: str | None = optional(description="Service account of the inference pods.")
     priority_class_name: str | None = optional(description="Priority class of the inference pods.")
     node_selector: dict[str, str] | None = node_selector_field("inference pods")
     tolerations: list[Toleration] | None = tolerations_field("inference pods")
     affinity: Affinity | None = affinity_field("inference pods")
-    routing: AIMRuntimeRoutingConfig | None = optional(
-        description="Routing settings; win over runtime config values."
-    )
-    storage: AIMStorageConfig | None = optional(
-        description="Storage settings; win over runtime config values."
-    )
+    routing: AIMRuntimeRoutingConfig | None = optional(description="Routing settings; win over runtime config values.")
+    storage: AIMStorageConfig | None = optional(description="Storage settings; win over runtime config values.")
     adapters: list[AIMServiceAdapter] | None = optional(
         description="LoRA adapters served beside the base model, each under its own model name.",
         max_items=MAX_ADAPTERS,
@@ -292,11 +257,7 @@ class AIMServiceSpec:
 
     def autoscaling_enabled(self) -> bool:
         """Whether replicas are bounded by min/max or metrics instead of fixed."""
-        return (
-            self.min_replicas is not None
-            or self.max_replicas is not None
-            or self.auto_scaling is not None
-        )
+        return self.min_replicas is not None or self.max_replicas is not None or self.auto_scaling is not None
 
 
 # --- status ----------------------------------------------------------------
@@ -305,9 +266,7 @@ class AIMServiceSpec:
 @attrs.define(kw_only=True)
 @schema(description="Cache state of a service.")
 class AIMServiceCacheStatus:
-    template_cache_ref: AIMResolvedReference | None = optional(
-        description="Template cache in use, if any."
-    )
+    template_cache_ref: AIMResolvedReference | None = optional(description="Template cache in use, if any.")
     retry_attempts: int | None = optional(description="Retries of a failed cache so far.")
 
 
@@ -351,9 +310,7 @@ class AIMServiceStatus:
     observed_generation: int | None = observed_generation_field()
     resolved_model: AIMResolvedReference | None = optional(description="Model in use.")
     resolved_template: AIMResolvedReference | None = optional(description="Template in use.")
-    resolved_runtime_config: AIMResolvedReference | None = optional(
-        description="Runtime config in use."
-    )
+    resolved_runtime_config: AIMResolvedReference | None = optional(description="Runtime config in use.")
     cache: AIMServiceCacheStatus | None = optional(description="Cache state.")
     routing: AIMServiceRoutingStatus | None = optional(description="Routing state.")
     runtime: AIMServiceRuntimeStatus | None = optional(description="Replica counts.")

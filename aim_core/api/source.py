@@ -27,12 +27,8 @@ class ModelSourceFilter:
         description="Repository or image reference, optionally with registry and tag.",
         max_length=512,
     )
-    exclude: list[str] | None = optional(
-        description="Repository names to skip (exact match, without registry)."
-    )
-    versions: list[str] | None = optional(
-        description="Semver constraints for this filter; win over the global ones."
-    )
+    exclude: list[str] | None = optional(description="Repository names to skip (exact match, without registry).")
+    versions: list[str] | None = optional(description="Semver constraints for this filter; win over the global ones.")
 
 
 @attrs.define(kw_only=True)
@@ -76,19 +72,13 @@ class AIMClusterModelSourceSpec:
 @attrs.define(kw_only=True)
 @schema(description="Observed state of a model source.")
 class AIMClusterModelSourceStatus:
-    status: str | None = optional(
-        description="High-level state of the source.", enum=SOURCE_STATUS_VALUES
-    )
+    status: str | None = optional(description="High-level state of the source.", enum=SOURCE_STATUS_VALUES)
     conditions: list[Condition] | None = conditions_field()
     observed_generation: int | None = observed_generation_field()
     discovered_models: int | None = optional(description="AIMClusterModels owned by this source.")
     available_models: int | None = optional(description="Matching images found in the registry.")
-    models_limit_reached: bool | None = optional(
-        description="Whether maxModels stopped model creation."
-    )
-    last_sync_time: str | None = optional(
-        description="Time of the last registry sync.", format="date-time"
-    )
+    models_limit_reached: bool | None = optional(description="Whether maxModels stopped model creation.")
+    last_sync_time: str | None = optional(description="Time of the last registry sync.", format="date-time")
 
 
 @attrs.define(kw_only=True)

@@ -38,9 +38,7 @@ class AIMServiceTemplateSpecCommon:
         min_length=1,
         immutable="model name is immutable",
     )
-    metric: str | None = optional(
-        description="Optimisation goal.", enum=METRICS, immutable="metric is immutable"
-    )
+    metric: str | None = optional(description="Optimisation goal.", enum=METRICS, immutable="metric is immutable")
     precision: str | None = optional(
         description="Numeric precision.", enum=PRECISIONS, immutable="precision is immutable"
     )
@@ -48,9 +46,7 @@ class AIMServiceTemplateSpecCommon:
         description="Hardware per replica.", immutable="hardware is immutable"
     )
     type: str | None = optional(description="Optimisation level.", enum=PROFILE_TYPES)
-    profile_id: str | None = optional(
-        description="AIM profile to use; discovery looks it up directly."
-    )
+    profile_id: str | None = optional(description="AIM profile to use; discovery looks it up directly.")
     aim_id: str | None = optional(description="AIM product family, e.g. org/name.")
     model_id: str | None = optional(description="Model or Hugging Face repo id of the weights.")
     custom_profile: AIMCustomProfile | None = optional(description="Inline engine profile.")
@@ -61,9 +57,7 @@ class AIMServiceTemplateSpecCommon:
     image_pull_secrets: list[LocalObjectReference] | None = optional(
         description="Secrets for pulling container images."
     )
-    service_account_name: str | None = optional(
-        description="Service account of workloads run for this template."
-    )
+    service_account_name: str | None = optional(description="Service account of workloads run for this template.")
     resources: ResourceRequirements | None = optional(
         description="Default container resources of services using this template."
     )
@@ -73,18 +67,14 @@ class AIMServiceTemplateSpecCommon:
 @attrs.define(kw_only=True)
 @schema(description="Model caching of a namespaced template.")
 class AIMServiceTemplateCachingConfig:
-    enabled: bool | None = optional(
-        description="Cache the model weights for this template.", schema_default=False
-    )
+    enabled: bool | None = optional(description="Cache the model weights for this template.", schema_default=False)
     env: list[EnvVar] | None = env_list(description="Environment for the cache downloads.")
 
 
 @attrs.define(kw_only=True)
 @schema(description="Desired state of a namespaced service template.")
 class AIMServiceTemplateSpec(AIMServiceTemplateSpecCommon):
-    caching: AIMServiceTemplateCachingConfig | None = optional(
-        description="Model caching for this template."
-    )
+    caching: AIMServiceTemplateCachingConfig | None = optional(description="Model caching for this template.")
 
 
 @attrs.define(kw_only=True)
@@ -101,9 +91,7 @@ class AIMDiscoveryState:
         description="When the latest discovery job was created.", format="date-time"
     )
     last_failure_reason: str | None = optional(description="Why the latest discovery failed.")
-    spec_hash: str | None = optional(
-        description="Hash of the discovery inputs; a change resets the backoff."
-    )
+    spec_hash: str | None = optional(description="Hash of the discovery inputs; a change resets the backoff.")
 
 
 @attrs.define(kw_only=True)
@@ -114,19 +102,13 @@ class AIMServiceTemplateStatus:
     observed_generation: int | None = observed_generation_field()
     hardware_summary: str | None = optional(description="Hardware display text, e.g. 2 x MI300X.")
     profile: AIMProfile | None = optional(description="Profile found by discovery.")
-    model_sources: list[AIMModelSource] | None = optional(
-        description="Model weights the template needs."
-    )
+    model_sources: list[AIMModelSource] | None = optional(description="Model weights the template needs.")
     resolved_hardware: AIMHardwareRequirements | None = optional(
         description="Hardware after merging spec, profile and defaults."
     )
-    resolved_node_affinity: NodeAffinity | None = optional(
-        description="Node affinity computed for GPU scheduling."
-    )
+    resolved_node_affinity: NodeAffinity | None = optional(description="Node affinity computed for GPU scheduling.")
     resolved_model: AIMResolvedReference | None = optional(description="Model in use.")
-    resolved_runtime_config: AIMResolvedReference | None = optional(
-        description="Runtime config in use."
-    )
+    resolved_runtime_config: AIMResolvedReference | None = optional(description="Runtime config in use.")
     resolved_cache: AIMResolvedReference | None = optional(description="Template cache in use.")
     discovery: AIMDiscoveryState | None = optional(description="Discovery retry state.")
     discovery_job: AIMResolvedReference | None = optional(description="The discovery job.")

@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.envvars import layer_env
 from aim_core.reconcile.naming import sanitize_label_value
+from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile.resources import JOBS, PVCS, ROLE_BINDINGS
 from aim_core.runtimeconfig import Placement, apply_to_pod
 
@@ -48,21 +48,31 @@ Env = Sequence[Mapping[str, Any]]
 
 
 def _pod_security() -> dict[str, Any]:
-    return {"runAsNonRoot": True, "runAsUser": RUN_AS, "runAsGroup": RUN_AS, "fsGroup": RUN_AS,
-            "seccompProfile": {"type": "RuntimeDefault"}}
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS,
+        "runAsGroup": RUN_AS,
+        "fsGroup": RUN_AS,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
 
 
 def _container_security() -> dict[str, Any]:
-    return {"allowPrivilegeEscalation": False, "runAsNonRoot": True, "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"}}
+    return {
+        "allowPrivilegeEscalation": False,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
 
 
 def job_labels(artifact: str, component: str) -> dict[str, str]:
     return {lbl.CACHE_NAME_LABEL: artifact, lbl.CACHE_TYPE_LABEL: "artifact", lbl.COMPONENT_LABEL: component}
 
 
-def _job(name: str, namespace: str, labels: Mapping[str, str], pod_spec: dict[str, Any],
-         backoff_limit: int, ttl: int) -> dict[str, Any]:
+def _job(
+    name: str, namespace: str, labels: Mapping[str, str], pod_spec: dict[str, Any], backoff_limit: int, ttl: int
+) -> dict[str, Any]:
     return {
         "apiVersion": JOBS.api_version,
         "kind": JOBS.kind,
@@ -81,12 +91,17 @@ def _pull_secrets(secrets: Sequence[Mapping[str, Any]] | None) -> list[dict[str,
 
 def check_size_env(config_env: Env, artifact_env: Env, filter_json: str) -> list[dict[str, Any]]:
     """Env of the size check: a scratch home, runtime-config env, artifact env, then the filter."""
-    return layer_env([{"name": "HF_HOME", "value": "/tmp/.hf"}, {"name": "TMPDIR", "value": "/tmp/"}],
-                     config_env, artifact_env, [{"name": FILTER_ENV, "value": filter_json}])
+    return layer_env(
+        [{"name": "HF_HOME", "value": "/tmp/.hf"}, {"name": "TMPDIR", "value": "/tmp/"}],
+        config_env,
+        artifact_env,
+        [{"name": FILTER_ENV, "value": filter_json}],
+    )
 
 
-def download_env(*, artifact: str, namespace: str, size_bytes: int, config_env: Env, artifact_env: Env,
-                 filter_json: str) -> list[dict[str, Any]]:
+def download_env(
+    *, artifact: str, namespace: str, size_bytes: int, config_env: Env, artifact_env: Env, filter_json: str
+) -> list[dict[str, Any]]:
     """Env of the download container (spec 2.6): defaults < runtime config < artifact; the filter last."""
     defaults = [
         {"name": "AIM_DOWNLOADER_PROTOCOL", "value": "XET,HF_TRANSFER"},
@@ -102,22 +117,32 @@ def download_env(*, artifact: str, namespace: str, size_bytes: int, config_env: 
     return layer_env(defaults, config_env, artifact_env, [{"name": FILTER_ENV, "value": filter_json}])
 
 
-def check_size_job(*, name: str, artifact: str, namespace: str, source_uri: str, image: str, env: Env,
-                   pull_secrets: Sequence[Mapping[str, Any]] | None = None,
-                   placement: Placement | None = None) -> dict[str, Any]:
+def check_size_job(
+    *,
+    name: str,
+    artifact: str,
+    namespace: str,
+    source_uri: str,
+    image: str,
+    env: Env,
+    pull_secrets: Sequence[Mapping[str, Any]] | None = None,
+    placement: Placement | None = None,
+) -> dict[str, Any]:
     """The Job measuring the source (F70); its last log line carries the size."""
     labels = job_labels(artifact, COMPONENT_CHECK_SIZE)
     pod = {
         "restartPolicy": "Never",
         "securityContext": _pod_security(),
-        "containers": [{
-            "name": CHECK_SIZE_CONTAINER,
-            "image": image,
-            "imagePullPolicy": "IfNotPresent",
-            "command": [CHECK_SIZE_COMMAND, source_uri],
-            "env": list(env),
-            "securityContext": _container_security(),
-        }],
+        "containers": [
+            {
+                "name": CHECK_SIZE_CONTAINER,
+                "image": image,
+                "imagePullPolicy": "IfNotPresent",
+                "command": [CHECK_SIZE_COMMAND, source_uri],
+                "env": list(env),
+                "securityContext": _container_security(),
+            }
+        ],
     }
     if secrets := _pull_secrets(pull_secrets):
         pod["imagePullSecrets"] = secrets
@@ -125,23 +150,34 @@ def check_size_job(*, name: str, artifact: str, namespace: str, source_uri: str,
     return _job(name, namespace, labels, pod, CHECK_SIZE_BACKOFF_LIMIT, CHECK_SIZE_TTL_SECONDS)
 
 
-def download_job(*, name: str, artifact: str, namespace: str, source_uri: str, image: str, env: Env, pvc: str,
-                 pull_secrets: Sequence[Mapping[str, Any]] | None = None,
-                 placement: Placement | None = None) -> dict[str, Any]:
+def download_job(
+    *,
+    name: str,
+    artifact: str,
+    namespace: str,
+    source_uri: str,
+    image: str,
+    env: Env,
+    pvc: str,
+    pull_secrets: Sequence[Mapping[str, Any]] | None = None,
+    placement: Placement | None = None,
+) -> dict[str, Any]:
     """The Job filling the PVC (F73); placed as the artifact's runtime config says (issue 20)."""
     labels = job_labels(artifact, COMPONENT_DOWNLOAD)
     pod = {
         "restartPolicy": "Never",
         "securityContext": _pod_security(),
-        "containers": [{
-            "name": DOWNLOAD_CONTAINER,
-            "image": image,
-            "imagePullPolicy": "IfNotPresent",
-            "args": [source_uri],
-            "env": list(env),
-            "securityContext": _container_security(),
-            "volumeMounts": [{"name": "cache", "mountPath": MOUNT_PATH}],
-        }],
+        "containers": [
+            {
+                "name": DOWNLOAD_CONTAINER,
+                "image": image,
+                "imagePullPolicy": "IfNotPresent",
+                "args": [source_uri],
+                "env": list(env),
+                "securityContext": _container_security(),
+                "volumeMounts": [{"name": "cache", "mountPath": MOUNT_PATH}],
+            }
+        ],
         "volumes": [{"name": "cache", "persistentVolumeClaim": {"claimName": pvc}}],
     }
     if secrets := _pull_secrets(pull_secrets):
@@ -150,8 +186,9 @@ def download_job(*, name: str, artifact: str, namespace: str, source_uri: str, i
     return _job(name, namespace, labels, pod, DOWNLOAD_BACKOFF_LIMIT, DOWNLOAD_TTL_SECONDS)
 
 
-def pvc(*, name: str, artifact: str, namespace: str, source_uri: str, gib: int, storage_class: str,
-        template_created: bool) -> dict[str, Any]:
+def pvc(
+    *, name: str, artifact: str, namespace: str, source_uri: str, gib: int, storage_class: str, template_created: bool
+) -> dict[str, Any]:
     """The volume the artifact is downloaded into (F71)."""
     labels = {lbl.CACHE_NAME_LABEL: artifact}
     if template_created:
@@ -159,11 +196,18 @@ def pvc(*, name: str, artifact: str, namespace: str, source_uri: str, gib: int, 
     source = sanitize_label_value(source_uri.split("://", 1)[-1])
     if source is not None:
         labels[lbl.SOURCE_MODEL_LABEL] = source
-    spec: dict[str, Any] = {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": canonical(f"{gib}Gi")}}}
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteMany"],
+        "resources": {"requests": {"storage": canonical(f"{gib}Gi")}},
+    }
     if storage_class:
         spec["storageClassName"] = storage_class
-    return {"apiVersion": PVCS.api_version, "kind": PVCS.kind,
-            "metadata": {"name": name, "namespace": namespace, "labels": labels}, "spec": spec}
+    return {
+        "apiVersion": PVCS.api_version,
+        "kind": PVCS.kind,
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
 
 
 def status_updater_binding(namespace: str) -> dict[str, Any]:

@@ -27,17 +27,29 @@ from typing import Any, ClassVar
 
 import attrs
 
-from aim_core.reconcile.redaction import redact
 from aim_core.api.artifact import DEFAULT_DOWNLOAD_IMAGE
 from aim_core.artifact import children
+from aim_core.artifact.keys import (
+    CACHE_BY_ARTIFACT,
+    POD_BY_CLAIM,
+    SVC_BY_ADAPTER,
+    SVC_BY_CACHE,
+    _allocated,
+    _cache_label,
+    _claims,
+    _complete,
+    _deleting,
+    _ns,
+    _service_uses,
+    _storage_view,
+    _waiting,
+    parse_quota,
+)
 from aim_core.artifact.observed import Observed, Quota, Usage
 from aim_core.artifact.plan import plan_artifact
 from aim_core.artifact.progress import discovered_size
+from aim_core.artifact.usage import in_use, usage
 from aim_core.artifact.validation import spec_size
-from aim_core.runtime.controller import Context, Controller, Watch
-from aim_core.runtime.eventstore import add_index as index_events
-from aim_core.runtime.eventstore import events_about, involved
-from aim_core.reconcile.workloads import LOG_TAIL_LINES, pod_failed
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.errors import describe
@@ -47,7 +59,9 @@ from aim_core.reconcile.naming import (
     download_job_name,
     sanitize_label_value,
 )
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.reconcile.plan import Plan
+from aim_core.reconcile.redaction import redact
 from aim_core.reconcile.resources import (
     ARTIFACTS,
     CLUSTER_RUNTIME_CONFIGS,
@@ -60,13 +74,14 @@ from aim_core.reconcile.resources import (
     SERVICES,
     TEMPLATE_CACHES,
 )
-from aim_core.runtimeconfig import config_name, resolve
+from aim_core.reconcile.workloads import LOG_TAIL_LINES, pod_failed
+from aim_core.runtime.controller import Context, Controller, Watch
+from aim_core.runtime.eventstore import add_index as index_events
+from aim_core.runtime.eventstore import events_about, involved
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.runtimeconfig import config_name, resolve
 from aim_core.service import adapter_artifacts
-from aim_core.artifact.usage import in_use, usage
-from aim_core.artifact.keys import CACHE_BY_ARTIFACT, SVC_BY_CACHE, POD_BY_CLAIM, SVC_BY_ADAPTER,  _ns, _cache_label, _waiting, _deleting, _service_uses, _claims, _complete, _storage_view, _allocated, parse_quota
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 DOWNLOAD_IMAGE_ENV = "AIM_ARTIFACT_DOWNLOAD_IMAGE"
 
@@ -79,14 +94,12 @@ CACHE_BY_TEMPLATE = "artifact:cache-by-template"  # template caches by (namespac
 BY_CLAIM = "artifact:by-claim"  # artifacts by (namespace, status.persistentVolumeClaim)
 
 
-
 class ArtifactController(Controller):
     name: ClassVar[str] = "artifact"
     resource: ClassVar[ResourceRef] = ARTIFACTS
 
     def __init__(self, default_image: str | None = None) -> None:
-        self.default_image = (default_image or os.environ.get(DOWNLOAD_IMAGE_ENV, "").strip()
-                              or DEFAULT_DOWNLOAD_IMAGE)
+        self.default_image = default_image or os.environ.get(DOWNLOAD_IMAGE_ENV, "").strip() or DEFAULT_DOWNLOAD_IMAGE
         self._store: Store | None = None
         # Quota decisions made but not yet in the store (issue 18): storage planned for an artifact whose
         # status.allocatedSize is not stored yet, and artifacts chosen for eviction whose deletion is not seen yet.
@@ -100,18 +113,28 @@ class ArtifactController(Controller):
         index_events(store)
         store.add_index(ARTIFACTS, BY_LABEL, lambda a: [(_ns(a), sanitize_label_value(a["metadata"]["name"]))])
         store.add_index(ARTIFACTS, BY_NAMESPACE, lambda a: [_ns(a)])
-        store.add_index(ARTIFACTS, BY_CONFIG, lambda a: [(_ns(a), config_name(a.get("spec"))),
-                                                          (None, config_name(a.get("spec")))])
+        store.add_index(
+            ARTIFACTS, BY_CONFIG, lambda a: [(_ns(a), config_name(a.get("spec"))), (None, config_name(a.get("spec")))]
+        )
         store.add_index(ARTIFACTS, WAITING, lambda a: [True] if _waiting(a) else [])
-        store.add_index(ARTIFACTS, BY_CLAIM, lambda a: [(_ns(a), status_of(a).get("persistentVolumeClaim"))]
-                        if status_of(a).get("persistentVolumeClaim") else [])
+        store.add_index(
+            ARTIFACTS,
+            BY_CLAIM,
+            lambda a: (
+                [(_ns(a), status_of(a).get("persistentVolumeClaim"))]
+                if status_of(a).get("persistentVolumeClaim")
+                else []
+            ),
+        )
         store.add_index(PODS, POD_BY_CLAIM, _claims)
         for ref in (JOBS, PODS, PVCS):
             store.add_index(ref, CHILD_BY_LABEL, _cache_label)
-        store.add_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, lambda c: [
-            (_ns(c), name) for name in (status_of(c).get("artifacts") or {})])
-        store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [
-            (_ns(c), spec_of(c).get("templateName") or "")])
+        store.add_index(
+            TEMPLATE_CACHES,
+            CACHE_BY_ARTIFACT,
+            lambda c: [(_ns(c), name) for name in (status_of(c).get("artifacts") or {})],
+        )
+        store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), spec_of(c).get("templateName") or "")])
         store.add_index(SERVICES, SVC_BY_CACHE, _service_uses)
         store.add_index(SERVICES, SVC_BY_ADAPTER, lambda s: [(_ns(s), a) for a in adapter_artifacts(s)])
 
@@ -199,15 +222,23 @@ class ArtifactController(Controller):
         # Our Jobs, their pods and our PVCs (labelled), and the serving pods that mount artifact PVCs (usage, F76):
         # a pod of another kind mounting one is not seen (the cluster's other pods are never sent).
         ours = Selection(label_selector=lbl.CACHE_NAME_LABEL)
-        return {JOBS: [ours], PODS: [ours, Selection(label_selector=lbl.KSERVE_ISVC_LABEL)], PVCS: [ours],
-                ROLE_BINDINGS: [Selection(field_selector=f"metadata.name={children.STATUS_UPDATER}")]}
+        return {
+            JOBS: [ours],
+            PODS: [ours, Selection(label_selector=lbl.KSERVE_ISVC_LABEL)],
+            PVCS: [ours],
+            ROLE_BINDINGS: [Selection(field_selector=f"metadata.name={children.STATUS_UPDATER}")],
+        }
 
     def store_filters(self) -> dict[ResourceRef, Any]:
         labelled = lambda obj: lbl.CACHE_NAME_LABEL in (meta_of(obj).get("labels") or {})  # noqa: E731
         return {
             JOBS: labelled,
-            PODS: lambda pod: labelled(pod) or any(  # our Job pods, and pods mounting claims (usage, F76)
-                "persistentVolumeClaim" in v for v in spec_of(pod).get("volumes") or ()),
+            PODS: lambda pod: (
+                labelled(pod)
+                or any(  # our Job pods, and pods mounting claims (usage, F76)
+                    "persistentVolumeClaim" in v for v in spec_of(pod).get("volumes") or ()
+                )
+            ),
             PVCS: labelled,
             ROLE_BINDINGS: lambda obj: obj["metadata"]["name"] == children.STATUS_UPDATER,
         }
@@ -282,8 +313,9 @@ class ArtifactController(Controller):
         freed (for them) and never chosen again. This reconcile's own decision is then recorded before any other
         worker runs, so a burst of artifacts never exceeds a limit and no eviction frees more than needed.
         """
-        limited = observed.pvc is None and (observed.quota.cluster_limit is not None
-                                            or observed.quota.namespace_limit is not None)
+        limited = observed.pvc is None and (
+            observed.quota.cluster_limit is not None or observed.quota.namespace_limit is not None
+        )
         if not limited or self._store is None:
             return plan_artifact(obj, observed)
         key = (_ns(obj), obj["metadata"]["name"])

@@ -18,8 +18,6 @@ POD_BY_CLAIM = "artifact:pod-by-claim"  # pods (not our own) by (namespace, clai
 SVC_BY_ADAPTER = "artifact:svc-by-adapter"  # services by (namespace, artifact in status.adapters)
 
 
-
-
 def _ns(obj: Obj) -> str:
     return meta_of(obj).get("namespace") or ""
 
@@ -30,8 +28,10 @@ def _cache_label(obj: Obj) -> list[tuple[str, str]]:
 
 
 def _waiting(artifact: Obj) -> bool:
-    return any(c.get("type") == "CachePvcReady" and c.get("reason") in _WAITING_REASONS
-               for c in status_of(artifact).get("conditions") or ())
+    return any(
+        c.get("type") == "CachePvcReady" and c.get("reason") in _WAITING_REASONS
+        for c in status_of(artifact).get("conditions") or ()
+    )
 
 
 def _deleting(obj: Obj) -> bool:
@@ -41,8 +41,11 @@ def _deleting(obj: Obj) -> bool:
 def _service_uses(svc: Obj) -> list[tuple[str, str]]:
     """``(namespace, name)`` of the caches (by name) and templates (by name) a service uses."""
     ns, spec, status = _ns(svc), spec_of(svc), status_of(svc)
-    names = {((status.get("cache") or {}).get("templateCacheRef") or {}).get("name"),
-             (spec.get("template") or {}).get("name"), (status.get("resolvedTemplate") or {}).get("name")}
+    names = {
+        ((status.get("cache") or {}).get("templateCacheRef") or {}).get("name"),
+        (spec.get("template") or {}).get("name"),
+        (status.get("resolvedTemplate") or {}).get("name"),
+    }
     return [(ns, n) for n in names if n]
 
 
@@ -52,8 +55,11 @@ def _claims(pod: Obj) -> list[tuple[str, str]]:
     if lbl.CACHE_NAME_LABEL in labels:
         return []
     volumes = spec_of(pod).get("volumes") or ()
-    return [(_ns(pod), v["persistentVolumeClaim"]["claimName"]) for v in volumes
-            if (v.get("persistentVolumeClaim") or {}).get("claimName")]
+    return [
+        (_ns(pod), v["persistentVolumeClaim"]["claimName"])
+        for v in volumes
+        if (v.get("persistentVolumeClaim") or {}).get("claimName")
+    ]
 
 
 def _running(pod: Obj) -> bool:

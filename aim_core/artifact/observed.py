@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from aim_core.runtimeconfig import Resolution
 from aim_core.reconcile.obj import Obj
+from aim_core.runtimeconfig import Resolution
 
 
 @attrs.frozen

@@ -30,7 +30,6 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.quantities import canonical
 from aim_core.api.artifact import DEFAULT_DOWNLOAD_IMAGE
 from aim_core.artifact import children
 from aim_core.artifact.observed import Observed
@@ -42,6 +41,7 @@ from aim_core.artifact.progress import (
     was_downloaded,
 )
 from aim_core.artifact.quantities import GIB, INT64_MAX, display_size, gib_with_headroom
+from aim_core.artifact.storage import EVICTION_REQUEUE, _label, _plan_pvc
 from aim_core.artifact.validation import (
     effective_filter,
     filter_json,
@@ -50,20 +50,19 @@ from aim_core.artifact.validation import (
     source_problems,
     spec_size,
 )
-from aim_core.reconcile.health import Category, Health, State
-from aim_core.reconcile.workloads import inspect_job, inspect_pods, inspect_pvc
 from aim_core.reconcile import labels as lbl
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import (
     artifact_pvc_name,
     check_size_job_name,
     download_job_name,
 )
-from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
-from aim_core.reconcile.resources import JOBS, ROLE_BINDINGS
-from aim_core.runtimeconfig import Placement, resolve_placement
-from aim_core.runtimeconfig import pvc_headroom_percent
-from aim_core.artifact.storage import EVICTION_REQUEUE, _label, _plan_pvc
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
+from aim_core.reconcile.quantities import canonical
+from aim_core.reconcile.resources import JOBS, ROLE_BINDINGS
+from aim_core.reconcile.workloads import inspect_job, inspect_pods, inspect_pvc
+from aim_core.runtimeconfig import Placement, pvc_headroom_percent, resolve_placement
 
 OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output again
 # Progress needs no polling (upstream looks every 10 s): Jobs, pods and the PVC re-trigger the
@@ -92,8 +91,7 @@ def _newest(pods: tuple[Obj, ...]) -> tuple[Obj, ...]:
     """Only the latest attempt's pod: an earlier failed attempt does not fail a Job that is retrying."""
     if not pods:
         return ()
-    return (max(pods, key=lambda p: (meta_of(p).get("creationTimestamp") or "",
-                                     meta_of(p).get("name") or "")),)
+    return (max(pods, key=lambda p: (meta_of(p).get("creationTimestamp") or "", meta_of(p).get("name") or "")),)
 
 
 def _component_pods(pods: tuple[Obj, ...], component: str, job: Obj | None) -> tuple[Obj, ...]:
@@ -127,8 +125,10 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     size, size_problem = spec_size(spec)
     problems = source_problems(uri) + ([size_problem] if size_problem else [])
     problems += filter_problems(spec.get("downloadFilter"), "spec.downloadFilter")
-    problems += filter_problems((ob.config.spec.get("storage") or {}).get("downloadFilter"),
-                                f"runtime config {ob.config.name!r} storage.downloadFilter")
+    problems += filter_problems(
+        (ob.config.spec.get("storage") or {}).get("downloadFilter"),
+        f"runtime config {ob.config.name!r} storage.downloadFilter",
+    )
     problems += object_problems(spec, ob.config.spec, ob.config.name)
     if problems:
         plan.issue(Category.INVALID_SPEC, "InvalidSpec", "; ".join(problems))
@@ -168,9 +168,12 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     headroom = int(own_headroom) if own_headroom is not None else pvc_headroom_percent(ob.config.spec)
     gib = gib_with_headroom(size, headroom)
     if gib * GIB > INT64_MAX:
-        plan.issue(Category.INVALID_SPEC, "InvalidSpec",
-                   f"{display_size(size)} plus {headroom}% headroom is more storage than a volume can request; "
-                   "lower spec.size or storage.pvcHeadroomPercent")
+        plan.issue(
+            Category.INVALID_SPEC,
+            "InvalidSpec",
+            f"{display_size(size)} plus {headroom}% headroom is more storage than a volume can request; "
+            "lower spec.size or storage.pvcHeadroomPercent",
+        )
         return plan
     pvc_name = artifact_pvc_name(name, uid)
     done_before = was_downloaded(status)
@@ -212,11 +215,28 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
             waiting = "the PVC" if pvc is None else f"RoleBinding {children.STATUS_UPDATER}"
             plan.component("DownloadJob", Health.progressing("ResourceNotReady", f"waiting for {waiting}"))
         else:
-            env = children.download_env(artifact=name, namespace=ns, size_bytes=size, config_env=config_env,
-                                        artifact_env=artifact_env, filter_json=flt_json)
-            plan.want(JOBS, children.download_job(name=job_name, artifact=_label(name), namespace=ns,
-                                                  source_uri=uri, image=image, env=env, pvc=pvc_name,
-                                                  pull_secrets=secrets, placement=placement))
+            env = children.download_env(
+                artifact=name,
+                namespace=ns,
+                size_bytes=size,
+                config_env=config_env,
+                artifact_env=artifact_env,
+                filter_json=flt_json,
+            )
+            plan.want(
+                JOBS,
+                children.download_job(
+                    name=job_name,
+                    artifact=_label(name),
+                    namespace=ns,
+                    source_uri=uri,
+                    image=image,
+                    env=env,
+                    pvc=pvc_name,
+                    pull_secrets=secrets,
+                    placement=placement,
+                ),
+            )
             plan.component("DownloadJob", Health.progressing("ResourceNotReady", f"creating download Job {job_name}"))
         return plan
     job_health = inspect_job(job)
@@ -256,8 +276,16 @@ def _older(job: Obj, pvc: Obj) -> bool:
     return born is not None and volume is not None and born < volume
 
 
-def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env: list[Any], artifact_env: list[Any],
-                     flt_json: str, placement: Placement | None = None) -> int | None:
+def _plan_size_check(
+    plan: Plan,
+    obj: Obj,
+    ob: Observed,
+    image: str,
+    config_env: list[Any],
+    artifact_env: list[Any],
+    flt_json: str,
+    placement: Placement | None = None,
+) -> int | None:
     """Run or read the check-size Job; the size once its output is in."""
     meta, spec = obj["metadata"], spec_of(obj)
     name, ns = meta["name"], meta.get("namespace") or ""
@@ -265,9 +293,19 @@ def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env:
     job_name = check_size_job_name(name, meta.get("uid") or "")
     if job is None:
         env = children.check_size_env(config_env, artifact_env, flt_json)
-        plan.want(JOBS, children.check_size_job(name=job_name, artifact=_label(name), namespace=ns,
-                                                source_uri=spec.get("sourceUri") or "", image=image, env=env,
-                                                pull_secrets=spec.get("imagePullSecrets"), placement=placement))
+        plan.want(
+            JOBS,
+            children.check_size_job(
+                name=job_name,
+                artifact=_label(name),
+                namespace=ns,
+                source_uri=spec.get("sourceUri") or "",
+                image=image,
+                env=env,
+                pull_secrets=spec.get("imagePullSecrets"),
+                placement=placement,
+            ),
+        )
         plan.component("CheckSizeJob", Health.progressing("ResourceNotReady", f"creating size-check Job {job_name}"))
         return None
     job_health = inspect_job(job)
@@ -281,14 +319,18 @@ def _plan_size_check(plan: Plan, obj: Obj, ob: Observed, image: str, config_env:
     succeeded = [p for p in pods if status_of(p).get("phase") == "Succeeded"]
     logs = [ob.logs[p["metadata"]["name"]] for p in _newest(tuple(succeeded)) if p["metadata"]["name"] in ob.logs]
     if not logs:
-        plan.component("CheckSizeOutput", Health.progressing(
-            "WaitingForOutput", f"size-check Job {job_name} finished; reading its output"))
+        plan.component(
+            "CheckSizeOutput",
+            Health.progressing("WaitingForOutput", f"size-check Job {job_name} finished; reading its output"),
+        )
         plan.requeue(OUTPUT_REQUEUE)
         return None
     size, problem = parse_check_size(logs[0])
     if size is None:
-        plan.component("CheckSizeOutput", Health(State.FAILED, "InvalidSizeOutput",
-                                                 f"{problem}; the check runs again when Job {job_name} expires"))
+        plan.component(
+            "CheckSizeOutput",
+            Health(State.FAILED, "InvalidSizeOutput", f"{problem}; the check runs again when Job {job_name} expires"),
+        )
         return None
     adapter = parse_check_adapter(logs[0])
     if adapter is not None:  # a LoRA adapter's config, before the download (issue 22)

@@ -36,12 +36,12 @@ def parse_check_size(log: str) -> tuple[int | None, str]:
     """
     lines = [line.strip() for line in log.splitlines() if line.strip()]
     if not lines:
-        return None, "the size check printed nothing; it must print a line {\"url\": ..., \"sizeBytes\": N}"
+        return None, 'the size check printed nothing; it must print a line {"url": ..., "sizeBytes": N}'
     result = _result_line(lines)
     if result is None:
         last = lines[-1]
         shown = last if len(last) <= 200 else last[:197] + "..."
-        return None, f"the size check printed no result line {{\"url\": ..., \"sizeBytes\": N}} (not JSON: {shown})"
+        return None, f'the size check printed no result line {{"url": ..., "sizeBytes": N}} (not JSON: {shown})'
     line, data = result
     shown = line if len(line) <= 200 else line[:197] + "..."
     size = data.get("sizeBytes")
@@ -59,7 +59,9 @@ def parse_check_adapter(log: str) -> dict[str, Any] | None:
     if not isinstance(adapter, dict):
         return None
     keep = {"baseModel": str, "rank": int, "alpha": int, "problem": str}
-    return {k: v for k, v in adapter.items() if k in keep and isinstance(v, keep[k]) and not isinstance(v, bool)} or None
+    return {
+        k: v for k, v in adapter.items() if k in keep and isinstance(v, keep[k]) and not isinstance(v, bool)
+    } or None
 
 
 def discovered_size(status: Obj) -> int | None:
@@ -77,8 +79,9 @@ def _condition(status: Obj, type_: str) -> Obj | None:
 def was_downloaded(status: Obj) -> bool:
     """Whether an earlier reconcile saw the download Job succeed (Ready and ``DownloadComplete`` Verified)."""
     cond = _condition(status, DOWNLOAD_COMPLETE) or {}
-    return status.get("status") == State.READY.value and cond.get("status") == "True" \
-        and cond.get("reason") == "Verified"
+    return (
+        status.get("status") == State.READY.value and cond.get("status") == "True" and cond.get("reason") == "Verified"
+    )
 
 
 def download_condition(reason: str, message: str) -> dict[str, Any]:

@@ -71,7 +71,8 @@ def decide(need: int, namespace: str, quota: Quota, usage: Usage) -> Decision:
         if missing > 0:
             problems.append(
                 f"namespace {namespace} would hold {gib(usage.namespace_bytes + need)} of artifact storage, over its "
-                f"limit of {gib(quota.namespace_limit)} ({gib(usage.namespace_bytes)} in use)")
+                f"limit of {gib(quota.namespace_limit)} ({gib(usage.namespace_bytes)} in use)"
+            )
     if quota.cluster_limit is not None:
         freed = sum(c.allocated_bytes for c in chosen)
         excess = usage.cluster_bytes - freed + need - quota.cluster_limit
@@ -79,15 +80,25 @@ def decide(need: int, namespace: str, quota: Quota, usage: Usage) -> Decision:
         if missing > 0:
             problems.append(
                 f"the cluster would hold {gib(usage.cluster_bytes + need)} of artifact storage, over its limit of "
-                f"{gib(quota.cluster_limit)} ({gib(usage.cluster_bytes)} in use)")
+                f"{gib(quota.cluster_limit)} ({gib(usage.cluster_bytes)} in use)"
+            )
     if problems:
         evictable = sum(c.allocated_bytes for c in order)
-        hint = (f"; idle artifacts with a retention priority hold only {gib(evictable)}" if order
-                else "; no idle artifact with a retention priority can be evicted")
-        return Decision(False, (), "; ".join(problems) + hint +
-                        f" ({quota.source}: raise the limit, delete unused artifacts or give them a retentionPriority)")
+        hint = (
+            f"; idle artifacts with a retention priority hold only {gib(evictable)}"
+            if order
+            else "; no idle artifact with a retention priority can be evicted"
+        )
+        return Decision(
+            False,
+            (),
+            "; ".join(problems)
+            + hint
+            + f" ({quota.source}: raise the limit, delete unused artifacts or give them a retentionPriority)",
+        )
     if not chosen:
         return Decision(True)
     names = ", ".join(f"{c.namespace}/{c.name}" for c in chosen)
-    return Decision(False, tuple(chosen),
-                    f"evicting idle artifacts {names} to free {gib(sum(c.allocated_bytes for c in chosen))}")
+    return Decision(
+        False, tuple(chosen), f"evicting idle artifacts {names} to free {gib(sum(c.allocated_bytes for c in chosen))}"
+    )

@@ -12,25 +12,29 @@ from aim_core.reconcile.naming import (
     sanitize_label_value,
 )
 from aim_core.reconcile.obj import Obj, spec_of
-from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile.plan import Deletion, Plan
+from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile.resources import ARTIFACTS, PVCS, TEMPLATE_CACHES
 
 EVICTION_REQUEUE = 5.0
 QUOTA_REQUEUE = 60.0
+
+
 def _label(name: str) -> str:
     """The ``cache.name`` label value of an artifact (names over 63 characters are cut)."""
     return sanitize_label_value(name) or "artifact"
 
 
-def _plan_pvc(plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib: int, headroom: int,
-              done_before: bool) -> bool:
+def _plan_pvc(
+    plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib: int, headroom: int, done_before: bool
+) -> bool:
     """Plan the PVC if the quota allows (evicting idle artifacts first when needed); whether it was planned."""
     meta, spec = obj["metadata"], spec_of(obj)
     name, ns = meta["name"], meta.get("namespace") or ""
     if ob.quota.problems:
-        plan.component("CachePvc", Health.error(Category.INVALID_SPEC, "InvalidStorageQuota",
-                                                "; ".join(ob.quota.problems)))
+        plan.component(
+            "CachePvc", Health.error(Category.INVALID_SPEC, "InvalidStorageQuota", "; ".join(ob.quota.problems))
+        )
         return False
     decision = decide(gib * GIB, ns, ob.quota, ob.usage)
     if decision.victims or decision.fits:
@@ -43,18 +47,36 @@ def _plan_pvc(plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib:
         plan.requeue(EVICTION_REQUEUE)
         return False
     if not decision.fits:
-        plan.component("CachePvc", Health.error(Category.RESOURCE_EXHAUSTION, "StorageQuotaExceeded",
-                                                f"no PVC of {gib}Gi for this artifact: {decision.message}",
-                                                state=State.PENDING))
+        plan.component(
+            "CachePvc",
+            Health.error(
+                Category.RESOURCE_EXHAUSTION,
+                "StorageQuotaExceeded",
+                f"no PVC of {gib}Gi for this artifact: {decision.message}",
+                state=State.PENDING,
+            ),
+        )
         plan.requeue(QUOTA_REQUEUE)
         return False
-    storage_class = spec.get("storageClassName") or (ob.config.spec.get("storage") or {}).get(
-        "defaultStorageClassName") or ""
-    template_created = ((meta.get("labels") or {}).get(lbl.TEMPLATE_CREATED_LABEL) == "true")
-    plan.want(PVCS, children.pvc(name=pvc_name, artifact=_label(name), namespace=ns,
-                                 source_uri=spec.get("sourceUri") or "", gib=gib, storage_class=storage_class,
-                                 template_created=template_created))
+    storage_class = (
+        spec.get("storageClassName") or (ob.config.spec.get("storage") or {}).get("defaultStorageClassName") or ""
+    )
+    template_created = (meta.get("labels") or {}).get(lbl.TEMPLATE_CREATED_LABEL) == "true"
+    plan.want(
+        PVCS,
+        children.pvc(
+            name=pvc_name,
+            artifact=_label(name),
+            namespace=ns,
+            source_uri=spec.get("sourceUri") or "",
+            gib=gib,
+            storage_class=storage_class,
+            template_created=template_created,
+        ),
+    )
     why = "the volume was deleted; creating it again" if done_before else f"creating PVC {pvc_name}"
     plan.component("CachePvc", Health.progressing("ResourceNotReady", why))
-    plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": canonical(f"{gib}Gi"), "headroomPercent": headroom})
+    plan.status.update(
+        {"persistentVolumeClaim": pvc_name, "allocatedSize": canonical(f"{gib}Gi"), "headroomPercent": headroom}
+    )
     return True

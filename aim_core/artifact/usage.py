@@ -46,24 +46,30 @@ def in_use(store: Store, artifact: Obj) -> tuple[bool, tuple[str, ...]]:
         if _deleting(cache):
             continue
         owners = meta_of(cache).get("ownerReferences") or ()
-        users = [s for key in ((ns, cache["metadata"]["name"]),
-                               (ns, spec_of(cache).get("templateName") or ""))
-                 for s in store.by_index(SERVICES, SVC_BY_CACHE, key) if not _deleting(s)]
+        users = [
+            s
+            for key in ((ns, cache["metadata"]["name"]), (ns, spec_of(cache).get("templateName") or ""))
+            for s in store.by_index(SERVICES, SVC_BY_CACHE, key)
+            if not _deleting(s)
+        ]
         if users or any(o.get("kind") in _TEMPLATE_KINDS for o in owners):
             used = True
         else:
             idle.append(cache["metadata"]["name"])
     return used, tuple(sorted(idle))
 
+
 def retention(store: Store, artifact: Obj) -> int | None:
     own = spec_of(artifact).get("retentionPriority")
     if isinstance(own, int) and not isinstance(own, bool):
         return own
     name = config_name(artifact.get("spec"))
-    config = resolve(name, store.get(RUNTIME_CONFIGS, _ns(artifact), name),
-                     store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
+    config = resolve(
+        name, store.get(RUNTIME_CONFIGS, _ns(artifact), name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name)
+    )
     value = (config.spec.get("artifact") or {}).get("defaultRetentionPriority")
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
 
 def usage(store: Store, artifact: Obj) -> Usage:
     ns, me = _ns(artifact), artifact["metadata"].get("uid") or artifact["metadata"]["name"]
@@ -81,9 +87,16 @@ def usage(store: Store, artifact: Obj) -> Usage:
             namespace += allocated
         status = status_of(other)
         used, idle = in_use(store, other)
-        candidates.append(Candidate(
-            namespace=_ns(other), name=meta["name"], allocated_bytes=allocated,
-            ready=status.get("status") == "Ready", in_use=used,
-            retention_priority=retention(store, other),
-            last_used=status.get("lastUsed") or meta.get("creationTimestamp") or "", caches=idle))
+        candidates.append(
+            Candidate(
+                namespace=_ns(other),
+                name=meta["name"],
+                allocated_bytes=allocated,
+                ready=status.get("status") == "Ready",
+                in_use=used,
+                retention_priority=retention(store, other),
+                last_used=status.get("lastUsed") or meta.get("creationTimestamp") or "",
+                caches=idle,
+            )
+        )
     return Usage(cluster, namespace, tuple(candidates))

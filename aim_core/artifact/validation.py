@@ -93,9 +93,9 @@ def _pattern_problem(pattern: Any) -> str | None:
     while i < len(pattern):
         if pattern[i] == "[":
             j = i + 1
-            if pattern[j:j + 1] == "!":
+            if pattern[j : j + 1] == "!":
                 j += 1
-            if pattern[j:j + 1] == "]":
+            if pattern[j : j + 1] == "]":
                 j += 1  # a ']' right after '[' or '[!' is a literal member
             end = pattern.find("]", j)
             if end < 0:
@@ -135,8 +135,10 @@ def effective_filter(spec: Mapping[str, Any], config: Mapping[str, Any]) -> tupl
     ``storage.downloadFilter``, then :data:`DEFAULT_FILTER`. ``{}`` is a
     filter (everything), not an absence.
     """
-    for value, where in ((spec.get("downloadFilter"), "spec.downloadFilter"),
-                         ((config.get("storage") or {}).get("downloadFilter"), "runtime config storage.downloadFilter")):
+    for value, where in (
+        (spec.get("downloadFilter"), "spec.downloadFilter"),
+        ((config.get("storage") or {}).get("downloadFilter"), "runtime config storage.downloadFilter"),
+    ):
         if isinstance(value, Mapping):
             return {k: list(value[k]) for k in ("include", "exclude") if value.get(k) is not None}, where
     return dict(DEFAULT_FILTER), "default"
@@ -157,8 +159,10 @@ def env_problems(env: Any, where: str) -> list[str]:
     for entry in env or ():
         name = entry.get("name") if isinstance(entry, Mapping) else None
         if not isinstance(name, str) or not _ENV_NAME.match(name):
-            problems.append(f"{where}: {name!r} is not a valid environment variable name (letters, digits, '_', "
-                            "'-' and '.', not starting with a digit)")
+            problems.append(
+                f"{where}: {name!r} is not a valid environment variable name (letters, digits, '_', "
+                "'-' and '.', not starting with a digit)"
+            )
     return problems
 
 
@@ -166,9 +170,13 @@ def object_problems(spec: Mapping[str, Any], config: Mapping[str, Any], config_n
     """Names and values the API server would refuse in the artifact's Jobs and PVC."""
     problems = env_problems(spec.get("env"), "spec.env")
     problems += env_problems(config.get("env"), f"runtime config {config_name!r} env")
-    for value, where in ((spec.get("storageClassName"), "spec.storageClassName"),
-                         ((config.get("storage") or {}).get("defaultStorageClassName"),
-                          f"runtime config {config_name!r} storage.defaultStorageClassName")):
+    for value, where in (
+        (spec.get("storageClassName"), "spec.storageClassName"),
+        (
+            (config.get("storage") or {}).get("defaultStorageClassName"),
+            f"runtime config {config_name!r} storage.defaultStorageClassName",
+        ),
+    ):
         if value and (len(value) > 253 or not _SUBDOMAIN.match(value)):
             problems.append(f"{where} {value!r} is not a valid storage class name (lower-case DNS subdomain)")
     for secret in spec.get("imagePullSecrets") or ():

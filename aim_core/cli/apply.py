@@ -21,21 +21,44 @@ FIELD_MANAGER = "aim-engine-apply"
 PAUSED = "aim.eai.amd.com/reconciliation-paused"
 # Set by the server, or naming objects by a uid the file cannot know (the garbage collector would delete an
 # object whose owner's uid does not exist).
-_SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink",
-                  "ownerReferences")
+_SERVER_FIELDS = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+    "selfLink",
+    "ownerReferences",
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("apply", help="apply manifests (server-side), optionally with their status",
-                       description=__doc__.split("\n\n")[1] if __doc__ else None)
-    p.add_argument("-f", "--filename", action="append", required=True, metavar="PATH",
-                   help="files or folders of YAML manifests (repeatable)")
-    p.add_argument("-n", "--namespace", default=None,
-                   help="namespace of namespaced objects that name none (default: the context's, else default)")
+    p = sub.add_parser(
+        "apply",
+        help="apply manifests (server-side), optionally with their status",
+        description=__doc__.split("\n\n")[1] if __doc__ else None,
+    )
+    p.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        required=True,
+        metavar="PATH",
+        help="files or folders of YAML manifests (repeatable)",
+    )
+    p.add_argument(
+        "-n",
+        "--namespace",
+        default=None,
+        help="namespace of namespaced objects that name none (default: the context's, else default)",
+    )
     p.add_argument("--with-status", action="store_true", help="also write each object's status")
     p.add_argument("--status-only", action="store_true", help="write only the status (objects must exist)")
-    p.add_argument("--freeze", action="store_true",
-                   help=f"add the annotation {PAUSED}: \"true\" so the operator does not change them")
+    p.add_argument(
+        "--freeze",
+        action="store_true",
+        help=f'add the annotation {PAUSED}: "true" so the operator does not change them',
+    )
     add_cluster_options(p)
     p.set_defaults(func=apply)
 
@@ -63,15 +86,27 @@ def apply(args: argparse.Namespace) -> int:
     from aim_core.reconcile import resources
     from aim_core.reconcile.errors import ApiError, NetworkError
 
-    refs = {(r.api_version, r.kind): r for r in (*resources.AIM_RESOURCES, resources.NAMESPACES, resources.NODES,
-                                                 resources.SECRETS, resources.CONFIG_MAPS, resources.PVCS)}
+    refs = {
+        (r.api_version, r.kind): r
+        for r in (
+            *resources.AIM_RESOURCES,
+            resources.NAMESPACES,
+            resources.NODES,
+            resources.SECRETS,
+            resources.CONFIG_MAPS,
+            resources.PVCS,
+        )
+    }
     docs = load_documents([Path(p) for p in args.filename])
     docs.sort(key=lambda d: d.get("kind") != "Namespace")  # namespaces before what goes into them
-    unknown = sorted({f"{d.get('apiVersion')}/{d.get('kind')}" for d in docs
-                      if (d.get("apiVersion"), d.get("kind")) not in refs})
+    unknown = sorted(
+        {f"{d.get('apiVersion')}/{d.get('kind')}" for d in docs if (d.get("apiVersion"), d.get("kind")) not in refs}
+    )
     if unknown:
-        error(f"cannot apply {', '.join(unknown)}: only AIM kinds, Namespaces, Nodes, Secrets, ConfigMaps and "
-              "PVCs; use kubectl apply for the others")
+        error(
+            f"cannot apply {', '.join(unknown)}: only AIM kinds, Namespaces, Nodes, Secrets, ConfigMaps and "
+            "PVCs; use kubectl apply for the others"
+        )
         return 2
 
     async def go() -> int:
@@ -87,8 +122,14 @@ def apply(args: argparse.Namespace) -> int:
                     await cluster.apply(ref, obj, field_manager=FIELD_MANAGER)
                     done.append("applied")
                 if (args.with_status or args.status_only) and doc.get("status"):
-                    await cluster.patch(ref, meta.get("namespace"), meta["name"], {"status": doc["status"]},
-                                        subresource="status", field_manager=FIELD_MANAGER)
+                    await cluster.patch(
+                        ref,
+                        meta.get("namespace"),
+                        meta["name"],
+                        {"status": doc["status"]},
+                        subresource="status",
+                        field_manager=FIELD_MANAGER,
+                    )
                     done.append("status written")
                 sys.stdout.write(f"{shown} {', '.join(done) or 'unchanged (no status)'}\n")
         return 0

@@ -14,10 +14,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = art.add_parser("check-size", help='print {"url": ..., "sizeBytes": N} for a source (last output line)')
     a.add_argument("source_uri", help="hf://[<org>/]<model>[@<revision>] or s3://<bucket>/<prefix>")
     a.set_defaults(func=check_size)
-    a = art.add_parser("storage-initializer",
-                       help="KServe storage-initializer entrypoint: download each <source-uri> into its <destination>")
-    a.add_argument("pairs", nargs="+", metavar="SOURCE DESTINATION",
-                   help="pairs of hf:// or s3:// source and destination folder (KServe passes <storageUri> /mnt/models)")
+    a = art.add_parser(
+        "storage-initializer",
+        help="KServe storage-initializer entrypoint: download each <source-uri> into its <destination>",
+    )
+    a.add_argument(
+        "pairs",
+        nargs="+",
+        metavar="SOURCE DESTINATION",
+        help="pairs of hf:// or s3:// source and destination folder (KServe passes <storageUri> /mnt/models)",
+    )
     a.set_defaults(func=storage_initializer)
 
 

@@ -119,10 +119,16 @@ async def describe_service(cluster: Any, plugins: Any, namespace: str, name: str
     if providers.runtime is not None:
         runtime_link = await _serving(cluster, service, providers.runtime, serving, namespace)
         root.children.append(runtime_link)
-    if providers.autoscaler is not None and runtime_link is not None and (
-            _service_condition(service, "HPAReady") or _autoscaled(service)):
-        runtime_link.children.append(await _scaling(cluster, service, providers.autoscaler, serving, namespace,
-                                                    runtime_ready=runtime_link.state == "Ready"))
+    if (
+        providers.autoscaler is not None
+        and runtime_link is not None
+        and (_service_condition(service, "HPAReady") or _autoscaled(service))
+    ):
+        runtime_link.children.append(
+            await _scaling(
+                cluster, service, providers.autoscaler, serving, namespace, runtime_ready=runtime_link.state == "Ready"
+            )
+        )
     root.children += await _adapters(cluster, service, namespace)
     if providers.route is not None:
         route = route_name(name, namespace)
@@ -130,11 +136,19 @@ async def describe_service(cluster: Any, plugins: Any, namespace: str, name: str
         cond = _service_condition(service, "HTTPRouteReady")
         if live is not None:
             health = providers.route.health(live)
-            root.children.append(Link(providers.route.resource.kind, route, namespace, health.state.value,
-                                      health.reason, health.message))
+            root.children.append(
+                Link(providers.route.resource.kind, route, namespace, health.state.value, health.reason, health.message)
+            )
         elif cond is not None:
-            root.children.append(_missing(providers.route.resource.kind, route, namespace,
-                                          cond.get("message") or "not created yet", cond.get("reason") or ""))
+            root.children.append(
+                _missing(
+                    providers.route.resource.kind,
+                    route,
+                    namespace,
+                    cond.get("message") or "not created yet",
+                    cond.get("reason") or "",
+                )
+            )
     return root
 
 
@@ -145,32 +159,55 @@ async def _adapters(cluster: Any, service: Mapping[str, Any], namespace: str) ->
     for adapter in (service.get("spec") or {}).get("adapters") or ():
         name = adapter.get("name") or "?"
         entry = reported.get(name) or {}
-        link = Link("Adapter", name, None, entry.get("state") or "Pending", entry.get("reason") or "",
-                    entry.get("message") or "not reported yet",
-                    details={"sourceUri": adapter.get("sourceUri"), **(
-                        {k: entry[k] for k in ("baseModel", "rank") if entry.get(k) is not None})})
+        link = Link(
+            "Adapter",
+            name,
+            None,
+            entry.get("state") or "Pending",
+            entry.get("reason") or "",
+            entry.get("message") or "not reported yet",
+            details={
+                "sourceUri": adapter.get("sourceUri"),
+                **({k: entry[k] for k in ("baseModel", "rank") if entry.get(k) is not None}),
+            },
+        )
         artifact = entry.get("artifact")
         if artifact:
             obj = await cluster.get(_AIM["AIMArtifact"], namespace, artifact)
-            link.children.append(_aim_link(obj) if obj is not None else _missing(
-                "AIMArtifact", artifact, namespace, "the service refers to it, but it does not exist"))
+            link.children.append(
+                _aim_link(obj)
+                if obj is not None
+                else _missing("AIMArtifact", artifact, namespace, "the service refers to it, but it does not exist")
+            )
         links.append(link)
     return links
 
 
-async def _scaling(cluster: Any, service: Mapping[str, Any], autoscaler: Any, serving: str, namespace: str, *,
-                   runtime_ready: bool) -> Link:
+async def _scaling(
+    cluster: Any, service: Mapping[str, Any], autoscaler: Any, serving: str, namespace: str, *, runtime_ready: bool
+) -> Link:
     """The scaler, under the objects the autoscaler says lead to it (KEDA: InferenceService -> ScaledObject -> HPA)."""
     top = parent = None
     for ref, related in autoscaler.related(serving) if isinstance(autoscaler, DescribesRelated) else ():
         live = await cluster.get(ref, namespace, related)
         if live is None:
-            link = _missing(ref.kind, related, namespace, "not created yet: the operator does not create it, the "
-                                                          "controller of the serving object does")
+            link = _missing(
+                ref.kind,
+                related,
+                namespace,
+                "not created yet: the operator does not create it, the controller of the serving object does",
+            )
         else:
             described = autoscaler.describe(live)
-            link = Link(ref.kind, related, namespace, described.health.state.value, described.health.reason,
-                        described.health.message, details=dict(described.details))
+            link = Link(
+                ref.kind,
+                related,
+                namespace,
+                described.health.state.value,
+                described.health.reason,
+                described.health.message,
+                details=dict(described.details),
+            )
         if parent is not None:
             parent.children.append(link)
         top, parent = top or link, link
@@ -178,8 +215,9 @@ async def _scaling(cluster: Any, service: Mapping[str, Any], autoscaler: Any, se
     live = await cluster.get(ref, namespace, scaler_name)
     if live is None:
         cond = _service_condition(service, "HPAReady") or {}
-        scaler = _missing(ref.kind, scaler_name, namespace, cond.get("message") or "not created yet",
-                          cond.get("reason") or "")
+        scaler = _missing(
+            ref.kind, scaler_name, namespace, cond.get("message") or "not created yet", cond.get("reason") or ""
+        )
     else:
         health = autoscaler.health(live, runtime_ready)
         scaler = Link(ref.kind, scaler_name, namespace, health.state.value, health.reason, health.message)
@@ -207,36 +245,61 @@ async def _model(cluster: Any, service: Mapping[str, Any], namespace: str) -> tu
     if spec_model.get("name"):
         wanted = spec_model["name"]
         obj = await cluster.get(_AIM["AIMModel"], namespace, wanted) or await cluster.get(
-            _AIM["AIMClusterModel"], None, wanted)
+            _AIM["AIMClusterModel"], None, wanted
+        )
         if obj is not None:
             return obj, _aim_link(obj)
-        return None, _missing("AIMModel", wanted, namespace,
-                              f"spec.model.name is {wanted!r}, but neither AIMModel {namespace}/{wanted} nor "
-                              f"AIMClusterModel {wanted} exists", _why(service, "ModelNotFound"))
+        return None, _missing(
+            "AIMModel",
+            wanted,
+            namespace,
+            f"spec.model.name is {wanted!r}, but neither AIMModel {namespace}/{wanted} nor "
+            f"AIMClusterModel {wanted} exists",
+            _why(service, "ModelNotFound"),
+        )
     what = f"image {spec_model['image']}" if spec_model.get("image") else "spec.model"
-    return None, _missing("AIMModel", "", namespace, f"no model resolved yet for {what}: {_ready_text(service)}",
-                          _why(service, "ModelNotResolved"))
+    return None, _missing(
+        "AIMModel",
+        "",
+        namespace,
+        f"no model resolved yet for {what}: {_ready_text(service)}",
+        _why(service, "ModelNotResolved"),
+    )
 
 
-async def _template(cluster: Any, service: Mapping[str, Any], namespace: str,
-                    model: Mapping[str, Any] | None) -> tuple[dict[str, Any] | None, Link]:
+async def _template(
+    cluster: Any, service: Mapping[str, Any], namespace: str, model: Mapping[str, Any] | None
+) -> tuple[dict[str, Any] | None, Link]:
     resolved = (service.get("status") or {}).get("resolvedTemplate") or {}
     named = ((service.get("spec") or {}).get("template") or {}).get("name")
     if resolved.get("name") or named:
         wanted = resolved.get("name") or named
-        kinds = ([resolved["kind"]] if resolved.get("kind") in _AIM else ["AIMServiceTemplate", "AIMClusterServiceTemplate"])
+        kinds = (
+            [resolved["kind"]] if resolved.get("kind") in _AIM else ["AIMServiceTemplate", "AIMClusterServiceTemplate"]
+        )
         for kind in kinds:
             where = None if kind == "AIMClusterServiceTemplate" else (resolved.get("namespace") or namespace)
             obj = await cluster.get(_AIM[kind], where, wanted)
             if obj is not None:
                 return obj, _aim_link(obj)
-        return None, _missing(kinds[0], wanted, namespace, f"template {wanted!r} does not exist",
-                              _why(service, "TemplateNotFound"))
+        return None, _missing(
+            kinds[0], wanted, namespace, f"template {wanted!r} does not exist", _why(service, "TemplateNotFound")
+        )
     if model is None:
-        return None, _missing("AIMServiceTemplate", "", namespace, "no template can be chosen before the model is found",
-                              "ModelNotResolved")
-    return None, _missing("AIMServiceTemplate", "", namespace, f"no template chosen yet: {_ready_text(service)}",
-                          _why(service, "TemplateNotSelected"))
+        return None, _missing(
+            "AIMServiceTemplate",
+            "",
+            namespace,
+            "no template can be chosen before the model is found",
+            "ModelNotResolved",
+        )
+    return None, _missing(
+        "AIMServiceTemplate",
+        "",
+        namespace,
+        f"no template chosen yet: {_ready_text(service)}",
+        _why(service, "TemplateNotSelected"),
+    )
 
 
 async def _cache(cluster: Any, service: Mapping[str, Any], namespace: str, template: Mapping[str, Any]) -> Link:
@@ -248,23 +311,33 @@ async def _cache(cluster: Any, service: Mapping[str, Any], namespace: str, templ
         cache = find_cache(service, template_name, caching_mode(service), await cluster.list(caches_ref, namespace))
     if cache is None:
         cond = _service_condition(service, "CacheReady") or {}
-        return _missing(caches_ref.kind, "", namespace,
-                        cond.get("message") or f"no template cache for {template_name} yet", cond.get("reason") or "")
+        return _missing(
+            caches_ref.kind,
+            "",
+            namespace,
+            cond.get("message") or f"no template cache for {template_name} yet",
+            cond.get("reason") or "",
+        )
     link = _aim_link(cache)
     artifacts_ref = _AIM["AIMArtifact"]
-    listed = ((cache.get("status") or {}).get("artifacts") or {})
+    listed = (cache.get("status") or {}).get("artifacts") or {}
     names = sorted(a.get("name") or key for key, a in listed.items())
     if not names:
         uid = cache["metadata"].get("uid")
-        names = sorted(a["metadata"]["name"] for a in await cluster.list(artifacts_ref, namespace)
-                       if any(o.get("uid") == uid for o in a["metadata"].get("ownerReferences") or ()))
+        names = sorted(
+            a["metadata"]["name"]
+            for a in await cluster.list(artifacts_ref, namespace)
+            if any(o.get("uid") == uid for o in a["metadata"].get("ownerReferences") or ())
+        )
     for artifact in names:
         obj = await cluster.get(artifacts_ref, namespace, artifact)
-        link.children.append(_aim_link(obj) if obj is not None else _missing(
-            artifacts_ref.kind, artifact, namespace, "the cache lists it, but it does not exist"))
+        link.children.append(
+            _aim_link(obj)
+            if obj is not None
+            else _missing(artifacts_ref.kind, artifact, namespace, "the cache lists it, but it does not exist")
+        )
     if not names:
-        link.children.append(_missing(artifacts_ref.kind, "", namespace, "the cache has no artifacts yet",
-                                      link.reason))
+        link.children.append(_missing(artifacts_ref.kind, "", namespace, "the cache has no artifacts yet", link.reason))
     return link
 
 

@@ -24,8 +24,12 @@ def error(message: str) -> None:
 
 def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     """``--kubeconfig`` and ``--context``, for commands that read a live cluster."""
-    parser.add_argument("--kubeconfig", default=None, metavar="FILE",
-                        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)")
+    parser.add_argument(
+        "--kubeconfig",
+        default=None,
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)",
+    )
     parser.add_argument("--context", default=None, help="kubeconfig context (default: the current one)")
 
 

@@ -8,8 +8,17 @@ import sys
 
 from aim_core.cli.common import add_cluster_options, cluster_client, error, stdout_console
 
-_STYLES = {"Ready": "green", "Running": "green", "Progressing": "yellow", "Starting": "yellow", "Pending": "yellow",
-           "Degraded": "red", "Failed": "bold red", "NotAvailable": "red", "Missing": "bold red"}
+_STYLES = {
+    "Ready": "green",
+    "Running": "green",
+    "Progressing": "yellow",
+    "Starting": "yellow",
+    "Pending": "yellow",
+    "Degraded": "red",
+    "Failed": "bold red",
+    "NotAvailable": "red",
+    "Missing": "bold red",
+}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -70,8 +79,10 @@ def details_text(details: dict) -> str:
             return "; ".join(str(v) for v in value) or "none"
         return str(value)
 
-    return "  ".join(f"{key}={value}" if not isinstance(value, dict | list) else f"{key}: {shown(value)}"
-                     for key, value in details.items())
+    return "  ".join(
+        f"{key}={value}" if not isinstance(value, dict | list) else f"{key}: {shown(value)}"
+        for key, value in details.items()
+    )
 
 
 def print_tree(chain) -> None:

@@ -13,15 +13,23 @@ _STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}  # by Finding.le
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="check the cluster (CRDs, KServe mode, GPU nodes, operator RBAC) and say how "
-                                      "to fix what is missing")
+    p = sub.add_parser(
+        "doctor",
+        help="check the cluster (CRDs, KServe mode, GPU nodes, operator RBAC) and say how to fix what is missing",
+    )
     add_cluster_options(p)
     p.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format (default text)")
     p.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
-    p.add_argument("--operator-namespace", default=None,
-                   help="namespace the operator runs in (default: $AIM_SYSTEM_NAMESPACE, else aim-system)")
-    p.add_argument("--service-account", default=DEFAULT_SERVICE_ACCOUNT,
-                   help=f"the operator's ServiceAccount (default {DEFAULT_SERVICE_ACCOUNT})")
+    p.add_argument(
+        "--operator-namespace",
+        default=None,
+        help="namespace the operator runs in (default: $AIM_SYSTEM_NAMESPACE, else aim-system)",
+    )
+    p.add_argument(
+        "--service-account",
+        default=DEFAULT_SERVICE_ACCOUNT,
+        help=f"the operator's ServiceAccount (default {DEFAULT_SERVICE_ACCOUNT})",
+    )
     p.set_defaults(func=command)
 
 
@@ -40,8 +48,9 @@ def command(args: argparse.Namespace) -> int:
     async def go() -> list:
         async with cluster_client(args) as cluster:
             with stderr_progress("checking the cluster", total=None) as step:
-                return await diagnose(cluster, plugins, operator_namespace=namespace,
-                                      service_account=args.service_account, on_step=step)
+                return await diagnose(
+                    cluster, plugins, operator_namespace=namespace, service_account=args.service_account, on_step=step
+                )
 
     try:
         sections = asyncio.run(go())
@@ -53,10 +62,24 @@ def command(args: argparse.Namespace) -> int:
         return 1
     code = exit_code(sections, strict=args.strict)
     if args.output == "json":
-        json.dump({"ok": code == 0, "sections": [
-            {"title": s.title, "level": s.level,
-             "findings": [{"level": f.level, "message": f.message, **({"fix": f.fix} if f.fix else {})}
-                          for f in s.findings]} for s in sections]}, sys.stdout, indent=2)
+        json.dump(
+            {
+                "ok": code == 0,
+                "sections": [
+                    {
+                        "title": s.title,
+                        "level": s.level,
+                        "findings": [
+                            {"level": f.level, "message": f.message, **({"fix": f.fix} if f.fix else {})}
+                            for f in s.findings
+                        ],
+                    }
+                    for s in sections
+                ],
+            },
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
         return code
     print_text(sections, code)
@@ -77,5 +100,6 @@ def print_text(sections: list, code: int) -> None:
             if finding.fix:
                 console.print(f"        fix: [cyan]{escape(finding.fix)}[/cyan]", soft_wrap=True)
     verdict = "all is well" if code == 0 else "something needs fixing"
-    console.print(f"\n{counts['fail']} failed, {counts['warn']} warning(s), {counts['ok']} OK: {verdict}",
-                  soft_wrap=True)
+    console.print(
+        f"\n{counts['fail']} failed, {counts['warn']} warning(s), {counts['ok']} OK: {verdict}", soft_wrap=True
+    )

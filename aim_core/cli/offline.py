@@ -21,14 +21,14 @@ from typing import Any
 import attrs
 import yaml
 
-from aim_core.runtime import applyset
-from aim_core.runtime.controller import Context, Controller
 from aim_core.operator.controllers import build_controllers
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import status as statusing
 from aim_core.reconcile.errors import NetworkError
-from aim_core.reconcile.writes import build_status
 from aim_core.reconcile.resources import AIM_RESOURCES, NAMESPACES, NODES, PODS
+from aim_core.reconcile.writes import build_status
+from aim_core.runtime import applyset
+from aim_core.runtime.controller import Context, Controller
 from aim_core.runtime.store import Store
 
 _BUILTIN = {(r.api_version, r.kind): r for r in (*AIM_RESOURCES, NODES, NAMESPACES, PODS)}
@@ -126,12 +126,19 @@ async def render(
             namespaces.add(doc["metadata"]["namespace"])
     for ns in namespaces - {o["metadata"]["name"] for o in store.list(NAMESPACES)}:
         store.upsert(NAMESPACES, {"metadata": {"name": ns}, "status": {"phase": "Active"}})
-    ctx = Context(store=store, kube=OfflineKube(), plugins=plugins, operator_namespace=operator_namespace,
-                  extras={"offline": True})  # observe steps ask no registry either
+    ctx = Context(
+        store=store,
+        kube=OfflineKube(),
+        plugins=plugins,
+        operator_namespace=operator_namespace,
+        extras={"offline": True},
+    )  # observe steps ask no registry either
     out: list[Rendered] = []
     total = sum(len(store.list(c.resource)) for c in controllers)
     for controller in controllers:
-        for obj in sorted(store.list(controller.resource), key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"])):
+        for obj in sorted(
+            store.list(controller.resource), key=lambda o: (o["metadata"].get("namespace") or "", o["metadata"]["name"])
+        ):
             if on_object is not None:
                 on_object(_ident(obj), total)
             observed = await controller.observe(ctx, obj)
@@ -139,7 +146,10 @@ async def render(
             issues = list(plan.issues)
             apply: list[dict[str, Any]] = []
             if statusing.should_apply([(i.category, i.reason, i.message) for i in issues]):
-                apply = [applyset.prepare(d, obj, controller.name, plan.labels) for d in sorted(plan.apply, key=lambda d: d.sort_key)]
+                apply = [
+                    applyset.prepare(d, obj, controller.name, plan.labels)
+                    for d in sorted(plan.apply, key=lambda d: d.sort_key)
+                ]
             status, _ = build_status(controller, obj, plan, issues, now=now)
             deletes = [f"{d.resource.kind} {d.namespace or ''}/{d.name}" for d in plan.delete]
             out.append(Rendered(obj, controller.name, apply, deletes, status, list(plan.notes)))
@@ -163,8 +173,10 @@ def format_rendered(results: Sequence[Rendered], *, explain: bool = False, only_
         chunks.append("\n".join(header) + "\n" + yaml.safe_dump(report, sort_keys=False))
         for child in r.apply:
             cmeta = child["metadata"]
-            chunks.append(f"# {ident} applies {child['kind']} {cmeta.get('namespace', '')}/{cmeta['name']}\n"
-                          + yaml.safe_dump(child, sort_keys=False))
+            chunks.append(
+                f"# {ident} applies {child['kind']} {cmeta.get('namespace', '')}/{cmeta['name']}\n"
+                + yaml.safe_dump(child, sort_keys=False)
+            )
     return "---\n".join(chunks)
 
 
@@ -197,8 +209,13 @@ class ServiceSummary:
         return (self.service, self.template, self.why, self.status, ", ".join(self.applies) or "-")
 
     def to_json(self) -> dict[str, Any]:
-        return {"service": self.service, "template": self.template, "why": self.why, "status": self.status,
-                "applies": list(self.applies)}
+        return {
+            "service": self.service,
+            "template": self.template,
+            "why": self.why,
+            "status": self.status,
+            "applies": list(self.applies),
+        }
 
 
 def summarize(results: Sequence[Rendered]) -> list[ServiceSummary]:
@@ -209,9 +226,18 @@ def summarize(results: Sequence[Rendered]) -> list[ServiceSummary]:
             continue
         meta = r.obj["metadata"]
         template = (r.status.get("resolvedTemplate") or {}).get("name") or "-"
-        applies = tuple(f"{c['kind']} {c['metadata']['name']}" for c in r.apply) + tuple(f"delete {d}" for d in r.delete)
-        rows.append(ServiceSummary(f"{meta.get('namespace')}/{meta['name']}", template, _why(r, template),
-                                   r.status.get("status") or "-", applies))
+        applies = tuple(f"{c['kind']} {c['metadata']['name']}" for c in r.apply) + tuple(
+            f"delete {d}" for d in r.delete
+        )
+        rows.append(
+            ServiceSummary(
+                f"{meta.get('namespace')}/{meta['name']}",
+                template,
+                _why(r, template),
+                r.status.get("status") or "-",
+                applies,
+            )
+        )
     return rows
 
 

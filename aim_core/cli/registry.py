@@ -33,10 +33,17 @@ def tags(args: argparse.Namespace) -> int:
 
     try:
         with stderr_progress("listing", total=None) as step:
-            selector, result = asyncio.run(preview(
-                get_plugin_manager(), args.repo, registry=args.registry, versions=args.versions or (),
-                exclude=args.exclude or (), docker_config=args.pull_secret, on_request=step,
-            ))
+            selector, result = asyncio.run(
+                preview(
+                    get_plugin_manager(),
+                    args.repo,
+                    registry=args.registry,
+                    versions=args.versions or (),
+                    exclude=args.exclude or (),
+                    docker_config=args.pull_secret,
+                    on_request=step,
+                )
+            )
     except (OSError, ValueError) as exc:  # unreadable --pull-secret file or docker config
         error(str(exc))
         return 2

@@ -25,30 +25,46 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kind", action="append", help="only report objects of this kind (repeatable)")
     p.add_argument("--operator-namespace", default="aim-system")
     p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=GPU_PREFERENCE_HELP)
-    p.add_argument("-o", "--output", choices=["yaml", "json", "summary"], default="yaml",
-                   help="yaml (default): the summary as YAML comments, then the objects; json: both as one "
-                        "JSON object; summary: only the table of services")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=["yaml", "json", "summary"],
+        default="yaml",
+        help="yaml (default): the summary as YAML comments, then the objects; json: both as one "
+        "JSON object; summary: only the table of services",
+    )
     p.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:
     import asyncio
 
+    from aim_core.cli.offline import format_rendered, format_summary, load_documents, render, summarize
     from aim_core.operator.settings import gpu_preference
     from aim_core.plugin.manager import get_plugin_manager
-    from aim_core.cli.offline import format_rendered, format_summary, load_documents, render, summarize
 
     docs = load_documents(args.file + (args.nodes or []))
     with stderr_progress("planning", total=None) as step:
-        results = asyncio.run(render(docs, plugins=get_plugin_manager(), operator_namespace=args.operator_namespace,
-                                     gpu_preference=gpu_preference(args.gpu_preference),
-                                     on_object=lambda ident, total: step(f"{ident} (of {total})")))
+        results = asyncio.run(
+            render(
+                docs,
+                plugins=get_plugin_manager(),
+                operator_namespace=args.operator_namespace,
+                gpu_preference=gpu_preference(args.gpu_preference),
+                on_object=lambda ident, total: step(f"{ident} (of {total})"),
+            )
+        )
     kinds = set(args.kind) if args.kind else None
     summary = summarize(results)
     if args.output == "json":
-        json.dump({"summary": [s.to_json() for s in summary],
-                   "objects": [_object_json(r, args.explain) for r in results if not kinds or r.obj["kind"] in kinds]},
-                  sys.stdout, indent=2)
+        json.dump(
+            {
+                "summary": [s.to_json() for s in summary],
+                "objects": [_object_json(r, args.explain) for r in results if not kinds or r.obj["kind"] in kinds],
+            },
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
     elif args.output == "summary":
         _print_summary(summary)
@@ -60,8 +76,13 @@ def command(args: argparse.Namespace) -> int:
 
 def _object_json(r, explain: bool) -> dict:
     meta = r.obj["metadata"]
-    out = {"kind": r.obj["kind"], "name": meta["name"], "namespace": meta.get("namespace"),
-           "status": r.status, "apply": r.apply}
+    out = {
+        "kind": r.obj["kind"],
+        "name": meta["name"],
+        "namespace": meta.get("namespace"),
+        "status": r.status,
+        "apply": r.apply,
+    }
     if r.delete:
         out["delete"] = r.delete
     if explain:

@@ -20,8 +20,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     c.add_argument("--from-gpu", required=True, metavar="MODEL", help="GPU model of the templates to copy, e.g. MI300X")
     c.add_argument("--to-gpu", required=True, metavar="MODEL", help="GPU model of the copies, e.g. MI308X")
-    c.add_argument("-f", "--filename", action="append", default=[], metavar="PATH",
-                   help="read templates from these files or folders instead of the cluster (repeatable)")
+    c.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="read templates from these files or folders instead of the cluster (repeatable)",
+    )
     add_cluster_options(c)
     c.set_defaults(func=clone)
 

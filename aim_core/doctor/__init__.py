@@ -105,8 +105,14 @@ async def diagnose(
     return sections
 
 
-async def rbac_findings(cluster: Any, namespace: str, account: str, cluster_role: str, leader_role: str,
-                        report: Callable[[int, int], None] | None = None) -> list[Finding]:
+async def rbac_findings(
+    cluster: Any,
+    namespace: str,
+    account: str,
+    cluster_role: str,
+    leader_role: str,
+    report: Callable[[int, int], None] | None = None,
+) -> list[Finding]:
     """Ask SubjectAccessReviews; when that is not allowed, compare the roles in the cluster.
 
     :param report: called with (reviews answered, reviews to ask) as answers come (progress).
@@ -124,19 +130,33 @@ async def rbac_findings(cluster: Any, namespace: str, account: str, cluster_role
     live_cluster = await cluster.get(rbac.CLUSTER_ROLES, None, cluster_role)
     live_leader = await cluster.get(rbac.ROLES, namespace, leader_role)
     if live_cluster is None or live_leader is None:
-        missing = [n for n, o in ((f"ClusterRole {cluster_role}", live_cluster),
-                                  (f"Role {namespace}/{leader_role}", live_leader)) if o is None]
-        return [Finding.fail(f"{' and '.join(missing)} not found (and SubjectAccessReviews are not allowed "
-                             "to this user, so the ServiceAccount's permissions cannot be asked directly)",
-                             rbac.APPLY_RBAC)]
-    denied = (rbac.compare_rules(live_cluster.get("rules") or (), rbac.permissions(cluster_rules))
-              + rbac.compare_rules(live_leader.get("rules") or (), rbac.permissions(leader_rules, namespace)))
-    return rbac.denied_findings(denied, f"rules of ClusterRole {cluster_role} and Role {leader_role}; "
-                                "bindings not checked", who, len(wanted))
+        missing = [
+            n
+            for n, o in (
+                (f"ClusterRole {cluster_role}", live_cluster),
+                (f"Role {namespace}/{leader_role}", live_leader),
+            )
+            if o is None
+        ]
+        return [
+            Finding.fail(
+                f"{' and '.join(missing)} not found (and SubjectAccessReviews are not allowed "
+                "to this user, so the ServiceAccount's permissions cannot be asked directly)",
+                rbac.APPLY_RBAC,
+            )
+        ]
+    denied = rbac.compare_rules(live_cluster.get("rules") or (), rbac.permissions(cluster_rules)) + rbac.compare_rules(
+        live_leader.get("rules") or (), rbac.permissions(leader_rules, namespace)
+    )
+    return rbac.denied_findings(
+        denied, f"rules of ClusterRole {cluster_role} and Role {leader_role}; bindings not checked", who, len(wanted)
+    )
 
 
 def _unreadable(exc: ApiError) -> Finding:
     if exc.status in (401, 403):
-        return Finding.warn(f"not allowed to read what this check needs: {exc}",
-                            "run aim-engine doctor as a user who may read cluster-wide (e.g. cluster-admin)")
+        return Finding.warn(
+            f"not allowed to read what this check needs: {exc}",
+            "run aim-engine doctor as a user who may read cluster-wide (e.g. cluster-admin)",
+        )
     return Finding.fail(f"the API server refused a request: {exc}")

@@ -26,7 +26,11 @@ def crd_name(ref: ResourceRef) -> str:
 
 
 def crd_findings(
-    crd: Mapping[str, Any] | None, ref: ResourceRef, *, fix: str, required_paths: Sequence[str] = (),
+    crd: Mapping[str, Any] | None,
+    ref: ResourceRef,
+    *,
+    fix: str,
+    required_paths: Sequence[str] = (),
     missing_level: str = "fail",
 ) -> list[Finding]:
     """Whether ``crd`` (as read; ``None`` when absent) serves ``ref`` usably.
@@ -48,21 +52,30 @@ def crd_findings(
         findings.append(Finding.fail(f"CRD {name} is not Established{why}", fix))
     version = versions.get(ref.version)
     if version is None or not version.get("served", True):
-        findings.append(Finding.fail(
-            f"CRD {name} does not serve {ref.api_version} (serves {', '.join(served) or 'nothing'}); "
-            f"this installation writes {ref.kind} {ref.api_version}", fix))
+        findings.append(
+            Finding.fail(
+                f"CRD {name} does not serve {ref.api_version} (serves {', '.join(served) or 'nothing'}); "
+                f"this installation writes {ref.kind} {ref.api_version}",
+                fix,
+            )
+        )
         return findings
     schema = ((version.get("schema") or {}).get("openAPIV3Schema")) or {}
     absent = [path for path in required_paths if schema and not _has_path(schema, path)]
     if absent:
-        findings.append(Finding.fail(
-            f"CRD {name} {ref.version} has no field {', '.join(absent)}: the installed version is too old", fix))
+        findings.append(
+            Finding.fail(
+                f"CRD {name} {ref.version} has no field {', '.join(absent)}: the installed version is too old", fix
+            )
+        )
     if not findings:
         findings.append(Finding.ok(f"CRD {name} is Established and serves {ref.version}"))
     return findings
 
 
-def project_crd_findings(live: Mapping[str, Mapping[str, Any] | None], wanted: Sequence[Mapping[str, Any]]) -> list[Finding]:
+def project_crd_findings(
+    live: Mapping[str, Mapping[str, Any] | None], wanted: Sequence[Mapping[str, Any]]
+) -> list[Finding]:
     """This project's CRDs in the cluster (``live``, by CRD name) against the ones generated here."""
     missing, outdated, unready = [], [], []
     for crd in wanted:
@@ -80,12 +93,19 @@ def project_crd_findings(live: Mapping[str, Mapping[str, Any] | None], wanted: S
     if missing:
         findings.append(Finding.fail(f"CRDs not installed: {', '.join(missing)}", APPLY_OUR_CRDS))
     if outdated:
-        findings.append(Finding.fail(
-            f"CRDs differ from this version of aim-engine (versions or schemas): {', '.join(outdated)}",
-            APPLY_OUR_CRDS))
+        findings.append(
+            Finding.fail(
+                f"CRDs differ from this version of aim-engine (versions or schemas): {', '.join(outdated)}",
+                APPLY_OUR_CRDS,
+            )
+        )
     if unready:
-        findings.append(Finding.fail(f"CRDs not Established: {', '.join(unready)}",
-                                     "kubectl get crd " + " ".join(unready) + " -o yaml  # see status.conditions"))
+        findings.append(
+            Finding.fail(
+                f"CRDs not Established: {', '.join(unready)}",
+                "kubectl get crd " + " ".join(unready) + " -o yaml  # see status.conditions",
+            )
+        )
     if not findings:
         findings.append(Finding.ok(f"all {len(wanted)} aim.eai.amd.com CRDs are installed at this version"))
     return findings
@@ -94,10 +114,13 @@ def project_crd_findings(live: Mapping[str, Mapping[str, Any] | None], wanted: S
 def _versions(crd: Mapping[str, Any]) -> dict[str, Any]:
     """What must match, per version: served, storage, schema, subresources, printer columns."""
     return {
-        v.get("name"): {"served": bool(v.get("served", True)), "storage": bool(v.get("storage")),
-                        "schema": (v.get("schema") or {}).get("openAPIV3Schema") or {},
-                        "subresources": v.get("subresources") or {},
-                        "columns": v.get("additionalPrinterColumns") or []}
+        v.get("name"): {
+            "served": bool(v.get("served", True)),
+            "storage": bool(v.get("storage")),
+            "schema": (v.get("schema") or {}).get("openAPIV3Schema") or {},
+            "subresources": v.get("subresources") or {},
+            "columns": v.get("additionalPrinterColumns") or [],
+        }
         for v in (crd.get("spec") or {}).get("versions") or ()
     }
 
@@ -129,9 +152,18 @@ def _has_path(schema: Mapping[str, Any], path: str) -> bool:
 
 
 async def check_crd(
-    cluster: ClusterReader, ref: ResourceRef, *, fix: str, required_paths: Sequence[str] = (),
+    cluster: ClusterReader,
+    ref: ResourceRef,
+    *,
+    fix: str,
+    required_paths: Sequence[str] = (),
     missing_level: str = "fail",
 ) -> list[Finding]:
     """Read the CRD that serves ``ref`` and judge it with :func:`crd_findings` (for plugins' doctor checks)."""
-    return crd_findings(await cluster.get(CRDS, None, crd_name(ref)), ref, fix=fix, required_paths=required_paths,
-                        missing_level=missing_level)
+    return crd_findings(
+        await cluster.get(CRDS, None, crd_name(ref)),
+        ref,
+        fix=fix,
+        required_paths=required_paths,
+        missing_level=missing_level,
+    )

@@ -27,8 +27,16 @@ import yaml
 
 from aim_core.plugin.providers import Finding, ResourceRef
 
-__all__ = ["CLUSTER_ROLES", "ROLES", "SUBJECT_ACCESS_REVIEWS", "Permission", "compare_rules", "permissions",
-           "required_rules", "review_body"]
+__all__ = [
+    "CLUSTER_ROLES",
+    "ROLES",
+    "SUBJECT_ACCESS_REVIEWS",
+    "Permission",
+    "compare_rules",
+    "permissions",
+    "required_rules",
+    "review_body",
+]
 
 SUBJECT_ACCESS_REVIEWS = ResourceRef("authorization.k8s.io/v1", "SubjectAccessReview", "subjectaccessreviews", False)
 CLUSTER_ROLES = ResourceRef("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", False)
@@ -83,18 +91,29 @@ def review_body(permission: Permission, user: str, groups: Sequence[str]) -> dic
         attributes["name"] = permission.name
     if permission.namespace:
         attributes["namespace"] = permission.namespace
-    return {"apiVersion": SUBJECT_ACCESS_REVIEWS.api_version, "kind": SUBJECT_ACCESS_REVIEWS.kind,
-            "metadata": {}, "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes}}
+    return {
+        "apiVersion": SUBJECT_ACCESS_REVIEWS.api_version,
+        "kind": SUBJECT_ACCESS_REVIEWS.kind,
+        "metadata": {},
+        "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes},
+    }
 
 
 def service_account_user(namespace: str, name: str) -> tuple[str, list[str]]:
     """The user name and groups the API server gives a ServiceAccount's tokens."""
-    return (f"system:serviceaccount:{namespace}:{name}",
-            ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"])
+    return (
+        f"system:serviceaccount:{namespace}:{name}",
+        ["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"],
+    )
 
 
-async def review(cluster: Any, wanted: Sequence[Permission], namespace: str, account: str,
-                 progress: Callable[[int, int], None] | None = None) -> list[Permission]:
+async def review(
+    cluster: Any,
+    wanted: Sequence[Permission],
+    namespace: str,
+    account: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Permission]:
     """The permissions in ``wanted`` that SubjectAccessReviews deny the ServiceAccount.
 
     Raises the API error of the first review when the caller may not create them.
@@ -133,8 +152,12 @@ def _grants(rule: Mapping[str, Any], p: Permission) -> bool:
     resources_ = rule.get("resources") or ()
     resource_ok = has(resources_, resource) or ("/" in resource and f"*/{resource.split('/', 1)[1]}" in resources_)
     names = rule.get("resourceNames") or ()
-    return (has(rule.get("apiGroups"), p.group) and resource_ok and has(rule.get("verbs"), p.verb)
-            and (not names or (p.name is not None and p.name in names)))
+    return (
+        has(rule.get("apiGroups"), p.group)
+        and resource_ok
+        and has(rule.get("verbs"), p.verb)
+        and (not names or (p.name is not None and p.name in names))
+    )
 
 
 def denied_findings(denied: Sequence[Permission], how: str, account: str, total: int) -> list[Finding]:
@@ -148,5 +171,8 @@ def denied_findings(denied: Sequence[Permission], how: str, account: str, total:
         grouped.setdefault(what + where, []).append(p.verb)
     parts = [f"{' '.join(verbs)} {what}" for what, verbs in grouped.items()]
     shown = "; ".join(parts[:15]) + (f"; and {len(parts) - 15} more resources" if len(parts) > 15 else "")
-    return [Finding.fail(f"ServiceAccount {account} lacks {len(denied)} of {total} permissions ({how}): {shown}",
-                         APPLY_RBAC)]
+    return [
+        Finding.fail(
+            f"ServiceAccount {account} lacks {len(denied)} of {total} permissions ({how}): {shown}", APPLY_RBAC
+        )
+    ]

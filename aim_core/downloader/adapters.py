@@ -95,11 +95,13 @@ def fetch_adapter_config(manifest: Manifest, tmp_dir: str | None = None) -> dict
             from huggingface_hub import hf_hub_download
 
             with tempfile.TemporaryDirectory(dir=tmp_dir) as folder:
-                path = hf_hub_download(source.repo, CONFIG_FILE, revision=manifest.revision or source.revision,
-                                       local_dir=folder)
+                path = hf_hub_download(
+                    source.repo, CONFIG_FILE, revision=manifest.revision or source.revision, local_dir=folder
+                )
                 text = Path(path).read_text(encoding="utf-8")
     except Exception as exc:  # noqa: BLE001 - the size is what check-size must deliver; the download reads it again
-        log.warning("could not read %s of %s now (%s: %s); the download will", CONFIG_FILE, source.uri,
-                    type(exc).__name__, exc)
+        log.warning(
+            "could not read %s of %s now (%s: %s); the download will", CONFIG_FILE, source.uri, type(exc).__name__, exc
+        )
         return None
     return parse_adapter_config(text)

@@ -64,8 +64,11 @@ def main(argv: list[str]) -> int:
     manifest_file, target = argv
     _die_with_parent()
     try:
-        transfer(Manifest.from_json(Path(manifest_file).read_text()), Path(target),
-                 int(os.environ.get("AIM_DOWNLOADER_WORKERS", "8") or 8))
+        transfer(
+            Manifest.from_json(Path(manifest_file).read_text()),
+            Path(target),
+            int(os.environ.get("AIM_DOWNLOADER_WORKERS", "8") or 8),
+        )
     except DownloadError as exc:
         sys.stderr.write(f"{ERROR_PREFIX}{exc}\n")
         return exc.kind.value

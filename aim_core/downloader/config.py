@@ -61,8 +61,11 @@ def parse_protocols(text: str) -> tuple[str, ...]:
     names = tuple(p.strip().upper() for p in text.split(",") if p.strip())
     unknown = [n for n in names if n not in PROTOCOLS]
     if unknown:
-        raise DownloadError(Failure.INVALID, f"AIM_DOWNLOADER_PROTOCOL names unknown protocols {unknown}; "
-                            f"use a comma-separated list of {', '.join(PROTOCOLS)}")
+        raise DownloadError(
+            Failure.INVALID,
+            f"AIM_DOWNLOADER_PROTOCOL names unknown protocols {unknown}; "
+            f"use a comma-separated list of {', '.join(PROTOCOLS)}",
+        )
     return names
 
 
@@ -88,7 +91,9 @@ def seconds(env: Mapping[str, str], name: str, default: float, *, allow_zero: bo
     except ValueError:
         raise DownloadError(Failure.INVALID, f"{name}={raw!r} is not a number of seconds") from None
     if value < 0 or (value == 0 and not allow_zero):
-        raise DownloadError(Failure.INVALID, f"{name}={raw!r} must be " + ("0 or more" if allow_zero else "greater than 0"))
+        raise DownloadError(
+            Failure.INVALID, f"{name}={raw!r} must be " + ("0 or more" if allow_zero else "greater than 0")
+        )
     return value
 
 

@@ -41,8 +41,10 @@ class DownloadFilter:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise FilterError(f"AIM_DOWNLOAD_FILTER is not JSON ({exc.msg}); expected e.g. "
-                              '{"include": ["*.safetensors"], "exclude": ["original/*"]}') from None
+            raise FilterError(
+                f"AIM_DOWNLOAD_FILTER is not JSON ({exc.msg}); expected e.g. "
+                '{"include": ["*.safetensors"], "exclude": ["original/*"]}'
+            ) from None
         if not isinstance(value, dict):
             raise FilterError("AIM_DOWNLOAD_FILTER must be a JSON object with 'include' and/or 'exclude' lists")
         unknown = sorted(set(value) - {"include", "exclude"})

@@ -45,9 +45,14 @@ def list_repo(source: Source, flt: DownloadFilter) -> Manifest:
             continue
         safe_relative_path(path, source.uri)
         lfs = sibling.lfs
-        files.append(RemoteFile(path=path, size=int(sibling.size or 0),
-                                sha256=lfs.sha256 if lfs is not None else None,
-                                git_blob=None if lfs is not None else sibling.blob_id))
+        files.append(
+            RemoteFile(
+                path=path,
+                size=int(sibling.size or 0),
+                sha256=lfs.sha256 if lfs is not None else None,
+                git_blob=None if lfs is not None else sibling.blob_id,
+            )
+        )
     return Manifest(source=source, files=tuple(files), revision=info.sha or source.revision)
 
 
@@ -80,11 +85,16 @@ def failure_of(exc: BaseException, source: Source) -> DownloadError:
         return exc
     where = f"{source.uri} (revision {source.revision})"
     if isinstance(exc, GatedRepoError):
-        return DownloadError(Failure.AUTH, f"Cannot access gated repo {where}: Access to model {source.repo} is "
-                                           "restricted; set HF_TOKEN to a token of an account that was granted access")
+        return DownloadError(
+            Failure.AUTH,
+            f"Cannot access gated repo {where}: Access to model {source.repo} is "
+            "restricted; set HF_TOKEN to a token of an account that was granted access",
+        )
     if isinstance(exc, RepositoryNotFoundError):
-        return DownloadError(Failure.NOT_FOUND, f"Repository Not Found: {where} does not exist or is not visible "
-                                                "with the credentials given (HF_TOKEN)")
+        return DownloadError(
+            Failure.NOT_FOUND,
+            f"Repository Not Found: {where} does not exist or is not visible with the credentials given (HF_TOKEN)",
+        )
     if isinstance(exc, RevisionNotFoundError):
         return DownloadError(Failure.NOT_FOUND, f"revision {source.revision} of model {source.repo} not found")
     if isinstance(exc, EntryNotFoundError):
@@ -92,8 +102,11 @@ def failure_of(exc: BaseException, source: Source) -> DownloadError:
     if isinstance(exc, HfHubHTTPError):
         status = exc.response.status_code if exc.response is not None else 0
         if status in (401, 403):
-            return DownloadError(Failure.AUTH, f"HF auth failed: the Hub answered {status} for {where}; "
-                                               "check that HF_TOKEN is a valid token with read access")
+            return DownloadError(
+                Failure.AUTH,
+                f"HF auth failed: the Hub answered {status} for {where}; "
+                "check that HF_TOKEN is a valid token with read access",
+            )
         return DownloadError(Failure.OTHER, f"the Hub answered {status or 'an error'} for {where}: {_first_line(exc)}")
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return DownloadError(Failure.NO_SPACE, f"no space left on device while downloading {where}")

@@ -39,9 +39,17 @@ def folder_bytes(root: Path) -> int:
 
 
 class Monitor:
-    def __init__(self, reporter: StatusReporter, total: int, interval: float, stall_timeout: float,
-                 measure: Callable[[], int], activity: Callable[[], int] | None = None,
-                 on_stall: Callable[[], None] | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        reporter: StatusReporter,
+        total: int,
+        interval: float,
+        stall_timeout: float,
+        measure: Callable[[], int],
+        activity: Callable[[], int] | None = None,
+        on_stall: Callable[[], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.reporter, self.total = reporter, total
         self.interval, self.stall_timeout = interval, stall_timeout
         self.measure, self.activity = measure, activity or measure

@@ -15,9 +15,15 @@ from aim_core.downloader.sources import DownloadError, Manifest, RemoteFile, Sou
 __all__ = ["fetch_each"]
 
 
-def fetch_each(manifest: Manifest, fetch_one: Callable[[RemoteFile], None], *, workers: int, name: str,
-               failure_of: Callable[[BaseException, Source], DownloadError],
-               progress: Callable[[str], None] | None = None) -> None:
+def fetch_each(
+    manifest: Manifest,
+    fetch_one: Callable[[RemoteFile], None],
+    *,
+    workers: int,
+    name: str,
+    failure_of: Callable[[BaseException, Source], DownloadError],
+    progress: Callable[[str], None] | None = None,
+) -> None:
     """Call ``fetch_one`` for each file in ``workers`` threads named ``name``; ``progress(path)`` after each."""
 
     def one(f: RemoteFile) -> None:

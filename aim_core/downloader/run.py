@@ -70,10 +70,14 @@ def check_size(uri: str) -> int:
         manifest = simulation.manifest(source, settings.expected_size) if simulation else list_source(source, settings)
         size = manifest.total_bytes
         if size <= 0:
-            raise DownloadError(Failure.NOT_FOUND, f"nothing to download at {uri}: {len(manifest.files)} file(s) "
-                                                   f"after the filter ({settings.download_filter.describe()})")
-        log.info("%s: %d file(s), %d bytes (filter: %s)", uri, len(manifest.files), size,
-                 settings.download_filter.describe())
+            raise DownloadError(
+                Failure.NOT_FOUND,
+                f"nothing to download at {uri}: {len(manifest.files)} file(s) "
+                f"after the filter ({settings.download_filter.describe()})",
+            )
+        log.info(
+            "%s: %d file(s), %d bytes (filter: %s)", uri, len(manifest.files), size, settings.download_filter.describe()
+        )
     except DownloadError as exc:
         log.error("%s", exc)
         return exc.kind.value
@@ -107,13 +111,16 @@ class _Child:
         with self._lock:
             self.process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
                 [sys.executable, "-m", "aim_core.downloader.attempt", str(manifest_file), str(target)],
-                env=env, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+                env=env,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+            )
         assert self.process.stderr is not None
         for raw in self.process.stderr:  # pass through, keep the error line
             line = raw.decode(errors="replace")
             sys.stderr.write(line)
             if line.startswith(ERROR_PREFIX):
-                self.last_error = line[len(ERROR_PREFIX):].strip()
+                self.last_error = line[len(ERROR_PREFIX) :].strip()
         sys.stderr.flush()
         return self.process.wait()
 
@@ -185,22 +192,35 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
         else:
             manifest = list_source(source, settings)
         if not manifest.files:
-            raise DownloadError(Failure.NOT_FOUND, f"nothing to download at {uri}: no file passes the filter "
-                                                   f"({settings.download_filter.describe()})")
+            raise DownloadError(
+                Failure.NOT_FOUND,
+                f"nothing to download at {uri}: no file passes the filter ({settings.download_filter.describe()})",
+            )
         target.mkdir(parents=True, exist_ok=True)
         if not simulation:  # the simulated file is sparse
             _check_space(target, manifest)
     except DownloadError as exc:
         return _fail(reporter, first, 1, len(sequence), sequence, exc)
-    log.info("%s: %d file(s), %d bytes into %s (filter: %s)", uri, len(manifest.files), manifest.total_bytes,
-             target, settings.download_filter.describe())
+    log.info(
+        "%s: %d file(s), %d bytes into %s (filter: %s)",
+        uri,
+        len(manifest.files),
+        manifest.total_bytes,
+        target,
+        settings.download_filter.describe(),
+    )
 
     child = _Child()
     xet_cache = Path(os.environ.get("HF_XET_CACHE") or Path(os.environ.get("HF_HOME", "/tmp/.hf")) / "xet")
-    monitor = Monitor(reporter, manifest.total_bytes, settings.progress_interval, settings.stall_timeout,
-                      measure=lambda: folder_bytes(target),
-                      activity=lambda: folder_bytes(target) + folder_bytes(xet_cache),
-                      on_stall=child.stall)
+    monitor = Monitor(
+        reporter,
+        manifest.total_bytes,
+        settings.progress_interval,
+        settings.stall_timeout,
+        measure=lambda: folder_bytes(target),
+        activity=lambda: folder_bytes(target) + folder_bytes(xet_cache),
+        on_stall=child.stall,
+    )
     previous = _forward_signals(child)
     workdir = Path(tempfile.mkdtemp(prefix="aim-downloader-", dir=settings.tmp_dir))
     manifest_file = workdir / "manifest.json"
@@ -213,20 +233,39 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
             if source.scheme == "hf":
                 _remove_partial(target / HF_DOWNLOADS)  # unique per process: never resumed, only in the way
             monitor.new_attempt()
-            reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
-                                           f"Downloading with {protocol} (attempt {attempt}/{len(sequence)})"))
+            reporter.patch(
+                download_status(
+                    protocol,
+                    attempt,
+                    len(sequence),
+                    sequence,
+                    f"Downloading with {protocol} (attempt {attempt}/{len(sequence)})",
+                )
+            )
             log.info("attempt %d/%d with %s", attempt, len(sequence), protocol)
             started = time.monotonic()
             code = child.run(manifest_file, target, _attempt_env(protocol, settings))
             if code == 0:
-                log.info("attempt %d/%d with %s succeeded in %.3f s", attempt, len(sequence), protocol,
-                         time.monotonic() - started)
+                log.info(
+                    "attempt %d/%d with %s succeeded in %.3f s",
+                    attempt,
+                    len(sequence),
+                    protocol,
+                    time.monotonic() - started,
+                )
                 failure = None
                 break
             failure = _attempt_failure(code, child, settings)
             log.error("attempt %d/%d with %s failed: %s", attempt, len(sequence), protocol, failure)
-            reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
-                                           f"Attempt {attempt}/{len(sequence)} with {protocol} failed: {failure}"))
+            reporter.patch(
+                download_status(
+                    protocol,
+                    attempt,
+                    len(sequence),
+                    sequence,
+                    f"Attempt {attempt}/{len(sequence)} with {protocol} failed: {failure}",
+                )
+            )
             if failure.kind.permanent or code in (-signal.SIGTERM, 143) and not child.stalled:
                 break
     finally:
@@ -240,8 +279,11 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
     # As upstream: 100 % when the transfer ended, then verification (the operator shows Verifying,
     # and a failure from here on is VerificationFailed).
     reporter.patch(progress_status(manifest.total_bytes, manifest.total_bytes, done=True))
-    reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
-                                   f"Verifying {len(manifest.files)} file(s) ({settings.verify})"))
+    reporter.patch(
+        download_status(
+            protocol, attempt, len(sequence), sequence, f"Verifying {len(manifest.files)} file(s) ({settings.verify})"
+        )
+    )
     try:
         checked = simulation.verify(manifest, target) if simulation else _verify(manifest, target, settings)
     except DownloadError as exc:
@@ -250,8 +292,15 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
     if adapter is not None:  # a LoRA adapter: the operator checks its base model and rank (issue 22)
         log.info("LoRA adapter: %s", json.dumps(adapter["adapter"], sort_keys=True))
         reporter.patch(adapter)
-    reporter.patch(download_status(protocol, attempt, len(sequence), sequence,
-                                   f"Complete: {checked} file(s), {manifest.total_bytes} bytes verified"))
+    reporter.patch(
+        download_status(
+            protocol,
+            attempt,
+            len(sequence),
+            sequence,
+            f"Complete: {checked} file(s), {manifest.total_bytes} bytes verified",
+        )
+    )
     log.info("done: %d file(s), %d bytes verified in %s", checked, manifest.total_bytes, target)
     return 0
 
@@ -281,8 +330,10 @@ def _attempt_env(protocol: str, settings: Settings) -> dict[str, str]:
 
 def _attempt_failure(code: int, child: _Child, settings: Settings) -> DownloadError:
     if child.stalled:
-        return DownloadError(Failure.STALLED, f"stalled: no new bytes for {settings.stall_timeout:g} s "
-                                              "(STALL_TIMEOUT); the attempt was stopped")
+        return DownloadError(
+            Failure.STALLED,
+            f"stalled: no new bytes for {settings.stall_timeout:g} s (STALL_TIMEOUT); the attempt was stopped",
+        )
     try:
         kind = Failure(code)
     except ValueError:
@@ -290,8 +341,9 @@ def _attempt_failure(code: int, child: _Child, settings: Settings) -> DownloadEr
     return DownloadError(kind, child.last_error or f"the transfer process ended with exit code {code}")
 
 
-def _fail(reporter: StatusReporter, protocol: str, attempt: int, total: int, sequence: tuple[str, ...],
-          exc: DownloadError) -> int:
+def _fail(
+    reporter: StatusReporter, protocol: str, attempt: int, total: int, sequence: tuple[str, ...], exc: DownloadError
+) -> int:
     log.error("%s", exc)
     reporter.patch(download_status(protocol, attempt, total, sequence, f"Failed: {exc}"))
     return exc.kind.value
@@ -304,8 +356,11 @@ def _check_space(target: Path, manifest: Manifest) -> None:
         return
     needed = manifest.total_bytes - folder_bytes(target)
     if needed > usage.free:
-        raise DownloadError(Failure.NO_SPACE, f"no space left on device for {manifest.source.uri}: "
-                                              f"{needed} more bytes needed, {usage.free} free in {target}")
+        raise DownloadError(
+            Failure.NO_SPACE,
+            f"no space left on device for {manifest.source.uri}: "
+            f"{needed} more bytes needed, {usage.free} free in {target}",
+        )
 
 
 def _remove_partial(target: Path) -> None:

@@ -26,8 +26,17 @@ from aim_core.downloader.sources import DownloadError, Failure, Manifest, Remote
 
 RECORDS = Path(".cache") / "aim-downloader" / "s3"
 CHUNK = 1 << 20
-_AUTH_CODES = {"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "InvalidToken", "ExpiredToken",
-               "AllAccessDisabled", "AccountProblem", "403", "401"}
+_AUTH_CODES = {
+    "AccessDenied",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "InvalidToken",
+    "ExpiredToken",
+    "AllAccessDisabled",
+    "AccountProblem",
+    "403",
+    "401",
+}
 _NOT_FOUND_CODES = {"NoSuchBucket", "NoSuchKey", "404"}
 
 
@@ -40,11 +49,16 @@ def client(env: Mapping[str, str] | None = None) -> Any:
     no_ssl = env.get("S3_NO_SSL", "").strip().lower() in ("1", "true", "yes")
     if endpoint and "://" not in endpoint:
         endpoint = ("http://" if no_ssl else "https://") + endpoint
-    config = Config(retries={"max_attempts": 5, "mode": "standard"}, max_pool_connections=32,
-                    s3={"addressing_style": "path"} if endpoint else {}, signature_version="s3v4")
+    config = Config(
+        retries={"max_attempts": 5, "mode": "standard"},
+        max_pool_connections=32,
+        s3={"addressing_style": "path"} if endpoint else {},
+        signature_version="s3v4",
+    )
     region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-    return boto3.client("s3", endpoint_url=endpoint, region_name=region, config=config,
-                        use_ssl=not (no_ssl and not endpoint))
+    return boto3.client(
+        "s3", endpoint_url=endpoint, region_name=region, config=config, use_ssl=not (no_ssl and not endpoint)
+    )
 
 
 def list_objects(source: Source, flt: DownloadFilter, s3: Any | None = None) -> Manifest:
@@ -66,18 +80,27 @@ def list_objects(source: Source, flt: DownloadFilter, s3: Any | None = None) -> 
     return Manifest(source=source, files=tuple(files))
 
 
-def fetch(manifest: Manifest, target: Path, workers: int, progress: Callable[[str], None] | None = None,
-          s3: Any | None = None) -> None:
+def fetch(
+    manifest: Manifest, target: Path, workers: int, progress: Callable[[str], None] | None = None, s3: Any | None = None
+) -> None:
     s3 = client() if s3 is None else s3
     bucket = manifest.source.bucket
-    fetch_each(manifest, lambda f: _fetch_one(s3, bucket, f, target), workers=workers, name="s3",
-               failure_of=failure_of, progress=progress)
+    fetch_each(
+        manifest,
+        lambda f: _fetch_one(s3, bucket, f, target),
+        workers=workers,
+        name="s3",
+        failure_of=failure_of,
+        progress=progress,
+    )
 
 
 def is_complete(target: Path, f: RemoteFile) -> bool:
     final = target / f.path
     record = _read_record(target, f.path)
-    return final.is_file() and final.stat().st_size == f.size and record.get("etag") == f.etag and record.get("complete")
+    return (
+        final.is_file() and final.stat().st_size == f.size and record.get("etag") == f.etag and record.get("complete")
+    )
 
 
 def _fetch_one(s3: Any, bucket: str, f: RemoteFile, target: Path) -> None:
@@ -117,7 +140,7 @@ def _relative(key: str, prefix: str) -> str | None:
     if key == prefix:
         return key.rsplit("/", 1)[-1]
     base = prefix if prefix.endswith("/") else prefix + "/"
-    return key[len(base):] if key.startswith(base) else None
+    return key[len(base) :] if key.startswith(base) else None
 
 
 def _record_path(target: Path, path: str) -> Path:
@@ -145,14 +168,20 @@ def failure_of(exc: BaseException, source: Source) -> DownloadError:
     if isinstance(exc, DownloadError):
         return exc
     if isinstance(exc, NoCredentialsError):
-        return DownloadError(Failure.AUTH, f"S3 credentials not found for {source.uri} (NoCredentialProviders); "
-                                           "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+        return DownloadError(
+            Failure.AUTH,
+            f"S3 credentials not found for {source.uri} (NoCredentialProviders); "
+            "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+        )
     if isinstance(exc, ClientError):
         code = str(exc.response.get("Error", {}).get("Code", ""))
         status = str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
         if code in _AUTH_CODES or status in ("401", "403"):
-            return DownloadError(Failure.AUTH, f"S3 access denied for {source.uri} ({code or status}); "
-                                               "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket policy")
+            return DownloadError(
+                Failure.AUTH,
+                f"S3 access denied for {source.uri} ({code or status}); "
+                "check AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and the bucket policy",
+            )
         if code in _NOT_FOUND_CODES or status == "404":
             return DownloadError(Failure.NOT_FOUND, f"{code or 'NoSuchKey'}: {source.uri} not found (s3 404)")
         return DownloadError(Failure.OTHER, f"S3 error for {source.uri}: {code or status}")

@@ -37,6 +37,7 @@ DEFAULT_SIZE = 1024**3
 ATTEMPT_PROTOCOL_ENV = "AIM_DOWNLOADER_ATTEMPT_PROTOCOL"  # the supervisor tells each attempt its protocol
 _STEPS_PER_SECOND = 10
 
+
 @attrs.frozen
 class Simulation:
     """What to pretend; ``hf_only`` is the HF switch (it plays the protocol sequence)."""
@@ -52,12 +53,19 @@ class Simulation:
         """The simulation the environment asks for (``None``: download for real)."""
         verify_fail = flag(env, "AIM_DEBUG_VERIFY_FAIL")
         if flag(env, "AIM_DEBUG_SIMULATE_DOWNLOAD"):
-            return cls(False, seconds(env, "AIM_DEBUG_DOWNLOAD_DURATION", 10.0, allow_zero=True),
-                       seconds(env, "AIM_DEBUG_VERIFY_DURATION", 10.0, allow_zero=True), verify_fail)
+            return cls(
+                False,
+                seconds(env, "AIM_DEBUG_DOWNLOAD_DURATION", 10.0, allow_zero=True),
+                seconds(env, "AIM_DEBUG_VERIFY_DURATION", 10.0, allow_zero=True),
+                verify_fail,
+            )
         if flag(env, "AIM_DEBUG_SIMULATE_HF_DOWNLOAD") and (source is None or source.scheme == "hf"):
-            fail = frozenset(p.strip().upper() for p in env.get("AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS", "").split(",")
-                             if p.strip())
-            return cls(True, seconds(env, "AIM_DEBUG_SIMULATE_HF_DURATION", 2.0, allow_zero=True), 0.0, verify_fail, fail)
+            fail = frozenset(
+                p.strip().upper() for p in env.get("AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS", "").split(",") if p.strip()
+            )
+            return cls(
+                True, seconds(env, "AIM_DEBUG_SIMULATE_HF_DURATION", 2.0, allow_zero=True), 0.0, verify_fail, fail
+            )
         return None
 
     def manifest(self, source: Source, expected_size: int) -> Manifest:
@@ -69,8 +77,9 @@ class Simulation:
         """In the attempt process: grow the file over the duration, or fail as configured."""
         if protocol.upper() in self.fail_protocols:
             time.sleep(self.download_seconds)
-            raise DownloadError(Failure.OTHER, f"simulated failure of {protocol} "
-                                               "(AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS)")
+            raise DownloadError(
+                Failure.OTHER, f"simulated failure of {protocol} (AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS)"
+            )
         target.mkdir(parents=True, exist_ok=True)
         path = target / SIMULATED_FILE
         size = manifest.total_bytes

@@ -56,15 +56,17 @@ class Source:
     def parse(cls, uri: str) -> Source:
         uri = uri.strip()
         if uri.startswith("hf://"):
-            rest = uri[len("hf://"):].strip("/")
+            rest = uri[len("hf://") :].strip("/")
             repo, _, revision = rest.partition("@")
             if not _HF_REPO.match(repo) or ".." in repo.split("/"):
-                raise DownloadError(Failure.INVALID, f"invalid source {uri!r}: expected hf://[<org>/]<model>[@<revision>]")
+                raise DownloadError(
+                    Failure.INVALID, f"invalid source {uri!r}: expected hf://[<org>/]<model>[@<revision>]"
+                )
             if "@" in rest and not revision:
                 raise DownloadError(Failure.INVALID, f"invalid source {uri!r}: empty revision after '@'")
             return cls(uri=uri, scheme="hf", repo=repo, revision=revision or "main")
         if uri.startswith("s3://"):
-            bucket, _, prefix = uri[len("s3://"):].partition("/")
+            bucket, _, prefix = uri[len("s3://") :].partition("/")
             if not _BUCKET.match(bucket):
                 raise DownloadError(Failure.INVALID, f"invalid source {uri!r}: {bucket!r} is not a valid bucket name")
             if ".." in prefix.split("/"):
@@ -89,7 +91,9 @@ def safe_relative_path(path: str, where: str) -> str:
     """``path`` if it stays inside the target folder, else a :class:`DownloadError`."""
     parts = path.split("/")
     if not path or path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
-        raise DownloadError(Failure.INVALID, f"{where} offers a file with an unsafe path {path!r}; refusing to write it")
+        raise DownloadError(
+            Failure.INVALID, f"{where} offers a file with an unsafe path {path!r}; refusing to write it"
+        )
     return path
 
 
@@ -111,5 +115,8 @@ class Manifest:
     @classmethod
     def from_json(cls, text: str) -> Manifest:
         data = json.loads(text)
-        return cls(source=Source(**data["source"]), files=tuple(RemoteFile(**f) for f in data["files"]),
-                   revision=data.get("revision", ""))
+        return cls(
+            source=Source(**data["source"]),
+            files=tuple(RemoteFile(**f) for f in data["files"]),
+            revision=data.get("revision", ""),
+        )

@@ -29,8 +29,15 @@ GROUP_VERSION = "aim.eai.amd.com/v1alpha1"
 class StatusReporter:
     """Sends ``{"status": ...}`` merge patches; failures are logged (once per kind), never raised."""
 
-    def __init__(self, base_url: str | None, namespace: str, name: str, token_file: Path | None = None,
-                 ca_file: Path | None = None, timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        base_url: str | None,
+        namespace: str,
+        name: str,
+        token_file: Path | None = None,
+        ca_file: Path | None = None,
+        timeout: float = 10.0,
+    ) -> None:
         self.enabled = bool(base_url and namespace and name)
         self.namespace, self.name = namespace, name
         self.patches = 0
@@ -42,8 +49,13 @@ class StatusReporter:
             verify: ssl.SSLContext | bool = True
             if ca_file is not None and ca_file.is_file():
                 verify = ssl.create_default_context(cafile=str(ca_file))
-            self._client = httpx.Client(base_url=base_url or "", verify=verify, timeout=timeout,
-                                        headers={"User-Agent": "aim-downloader"}, trust_env=False)
+            self._client = httpx.Client(
+                base_url=base_url or "",
+                verify=verify,
+                timeout=timeout,
+                headers={"User-Agent": "aim-downloader"},
+                trust_env=False,
+            )
             self._path = f"/apis/{GROUP_VERSION}/namespaces/{namespace}/aimartifacts/{name}/status"
 
     @classmethod
@@ -53,14 +65,22 @@ class StatusReporter:
         namespace = settings.artifact_namespace or _read(sa / "namespace")
         host, port = env.get("KUBERNETES_SERVICE_HOST", ""), env.get("KUBERNETES_SERVICE_PORT", "443")
         if not host or not settings.artifact_name or not namespace:
-            missing = [n for n, v in (("KUBERNETES_SERVICE_HOST", host), ("ARTIFACT_NAME", settings.artifact_name),
-                                      ("ARTIFACT_NAMESPACE", namespace)) if not v]
+            missing = [
+                n
+                for n, v in (
+                    ("KUBERNETES_SERVICE_HOST", host),
+                    ("ARTIFACT_NAME", settings.artifact_name),
+                    ("ARTIFACT_NAMESPACE", namespace),
+                )
+                if not v
+            ]
             log.info("status reporting is off (%s not set)", ", ".join(missing))
             return cls(None, "", "")
         if ":" in host and not host.startswith("["):
             host = f"[{host}]"
-        return cls(f"https://{host}:{port}", namespace, settings.artifact_name,
-                   token_file=sa / "token", ca_file=sa / "ca.crt")
+        return cls(
+            f"https://{host}:{port}", namespace, settings.artifact_name, token_file=sa / "token", ca_file=sa / "ca.crt"
+        )
 
     def patch(self, status: dict[str, Any]) -> bool:
         """Merge ``status`` into the artifact's status; True when the API server accepted it."""
@@ -77,9 +97,11 @@ class StatusReporter:
                 self._warn("transport", f"cannot reach the API server to patch status: {type(exc).__name__}: {exc}")
                 return False
             if response.status_code >= 400:
-                self._warn(str(response.status_code),
-                           f"patching {self.namespace}/{self.name} status was refused: HTTP {response.status_code} "
-                           f"{_reason(response)}")
+                self._warn(
+                    str(response.status_code),
+                    f"patching {self.namespace}/{self.name} status was refused: HTTP {response.status_code} "
+                    f"{_reason(response)}",
+                )
                 return False
             self.patches += 1
             return True
@@ -102,13 +124,26 @@ def progress_status(downloaded: int, total: int, *, done: bool = False) -> dict[
         percent = 0
     else:
         percent = min(99, downloaded * 100 // total)
-    return {"progress": {"percentage": percent, "displayPercentage": f"{percent} %",
-                         "downloadedBytes": downloaded, "totalBytes": total}}
+    return {
+        "progress": {
+            "percentage": percent,
+            "displayPercentage": f"{percent} %",
+            "downloadedBytes": downloaded,
+            "totalBytes": total,
+        }
+    }
 
 
 def download_status(protocol: str, attempt: int, total: int, sequence: tuple[str, ...], message: str) -> dict[str, Any]:
-    return {"download": {"protocol": protocol, "attempt": attempt, "totalAttempts": total,
-                         "protocolSequence": ",".join(sequence), "message": message}}
+    return {
+        "download": {
+            "protocol": protocol,
+            "attempt": attempt,
+            "totalAttempts": total,
+            "protocolSequence": ",".join(sequence),
+            "message": message,
+        }
+    }
 
 
 def _read(path: Path | None) -> str:

@@ -29,9 +29,9 @@ import aiohttp
 
 from aim_core import metrics
 from aim_core.kube.credentials import Authenticator, Credentials, proxy_for, ssl_context
+from aim_core.kube.wire import RequestCounter, _network_error, dumps, loads, resource_path
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, NetworkError
-from aim_core.kube.wire import RequestCounter, _network_error, dumps, loads, resource_path
 
 log = logging.getLogger("aim_engine.kube")
 
@@ -76,8 +76,12 @@ class Kube:
         session = self._sessions.get(streams)
         if session is None or session.closed:
             session = self._sessions[streams] = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(ssl=self._ssl, limit=0 if streams else self._connections,
-                                               limit_per_host=0, keepalive_timeout=KEEPALIVE_SECONDS),
+                connector=aiohttp.TCPConnector(
+                    ssl=self._ssl,
+                    limit=0 if streams else self._connections,
+                    limit_per_host=0,
+                    keepalive_timeout=KEEPALIVE_SECONDS,
+                ),
                 headers=self._headers,
                 timeout=self._timeout,
                 proxy=self._proxy,
@@ -117,8 +121,9 @@ class Kube:
             if auth:
                 headers["Authorization"] = auth
             try:
-                async with self._client().request(method, self._base + path, params=params, data=data,
-                                                  headers=headers) as response:
+                async with self._client().request(
+                    method, self._base + path, params=params, data=data, headers=headers
+                ) as response:
                     status, payload = response.status, await response.read()
                     media_type = response.content_type
                     charset = response.charset or "utf-8"
@@ -212,8 +217,11 @@ class Kube:
         Bookmarks are asked for; the server ends the request after ``timeout_seconds``
         and the caller resumes from the last ``resourceVersion`` it saw.
         """
-        params: dict[str, str] = {"watch": "true", "allowWatchBookmarks": "true",
-                                  "timeoutSeconds": str(timeout_seconds)}
+        params: dict[str, str] = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
         if resource_version:
             params["resourceVersion"] = resource_version
         if field_selector:
@@ -225,8 +233,9 @@ class Kube:
         timeout = aiohttp.ClientTimeout(total=None, connect=30.0, sock_connect=30.0, sock_read=timeout_seconds + 30.0)
         auth = await self.auth.header()
         try:
-            response = await self._client(streams=True).get(self._base + path, params=params, timeout=timeout,
-                                                           headers={"Authorization": auth} if auth else None)
+            response = await self._client(streams=True).get(
+                self._base + path, params=params, timeout=timeout, headers={"Authorization": auth} if auth else None
+            )
             if response.status == 401:
                 refusal = await response.read()
                 response.release()
@@ -234,8 +243,9 @@ class Kube:
                     self.auth.refused()
                     raise _api_error(401, refusal, "GET", path)
                 auth = self.auth.current()
-                response = await self._client(streams=True).get(self._base + path, params=params, timeout=timeout,
-                                                               headers={"Authorization": auth} if auth else None)
+                response = await self._client(streams=True).get(
+                    self._base + path, params=params, timeout=timeout, headers={"Authorization": auth} if auth else None
+                )
             async with response:
                 if response.status >= 400:
                     if response.status == 401:
@@ -293,7 +303,9 @@ class Kube:
         path = resource_path(ref, namespace, name, subresource)
         return await self._request("patch", "PATCH", path, params=params, body=dict(patch), content_type=MERGE_PATCH)
 
-    async def create(self, ref: ResourceRef, obj: Mapping[str, Any], *, field_manager: str | None = None) -> dict[str, Any]:
+    async def create(
+        self, ref: ResourceRef, obj: Mapping[str, Any], *, field_manager: str | None = None
+    ) -> dict[str, Any]:
         params = {"fieldManager": field_manager} if field_manager else None
         path = resource_path(ref, obj["metadata"].get("namespace"))
         return await self._request("create", "POST", path, params=params, body=dict(obj))
@@ -301,7 +313,9 @@ class Kube:
     async def replace(self, ref: ResourceRef, obj: Mapping[str, Any]) -> dict[str, Any]:
         """PUT an object; its ``metadata.resourceVersion`` makes this a compare-and-swap."""
         meta = obj["metadata"]
-        return await self._request("replace", "PUT", resource_path(ref, meta.get("namespace"), meta["name"]), body=dict(obj))
+        return await self._request(
+            "replace", "PUT", resource_path(ref, meta.get("namespace"), meta["name"]), body=dict(obj)
+        )
 
     async def delete(self, ref: ResourceRef, namespace: str | None, name: str) -> None:
         """Delete an object in the background; a missing object is not an error."""

@@ -79,8 +79,13 @@ class Authenticator:
     worker thread under a lock, and callers that saw the same stale header share one refresh.
     """
 
-    def __init__(self, creds: Credentials, *, reread_seconds: float = TOKEN_FILE_REREAD_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        creds: Credentials,
+        *,
+        reread_seconds: float = TOKEN_FILE_REREAD_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.creds = creds
         self.reread_seconds = reread_seconds
         self._clock = clock
@@ -154,8 +159,10 @@ class Authenticator:
         """The server refused freshly read credentials (401): an authentication failure."""
         if self._refused_since is None:
             self._refused_since = self._clock()
-            log.error("the API server refuses the operator's credentials (401 Unauthorized)%s",
-                      " although they were just read again" if self.refreshable else "")
+            log.error(
+                "the API server refuses the operator's credentials (401 Unauthorized)%s",
+                " although they were just read again" if self.refreshable else "",
+            )
 
     def refused_for(self) -> float | None:
         """For how long every answer has been 401 although the credentials were fresh; None if not refused."""
@@ -208,8 +215,10 @@ def ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
     # directory) just long enough to load, so no private key is left on disk.
     with private_dir() as scratch:
         paths = []
-        for name, path, data in (("client.crt", creds.certificate_path, creds.certificate_data),
-                                 ("client.key", creds.private_key_path, creds.private_key_data)):
+        for name, path, data in (
+            ("client.crt", creds.certificate_path, creds.certificate_data),
+            ("client.key", creds.private_key_path, creds.private_key_data),
+        ):
             if data and not path:
                 path = os.path.join(scratch, name)
                 with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:

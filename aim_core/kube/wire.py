@@ -45,7 +45,9 @@ class RequestCounter:
             self.writes += 1
 
 
-def resource_path(ref: ResourceRef, namespace: str | None = None, name: str | None = None, sub: str | None = None) -> str:
+def resource_path(
+    ref: ResourceRef, namespace: str | None = None, name: str | None = None, sub: str | None = None
+) -> str:
     """The URL path of a collection, an object or an object's subresource."""
     base = f"/api/{ref.version}" if not ref.group else f"/apis/{ref.api_version}"
     if ref.namespaced and namespace:

@@ -46,11 +46,16 @@ class QueueCollector(Collector):
         now = time.monotonic()
         depth = GaugeMetricFamily("workqueue_depth", "Keys waiting in the work queue.", labels=["name"])
         unfinished = GaugeMetricFamily(
-            "workqueue_unfinished_work_seconds", "Seconds of work in progress not yet finished (summed over the "
-            "keys being worked on); a large value means stuck workers.", labels=["name"])
+            "workqueue_unfinished_work_seconds",
+            "Seconds of work in progress not yet finished (summed over the "
+            "keys being worked on); a large value means stuck workers.",
+            labels=["name"],
+        )
         longest = GaugeMetricFamily(
-            "workqueue_longest_running_processor_seconds", "How long the longest-running worker has been on its "
-            "key.", labels=["name"])
+            "workqueue_longest_running_processor_seconds",
+            "How long the longest-running worker has been on its key.",
+            labels=["name"],
+        )
         waiting: dict[str, int] = {name: 0 for name in self.metrics.workers.controllers}
         busy: dict[str, list[float]] = {name: [] for name in self.metrics.workers.controllers}
         for stats in list(self.metrics.queue_stats.values()):
@@ -79,10 +84,13 @@ class Workers(Collector):
 
     def collect(self) -> Iterator[Any]:
         limit = GaugeMetricFamily(
-            "controller_runtime_max_concurrent_reconciles", "Workers reconciling at most at once (shared by all "
-            "controllers of the operator).", labels=["controller"])
-        active = GaugeMetricFamily("controller_runtime_active_workers", "Workers reconciling right now.",
-                                   labels=["controller"])
+            "controller_runtime_max_concurrent_reconciles",
+            "Workers reconciling at most at once (shared by all controllers of the operator).",
+            labels=["controller"],
+        )
+        active = GaugeMetricFamily(
+            "controller_runtime_active_workers", "Workers reconciling right now.", labels=["controller"]
+        )
         running: dict[str, int] = {}
         for stats in list(self.metrics.queue_stats.values()):
             for key in list(stats.started):
@@ -102,8 +110,11 @@ class ObjectsCollector(Collector):
         self.kinds = kinds
 
     def collect(self) -> Iterator[Any]:
-        family = GaugeMetricFamily("aim_objects", "AIM objects in the operator's cache per kind and status.status "
-                                   f"({UNSET}: no status yet).", labels=["kind", "status"])
+        family = GaugeMetricFamily(
+            "aim_objects",
+            f"AIM objects in the operator's cache per kind and status.status ({UNSET}: no status yet).",
+            labels=["kind", "status"],
+        )
         for ref in self.kinds:
             counts: dict[str, int] = {}
             for obj in self.store.list(ref):

@@ -21,10 +21,49 @@ from aim_core.reconcile.resources import JOBS
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 # controller-runtime's buckets, so the same dashboards and alerts apply.
-RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
-                     0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30,
-                     40, 50, 60)
-QUEUE_BUCKETS = tuple(1e-8 * 10 ** i for i in range(12))  # 10ns .. 1000s, as client-go's workqueue
+RECONCILE_BUCKETS = (
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.6,
+    0.7,
+    0.8,
+    0.9,
+    1.0,
+    1.25,
+    1.5,
+    1.75,
+    2.0,
+    2.5,
+    3.0,
+    3.5,
+    4.0,
+    4.5,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    15,
+    20,
+    25,
+    30,
+    40,
+    50,
+    60,
+)
+QUEUE_BUCKETS = tuple(1e-8 * 10**i for i in range(12))  # 10ns .. 1000s, as client-go's workqueue
 REST_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 HOOK_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0)
 
@@ -36,54 +75,103 @@ class Metrics:
         self.registry = r = CollectorRegistry()
         # controller-runtime: reconciles
         self.reconcile_total = Counter(
-            "controller_runtime_reconcile_total", "Reconciles per controller and result "
-            "(success, error, requeue_after).", ["controller", "result"], registry=r)
+            "controller_runtime_reconcile_total",
+            "Reconciles per controller and result (success, error, requeue_after).",
+            ["controller", "result"],
+            registry=r,
+        )
         self.reconcile_errors = Counter(
-            "controller_runtime_reconcile_errors_total", "Reconciles that ended in an error or asked for a retry "
-            "with backoff.", ["controller"], registry=r)
+            "controller_runtime_reconcile_errors_total",
+            "Reconciles that ended in an error or asked for a retry with backoff.",
+            ["controller"],
+            registry=r,
+        )
         self.reconcile_time = Histogram(
-            "controller_runtime_reconcile_time_seconds", "Time one reconcile took.", ["controller"],
-            buckets=RECONCILE_BUCKETS, registry=r)
+            "controller_runtime_reconcile_time_seconds",
+            "Time one reconcile took.",
+            ["controller"],
+            buckets=RECONCILE_BUCKETS,
+            registry=r,
+        )
         # client-go workqueue
         self.queue_adds = Counter("workqueue_adds_total", "Keys added to the work queue.", ["name"], registry=r)
         self.queue_latency = Histogram(
-            "workqueue_queue_duration_seconds", "Time a key waits in the queue before a worker takes it.",
-            ["name"], buckets=QUEUE_BUCKETS, registry=r)
+            "workqueue_queue_duration_seconds",
+            "Time a key waits in the queue before a worker takes it.",
+            ["name"],
+            buckets=QUEUE_BUCKETS,
+            registry=r,
+        )
         self.work_duration = Histogram(
-            "workqueue_work_duration_seconds", "Time a worker spends on one key.", ["name"],
-            buckets=QUEUE_BUCKETS, registry=r)
-        self.queue_retries = Counter("workqueue_retries_total", "Keys requeued with backoff after a failure.",
-                                     ["name"], registry=r)
+            "workqueue_work_duration_seconds",
+            "Time a worker spends on one key.",
+            ["name"],
+            buckets=QUEUE_BUCKETS,
+            registry=r,
+        )
+        self.queue_retries = Counter(
+            "workqueue_retries_total", "Keys requeued with backoff after a failure.", ["name"], registry=r
+        )
         # client-go rest client
         self.rest_requests = Counter(
-            "rest_client_requests_total", "Requests to the API server by status code, method and host "
-            "(code <error> when no answer came).", ["code", "method", "host"], registry=r)
+            "rest_client_requests_total",
+            "Requests to the API server by status code, method and host (code <error> when no answer came).",
+            ["code", "method", "host"],
+            registry=r,
+        )
         self.rest_latency = Histogram(
-            "rest_client_request_duration_seconds", "Time from sending a request to the API server to its "
-            "answer.", ["verb", "host"], buckets=REST_BUCKETS, registry=r)
+            "rest_client_request_duration_seconds",
+            "Time from sending a request to the API server to its answer.",
+            ["verb", "host"],
+            buckets=REST_BUCKETS,
+            registry=r,
+        )
         # client-go leader election
-        self.leader = Gauge("leader_election_master_status", "1 while this replica holds the leader Lease, "
-                            "else 0 (only with --leader-elect).", ["name"], registry=r)
+        self.leader = Gauge(
+            "leader_election_master_status",
+            "1 while this replica holds the leader Lease, else 0 (only with --leader-elect).",
+            ["name"],
+            registry=r,
+        )
         # ours
         self.registry_requests = Counter(
-            "aim_registry_requests_total", "HTTP requests to image registries (and their token services) by "
+            "aim_registry_requests_total",
+            "HTTP requests to image registries (and their token services) by "
             "registry host, method and status code (code <error> when no answer came).",
-            ["host", "method", "code"], registry=r)
+            ["host", "method", "code"],
+            registry=r,
+        )
         self.registry_failures = Counter(
-            "aim_registry_failures_total", "Registry operations that failed, by registry host and reason.",
-            ["host", "reason"], registry=r)
+            "aim_registry_failures_total",
+            "Registry operations that failed, by registry host and reason.",
+            ["host", "reason"],
+            registry=r,
+        )
         self.jobs_created = Counter(
-            "aim_jobs_created_total", "Jobs the operator started (discovery, download, check-size) while this "
-            "replica reconciled.", ["type"], registry=r)
+            "aim_jobs_created_total",
+            "Jobs the operator started (discovery, download, check-size) while this replica reconciled.",
+            ["type"],
+            registry=r,
+        )
         self.jobs_finished = Counter(
-            "aim_jobs_finished_total", "Jobs of the operator that finished, by type and result "
-            "(succeeded, failed).", ["type", "result"], registry=r)
-        self.hook_calls = Counter("aim_plugin_hook_calls_total", "Plugin hook implementations called.",
-                                  ["hook", "plugin"], registry=r)
-        self.hook_errors = Counter("aim_plugin_hook_errors_total", "Plugin hook implementations that raised.",
-                                   ["hook", "plugin"], registry=r)
-        self.hook_time = Histogram("aim_plugin_hook_duration_seconds", "Time one plugin hook implementation took.",
-                                   ["hook", "plugin"], buckets=HOOK_BUCKETS, registry=r)
+            "aim_jobs_finished_total",
+            "Jobs of the operator that finished, by type and result (succeeded, failed).",
+            ["type", "result"],
+            registry=r,
+        )
+        self.hook_calls = Counter(
+            "aim_plugin_hook_calls_total", "Plugin hook implementations called.", ["hook", "plugin"], registry=r
+        )
+        self.hook_errors = Counter(
+            "aim_plugin_hook_errors_total", "Plugin hook implementations that raised.", ["hook", "plugin"], registry=r
+        )
+        self.hook_time = Histogram(
+            "aim_plugin_hook_duration_seconds",
+            "Time one plugin hook implementation took.",
+            ["hook", "plugin"],
+            buckets=HOOK_BUCKETS,
+            registry=r,
+        )
         self.queue_stats: dict[int, QueueStats] = {}
         self.workers = Workers(self)
         r.register(self.workers)
@@ -160,7 +248,9 @@ class Metrics:
         children = self._rest_children.get(key)
         if children is None:
             children = self._rest_children[key] = (
-                self.rest_requests.labels(str(code), method, host), self.rest_latency.labels(method, host))
+                self.rest_requests.labels(str(code), method, host),
+                self.rest_latency.labels(method, host),
+            )
         children[0].inc()
         children[1].observe(seconds)
 
@@ -208,8 +298,10 @@ def _job_type(job: dict[str, Any]) -> str | None:
     from aim_core.reconcile import labels as lbl
 
     labels = (job.get("metadata") or {}).get("labels") or {}
-    if labels.get(lbl.CACHE_TYPE_LABEL) == "artifact" and labels.get(lbl.COMPONENT_LABEL) in (lbl.ARTIFACT_DOWNLOAD,
-                                                                                                lbl.ARTIFACT_CHECK_SIZE):
+    if labels.get(lbl.CACHE_TYPE_LABEL) == "artifact" and labels.get(lbl.COMPONENT_LABEL) in (
+        lbl.ARTIFACT_DOWNLOAD,
+        lbl.ARTIFACT_CHECK_SIZE,
+    ):
         return labels[lbl.COMPONENT_LABEL]
     if all(labels.get(k) == v for k, v in lbl.DISCOVERY_JOB_LABELS.items()):
         return "discovery"

@@ -145,8 +145,10 @@ def registry_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return await fn(self, *args, **kwargs)
         except Exception as exc:
-            registry_failure(str(getattr(exc, "registry", None) or self.registry),
-                             str(getattr(exc, "reason", None) or type(exc).__name__))
+            registry_failure(
+                str(getattr(exc, "registry", None) or self.registry),
+                str(getattr(exc, "reason", None) or type(exc).__name__),
+            )
             raise
 
     return wrapper

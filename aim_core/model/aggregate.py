@@ -51,8 +51,10 @@ def templates_health(templates: Iterable[Obj], *, metadata_known: bool, expected
             return Health.progressing("AwaitingMetadata", "waiting for the image metadata before creating templates")
         if expected:
             return Health.progressing("CreatingTemplates", "creating service templates")
-        return Health.ok("NoTemplatesExpected", "no templates expected: the image recommends no deployments "
-                                                "and the model declares no custom templates")
+        return Health.ok(
+            "NoTemplatesExpected",
+            "no templates expected: the image recommends no deployments and the model declares no custom templates",
+        )
     states = [_status(t) for t in templates]
     ready = [t for t, s in zip(templates, states) if s == State.READY.value]
     failed = [t for t, s in zip(templates, states) if s in _ERROR]
@@ -63,17 +65,24 @@ def templates_health(templates: Iterable[Obj], *, metadata_known: bool, expected
     if len(failed) == total:
         return Health(State.FAILED, "AllTemplatesFailed", f"all {total} templates failed: {_names(failed)}")
     if len(unavailable) == total:
-        return Health(State.NOT_AVAILABLE, "NoTemplatesAvailable",
-                      f"none of the {total} templates can run on this cluster's GPUs: {_names(unavailable)}")
+        return Health(
+            State.NOT_AVAILABLE,
+            "NoTemplatesAvailable",
+            f"none of the {total} templates can run on this cluster's GPUs: {_names(unavailable)}",
+        )
     if failed:
-        return Health(State.DEGRADED, "SomeTemplatesDegraded",
-                      f"{len(failed)} of {total} templates failed: {_names(failed)}")
+        return Health(
+            State.DEGRADED, "SomeTemplatesDegraded", f"{len(failed)} of {total} templates failed: {_names(failed)}"
+        )
     if waiting:
-        return Health.progressing("TemplatesProgressing",
-                                  f"{len(ready)} of {total} templates are Ready; waiting for {_names(waiting)}")
+        return Health.progressing(
+            "TemplatesProgressing", f"{len(ready)} of {total} templates are Ready; waiting for {_names(waiting)}"
+        )
     if ready and len(ready) + len(unavailable) == total:
-        return Health.ok("SomeTemplatesReady", f"{len(ready)} of {total} templates are Ready; "
-                                               f"the others cannot run on this cluster's GPUs")
+        return Health.ok(
+            "SomeTemplatesReady",
+            f"{len(ready)} of {total} templates are Ready; the others cannot run on this cluster's GPUs",
+        )
     return Health.progressing("TemplatesProgressing", f"{len(ready)} of {total} templates are Ready")
 
 
@@ -95,16 +104,27 @@ def fails_on_its_own(model: Obj) -> bool:
     return False
 
 
-def model_health_for_template(model: Obj, what: str, *, found_reason: str = "ModelFound",
-                              failed_reason: str = "ModelFailed") -> Health:
+def model_health_for_template(
+    model: Obj, what: str, *, found_reason: str = "ModelFound", failed_reason: str = "ModelFailed"
+) -> Health:
     """A template's ``ModelReady``/``ClusterModelReady`` component for an existing model (F25).
 
     ``what`` names the model in messages (``AIMModel ns/name``). For cluster
     templates pass ``ClusterModelFound``/``ClusterModelFailed``.
     """
     if fails_on_its_own(model):
-        detail = next((c.get("message") for c in status_of(model).get("conditions") or ()
-                       if c.get("type") == "Ready" and c.get("message")), "")
-        return Health(State.FAILED, failed_reason, f"{what} is {_status(model)}" + (f": {detail}" if detail else ""),
-                      upstream=True)
+        detail = next(
+            (
+                c.get("message")
+                for c in status_of(model).get("conditions") or ()
+                if c.get("type") == "Ready" and c.get("message")
+            ),
+            "",
+        )
+        return Health(
+            State.FAILED,
+            failed_reason,
+            f"{what} is {_status(model)}" + (f": {detail}" if detail else ""),
+            upstream=True,
+        )
     return Health.ok(found_reason, f"{what} found", upstream=True)

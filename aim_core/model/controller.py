@@ -25,17 +25,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.model import images
 from aim_core.model.fetch import ImageFetcher
-from aim_core.model.observed import Lookup
-from aim_core.model.observed import CLUSTER, NAMESPACE, Observed
+from aim_core.model.observed import CLUSTER, NAMESPACE, Lookup, Observed
 from aim_core.model.plan import plan_model
 from aim_core.model.validation import spec_problems
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ErrorInfo, describe
+from aim_core.reconcile.obj import spec_of
 from aim_core.reconcile.plan import Plan
-from aim_core.registry import ImageReference, InvalidImageReference, InvalidPullSecret, RegistryError, credentials_for
 from aim_core.reconcile.resources import (
     CLUSTER_MODELS,
     CLUSTER_RUNTIME_CONFIGS,
@@ -45,11 +43,12 @@ from aim_core.reconcile.resources import (
     SECRETS,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import config_name, resolve
+from aim_core.registry import ImageReference, InvalidImageReference, InvalidPullSecret, RegistryError, credentials_for
 from aim_core.registry.credentials import SECRET_FIELD_SELECTOR, watched_secret
+from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
-from aim_core.reconcile.obj import spec_of
+from aim_core.runtimeconfig import config_name, resolve
 
 BY_CONFIG = "model:by-config"
 BY_SECRET = "model:by-pull-secret"
@@ -79,10 +78,13 @@ class _ModelControllerBase(Controller):
 
     def setup(self, store: Store) -> None:
         self._store = store
-        store.add_index(self.resource, BY_CONFIG,
-                        lambda m: {(_ns(m), config_name(spec_of(m))), (None, config_name(spec_of(m)))})
+        store.add_index(
+            self.resource, BY_CONFIG, lambda m: {(_ns(m), config_name(spec_of(m))), (None, config_name(spec_of(m)))}
+        )
         store.add_index(self.resource, BY_SECRET, lambda m: [(_ns(m), n) for n in images.pull_secret_names(m)])
-        store.add_index(self.templates, TEMPLATES_BY_MODEL, lambda t: [(_ns(t), (spec_of(t).get("modelName") or "").strip())])
+        store.add_index(
+            self.templates, TEMPLATES_BY_MODEL, lambda t: [(_ns(t), (spec_of(t).get("modelName") or "").strip())]
+        )
 
     def _keys(self, index: str, value: Any) -> set[ObjectKey]:
         assert self._store is not None
@@ -100,7 +102,11 @@ class _ModelControllerBase(Controller):
             return self._keys(BY_CONFIG, (_ns(cfg), cfg["metadata"]["name"]))
 
         def by_secret(secret: dict[str, Any]) -> Iterable[ObjectKey]:
-            key = (_ns(secret), secret["metadata"]["name"]) if self.scope == NAMESPACE else (None, secret["metadata"]["name"])
+            key = (
+                (_ns(secret), secret["metadata"]["name"])
+                if self.scope == NAMESPACE
+                else (None, secret["metadata"]["name"])
+            )
             return self._keys(BY_SECRET, key)
 
         return [
@@ -130,8 +136,9 @@ class _ModelControllerBase(Controller):
         store = ctx.store
         ns = _ns(obj)
         name = config_name(spec_of(obj))
-        config = resolve(name, store.get(RUNTIME_CONFIGS, ns, name) if ns else None,
-                         store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
+        config = resolve(
+            name, store.get(RUNTIME_CONFIGS, ns, name) if ns else None, store.get(CLUSTER_RUNTIME_CONFIGS, None, name)
+        )
         templates = tuple(store.by_index(self.templates, TEMPLATES_BY_MODEL, (ns, obj["metadata"]["name"])))
         source = images.metadata_source(obj, config.spec)
         base = dict(scope=self.scope, config=config, source=source, templates=templates)
@@ -146,15 +153,23 @@ class _ModelControllerBase(Controller):
         secrets_ns = images.secrets_namespace(obj, ctx.operator_namespace)
         secrets, problems, read_error = await self._pull_secrets(ctx, obj, secrets_ns)
         if problems or read_error is not None:
-            return Observed(**base, reference=reference, secret_problems=tuple(problems),
-                            read_errors=(read_error,) if read_error is not None else ())
+            return Observed(
+                **base,
+                reference=reference,
+                secret_problems=tuple(problems),
+                read_errors=(read_error,) if read_error is not None else (),
+            )
         try:
             credentials = credentials_for(reference.registry, secrets)
         except InvalidPullSecret as exc:
             return Observed(**base, reference=reference, credentials_error=str(exc))
         if ctx.extras.get("offline"):
-            error = RegistryError("unavailable", f"offline: registry {reference.registry} not asked for {reference}",
-                                  registry=reference.registry, image=str(reference))
+            error = RegistryError(
+                "unavailable",
+                f"offline: registry {reference.registry} not asked for {reference}",
+                registry=reference.registry,
+                image=str(reference),
+            )
             return Observed(**base, reference=reference, lookup=Lookup(error=error))
         lookup = await self.fetcher.lookup(ctx.plugins, reference, credentials)
         return Observed(**base, reference=reference, lookup=lookup)
@@ -172,8 +187,15 @@ class _ModelControllerBase(Controller):
                     secret = await ctx.kube.get(SECRETS, namespace, secret_name)
                 except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition
                     info = describe(exc)
-                    return [], [], ErrorInfo(info.category, info.reason,
-                                             f"reading image pull secret {namespace}/{secret_name}: {info.message}")
+                    return (
+                        [],
+                        [],
+                        ErrorInfo(
+                            info.category,
+                            info.reason,
+                            f"reading image pull secret {namespace}/{secret_name}: {info.message}",
+                        ),
+                    )
                 if secret is not None and watched_secret(secret):
                     ctx.store.upsert(SECRETS, secret, copy_obj=False)  # kept and watched from now on
             problem = images.secret_problem(secret_name, namespace, secret)

@@ -31,10 +31,10 @@ from typing import Any
 
 import attrs
 
+from aim_core.model.observed import Lookup
 from aim_core.plugin.providers import RegistryCredentials
 from aim_core.registry import ImageInfo, ImageReference, RegistryError, fetch_image_info
 from aim_core.registry.credentials import credentials_fingerprint
-from aim_core.model.observed import Lookup
 
 Fetch = Callable[[Any, ImageReference, RegistryCredentials | None], Awaitable[ImageInfo]]
 
@@ -105,8 +105,9 @@ class ImageFetcher:
         finally:
             del self._inflight[key]
 
-    async def _call(self, plugins: Any, image: ImageReference, credentials: RegistryCredentials | None,
-                    key: tuple[str, str]) -> Lookup:
+    async def _call(
+        self, plugins: Any, image: ImageReference, credentials: RegistryCredentials | None, key: tuple[str, str]
+    ) -> Lookup:
         self.calls += 1
         try:
             info = await self._fetch(plugins, image, credentials)

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from aim_core.reconcile.obj import Obj, meta_of, status_of
-from aim_core.reconcile.obj import spec_of
+
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 SPEC = "spec"
 DISABLED = "disabled"
@@ -103,10 +103,14 @@ def secrets_namespace(model: Obj, operator_namespace: str) -> str:
 def secret_problem(name: str, namespace: str, secret: Obj | None) -> str | None:
     """Why a referenced pull secret cannot be used (missing, wrong type), or None."""
     if secret is None:
-        return (f"image pull secret {name!r} not found in namespace {namespace!r}: create it "
-                f"(type {DOCKER_CONFIG_JSON}) or remove it from spec.imagePullSecrets")
+        return (
+            f"image pull secret {name!r} not found in namespace {namespace!r}: create it "
+            f"(type {DOCKER_CONFIG_JSON}) or remove it from spec.imagePullSecrets"
+        )
     kind = secret.get("type") or "Opaque"
     if kind != DOCKER_CONFIG_JSON:
-        return (f"image pull secret {namespace}/{name} has type {kind!r}; registry credentials must be a "
-                f"{DOCKER_CONFIG_JSON} Secret (kubectl create secret docker-registry)")
+        return (
+            f"image pull secret {namespace}/{name} has type {kind!r}; registry credentials must be a "
+            f"{DOCKER_CONFIG_JSON} Secret (kubectl create secret docker-registry)"
+        )
     return None

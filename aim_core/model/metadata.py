@@ -29,8 +29,18 @@ from aim_core.api.common import METRICS, PRECISIONS
 
 AIM_PREFIXES = ("com.amd.aim.", "org.amd.silogen.")
 OCI_PREFIX = "org.opencontainers.image."
-OCI_KEYS = ("title", "description", "licenses", "vendor", "authors", "source", "documentation", "created",
-            "revision", "version")
+OCI_KEYS = (
+    "title",
+    "description",
+    "licenses",
+    "vendor",
+    "authors",
+    "source",
+    "documentation",
+    "created",
+    "revision",
+    "version",
+)
 
 # (status key, label key without prefix, kind)
 _MODEL_KEYS = (
@@ -115,7 +125,7 @@ def _pythonish_to_json(text: str) -> str:
             else:
                 out.append(c)
         elif c == "\\" and i + 1 < len(text):
-            out.append(text[i:i + 2])
+            out.append(text[i : i + 2])
             i += 1
         elif c == quote:
             quote = None
@@ -178,7 +188,9 @@ def normalize_deployment(entry: Any) -> tuple[dict[str, Any], str | None]:
     if gpu_model:
         out["gpuModel"] = gpu_model
         if len(gpu_model) > _MAX_GPU_MODEL or _CONTROL.search(gpu_model):
-            problem = f"gpuModel {gpu_model[:80]!r} is longer than {_MAX_GPU_MODEL} characters or has control characters"
+            problem = (
+                f"gpuModel {gpu_model[:80]!r} is longer than {_MAX_GPU_MODEL} characters or has control characters"
+            )
     raw_count = entry.get("gpuCount")
     if raw_count is not None and raw_count != "":
         count = _count(raw_count)

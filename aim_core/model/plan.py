@@ -31,18 +31,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from aim_core.runtime.applyset import is_subset
-from aim_core.reconcile.health import Category, Health, State
 from aim_core.model import images
 from aim_core.model.aggregate import CLUSTER_COMPONENT, NAMESPACED_COMPONENT, templates_health
 from aim_core.model.metadata import InvalidMetadata, ParsedMetadata, from_object, parse_labels
 from aim_core.model.observed import CLUSTER, Observed
-from aim_core.model.templates import normalized_hardware, custom_templates, is_as_generated, recommended_templates
+from aim_core.model.templates import custom_templates, is_as_generated, normalized_hardware, recommended_templates
 from aim_core.model.validation import spec_problems
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.labels import ORIGIN_AUTO_GENERATED, ORIGIN_LABEL
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.runtime.applyset import is_subset
 
 RUNTIME_CONFIG = "RuntimeConfig"
 IMAGE_METADATA = "ImageMetadata"
@@ -105,8 +105,11 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
     image = images.image_of(model)
     if ob.reference_error is not None:
         message = f"spec.image: {ob.reference_error}"
-        plan.component(IMAGE_METADATA, Health.error(Category.INVALID_SPEC, "InvalidImageReference", message,
-                                                    upstream=True), blocking=True)
+        plan.component(
+            IMAGE_METADATA,
+            Health.error(Category.INVALID_SPEC, "InvalidImageReference", message, upstream=True),
+            blocking=True,
+        )
         return None
     if ob.source == images.SPEC:
         parsed = from_object(spec["imageMetadata"])
@@ -116,8 +119,14 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
         _metadata_ready(plan, parsed, fresh, "image metadata taken from spec.imageMetadata")
         return parsed
     if ob.source == images.DISABLED:
-        plan.component(IMAGE_METADATA, Health.ok("ImageFound", "image metadata extraction is disabled "
-                                                               "(spec.discovery.extractMetadata: false)", upstream=True))
+        plan.component(
+            IMAGE_METADATA,
+            Health.ok(
+                "ImageFound",
+                "image metadata extraction is disabled (spec.discovery.extractMetadata: false)",
+                upstream=True,
+            ),
+        )
         return ParsedMetadata({})
     if ob.source == images.CACHED:
         status = status_of(model)
@@ -129,8 +138,9 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
         plan.issue(read_error.category, read_error.reason, read_error.message)
     if ob.read_errors:
         first = ob.read_errors[0]
-        plan.component(IMAGE_METADATA, Health(State.DEGRADED, first.reason, first.message, category=first.category,
-                                              upstream=True))
+        plan.component(
+            IMAGE_METADATA, Health(State.DEGRADED, first.reason, first.message, category=first.category, upstream=True)
+        )
         return None
     if ob.secret_problems:
         for reason, message in ob.secret_problems:
@@ -140,8 +150,11 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
         plan.component(IMAGE_METADATA, Health(State.FAILED, reason, message, upstream=True))
         return None
     if ob.credentials_error is not None:
-        plan.component(IMAGE_METADATA, Health.error(Category.INVALID_SPEC, "InvalidPullSecret", ob.credentials_error,
-                                                    upstream=True), blocking=True)
+        plan.component(
+            IMAGE_METADATA,
+            Health.error(Category.INVALID_SPEC, "InvalidPullSecret", ob.credentials_error, upstream=True),
+            blocking=True,
+        )
         return None
     lookup = ob.lookup
     if lookup is None:  # blocked before asking (missing runtime config, invalid spec)
@@ -166,9 +179,15 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
     try:
         parsed = parse_labels(info.labels)
     except InvalidMetadata as exc:
-        plan.component(IMAGE_METADATA, Health(
-            State.FAILED, "InvalidImageMetadata",
-            f"image {image}: {exc}; fix the image label or give the metadata in spec.imageMetadata", upstream=True))
+        plan.component(
+            IMAGE_METADATA,
+            Health(
+                State.FAILED,
+                "InvalidImageMetadata",
+                f"image {image}: {exc}; fix the image label or give the metadata in spec.imageMetadata",
+                upstream=True,
+            ),
+        )
         return None
     plan.status["imageMetadata"] = parsed.metadata
     plan.status["resolvedImage"] = {"image": image, "digest": info.digest, "source": images.SOURCE_REGISTRY}
@@ -198,8 +217,9 @@ def _metadata_ready(plan: Plan, parsed: ParsedMetadata, fresh: bool, message: st
 
 def _owned_by(obj: Obj, model: Obj) -> bool:
     uid = meta_of(model).get("uid")
-    return bool(uid) and any(r.get("uid") == uid and r.get("controller")
-                             for r in meta_of(obj).get("ownerReferences") or ())
+    return bool(uid) and any(
+        r.get("uid") == uid and r.get("controller") for r in meta_of(obj).get("ownerReferences") or ()
+    )
 
 
 def _immutable_changed(want: Obj, live: Obj) -> bool:

@@ -40,10 +40,9 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aim_core.reconcile.quantities import canonical_hardware, canonical_sources
+from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.reconcile import naming
 from aim_core.reconcile.envvars import merge_env
-from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.reconcile.labels import (
     GENERATED_SPEC_ANNOTATION,
     MODEL_LABEL,
@@ -52,6 +51,7 @@ from aim_core.reconcile.labels import (
     TEMPLATE_ALIAS_LABEL,
 )
 from aim_core.reconcile.obj import Obj, meta_of, spec_of
+from aim_core.reconcile.quantities import canonical_hardware, canonical_sources
 
 DEFAULT_TYPE = "unoptimized"
 
@@ -96,8 +96,11 @@ def normalized_hardware(hardware: Any) -> Any:
 
 def generated_digest(spec: Mapping[str, Any]) -> str:
     """The digest of what a model chose for a template (:data:`GENERATED_FIELDS`), as its annotation holds it."""
-    chosen = {key: (normalized_hardware(spec.get(key)) if key == "hardware" else spec.get(key))
-              for key in GENERATED_FIELDS if spec.get(key) not in (None, "", {})}
+    chosen = {
+        key: (normalized_hardware(spec.get(key)) if key == "hardware" else spec.get(key))
+        for key in GENERATED_FIELDS
+        if spec.get(key) not in (None, "", {})
+    }
     return hashlib.sha256(json.dumps(chosen, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
@@ -109,8 +112,11 @@ def is_as_generated(template: Mapping[str, Any]) -> bool:
 
 
 def _template(name: str, namespace: str | None, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "labels": labels,
-                            "annotations": {GENERATED_SPEC_ANNOTATION: generated_digest(spec)}}
+    meta: dict[str, Any] = {
+        "name": name,
+        "labels": labels,
+        "annotations": {GENERATED_SPEC_ANNOTATION: generated_digest(spec)},
+    }
     if namespace:
         meta["namespace"] = namespace
     return {"metadata": meta, "spec": spec}
@@ -220,22 +226,35 @@ def custom_templates(model: Obj) -> list[dict[str, Any]]:
     if not entries:
         if not spec.get("modelSources"):
             return []
-        tspec = _custom_spec(model, copy.deepcopy(base_hw) if base_hw else None,
-                             custom.get("type") or DEFAULT_TYPE, merge_env([], model_env))
-        return [_template(naming.auto_custom_template_name(model_name), meta.get("namespace"),
-                          _labels(model_name), tspec)]
+        tspec = _custom_spec(
+            model,
+            copy.deepcopy(base_hw) if base_hw else None,
+            custom.get("type") or DEFAULT_TYPE,
+            merge_env([], model_env),
+        )
+        return [
+            _template(naming.auto_custom_template_name(model_name), meta.get("namespace"), _labels(model_name), tspec)
+        ]
     for index, entry in enumerate(entries):
         hardware = merge_hardware(base_hw, entry.get("hardware"))
         profile = entry.get("profile") or {}
         alias = (entry.get("name") or "").strip()
         gpu = (hardware or {}).get("gpu")
         name = naming.custom_template_name(
-            model_name, index, alias,
-            profile=(profile.get("precision") or "", profile.get("metric") or "") if entry.get("profile") is not None else None,
+            model_name,
+            index,
+            alias,
+            profile=(profile.get("precision") or "", profile.get("metric") or "")
+            if entry.get("profile") is not None
+            else None,
             gpu=(int(gpu.get("requests") or 0), gpu.get("model") or "") if gpu else None,
         )
-        tspec = _custom_spec(model, hardware, entry.get("type") or custom.get("type") or DEFAULT_TYPE,
-                             merge_env(model_env, entry.get("env") or []))
+        tspec = _custom_spec(
+            model,
+            hardware,
+            entry.get("type") or custom.get("type") or DEFAULT_TYPE,
+            merge_env(model_env, entry.get("env") or []),
+        )
         if profile.get("metric"):
             tspec["metric"] = profile["metric"]
         if profile.get("precision"):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+
 from aim_core.reconcile.obj import spec_of
 
 _CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
@@ -36,11 +37,21 @@ def _source_problems(i: int, source: Mapping[str, Any]) -> list[Problem]:
     uri = source.get("sourceUri")
     problems: list[Problem] = []
     if not isinstance(model_id, str) or not _MODEL_ID.fullmatch(model_id):
-        problems.append(("InvalidModelSource", f"{where}.modelId {model_id!r} must look like org/name "
-                                               f"(letters, digits, '_', '-', and '.' in the name)"))
+        problems.append(
+            (
+                "InvalidModelSource",
+                f"{where}.modelId {model_id!r} must look like org/name "
+                f"(letters, digits, '_', '-', and '.' in the name)",
+            )
+        )
     elif model_id.split("/", 1)[1].strip(".") == "":
-        problems.append(("InvalidModelSource", f"{where}.modelId {model_id!r}: the name cannot be '.' or '..' "
-                                               f"(it becomes a path under the model cache)"))
+        problems.append(
+            (
+                "InvalidModelSource",
+                f"{where}.modelId {model_id!r}: the name cannot be '.' or '..' "
+                f"(it becomes a path under the model cache)",
+            )
+        )
     if not isinstance(uri, str) or not uri.startswith(_SCHEMES) or len(uri) <= 5:
         problems.append(("InvalidModelSource", f"{where}.sourceUri {uri!r} must start with hf:// or s3://"))
     elif _CONTROL_OR_SPACE.search(uri):
@@ -54,17 +65,28 @@ def spec_problems(model: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     sources = spec.get("modelSources") or []
     if len(sources) > 1:
-        problems.append(("InvalidModelSource", f"spec.modelSources has {len(sources)} entries; exactly one is supported"))
+        problems.append(
+            ("InvalidModelSource", f"spec.modelSources has {len(sources)} entries; exactly one is supported")
+        )
     for i, source in enumerate(sources):
         problems += _source_problems(i, source if isinstance(source, Mapping) else {})
     templates = spec.get("customTemplates") or []
     has_base_hw = bool((spec.get("custom") or {}).get("hardware"))
     if sources and not has_base_hw and (not templates or any(not (t or {}).get("hardware") for t in templates)):
-        problems.append(("MissingHardware", "a model with spec.modelSources needs hardware: set custom.hardware "
-                                            "(inherited by all templates) or hardware on every custom template"))
+        problems.append(
+            (
+                "MissingHardware",
+                "a model with spec.modelSources needs hardware: set custom.hardware "
+                "(inherited by all templates) or hardware on every custom template",
+            )
+        )
     for i, entry in enumerate(templates):
         name = (entry or {}).get("name") or ""
         if name and (_CONTROL_OR_SPACE.search(name.strip()) or "/" in name):
-            problems.append(("InvalidCustomTemplate", f"spec.customTemplates[{i}].name {name!r} contains control "
-                                                      f"characters, whitespace or '/'"))
+            problems.append(
+                (
+                    "InvalidCustomTemplate",
+                    f"spec.customTemplates[{i}].name {name!r} contains control characters, whitespace or '/'",
+                )
+            )
     return problems

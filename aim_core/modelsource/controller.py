@@ -13,18 +13,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.modelsource.observed import Observed
 from aim_core.modelsource.plan import plan_source, source_label
 from aim_core.modelsource.runner import SyncRunner
 from aim_core.modelsource.secrets import secret_names
 from aim_core.reconcile.labels import MODEL_SOURCE_LABEL
+from aim_core.reconcile.obj import meta_of, spec_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_MODEL_SOURCES, CLUSTER_MODELS, SECRETS
 from aim_core.registry.credentials import SECRET_FIELD_SELECTOR, watched_secret
+from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import Store
-from aim_core.reconcile.obj import meta_of, spec_of
 
 BY_SOURCE = "by-model-source"
 BY_LABEL = "by-label"
@@ -39,8 +39,7 @@ def _source_label_of(model: dict[str, Any]) -> list[str]:
 def _identity_changed(old: dict[str, Any] | None, new: dict[str, Any]) -> bool:
     if old is None:
         return True
-    return _source_label_of(old) != _source_label_of(new) or \
-        spec_of(old).get("image") != spec_of(new).get("image")
+    return _source_label_of(old) != _source_label_of(new) or spec_of(old).get("image") != spec_of(new).get("image")
 
 
 class ClusterModelSourceController(Controller):
@@ -57,8 +56,10 @@ class ClusterModelSourceController(Controller):
         store.add_index(CLUSTER_MODEL_SOURCES, BY_SECRET, lambda o: secret_names(spec_of(o)))
 
     def watches(self) -> list[Watch]:
-        return [Watch(CLUSTER_MODELS, self._sources_of_model, changed=_identity_changed),
-                Watch(SECRETS, self._sources_of_secret)]
+        return [
+            Watch(CLUSTER_MODELS, self._sources_of_model, changed=_identity_changed),
+            Watch(SECRETS, self._sources_of_secret),
+        ]
 
     def store_filters(self) -> dict[Any, Any]:
         # Secrets of that name in other namespaces are kept too (cheap); only the operator namespace's are used.
@@ -87,7 +88,11 @@ class ClusterModelSourceController(Controller):
             wake = lambda: ctx.wake(self.name, None, name)  # noqa: E731
         secrets = await self._pull_secrets(ctx, secret_names(spec_of(obj)))
         return await self.runner.observe(
-            ctx, obj, models, lambda model: store.get(CLUSTER_MODELS, None, model), wake=wake,
+            ctx,
+            obj,
+            models,
+            lambda model: store.get(CLUSTER_MODELS, None, model),
+            wake=wake,
             secret_named=lambda secret: secrets.get(secret),
         )
 

@@ -59,13 +59,15 @@ def sync_interval(value: object) -> Interval:
         seconds = parse_duration(str(value)) / 1e9
     except ValueError:
         return Interval(
-            DEFAULT_INTERVAL, INVALID_SYNC_INTERVAL,
+            DEFAULT_INTERVAL,
+            INVALID_SYNC_INTERVAL,
             f"spec.syncInterval {value!r} is not a duration; write e.g. 15m, 1h or 2h30m. "
             f"Syncing every {describe(DEFAULT_INTERVAL)} (the default) until it is fixed",
         )
     if seconds < MIN_INTERVAL:
         return Interval(
-            MIN_INTERVAL, SYNC_INTERVAL_TOO_SHORT,
+            MIN_INTERVAL,
+            SYNC_INTERVAL_TOO_SHORT,
             f"spec.syncInterval {value} is shorter than the {describe(MIN_INTERVAL)} minimum; syncing every "
             f"{describe(MIN_INTERVAL)} instead ({describe(RECOMMENDED_INTERVAL)} or more keeps clear of registry "
             "rate limits)",
@@ -73,8 +75,9 @@ def sync_interval(value: object) -> Interval:
     return Interval(seconds)
 
 
-def retry_delay(interval: float, *, transient: bool, permanent: bool, attempt: int,
-                retry_after: float | None = None) -> float:
+def retry_delay(
+    interval: float, *, transient: bool, permanent: bool, attempt: int, retry_after: float | None = None
+) -> float:
     """Seconds from the end of a sync to the next one.
 
     :param transient: some failure may pass by itself (backoff from 30 s, doubling per failed attempt).

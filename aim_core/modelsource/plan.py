@@ -37,12 +37,12 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aim_core.reconcile.conditions import CONFIG_VALID
-from aim_core.reconcile.health import Health, State
 from aim_core.modelsource.intervals import INVALID_SYNC_INTERVAL, Interval, retry_delay, sync_interval
 from aim_core.modelsource.observed import Failure, Observed, SelectorResult, Sync
 from aim_core.modelsource.selectors import Match, Selector
 from aim_core.modelsource.versions import tag_key
+from aim_core.reconcile.conditions import CONFIG_VALID
+from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import (
     MODEL_SOURCE_LABEL,
     ORIGIN_AUTO_GENERATED,
@@ -52,9 +52,9 @@ from aim_core.reconcile.labels import (
     SOURCE_TAG_ANNOTATION,
 )
 from aim_core.reconcile.naming import cluster_model_name_from_source, sanitize_label_value
+from aim_core.reconcile.obj import spec_of, status_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_MODELS
-from aim_core.reconcile.obj import spec_of, status_of
 
 __all__ = ["DEFAULT_MAX_MODELS", "model_for", "next_sync_delay", "order_matches", "plan_source", "source_label"]
 
@@ -83,13 +83,18 @@ def model_for(source: Mapping[str, Any], match: Match) -> dict[str, Any]:
     """The AIMClusterModel a source creates for ``match`` (F79)."""
     spec = spec_of(source)
     model_spec: dict[str, Any] = {"image": match.image}
-    secrets = [{"name": s["name"]} for s in spec.get("imagePullSecrets") or [] if isinstance(s, Mapping) and s.get("name")]
+    secrets = [
+        {"name": s["name"]} for s in spec.get("imagePullSecrets") or [] if isinstance(s, Mapping) and s.get("name")
+    ]
     if secrets:
         model_spec["imagePullSecrets"] = secrets
     return {
         "metadata": {
             "name": cluster_model_name_from_source(match.registry, match.repository, match.tag),
-            "labels": {MODEL_SOURCE_LABEL: source_label(source["metadata"]["name"]), ORIGIN_LABEL: ORIGIN_AUTO_GENERATED},
+            "labels": {
+                MODEL_SOURCE_LABEL: source_label(source["metadata"]["name"]),
+                ORIGIN_LABEL: ORIGIN_AUTO_GENERATED,
+            },
             "annotations": {
                 SOURCE_REGISTRY_ANNOTATION: match.registry,
                 SOURCE_REPOSITORY_ANNOTATION: match.repository,
@@ -108,7 +113,9 @@ def order_matches(matches: Iterable[Match]) -> list[Match]:
     ordered: list[Match] = []
     for repository in sorted(by_repo):
         group = by_repo[repository]
-        semvers = sorted((m for m in group if tag_key(m.tag) is not None), key=lambda m: tag_key(m.tag) or (), reverse=True)
+        semvers = sorted(
+            (m for m in group if tag_key(m.tag) is not None), key=lambda m: tag_key(m.tag) or (), reverse=True
+        )
         others = sorted(m for m in group if tag_key(m.tag) is None)
         ordered += semvers + others
     return ordered
@@ -248,15 +255,24 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
     elif "lastSyncTime" in old_status:
         plan.status["lastSyncTime"] = old_status["lastSyncTime"]
     if skipped_for_limit:
-        plan.conditions.append(_condition(
-            LIMIT_CONDITION, "True", "LimitReached",
-            f"Model creation limit reached ({discovered} models created, maxModels {max_models}). "
-            f"{skipped_for_limit} available images not created as models.",
-        ))
+        plan.conditions.append(
+            _condition(
+                LIMIT_CONDITION,
+                "True",
+                "LimitReached",
+                f"Model creation limit reached ({discovered} models created, maxModels {max_models}). "
+                f"{skipped_for_limit} available images not created as models.",
+            )
+        )
     else:
-        plan.conditions.append(_condition(
-            LIMIT_CONDITION, "False", "WithinLimit", f"{discovered} of at most {max_models} models created",
-        ))
+        plan.conditions.append(
+            _condition(
+                LIMIT_CONDITION,
+                "False",
+                "WithinLimit",
+                f"{discovered} of at most {max_models} models created",
+            )
+        )
     _interval_condition(plan, interval)
 
     if observed.syncing:

@@ -37,8 +37,8 @@ async def preview(
 
     :param on_request: called with what is about to be listed (``tags of docker.io/org/repo``), for progress.
     """
-    from aim_core.registry import close_clients, credentials_for
     from aim_core.modelsource.runner import RegistryCatalog
+    from aim_core.registry import close_clients, credentials_for
 
     spec: dict[str, Any] = {"filters": [{"image": image, "versions": list(versions), "exclude": list(exclude)}]}
     if registry:
@@ -69,7 +69,9 @@ class _Reporting:
         self.report(f"tags of {registry}/{repository}")
         return await self.catalog.list_tags(registry, repository, credentials)
 
-    async def list_repositories(self, registry: str, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
+    async def list_repositories(
+        self, registry: str, pattern: str, credentials: RegistryCredentials | None
+    ) -> list[str]:
         self.report(f"repositories {registry}/{pattern}")
         return await self.catalog.list_repositories(registry, pattern, credentials)
 
@@ -78,7 +80,20 @@ def format_preview(selector: Selector, result: SelectorResult, *, as_json: bool 
     images = [m.image for m in order_matches(result.matches)]
     failures = [f"{f.reason}: {f.message}" for f in result.failures]
     if as_json:
-        return json.dumps({"registry": selector.registry, "repository": selector.repository, "tag": selector.tag,
-                           "versions": list(selector.constraints.texts), "exclude": sorted(selector.exclude),
-                           "strategy": selector.strategy, "images": images, "failures": failures}, indent=2) + "\n"
+        return (
+            json.dumps(
+                {
+                    "registry": selector.registry,
+                    "repository": selector.repository,
+                    "tag": selector.tag,
+                    "versions": list(selector.constraints.texts),
+                    "exclude": sorted(selector.exclude),
+                    "strategy": selector.strategy,
+                    "images": images,
+                    "failures": failures,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
     return "".join(f"{image}\n" for image in images)

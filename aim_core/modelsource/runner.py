@@ -36,10 +36,10 @@ from aim_core.modelsource.secrets import SecretLookup, check_pull_secrets, finge
 from aim_core.modelsource.selectors import Selector, parse_selectors
 from aim_core.modelsource.sync import SYNC_ERROR, Catalog, CountingCatalog, OfflineCatalog, sync_selectors
 from aim_core.plugin.providers import RegistryCredentials
+from aim_core.reconcile.obj import spec_of
 from aim_core.registry import InvalidPullSecret, credentials_for
 from aim_core.registry import list_repositories as _list_repositories
 from aim_core.registry import list_tags as _list_tags
-from aim_core.reconcile.obj import spec_of
 
 __all__ = ["RegistryCatalog", "SyncRunner"]
 
@@ -121,8 +121,14 @@ class SyncRunner:
         if ctx.extras.get("offline"):  # aim-engine render: explicit images only, no registry, no secrets
             results = await sync_selectors(selectors, OfflineCatalog(), lambda _registry: None)
             sync = Sync(generation, tuple(results), self.clock(), 0, None)
-            return Observed(now=self.clock(), selectors=selectors, sync=sync, syncing=False, models=tuple(models),
-                            model_named=model_named)
+            return Observed(
+                now=self.clock(),
+                selectors=selectors,
+                sync=sync,
+                syncing=False,
+                models=tuple(models),
+                model_named=model_named,
+            )
         state = self._states.get(name)
         if state is None or state.uid != meta.get("uid"):
             if state is not None and state.task is not None:
@@ -134,12 +140,15 @@ class SyncRunner:
             state.task.cancel()  # the spec changed under a running sync: start over
             state.task = None
         secrets_now = fingerprint(secret_named, secret_names(spec))
-        credentials_changed = latest is not None and state.secrets_used is not None and secrets_now != state.secrets_used
+        credentials_changed = (
+            latest is not None and state.secrets_used is not None and secrets_now != state.secrets_used
+        )
         if state.task is None and (_due(latest, spec, now) or credentials_changed):
             if credentials_changed:
                 log.info("model source %s: its pull secrets changed, syncing now", name)
             state.task = asyncio.create_task(
-                self._sync(ctx, spec, selectors, generation, state.latest, secret_named), name=f"model-source-sync-{name}"
+                self._sync(ctx, spec, selectors, generation, state.latest, secret_named),
+                name=f"model-source-sync-{name}",
             )
             state.task_generation, state.task_secrets = generation, secrets_now
             state.task.add_done_callback(lambda task: self._finished(name, state, task, wake))
@@ -208,9 +217,13 @@ class SyncRunner:
         succeeded = any(r.listed for r in results) or not results
         last_success = finished if succeeded else (previous.last_success if previous else None)
         sync = Sync(generation, tuple(results), finished, attempt, last_success, counting.requests)
-        log.info("synced model source: %d selectors, %d matches, %d failed, %d registry requests",
-                 len(results), sum(len(r.matches) for r in results), sum(1 for r in results if not r.ok),
-                 counting.requests)
+        log.info(
+            "synced model source: %d selectors, %d matches, %d failed, %d registry requests",
+            len(results),
+            sum(len(r.matches) for r in results),
+            sum(1 for r in results if not r.ok),
+            counting.requests,
+        )
         return sync, tuple(problems)
 
 

@@ -15,11 +15,18 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from aim_core.modelsource.observed import SecretProblem
-from aim_core.registry import InvalidPullSecret, credentials_for
 from aim_core.reconcile.obj import meta_of
+from aim_core.registry import InvalidPullSecret, credentials_for
 
-__all__ = ["SECRET_ACCESS_FAILED", "SECRET_NOT_FOUND", "INVALID_PULL_SECRET", "SecretLookup", "check_pull_secrets",
-           "fingerprint", "secret_names"]
+__all__ = [
+    "SECRET_ACCESS_FAILED",
+    "SECRET_NOT_FOUND",
+    "INVALID_PULL_SECRET",
+    "SecretLookup",
+    "check_pull_secrets",
+    "fingerprint",
+    "secret_names",
+]
 
 SECRET_NOT_FOUND = "SecretNotFound"
 SECRET_ACCESS_FAILED = "SecretAccessFailed"
@@ -46,16 +53,23 @@ def check_pull_secrets(
     for name in names:
         secret = lookup(name)
         if isinstance(secret, Exception):
-            problems.append(SecretProblem(name, SECRET_ACCESS_FAILED,
-                                          f"pull secret {namespace}/{name} cannot be read: "
-                                          f"{getattr(secret, 'reason', '') or secret}"))
+            problems.append(
+                SecretProblem(
+                    name,
+                    SECRET_ACCESS_FAILED,
+                    f"pull secret {namespace}/{name} cannot be read: {getattr(secret, 'reason', '') or secret}",
+                )
+            )
             continue
         if secret is None:
-            problems.append(SecretProblem(
-                name, SECRET_NOT_FOUND,
-                f"pull secret {name} not found in the operator namespace {namespace}; model sources read their "
-                f"secrets there, create it with kubectl create secret docker-registry {name} -n {namespace} ...",
-            ))
+            problems.append(
+                SecretProblem(
+                    name,
+                    SECRET_NOT_FOUND,
+                    f"pull secret {name} not found in the operator namespace {namespace}; model sources read their "
+                    f"secrets there, create it with kubectl create secret docker-registry {name} -n {namespace} ...",
+                )
+            )
             continue
         try:
             credentials_for(_PROBE_HOST, [secret])

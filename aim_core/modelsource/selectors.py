@@ -44,7 +44,9 @@ __all__ = [
 
 DEFAULT_REGISTRY = "docker.io"
 _DOCKER_HUB_ALIASES = {"docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"}
-_HOST = re.compile(r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?$")
+_HOST = re.compile(
+    r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?$"
+)
 _IPV6_HOST = re.compile(r"^\[[0-9A-Fa-f:.]+\](?::[0-9]{1,5})?$")
 _COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -144,8 +146,10 @@ def _is_host(segment: str) -> bool:
 
 def _registry_problem(host: str, where: str) -> Problem | None:
     if "://" in host or "/" in host:
-        return Problem(INVALID_REGISTRY, f"{where}: {host!r} is not a registry host; write the host only, "
-                                         "e.g. ghcr.io or registry.example.com:5000")
+        return Problem(
+            INVALID_REGISTRY,
+            f"{where}: {host!r} is not a registry host; write the host only, e.g. ghcr.io or registry.example.com:5000",
+        )
     if not (_HOST.match(host) or _IPV6_HOST.match(host)):
         return Problem(INVALID_REGISTRY, f"{where}: {host!r} is not a registry host name")
     return None
@@ -162,7 +166,7 @@ def split_image(text: str) -> tuple[str | None, str, str | None]:
     last_slash = text.rfind("/")
     colon = text.rfind(":")
     if colon > last_slash:
-        text, tag = text[:colon], text[colon + 1:]
+        text, tag = text[:colon], text[colon + 1 :]
     return registry, text, tag
 
 
@@ -173,8 +177,10 @@ def _repository_problem(repository: str, where: str) -> str | None:
         return f"{where}: repository {repository!r} must be lower-case"
     for component in repository.replace("*", "a").split("/"):
         if not _COMPONENT.match(component):
-            return (f"{where}: {repository!r} is not a repository name (path components of lower-case letters, "
-                    "digits and single . _ or - separators; * as a wildcard)")
+            return (
+                f"{where}: {repository!r} is not a repository name (path components of lower-case letters, "
+                "digits and single . _ or - separators; * as a wildcard)"
+            )
     return None
 
 
@@ -207,8 +213,13 @@ def _selector(
         return Selector(field, str(text or ""), problem=Problem(INVALID_IMAGE, f"{field}: empty image"))
     text = text.strip()
     if "@" in text:
-        return Selector(field, text, problem=Problem(
-            INVALID_IMAGE, f"{field}: {text!r} pins a digest; model sources select by tag, write repo:tag"))
+        return Selector(
+            field,
+            text,
+            problem=Problem(
+                INVALID_IMAGE, f"{field}: {text!r} pins a digest; model sources select by tag, write repo:tag"
+            ),
+        )
     host, repository, tag = split_image(text)
     if host is not None:
         registry, problem = canonical_registry(host), _registry_problem(host, field)
@@ -234,8 +245,15 @@ def _selector(
         except ConstraintError as exc:
             problem = Problem(INVALID_VERSION_CONSTRAINT, f"{versions_field}: {exc}")
     return Selector(
-        field, text, registry=registry, repository=repository, tag=tag, exclude=_exclusions(exclude),
-        constraints=constraints, problem=problem, pattern=_pattern(repository),
+        field,
+        text,
+        registry=registry,
+        repository=repository,
+        tag=tag,
+        exclude=_exclusions(exclude),
+        constraints=constraints,
+        problem=problem,
+        pattern=_pattern(repository),
     )
 
 
@@ -250,14 +268,27 @@ def parse_selectors(spec: Mapping[str, Any]) -> list[Selector]:
         for i, entry in enumerate(spec.get("filters") or []):
             entry = entry if isinstance(entry, Mapping) else {"image": entry}
             own = entry.get("versions") or []
-            selectors.append(_selector(
-                f"spec.filters[{i}].image", entry.get("image"), default_registry, registry_problem,
-                own or global_versions, f"spec.filters[{i}].versions" if own else "spec.versions",
-                exclude=entry.get("exclude"),
-            ))
+            selectors.append(
+                _selector(
+                    f"spec.filters[{i}].image",
+                    entry.get("image"),
+                    default_registry,
+                    registry_problem,
+                    own or global_versions,
+                    f"spec.filters[{i}].versions" if own else "spec.versions",
+                    exclude=entry.get("exclude"),
+                )
+            )
     else:
         for i, text in enumerate(spec.get("images") or []):
-            selectors.append(_selector(
-                f"spec.images[{i}]", text, default_registry, registry_problem, global_versions, "spec.versions",
-            ))
+            selectors.append(
+                _selector(
+                    f"spec.images[{i}]",
+                    text,
+                    default_registry,
+                    registry_problem,
+                    global_versions,
+                    "spec.versions",
+                )
+            )
     return selectors

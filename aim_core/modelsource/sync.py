@@ -116,40 +116,58 @@ def failure_from(exc: BaseException, registry: str, what: str, credentials: Regi
     were sent.
     """
     if isinstance(exc, OfflineListing):
-        return Failure(NOT_LISTED_OFFLINE, f"{what} on {registry} not listed: rendering offline asks no registry "
-                                           "(aim-engine tags lists what an entry matches)")
+        return Failure(
+            NOT_LISTED_OFFLINE,
+            f"{what} on {registry} not listed: rendering offline asks no registry "
+            "(aim-engine tags lists what an entry matches)",
+        )
     kind = getattr(exc, "kind", None)
     detail = str(exc) or type(exc).__name__
     retry_after = getattr(exc, "retry_after", None)
     _, classified = classify(exc)
     if classified == "DNSFailure" or getattr(exc, "reason", None) == "DNSFailure":
-        return Failure(HOST_NOT_FOUND, f"registry host {registry} cannot be resolved (check the registry name): "
-                                       f"{detail}", transient=False)
+        return Failure(
+            HOST_NOT_FOUND,
+            f"registry host {registry} cannot be resolved (check the registry name): {detail}",
+            transient=False,
+        )
     if kind == "auth":
         return Failure(AUTH_FAILED, f"{registry} refused to list {what} {_who(credentials)}: {detail}")
     if kind == "not_found":
-        return Failure(NOT_FOUND, f"{what} does not exist on {registry} (or is private and needs a pull "
-                                  f"secret): {detail}")
+        return Failure(
+            NOT_FOUND, f"{what} does not exist on {registry} (or is private and needs a pull secret): {detail}"
+        )
     if kind == "rate_limited":
-        return Failure(RATE_LIMITED, f"{registry} is rate-limiting listing {what}: {detail}", transient=True,
-                       retry_after=retry_after)
+        return Failure(
+            RATE_LIMITED,
+            f"{registry} is rate-limiting listing {what}: {detail}",
+            transient=True,
+            retry_after=retry_after,
+        )
     if kind == "timeout":
-        return Failure(TIMEOUT, f"{registry} did not answer in time listing {what}: {detail}", transient=True,
-                       retry_after=retry_after)
+        return Failure(
+            TIMEOUT,
+            f"{registry} did not answer in time listing {what}: {detail}",
+            transient=True,
+            retry_after=retry_after,
+        )
     if kind == "unavailable":
-        return Failure(UNAVAILABLE, f"{registry} is unavailable listing {what}: {detail}", transient=True,
-                       retry_after=retry_after)
+        return Failure(
+            UNAVAILABLE, f"{registry} is unavailable listing {what}: {detail}", transient=True, retry_after=retry_after
+        )
     if kind == "invalid":
         return Failure(INVALID_RESPONSE, f"{registry} answered listing {what} with something unusable: {detail}")
     if classified in ("ConnectionRefused", "NetworkTimeout", "ConnectionReset", "NetworkError"):
-        return Failure(UNAVAILABLE, f"{registry} is unreachable listing {what}: {classified}: {detail}",
-                       transient=True)
+        return Failure(UNAVAILABLE, f"{registry} is unreachable listing {what}: {classified}: {detail}", transient=True)
     log.warning("listing %s on %s failed unexpectedly", what, registry, exc_info=exc)
     return Failure(SYNC_ERROR, f"listing {what} on {registry} failed: {type(exc).__name__}: {detail}", transient=True)
 
 
 async def _tags(
-    catalog: Catalog, selector: Selector, repository: str, credentials: RegistryCredentials | None,
+    catalog: Catalog,
+    selector: Selector,
+    repository: str,
+    credentials: RegistryCredentials | None,
     limit: asyncio.Semaphore,
 ) -> list[Match]:
     async with limit:
@@ -203,8 +221,9 @@ async def _sync_one(
             listed_any = True
             matches += outcome
     listed = listed_any or not failures
-    return SelectorResult(matches=tuple(matches), failures=tuple(failures), listed=listed,
-                          repositories=len(repositories))
+    return SelectorResult(
+        matches=tuple(matches), failures=tuple(failures), listed=listed, repositories=len(repositories)
+    )
 
 
 async def sync_selectors(

@@ -118,8 +118,7 @@ class _Partial:
 
     def floor(self) -> Key:
         """Missing components padded with zeros (``0.8`` → ``0.8.0``), as a :func:`tag_key`."""
-        return (self.major or 0, self.minor or 0, self.patch or 0,
-                _pre_key(self.prerelease if self.complete else None))
+        return (self.major or 0, self.minor or 0, self.patch or 0, _pre_key(self.prerelease if self.complete else None))
 
     def prefix(self) -> tuple[int, ...]:
         return tuple(p for p in (self.major, self.minor, self.patch)[: self.specified])  # type: ignore[misc]
@@ -213,7 +212,7 @@ def _comparison(op: str, p: _Partial) -> Predicate:
 def _single(text: str, whole: str) -> Predicate:
     for op in _OPS:
         if text.startswith(op):
-            rest = text[len(op):].strip()
+            rest = text[len(op) :].strip()
             if not rest:
                 raise ConstraintError(f"version constraint {whole!r}: {op!r} needs a version after it")
             return _comparison(_OP_ALIASES.get(op, op), _parse_partial(rest, whole))

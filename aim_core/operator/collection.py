@@ -67,5 +67,6 @@ async def collect_old(
         started = time.perf_counter()
         found = gc.collect()
         last = time.monotonic()
-        log.debug("full garbage collection: %d unreachable objects in %.0f ms", found,
-                  (time.perf_counter() - started) * 1000)
+        log.debug(
+            "full garbage collection: %d unreachable objects in %.0f ms", found, (time.perf_counter() - started) * 1000
+        )

@@ -38,10 +38,17 @@ def credentials_from(info: kopf.ConnectionInfo) -> Credentials:
 def connection_info(creds: Credentials) -> kopf.ConnectionInfo:
     """kopf's form of ``creds`` (certificate and key in memory, as :mod:`aim_core.operator.login` read them)."""
     return kopf.ConnectionInfo(
-        server=creds.server, token=creds.token, ca_path=creds.ca_path, ca_data=creds.ca_data,
-        certificate_path=creds.certificate_path, certificate_data=creds.certificate_data,
-        private_key_path=creds.private_key_path, private_key_data=creds.private_key_data,
-        username=creds.username, password=creds.password, insecure=creds.insecure,
+        server=creds.server,
+        token=creds.token,
+        ca_path=creds.ca_path,
+        ca_data=creds.ca_data,
+        certificate_path=creds.certificate_path,
+        certificate_data=creds.certificate_data,
+        private_key_path=creds.private_key_path,
+        private_key_data=creds.private_key_data,
+        username=creds.username,
+        password=creds.password,
+        insecure=creds.insecure,
         default_namespace=creds.default_namespace,
     )
 

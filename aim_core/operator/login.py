@@ -35,8 +35,9 @@ class LoginError(Exception):
     """No usable kubeconfig or in-cluster configuration."""
 
 
-def credentials(kubeconfig: str | None = None, context: str | None = None, *,
-                in_cluster_first: bool = False) -> Credentials:
+def credentials(
+    kubeconfig: str | None = None, context: str | None = None, *, in_cluster_first: bool = False
+) -> Credentials:
     """Credentials of the chosen kubeconfig context, else of the pod's service account.
 
     :param in_cluster_first: try the pod's service account before the kubeconfig (the operator),
@@ -54,13 +55,17 @@ def credentials(kubeconfig: str | None = None, context: str | None = None, *,
         return _from_kubeconfig(kubeconfig, context)
     except (kubernetes.config.ConfigException, OSError) as kube_error:
         if kubeconfig or context:
-            raise LoginError(f"cannot use the kubeconfig{' ' + kubeconfig if kubeconfig else ''}"
-                             f"{' context ' + context if context else ''}: {kube_error}") from kube_error
+            raise LoginError(
+                f"cannot use the kubeconfig{' ' + kubeconfig if kubeconfig else ''}"
+                f"{' context ' + context if context else ''}: {kube_error}"
+            ) from kube_error
         try:
             return _in_cluster()
         except kubernetes.config.ConfigException as cluster_error:
-            raise LoginError(f"no kubeconfig ({kube_error}) and not in a cluster ({cluster_error}); "
-                             "pass --kubeconfig or set KUBECONFIG") from cluster_error
+            raise LoginError(
+                f"no kubeconfig ({kube_error}) and not in a cluster ({cluster_error}); "
+                "pass --kubeconfig or set KUBECONFIG"
+            ) from cluster_error
 
 
 def _from_kubeconfig(kubeconfig: str | None, context: str | None) -> Credentials:
@@ -72,8 +77,9 @@ def _from_kubeconfig(kubeconfig: str | None, context: str | None) -> Credentials
     path = kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
     with private_dir() as scratch:
         # load_kube_config's own steps, keeping the loader: it knows the user's tokenFile and the plugin's expiry
-        loader = kube_config._get_kube_config_loader(filename=path, active_context=context, persist_config=False,
-                                                     temp_file_path=scratch)
+        loader = kube_config._get_kube_config_loader(
+            filename=path, active_context=context, persist_config=False, temp_file_path=scratch
+        )
         loader.load_and_set(config)
         namespace = ((loader.current_context or {}).get("context") or {}).get("namespace")
         creds = _credentials(config, namespace, scratch)
@@ -85,8 +91,11 @@ def _from_kubeconfig(kubeconfig: str | None, context: str | None) -> Credentials
         return attrs.evolve(creds, token_file=os.path.join(base, user["tokenFile"]))
     if "exec" in user and "token" not in user and "tokenFile" not in user:
         expiry = getattr(loader, "expiry", None)
-        return attrs.evolve(creds, relogin=functools.partial(_from_kubeconfig, kubeconfig, context),
-                            expires=expiry.timestamp() if expiry is not None else None)
+        return attrs.evolve(
+            creds,
+            relogin=functools.partial(_from_kubeconfig, kubeconfig, context),
+            expires=expiry.timestamp() if expiry is not None else None,
+        )
     return creds
 
 

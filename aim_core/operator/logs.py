@@ -56,8 +56,15 @@ LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNI
 
 # Loggers of HTTP clients and servers that log one line per request: those lines are DEBUG, whatever
 # level their library picked (httpx logs every request at INFO).
-PER_REQUEST_LOGGERS = ("httpx", "httpcore", "aiohttp.access", "aiohttp.client", "aiohttp.server", "urllib3",
-                       "kubernetes.client.rest")
+PER_REQUEST_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "aiohttp.access",
+    "aiohttp.client",
+    "aiohttp.server",
+    "urllib3",
+    "kubernetes.client.rest",
+)
 
 
 def resolve_level(flag: str | None, *, verbose: bool = False, env: dict[str, str] | None = None) -> int:
@@ -84,7 +91,8 @@ class PerRequestAtDebug(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         if logging.DEBUG < record.levelno < logging.WARNING and (
-                self.pattern is None or self.pattern.match(record.getMessage())):
+            self.pattern is None or self.pattern.match(record.getMessage())
+        ):
             record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return record.levelno > logging.DEBUG or logging.getLogger().isEnabledFor(logging.DEBUG)
 
@@ -105,7 +113,8 @@ def quiet_http_clients() -> None:
 
 def configure(level: int, log_format: str) -> None:
     """kopf's handler and format (json or plain), the root level, HTTP request lines at DEBUG."""
-    kopf.configure(debug=level <= logging.DEBUG,
-                   log_format=kopf.LogFormat.JSON if log_format == "json" else kopf.LogFormat.PLAIN)
+    kopf.configure(
+        debug=level <= logging.DEBUG, log_format=kopf.LogFormat.JSON if log_format == "json" else kopf.LogFormat.PLAIN
+    )
     logging.getLogger().setLevel(level)
     quiet_http_clients()

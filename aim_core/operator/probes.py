@@ -41,14 +41,14 @@ log = logging.getLogger("aim_engine.probes")
 class EndpointError(Exception):
     """An endpoint cannot be served (e.g. its port is taken); the message says which flag to change."""
 
+
 # /healthz fails once every answer of the API server has been 401 for this long although the credentials
 # were read again (with the chart's probe, 20 s x 3 failures, the container restarts about 2 minutes in).
 AUTH_REFUSED_SECONDS = 60.0
 
 # How often the CRDs are read: until they are all Established, and after.
 CRD_POLL_UNREADY = 2.0
-INSTALL_HINT = ("install the CRDs with `kubectl apply -f aim_core/crds/aim.eai.amd.com_crds.yaml` "
-                "(or the chart's crds/)")
+INSTALL_HINT = "install the CRDs with `kubectl apply -f aim_core/crds/aim.eai.amd.com_crds.yaml` (or the chart's crds/)"
 
 
 def parse_bind_address(text: str | None) -> tuple[str | None, int] | None:
@@ -100,9 +100,11 @@ class Readiness:
         refused = self.auth_refused()
         if refused is None or refused < AUTH_REFUSED_SECONDS:
             return None
-        return (f"the API server has refused the operator's credentials for {refused:.0f} s "
-                "(401 Unauthorized, also after reading them again): check the ServiceAccount token, "
-                "the kubeconfig's tokenFile or its exec plugin")
+        return (
+            f"the API server has refused the operator's credentials for {refused:.0f} s "
+            "(401 Unauthorized, also after reading them again): check the ServiceAccount token, "
+            "the kubeconfig's tokenFile or its exec plugin"
+        )
 
     def problems(self) -> list[str]:
         found = []
@@ -152,9 +154,19 @@ class Readiness:
 class Endpoints:
     """The metrics and health servers of one operator run."""
 
-    def __init__(self, metrics: metering.Metrics, readiness: Readiness, *, metrics_address: str | None,
-                 probe_address: str | None, liveness_url: str | None = None, metrics_secure: bool = False,
-                 cert_dir: str | None = None, cert_name: str = "tls.crt", key_name: str = "tls.key") -> None:
+    def __init__(
+        self,
+        metrics: metering.Metrics,
+        readiness: Readiness,
+        *,
+        metrics_address: str | None,
+        probe_address: str | None,
+        liveness_url: str | None = None,
+        metrics_secure: bool = False,
+        cert_dir: str | None = None,
+        cert_name: str = "tls.crt",
+        key_name: str = "tls.key",
+    ) -> None:
         self.metrics = metrics
         self.metrics_secure = metrics_secure
         self._cert = (cert_dir, cert_name, key_name)
@@ -183,9 +195,11 @@ class Endpoints:
             same = False  # two free ports, one HTTPS, one plain
         if same:
             if self.metrics_secure:
-                raise EndpointError("with --metrics-secure, /metrics needs a port of its own (HTTPS; the probes "
-                                    "stay plain HTTP): change --metrics-bind-address or --health-probe-bind-address, "
-                                    "or serve plain HTTP with --metrics-secure=false")
+                raise EndpointError(
+                    "with --metrics-secure, /metrics needs a port of its own (HTTPS; the probes "
+                    "stay plain HTTP): change --metrics-bind-address or --health-probe-bind-address, "
+                    "or serve plain HTTP with --metrics-secure=false"
+                )
             probes.router.add_get("/metrics", self._metrics)  # one port for both
             await self._serve("probes", probes, self._probe_bind)
             self.addresses["metrics"] = self.addresses["probes"]
@@ -201,8 +215,10 @@ class Endpoints:
             try:
                 tls = secure.serving_context(*self._cert)
             except (OSError, ssl.SSLError, ValueError) as exc:
-                raise EndpointError(f"cannot load the metrics certificate from {self._cert[0]}: {exc}; check "
-                                    "--metrics-cert-path, --metrics-cert-name and --metrics-cert-key") from None
+                raise EndpointError(
+                    f"cannot load the metrics certificate from {self._cert[0]}: {exc}; check "
+                    "--metrics-cert-path, --metrics-cert-name and --metrics-cert-key"
+                ) from None
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         self._runners.append(runner)
@@ -212,13 +228,20 @@ class Endpoints:
         except OSError as exc:
             flag = "--metrics-bind-address" if what == "metrics" else "--health-probe-bind-address"
             served = "/metrics" if what == "metrics" else "/healthz and /readyz"
-            raise EndpointError(f"cannot serve {served} on {bind[0] or '*'}:{bind[1]}: {exc.strerror or exc}; "
-                                f"choose a free port with {flag} (0 turns it off)") from None
+            raise EndpointError(
+                f"cannot serve {served} on {bind[0] or '*'}:{bind[1]}: {exc.strerror or exc}; "
+                f"choose a free port with {flag} (0 turns it off)"
+            ) from None
         sockets = [s for s in (getattr(site._server, "sockets", None) or ())]  # noqa: SLF001 - the bound port
         host, port = sockets[0].getsockname()[:2] if sockets else (bind[0] or "0.0.0.0", bind[1])
         self.addresses[what] = (host, port)
-        log.info("serving %s on %s:%s%s", "/metrics" if what == "metrics" else "/healthz and /readyz", host, port,
-                 " (HTTPS, authenticated and authorized)" if tls is not None else "")
+        log.info(
+            "serving %s on %s:%s%s",
+            "/metrics" if what == "metrics" else "/healthz and /readyz",
+            host,
+            port,
+            " (HTTPS, authenticated and authorized)" if tls is not None else "",
+        )
 
     async def stop(self) -> None:
         for runner in reversed(self._runners):
@@ -239,8 +262,9 @@ class Endpoints:
 
     async def _metrics(self, request: web.Request) -> web.Response:
         if self._gate is not None:
-            status, why = await self._gate.check(request.headers.get("Authorization"), request.method.lower(),
-                                                 request.path)
+            status, why = await self._gate.check(
+                request.headers.get("Authorization"), request.method.lower(), request.path
+            )
             if status != 200:
                 return web.Response(status=status, text=why + "\n")
         body = self.metrics.exposition()

@@ -14,16 +14,15 @@ from typing import Any
 import kopf
 
 from aim_core import metrics as metering
-from aim_core.operator.controllers import build_controllers
 from aim_core.operator import collection, handlers, logs
-from aim_core.runtime.leader import default_identity
+from aim_core.operator.controllers import build_controllers
 from aim_core.operator.probes import EndpointError, Endpoints, Readiness
-from aim_core.operator.wiring import Runtime
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings, gpu_preference, operator_namespace
+from aim_core.operator.wiring import Runtime
 from aim_core.plugin.manager import get_plugin_manager
+from aim_core.runtime.leader import default_identity
 
 log = logging.getLogger("aim_engine.operator")
-
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -70,22 +69,46 @@ async def operate(
     metrics = metering.Metrics()
     metering.activate(metrics)  # this task and every task it starts record here
     readiness = Readiness()
-    endpoints = Endpoints(metrics, readiness, metrics_address=settings.metrics_bind_address,
-                          probe_address=settings.health_probe_bind_address, liveness_url=settings.liveness,
-                          metrics_secure=settings.metrics_secure, cert_dir=settings.metrics_cert_path,
-                          cert_name=settings.metrics_cert_name, key_name=settings.metrics_cert_key)
+    endpoints = Endpoints(
+        metrics,
+        readiness,
+        metrics_address=settings.metrics_bind_address,
+        probe_address=settings.health_probe_bind_address,
+        liveness_url=settings.liveness,
+        metrics_secure=settings.metrics_secure,
+        cert_dir=settings.metrics_cert_path,
+        cert_name=settings.metrics_cert_name,
+        key_name=settings.metrics_cert_key,
+    )
     await endpoints.start()  # /healthz answers while the plugins load; /readyz says what is missing
     if on_endpoints is not None:
         on_endpoints(endpoints)
     try:
-        return await _operate(settings, metrics, readiness, plugins=plugins, login_override=login_override,
-                              stop_flag=stop_flag, ready_flag=ready_flag, on_runtime=on_runtime)
+        return await _operate(
+            settings,
+            metrics,
+            readiness,
+            plugins=plugins,
+            login_override=login_override,
+            stop_flag=stop_flag,
+            ready_flag=ready_flag,
+            on_runtime=on_runtime,
+        )
     finally:
         await endpoints.stop()
 
 
-async def _operate(settings: Settings, metrics: metering.Metrics, readiness: Readiness, *, plugins: Any,
-                   login_override: Any, stop_flag: Any, ready_flag: Any, on_runtime: Any) -> Runtime:
+async def _operate(
+    settings: Settings,
+    metrics: metering.Metrics,
+    readiness: Readiness,
+    *,
+    plugins: Any,
+    login_override: Any,
+    stop_flag: Any,
+    ready_flag: Any,
+    on_runtime: Any,
+) -> Runtime:
     if plugins is None:
         try:
             plugins = await asyncio.to_thread(get_plugin_manager)
@@ -208,8 +231,12 @@ def run(args: argparse.Namespace) -> int:
     logs.install(ERROR_BACKOFFS)  # kopf's retried requests: one WARNING each, not an ERROR
     collection.configure()  # full garbage collections when idle, not on every quarter of heap growth
     settings = settings_from_args(args)
-    log.info("starting aim-engine; operator namespace %s; namespaces %s; log level %s", settings.operator_namespace,
-             ",".join(settings.namespaces) or "all", logging.getLevelName(level).lower())
+    log.info(
+        "starting aim-engine; operator namespace %s; namespaces %s; log level %s",
+        settings.operator_namespace,
+        ",".join(settings.namespaces) or "all",
+        logging.getLevelName(level).lower(),
+    )
     try:
         asyncio.run(operate(settings))  # loads the plugins (failing fast, naming a broken one) before the cluster
     except KeyboardInterrupt:

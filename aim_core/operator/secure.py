@@ -59,15 +59,20 @@ def self_signed(host: str = "aim-engine-controller-manager-metrics-service") -> 
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
     now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=365))
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=365))
         .add_extension(x509.SubjectAlternativeName([x509.DNSName(host), x509.DNSName("localhost")]), critical=False)
         .sign(key, hashes.SHA256())
     )
-    return (cert.public_bytes(serialization.Encoding.PEM),
-            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                              serialization.NoEncryption()))
+    return (
+        cert.public_bytes(serialization.Encoding.PEM),
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+    )
 
 
 class Gate:
@@ -105,9 +110,15 @@ class Gate:
         cached = self._users.get(token)
         if cached is not None and cached[0] > now:
             return cached[1]
-        answer = await kube.create(TOKEN_REVIEWS, {
-            "apiVersion": TOKEN_REVIEWS.api_version, "kind": TOKEN_REVIEWS.kind, "metadata": {},
-            "spec": {"token": token}})
+        answer = await kube.create(
+            TOKEN_REVIEWS,
+            {
+                "apiVersion": TOKEN_REVIEWS.api_version,
+                "kind": TOKEN_REVIEWS.kind,
+                "metadata": {},
+                "spec": {"token": token},
+            },
+        )
         status = (answer or {}).get("status") or {}
         user = dict(status.get("user") or {}) if status.get("authenticated") else None
         self._prune(self._users, now)
@@ -120,15 +131,24 @@ class Gate:
         cached = self._decisions.get(key)
         if cached is not None and cached[0] > now:
             return cached[1], cached[2]
-        spec: dict[str, Any] = {"user": user.get("username") or "", "groups": list(user.get("groups") or ()),
-                                "nonResourceAttributes": {"path": path, "verb": verb}}
+        spec: dict[str, Any] = {
+            "user": user.get("username") or "",
+            "groups": list(user.get("groups") or ()),
+            "nonResourceAttributes": {"path": path, "verb": verb},
+        }
         if user.get("uid"):
             spec["uid"] = user["uid"]
         if user.get("extra"):
             spec["extra"] = user["extra"]
-        answer = await kube.create(SUBJECT_ACCESS_REVIEWS, {
-            "apiVersion": SUBJECT_ACCESS_REVIEWS.api_version, "kind": SUBJECT_ACCESS_REVIEWS.kind, "metadata": {},
-            "spec": spec})
+        answer = await kube.create(
+            SUBJECT_ACCESS_REVIEWS,
+            {
+                "apiVersion": SUBJECT_ACCESS_REVIEWS.api_version,
+                "kind": SUBJECT_ACCESS_REVIEWS.kind,
+                "metadata": {},
+                "spec": spec,
+            },
+        )
         status = (answer or {}).get("status") or {}
         allowed = bool(status.get("allowed")) and not status.get("denied")
         reason = str(status.get("reason") or status.get("evaluationError") or "")

@@ -19,17 +19,17 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from aim_core.runtime.controller import Context, Controller
-from aim_core.runtime.engine import Engine
-from aim_core.runtime.eventstore import EventCache
 from aim_core.kube import Credentials, Kube
 from aim_core.operator import collection
-from aim_core.runtime.leader import LeaderElector
-from aim_core.runtime.reflector import Reflector
-from aim_core.runtime.selection import EVERYTHING, Selection, union
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.resources import EVENTS, NAMESPACES, PODS
+from aim_core.runtime.controller import Context, Controller
+from aim_core.runtime.engine import Engine
+from aim_core.runtime.eventstore import EventCache
+from aim_core.runtime.leader import LeaderElector
+from aim_core.runtime.reflector import Reflector
+from aim_core.runtime.selection import EVERYTHING, Selection, union
 from aim_core.runtime.store import Relisting, Store
 from aim_core.runtime.storeform import pod_essentials
 
@@ -39,9 +39,11 @@ log = logging.getLogger("aim_engine.operator")
 def warn_if_unverified(creds: Credentials) -> None:
     """One WARNING at start when the API server's certificate is not verified (``insecure-skip-tls-verify``)."""
     if creds.insecure and creds.server.startswith("https:"):
-        log.warning("the API server's certificate is not verified (insecure-skip-tls-verify): anyone between "
-                    "the operator and %s can read and change what it sends; give the cluster's CA instead",
-                    creds.server)
+        log.warning(
+            "the API server's certificate is not verified (insecure-skip-tls-verify): anyone between "
+            "the operator and %s can read and change what it sends; give the cluster's CA instead",
+            creds.server,
+        )
 
 
 class Runtime:
@@ -52,8 +54,9 @@ class Runtime:
         controllers = list(controllers)
         # managedFields entries are kept only for our own applies (what needs_apply reads);
         # objects are stored compacted (memory at 10,000 services: see aim_core.runtime.storeform.compact)
-        self.store = Store(field_managers={c.field_manager for c in controllers}, compact=True,
-                           projections={PODS: pod_essentials})
+        self.store = Store(
+            field_managers={c.field_manager for c in controllers}, compact=True, projections={PODS: pod_essentials}
+        )
         self.ctx = Context(store=self.store, kube=None, plugins=plugins, operator_namespace=settings.operator_namespace)
         self.engine = Engine(self.ctx, controllers)
         self.credentials: asyncio.Future[Credentials] | None = None
@@ -93,8 +96,12 @@ class Runtime:
     def streams(self) -> list[tuple[ResourceRef, str | None, Selection]]:
         """``(resource, namespace or None, selection)`` of every object watch the operator opens (Events aside)."""
         namespaces: list[str | None] = list(self.settings.namespaces) or [None]
-        return [(ref, ns, selection) for ref in self.watched() for selection in self._selections[ref]
-                for ns in (namespaces if ref.namespaced else [None])]
+        return [
+            (ref, ns, selection)
+            for ref in self.watched()
+            for selection in self._selections[ref]
+            for ns in (namespaces if ref.namespaced else [None])
+        ]
 
     # ------------------------------------------------------------- kopf side
 
@@ -106,8 +113,9 @@ class Runtime:
 
     # ---------------------------------------------------------- watch side
 
-    def on_watch_event(self, ref: ResourceRef, event_type: str, body: dict[str, Any],
-                       selection: Selection = EVERYTHING) -> None:
+    def on_watch_event(
+        self, ref: ResourceRef, event_type: str, body: dict[str, Any], selection: Selection = EVERYTHING
+    ) -> None:
         """One event of a stream: ``body`` was just decoded and is nobody else's, so it is stored as is."""
         meta = body.get("metadata") or {}
         if not meta.get("name"):
@@ -115,7 +123,8 @@ class Runtime:
         keep = self._filters.get(ref)
         if event_type == "DELETED":
             if not selection.matches(body) and any(
-                    other.matches(body) for other in self._selections.get(ref, ()) if other != selection):
+                other.matches(body) for other in self._selections.get(ref, ()) if other != selection
+            ):
                 return  # it left this stream's selection for another stream's: that stream keeps it
             self.store.delete(ref, meta.get("namespace"), meta["name"])
         elif keep is not None and not keep(body):
@@ -127,8 +136,9 @@ class Runtime:
         """A fresh listing of one stream, fed a page at a time (decoded pages are nobody else's):
         what it no longer holds (of what its selection covers) leaves the store."""
         where = None if selection == EVERYTHING else selection.matches
-        return self.store.relisting(ref, {namespace} if namespace else None, where=where,
-                                    keep=self._filters.get(ref), copy_obj=False)
+        return self.store.relisting(
+            ref, {namespace} if namespace else None, where=where, keep=self._filters.get(ref), copy_obj=False
+        )
 
     # ------------------------------------------------------------ engine side
 
@@ -160,10 +170,13 @@ class Runtime:
                 if self.settings.leader_election:
                     # The elector has a client of its own: the engine's refuses writes once the lease ran out.
                     lease_client = Kube(creds, connections=2)
-                    elector = LeaderElector(lease_client, self.settings.operator_namespace,
-                                            lease_duration=self.settings.lease_duration,
-                                            renew_deadline=self.settings.renew_deadline,
-                                            retry_period=self.settings.retry_period)
+                    elector = LeaderElector(
+                        lease_client,
+                        self.settings.operator_namespace,
+                        lease_duration=self.settings.lease_duration,
+                        renew_deadline=self.settings.renew_deadline,
+                        retry_period=self.settings.retry_period,
+                    )
                     self.ctx.kube.write_guard = elector.leading
                     try:
                         await elector.run(lambda: self.engine.run(self.settings.workers))
@@ -186,20 +199,34 @@ class Runtime:
         kube = self.ctx.kube
         missing = self.settings.resync_seconds or 600.0
         self.reflectors = [
-            Reflector(kube, ref, namespace=ns, backoffs=ERROR_BACKOFFS, missing_retry=missing,
-                      label_selector=sel.label_selector, field_selector=sel.field_selector,
-                      listing=lambda ref=ref, ns=ns, sel=sel: self.listing(ref, ns, sel),
-                      on_event=lambda kind, body, ref=ref, sel=sel: self.on_watch_event(ref, kind, body, sel))
+            Reflector(
+                kube,
+                ref,
+                namespace=ns,
+                backoffs=ERROR_BACKOFFS,
+                missing_retry=missing,
+                label_selector=sel.label_selector,
+                field_selector=sel.field_selector,
+                listing=lambda ref=ref, ns=ns, sel=sel: self.listing(ref, ns, sel),
+                on_event=lambda kind, body, ref=ref, sel=sel: self.on_watch_event(ref, kind, body, sel),
+            )
             for ref, ns, sel in self.streams()
         ]
         events = self.events
         if events is not None:
             for namespace, selector in self.event_streams():
-                self.reflectors.append(Reflector(
-                    kube, EVENTS, namespace=namespace, field_selector=selector, backoffs=ERROR_BACKOFFS,
-                    missing_retry=missing, listing=lambda sel=selector: events.relisting(sel),
-                    on_event=events.apply,
-                ))
+                self.reflectors.append(
+                    Reflector(
+                        kube,
+                        EVENTS,
+                        namespace=namespace,
+                        field_selector=selector,
+                        backoffs=ERROR_BACKOFFS,
+                        missing_retry=missing,
+                        listing=lambda sel=selector: events.relisting(sel),
+                        on_event=events.apply,
+                    )
+                )
         return self.reflectors
 
     async def _resync_forever(self) -> None:

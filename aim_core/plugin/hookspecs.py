@@ -19,7 +19,14 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 if TYPE_CHECKING:
-    from aim_core.plugin.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
+    from aim_core.plugin.providers import (
+        Autoscaler,
+        DoctorCheck,
+        GpuVendor,
+        RegistryClient,
+        RouteBuilder,
+        RuntimeBuilder,
+    )
 
 
 # ---------------------------------------------------------------------------

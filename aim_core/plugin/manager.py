@@ -35,7 +35,6 @@ from typing import Any
 import pluggy
 
 from aim_core import metrics
-
 from aim_core.plugin import hookspecs
 from aim_core.plugin.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
 
@@ -145,8 +144,11 @@ class _TimedPluginManager(pluggy.PluginManager):
         if plugin_name is not None:  # None: a blocked name
             for caller in self.get_hookcallers(plugin) or ():
                 for impl in caller.get_hookimpls():
-                    if impl.plugin is plugin and not (impl.hookwrapper or impl.wrapper) \
-                            and not getattr(impl.function, "__aim_timed__", False):
+                    if (
+                        impl.plugin is plugin
+                        and not (impl.hookwrapper or impl.wrapper)
+                        and not getattr(impl.function, "__aim_timed__", False)
+                    ):
                         impl.function = metrics.timed_hook(caller.name, plugin_name, impl.function)  # type: ignore[misc]
         return plugin_name
 

@@ -20,7 +20,7 @@ times); :func:`merge_conditions` folds them into what the object already has:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs

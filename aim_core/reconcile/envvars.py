@@ -56,8 +56,9 @@ def _combine(low: EnvVar, high: EnvVar) -> dict[str, Any]:
     return dict(high)
 
 
-def merge_env(base: Sequence[EnvVar], overlay: Iterable[EnvVar], *, merge_engine_args: bool = True
-              ) -> list[dict[str, Any]]:
+def merge_env(
+    base: Sequence[EnvVar], overlay: Iterable[EnvVar], *, merge_engine_args: bool = True
+) -> list[dict[str, Any]]:
     """``overlay`` over ``base``: same name → replaced at the first such position; new names appended.
 
     The merged ``AIM_ENGINE_ARGS`` JSON is written compactly with sorted keys, as

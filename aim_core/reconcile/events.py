@@ -19,8 +19,8 @@ from typing import Literal
 
 import attrs
 
-from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.conditions import FRAMEWORK_TYPES, READY, Condition, ConditionLike, find
+from aim_core.reconcile.health import Health, State
 
 __all__ = ["EventSpec", "plan_events"]
 

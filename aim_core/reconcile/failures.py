@@ -10,7 +10,6 @@ LOG_TAIL_LINES = 50  # lines of a failed container's log that are scanned
 _MAX_EXCERPT = 500
 
 
-
 # ---------------------------------------------------------------------------
 # Failure patterns (spec 2.12)
 # ---------------------------------------------------------------------------

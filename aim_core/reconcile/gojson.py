@@ -14,12 +14,36 @@ from decimal import Decimal
 from typing import Any
 
 _GO_ESCAPES = {
-    '"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f",
-    "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029",
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
 }
 # Go struct field order of corev1.EnvVar and the selectors under valueFrom.
-_ENV_ORDER = ("name", "value", "valueFrom", "fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef",
-              "apiVersion", "fieldPath", "containerName", "resource", "divisor", "key", "optional")
+_ENV_ORDER = (
+    "name",
+    "value",
+    "valueFrom",
+    "fieldRef",
+    "resourceFieldRef",
+    "configMapKeyRef",
+    "secretKeyRef",
+    "apiVersion",
+    "fieldPath",
+    "containerName",
+    "resource",
+    "divisor",
+    "key",
+    "optional",
+)
 
 
 def _go_string(text: str) -> str:

@@ -51,7 +51,7 @@ def hashed_label_value(value: str) -> str:
     if value and _LABEL_VALUE.fullmatch(value):
         return value
     digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:8]
-    clean = (sanitize_label_value(value) or "")[:_MAX - 9].strip("_.-")
+    clean = (sanitize_label_value(value) or "")[: _MAX - 9].strip("_.-")
     return f"{clean}-{digest}" if clean else digest
 
 
@@ -231,7 +231,10 @@ def recommended_template_name(
 
 
 def custom_template_name(
-    model_name: str, index: int, alias: str = "", profile: tuple[str, str] | None = None,
+    model_name: str,
+    index: int,
+    alias: str = "",
+    profile: tuple[str, str] | None = None,
     gpu: tuple[int, str] | None = None,
 ) -> str:
     """Template for ``customTemplates[index]``: ``custom-model-test-custom-multi-gpu-mi300x-e999d587``.
@@ -263,8 +266,12 @@ def derived_template_name(
     base: str, gpu_model: str = "", gpu_count: int = 0, precision: str = "", metric: str = ""
 ) -> str:
     """Template derived from ``base`` by service overrides: ``my-template-ovr-mi300x-4gpu-fp8-throughput-b295``."""
-    fields = [("gpu", gpu_model, gpu_model.lower()), ("count", gpu_count, f"{gpu_count}gpu"),
-              ("precision", precision, precision), ("metric", metric, metric)]
+    fields = [
+        ("gpu", gpu_model, gpu_model.lower()),
+        ("count", gpu_count, f"{gpu_count}gpu"),
+        ("precision", precision, precision),
+        ("metric", metric, metric),
+    ]
     parts: list[str] = [base, "ovr"]
     inputs: list[Any] = []
     for key, value, part in fields:
@@ -275,8 +282,16 @@ def derived_template_name(
 
 
 def discovery_job_name(
-    template: str, model_name: str, image: str, *, service_account: str = "", env: Sequence[Mapping[str, Any]] = (),
-    pull_secrets: Sequence[str] = (), metric: str = "", precision: str = "", gpu: tuple[str, int] | None = None,
+    template: str,
+    model_name: str,
+    image: str,
+    *,
+    service_account: str = "",
+    env: Sequence[Mapping[str, Any]] = (),
+    pull_secrets: Sequence[str] = (),
+    metric: str = "",
+    precision: str = "",
+    gpu: tuple[str, int] | None = None,
     profile_id: str = "",
 ) -> str:
     """Discovery Job: ``discover-<template[:45]>-<8 hex>`` over the plain concatenation of the spec.
@@ -300,7 +315,12 @@ def discovery_job_name(
 
 
 def discovery_spec_hash(
-    model_name: str, image: str, metric: str = "", precision: str = "", gpu_model: str = "", gpu_count: int = 0,
+    model_name: str,
+    image: str,
+    metric: str = "",
+    precision: str = "",
+    gpu_model: str = "",
+    gpu_count: int = 0,
     profile_id: str = "",
 ) -> str:
     """Template ``status.discovery.specHash``: 16 hex chars; a change resets discovery backoff."""
@@ -312,7 +332,11 @@ def discovery_spec_hash(
 
 
 def artifact_name(
-    source_uri: str, env: Sequence[Mapping[str, Any]] | None = None, storage_class: str = "", *, dedicated_to: str = "",
+    source_uri: str,
+    env: Sequence[Mapping[str, Any]] | None = None,
+    storage_class: str = "",
+    *,
+    dedicated_to: str = "",
     storage: Mapping[str, Any] | None = None,
 ) -> str:
     """Artifact a template cache creates per model source: ``hf---sshleifer-tiny-gpt2-fc6a9647bb``.

@@ -14,6 +14,7 @@ from typing import Any
 
 Obj = Mapping[str, Any]
 
+
 def meta_of(obj: Obj | None) -> Obj:
     """``metadata``, or an empty map."""
     return (obj or {}).get("metadata") or {}

@@ -13,9 +13,9 @@ from typing import Any
 
 import attrs
 
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.conditions import ConditionLike
 from aim_core.reconcile.health import Category, Health
-from aim_core.plugin.providers import ResourceRef
 
 
 @attrs.frozen
@@ -99,7 +99,9 @@ class Plan:
     def issue(self, category: Category, reason: str, message: str) -> None:
         self.issues.append(Issue(category, reason, message))
 
-    def want(self, resource: ResourceRef, obj: dict[str, Any], *, owned: bool = True, anticipated: bool = False) -> None:
+    def want(
+        self, resource: ResourceRef, obj: dict[str, Any], *, owned: bool = True, anticipated: bool = False
+    ) -> None:
         self.apply.append(Desired(resource, obj, owned, anticipated))
 
     def requeue(self, seconds: float) -> None:

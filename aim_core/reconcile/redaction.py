@@ -29,8 +29,10 @@ __all__ = ["MARK", "redact"]
 MARK = "[REDACTED]"
 
 # a name with a word that says secret: HF_TOKEN, AWS_SECRET_ACCESS_KEY, db.password (not max_tokens, tokenizer)
-_SECRET_NAME = (r"(?:[A-Za-z0-9]+[_.-])*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|credentials?"
-                r"|private[_-]?key)(?:[_.-][A-Za-z0-9]+)*")
+_SECRET_NAME = (
+    r"(?:[A-Za-z0-9]+[_.-])*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|access[_-]?key|credentials?"
+    r"|private[_-]?key)(?:[_.-][A-Za-z0-9]+)*"
+)
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # scheme://user:password@host -> keep the user, drop the password
@@ -38,18 +40,32 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # Authorization schemes
     (re.compile(r"(?i)(?P<head>\b(?:bearer|basic)\s+)(?!\[REDACTED\])[A-Za-z0-9._~+/=-]{6,}"), rf"\g<head>{MARK}"),
     # signed URLs and token query parameters
-    (re.compile(r"(?i)(?P<head>[?&](?:x-amz-signature|x-amz-credential|x-amz-security-token|sig|signature|token"
-                r"|access_token|api_key|apikey|key|password|secret)=)[^&\s\"'#]+"), rf"\g<head>{MARK}"),
+    (
+        re.compile(
+            r"(?i)(?P<head>[?&](?:x-amz-signature|x-amz-credential|x-amz-security-token|sig|signature|token"
+            r"|access_token|api_key|apikey|key|password|secret)=)[^&\s\"'#]+"
+        ),
+        rf"\g<head>{MARK}",
+    ),
     # "password": "...", 'token': '...'
     (re.compile(rf"(?i)(?P<head>([\"']){_SECRET_NAME}\2\s*:\s*)([\"'])(?:(?!\3).)+\3"), rf"\g<head>\3{MARK}\3"),
     # NAME=value, NAME: value (environment dumps, settings printed by a tool)
-    (re.compile(rf"(?i)(?P<head>(?<![A-Za-z0-9_.-]){_SECRET_NAME}\s*[=:]\s*)(?!\[REDACTED\])"
-                r"(?:\"[^\"]*\"|'[^']*'|[^\s\"',;]+)"), rf"\g<head>{MARK}"),
+    (
+        re.compile(
+            rf"(?i)(?P<head>(?<![A-Za-z0-9_.-]){_SECRET_NAME}\s*[=:]\s*)(?!\[REDACTED\])"
+            r"(?:\"[^\"]*\"|'[^']*'|[^\s\"',;]+)"
+        ),
+        rf"\g<head>{MARK}",
+    ),
     # tokens recognisable by their shape, wherever they stand
-    (re.compile(r"\b(?:hf_[A-Za-z0-9_-]{8,}|api_org_[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}"
-                r"|github_pat_[A-Za-z0-9_]{16,}|(?:AKIA|ASIA)[A-Z0-9]{16}|ya29\.[A-Za-z0-9._-]{10,}"
-                r"|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
-     MARK),
+    (
+        re.compile(
+            r"\b(?:hf_[A-Za-z0-9_-]{8,}|api_org_[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}"
+            r"|github_pat_[A-Za-z0-9_]{16,}|(?:AKIA|ASIA)[A-Z0-9]{16}|ya29\.[A-Za-z0-9._-]{10,}"
+            r"|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+        ),
+        MARK,
+    ),
 )
 
 

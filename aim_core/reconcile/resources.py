@@ -45,8 +45,9 @@ PVCS = ResourceRef("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True
 JOBS = ResourceRef("batch/v1", "Job", "jobs", True)
 CONFIG_MAPS = ResourceRef("v1", "ConfigMap", "configmaps", True)
 LEASES = ResourceRef("coordination.k8s.io/v1", "Lease", "leases", True)
-CUSTOM_RESOURCE_DEFINITIONS = ResourceRef("apiextensions.k8s.io/v1", "CustomResourceDefinition",
-                                          "customresourcedefinitions", False)
+CUSTOM_RESOURCE_DEFINITIONS = ResourceRef(
+    "apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False
+)
 ROLE_BINDINGS = ResourceRef("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", True)
 
 # Reviews the metrics server asks for (--metrics-secure): who a bearer token is, whether they may get /metrics.

@@ -35,7 +35,6 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.conditions import (
     AUTH_VALID,
     CONFIG_VALID,
@@ -48,6 +47,7 @@ from aim_core.reconcile.conditions import (
     parse_time,
 )
 from aim_core.reconcile.errors import ErrorInfo, state_for
+from aim_core.reconcile.health import Category, Health, State
 
 __all__ = ["GRACE", "SERVICE_STATUS_MAP", "Derived", "derive", "requeue_after", "should_apply"]
 

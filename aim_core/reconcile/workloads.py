@@ -30,8 +30,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable, Mapping, Sequence
 
-from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.failures import LOG_TAIL_LINES, _clip, classify_log, classify_pull_error
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.obj import Obj
 
 __all__ = [
@@ -59,9 +59,7 @@ _PULL_REASONS = {
 }
 
 
-def inspect_pods(
-    pods: Sequence[Obj], events: Sequence[Obj] = (), logs: Mapping[str, str] | None = None
-) -> Health:
+def inspect_pods(pods: Sequence[Obj], events: Sequence[Obj] = (), logs: Mapping[str, str] | None = None) -> Health:
     """Health of a component from its pods, their Events and failed containers' logs.
 
     :param pods: the component's pods as read.
@@ -250,12 +248,15 @@ def inspect_pvc(pvc: Obj, events: Sequence[Obj] = ()) -> Health:
     if phase == "Lost":
         return Health.error(Category.INFRASTRUCTURE, "PvcLost", f"PVC {name} lost its volume")
     latest = _latest(
-        e for e in _events_for(events, "PersistentVolumeClaim", pvc)
+        e
+        for e in _events_for(events, "PersistentVolumeClaim", pvc)
         if e.get("reason") in ("ProvisioningFailed", "ProvisioningSucceeded", "Provisioning", "WaitForFirstConsumer")
     )
     if latest is not None and latest.get("reason") == "ProvisioningFailed":
         return Health.error(
-            Category.INFRASTRUCTURE, "PvcProvisioningFailed", _clip(f"PVC {name}: {latest.get('message', '')}"),
+            Category.INFRASTRUCTURE,
+            "PvcProvisioningFailed",
+            _clip(f"PVC {name}: {latest.get('message', '')}"),
             state=State.FAILED,  # usually a storage class that does not exist: it does not heal by itself
         )
     detail = f": {latest['message']}" if latest is not None and latest.get("message") else ""

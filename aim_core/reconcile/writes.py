@@ -53,7 +53,10 @@ def build_status(
         status_map=controller.status_map or None,
     )
     conditions = merge_conditions(
-        old_conditions, [*derived.conditions, *plan.conditions], rfc3339(now), observed_generation=meta.get("generation")
+        old_conditions,
+        [*derived.conditions, *plan.conditions],
+        rfc3339(now),
+        observed_generation=meta.get("generation"),
     )
     new_status = {**plan.status, "conditions": conditions}
     if controller.root_status:

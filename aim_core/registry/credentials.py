@@ -30,8 +30,12 @@ DOCKERCFG = ".dockercfg"
 # Secret types no reader ever names: the operator's Secret watch asks the API server to leave them out
 # (Helm keeps each release, up to 1 MiB, in a Secret). Any other type is watched, so that a Secret of the
 # wrong type named as a pull secret is reported as such as soon as it appears.
-UNREAD_SECRET_TYPES = ("helm.sh/release.v1", "kubernetes.io/service-account-token", "kubernetes.io/tls",
-                       "bootstrap.kubernetes.io/token")
+UNREAD_SECRET_TYPES = (
+    "helm.sh/release.v1",
+    "kubernetes.io/service-account-token",
+    "kubernetes.io/tls",
+    "bootstrap.kubernetes.io/token",
+)
 SECRET_FIELD_SELECTOR = ",".join(f"type!={kind}" for kind in UNREAD_SECRET_TYPES)
 
 
@@ -120,8 +124,7 @@ def _auths(secret: Mapping[str, Any]) -> Mapping[str, Any]:
             raise InvalidPullSecret(f"pull secret {name}: {key} 'auths' is not a JSON object")
         return auths
     raise InvalidPullSecret(
-        f"pull secret {name} has no {DOCKERCONFIGJSON} key; "
-        "create it with `kubectl create secret docker-registry`"
+        f"pull secret {name} has no {DOCKERCONFIGJSON} key; create it with `kubectl create secret docker-registry`"
     )
 
 

@@ -27,8 +27,9 @@ __all__ = ["error_detail", "network_error", "quota_exhausted", "redact_credentia
 _MAX_ERROR_BODY = 64 * 1024
 
 
-def network_error(registry: str, exc: httpx.TransportError, image: str,
-                  credentials: RegistryCredentials | None) -> RegistryError:
+def network_error(
+    registry: str, exc: httpx.TransportError, image: str, credentials: RegistryCredentials | None
+) -> RegistryError:
     """A failure to reach ``registry``: DNS, refused connection, TLS or another network error."""
     reason, what = "NetworkError", "network error"
     chain: BaseException | None = exc
@@ -56,8 +57,10 @@ def network_error(registry: str, exc: httpx.TransportError, image: str,
     message = f"registry {registry} unreachable for {image}: {what}"
     if reason == "TLSError":
         message += "; to trust a private CA set AIM_ENGINE_REGISTRY_CA_FILE"
-    return RegistryError("unavailable", redact_credentials(message, credentials), registry=registry, image=image,
-                         reason=reason)
+    return RegistryError(
+        "unavailable", redact_credentials(message, credentials), registry=registry, image=image, reason=reason
+    )
+
 
 async def response_error(
     registry: str,

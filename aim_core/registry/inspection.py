@@ -54,8 +54,9 @@ async def inspect_image(plugins: Any, text: str, *, docker_config: str | None = 
         parsed, problem = parse_labels(info.labels), None
     except InvalidMetadata as exc:
         parsed, problem = None, str(exc)
-    return Inspection(image, getattr(client, "name", "?"), info, parsed, problem,
-                      requests if isinstance(requests, int) else None)
+    return Inspection(
+        image, getattr(client, "name", "?"), info, parsed, problem, requests if isinstance(requests, int) else None
+    )
 
 
 def as_dict(result: Inspection) -> dict[str, Any]:
@@ -98,7 +99,7 @@ def format_inspection(result: Inspection, *, as_json: bool = False) -> str:
     lines.append(f"recommended deployments: {len(deployments) or 'none'}")
     for entry in deployments:
         lines.append("  - " + " ".join(f"{k}={v}" for k, v in entry.items()))
-    for problem in (result.parsed.problems if result.parsed else [result.label_error]):
+    for problem in result.parsed.problems if result.parsed else [result.label_error]:
         lines.append(f"problem:   {problem}")
     lines.append(f"labels:    {len(info.labels) or 'none'}")
     for key, value in sorted(info.labels.items()):

@@ -46,7 +46,9 @@ DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 MANIFEST_TYPES = (OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST)
 INDEX_TYPES = frozenset({OCI_INDEX, DOCKER_LIST})
 _ACCEPT = ", ".join(MANIFEST_TYPES)
-_CONFIG_TYPES = frozenset({"application/vnd.oci.image.config.v1+json", "application/vnd.docker.container.image.v1+json"})
+_CONFIG_TYPES = frozenset(
+    {"application/vnd.oci.image.config.v1+json", "application/vnd.docker.container.image.v1+json"}
+)
 _MAX_MANIFEST = 4 * 1024 * 1024
 _MAX_CONFIG = 16 * 1024 * 1024
 _CACHE_SIZE = 2048
@@ -107,7 +109,11 @@ class OciRegistryClient:
         elif (who, repo, ref) in self._seen_tags:
             # read before: a HEAD (not a pull on Docker Hub) says whether it changed
             head = await self.transport.request(
-                "HEAD", f"/v2/{repo}/manifests/{ref}", image=shown, scope=scope, credentials=credentials,
+                "HEAD",
+                f"/v2/{repo}/manifests/{ref}",
+                image=shown,
+                scope=scope,
+                credentials=credentials,
                 headers={"Accept": _ACCEPT},
             )
             digest = head.headers.get("Docker-Content-Digest")
@@ -146,7 +152,11 @@ class OciRegistryClient:
         self, repo: str, ref: str, shown: str, scope: str, credentials: RegistryCredentials | None
     ) -> tuple[Any, str, str]:
         response = await self.transport.request(
-            "GET", f"/v2/{repo}/manifests/{ref}", image=shown, scope=scope, credentials=credentials,
+            "GET",
+            f"/v2/{repo}/manifests/{ref}",
+            image=shown,
+            scope=scope,
+            credentials=credentials,
             headers={"Accept": _ACCEPT},
         )
         raw = _limited(response, _MAX_MANIFEST, self.registry, shown, "manifest")
@@ -224,18 +234,21 @@ class OciRegistryClient:
 
     async def list_tags(self, repository: str, credentials: RegistryCredentials | None) -> list[str]:
         pages = self.pages(
-            f"/v2/{repository}/tags/list", "tags", image=repository,
-            scope=f"repository:{repository}:pull", credentials=credentials,
+            f"/v2/{repository}/tags/list",
+            "tags",
+            image=repository,
+            scope=f"repository:{repository}:pull",
+            credentials=credentials,
         )
         return [tag async for tag in pages]
 
     async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
-        pages = self.pages("/v2/_catalog", "repositories", image=pattern, scope="registry:catalog:*", credentials=credentials)
+        pages = self.pages(
+            "/v2/_catalog", "repositories", image=pattern, scope="registry:catalog:*", credentials=credentials
+        )
         return [repo async for repo in pages if repository_matches(pattern, repo)]
 
-    async def pages(
-        self, path: str, key: str, *, image: str, scope: str, credentials: RegistryCredentials | None
-    ):
+    async def pages(self, path: str, key: str, *, image: str, scope: str, credentials: RegistryCredentials | None):
         """Yield the ``key`` list of every page, following ``Link`` headers."""
         params: dict[str, Any] | None = {"n": self.page_size} if self.page_size else None
         url: str | None = path
@@ -255,7 +268,12 @@ class OciRegistryClient:
                 raise
             items = data.get(key) if isinstance(data, dict) else None
             if items is not None and not isinstance(items, list):
-                raise _invalid(self.registry, image, f"{path} answered a {key!r} that is not a list", reason="InvalidRegistryResponse")
+                raise _invalid(
+                    self.registry,
+                    image,
+                    f"{path} answered a {key!r} that is not a list",
+                    reason="InvalidRegistryResponse",
+                )
             for item in items or ():
                 if isinstance(item, str):
                     yield item
@@ -318,4 +336,6 @@ def _choose_platform(index: dict[str, Any], registry: str, shown: str) -> str:
 
 
 def _invalid(registry: str, shown: str, what: str, *, reason: str = "InvalidImageManifest") -> RegistryError:
-    return RegistryError("invalid", f"registry {registry}, image {shown}: {what}", registry=registry, image=shown, reason=reason)
+    return RegistryError(
+        "invalid", f"registry {registry}, image {shown}: {what}", registry=registry, image=shown, reason=reason
+    )

@@ -48,7 +48,12 @@ if TYPE_CHECKING:
     from aim_core.plugin.providers import RegistryCredentials
 
 __all__ = [
-    "Challenge", "RegistryTransport", "parse_challenge", "parse_link_next", "retry_after_seconds", "ssl_context",
+    "Challenge",
+    "RegistryTransport",
+    "parse_challenge",
+    "parse_link_next",
+    "retry_after_seconds",
+    "ssl_context",
 ]
 
 logger = logging.getLogger("aim_engine.registry")
@@ -264,7 +269,9 @@ class RegistryTransport:
 
     # ------------------------------------------------------------ auth
 
-    async def _authorization(self, scope: str | None, credentials: RegistryCredentials | None, image: str) -> str | None:
+    async def _authorization(
+        self, scope: str | None, credentials: RegistryCredentials | None, image: str
+    ) -> str | None:
         challenge = self._challenge
         if challenge is None:
             return None
@@ -335,8 +342,6 @@ class RegistryTransport:
         return value
 
 
-
-
 def _basic(credentials: RegistryCredentials) -> str:
     pair = f"{credentials.username or ''}:{credentials.password or ''}".encode()
     return "Basic " + base64.b64encode(pair).decode()
@@ -346,7 +351,5 @@ def _has_basic(credentials: RegistryCredentials | None) -> bool:
     return credentials is not None and bool(credentials.username) and credentials.password is not None
 
 
-
 def _path(url: str) -> str:
     return httpx.URL(url).path
-

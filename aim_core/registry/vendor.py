@@ -48,9 +48,17 @@ class VendorRegistryClient:
 
     name = "vendor"
 
-    def __init__(self, registry: str, *, registry_url: str, api_url: str, token_realm: str | None = None,
-                 token_service: str | None = None, api_challenge: Challenge | None = None,
-                 registry_settings: RegistrySettings | None = None) -> None:
+    def __init__(
+        self,
+        registry: str,
+        *,
+        registry_url: str,
+        api_url: str,
+        token_realm: str | None = None,
+        token_service: str | None = None,
+        api_challenge: Challenge | None = None,
+        registry_settings: RegistrySettings | None = None,
+    ) -> None:
         self.host = registry
         known = Challenge("bearer", {"realm": token_realm, "service": token_service or ""}) if token_realm else None
         self.registry = OciRegistryClient(
@@ -88,13 +96,22 @@ class VendorRegistryClient:
                 "invalid",
                 f"{vendor} repositories can only be listed within one {owner}: write {pattern!r} "
                 f"as '<{placeholder}>/<glob>', e.g. '{example}'",
-                registry=self.host, image=pattern, reason="InvalidRepositoryPattern",
+                registry=self.host,
+                image=pattern,
+                reason="InvalidRepositoryPattern",
             )
         return name
 
-    async def pages(self, first: str, *, pattern: str, credentials: RegistryCredentials | None,
-                    params: Mapping[str, Any] | None, headers: Mapping[str, str],
-                    next_page: NextPage) -> AsyncIterator[Any]:
+    async def pages(
+        self,
+        first: str,
+        *,
+        pattern: str,
+        credentials: RegistryCredentials | None,
+        params: Mapping[str, Any] | None,
+        headers: Mapping[str, str],
+        next_page: NextPage,
+    ) -> AsyncIterator[Any]:
         """The JSON bodies of a paged API listing, from ``first`` until ``next_page`` says there is no more.
 
         ``params`` go with the first request only (next-page URLs carry their own query).

@@ -46,9 +46,7 @@ def owner_reference(parent: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def prepare(
-    desired: Desired, parent: Mapping[str, Any], controller: str, policy: LabelPolicy
-) -> dict[str, Any]:
+def prepare(desired: Desired, parent: Mapping[str, Any], controller: str, policy: LabelPolicy) -> dict[str, Any]:
     """The object to apply: apiVersion/kind, propagated and identity labels, owner reference."""
     obj = copy.deepcopy(desired.obj)
     obj["apiVersion"] = desired.resource.api_version
@@ -178,7 +176,12 @@ def is_subset(want: Any, have: Any) -> bool:
         return all(is_subset(w, h) for w, h in zip(want, have))
     if want == have:
         return True
-    if isinstance(want, (int, float)) and isinstance(have, str) or isinstance(want, str) and isinstance(have, (int, float)):
+    if (
+        isinstance(want, (int, float))
+        and isinstance(have, str)
+        or isinstance(want, str)
+        and isinstance(have, (int, float))
+    ):
         return str(want) == str(have)
     return False
 
@@ -237,8 +240,7 @@ def needs_apply(
     if owned is None:
         return False
     wanted = _desired_paths(want)
-    stale = {p for p in owned - wanted
-             if not any(p[: len(r)] == r for r in _IGNORED_ROOTS) and _has_path(live, p)}
+    stale = {p for p in owned - wanted if not any(p[: len(r)] == r for r in _IGNORED_ROOTS) and _has_path(live, p)}
     return bool(stale)
 
 

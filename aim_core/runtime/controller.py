@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 
 import attrs
 
-from aim_core.reconcile.health import State
 from aim_core.plugin.providers import ResourceRef
+from aim_core.reconcile.health import State
 from aim_core.reconcile.plan import Plan
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
@@ -55,8 +55,10 @@ def namespace_going(namespace: Mapping[str, Any] | None) -> bool:
     """Whether a namespace is gone (not in the store) or terminating: finalizers then step aside (F15)."""
     if namespace is None:
         return True
-    return bool((namespace.get("metadata") or {}).get("deletionTimestamp")) or \
-        (namespace.get("status") or {}).get("phase") == "Terminating"
+    return (
+        bool((namespace.get("metadata") or {}).get("deletionTimestamp"))
+        or (namespace.get("status") or {}).get("phase") == "Terminating"
+    )
 
 
 class Controller:

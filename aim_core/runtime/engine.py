@@ -18,11 +18,6 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from aim_core import metrics
-
-from aim_core.runtime import applyset
-
-from aim_core.runtime import outcomes
-from aim_core.runtime.controller import Context, Controller, namespace_going
 from aim_core.kube import Kube
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import events as eventing
@@ -31,11 +26,13 @@ from aim_core.reconcile import status as statusing
 from aim_core.reconcile.errors import ApiError, classify
 from aim_core.reconcile.events import EventSpec
 from aim_core.reconcile.plan import Issue, Plan
-from aim_core.reconcile.writes import build_status, event_body, rfc3339, status_patch
 from aim_core.reconcile.resources import EVENTS, NAMESPACES
+from aim_core.reconcile.writes import build_status, event_body, rfc3339, status_patch
+from aim_core.runtime import applyset, outcomes
+from aim_core.runtime.controller import Context, Controller, namespace_going
+from aim_core.runtime.patches import _finalizers_patch, _issue, _same_but_status, routine
 from aim_core.runtime.store import Store
 from aim_core.runtime.workqueue import WorkQueue
-from aim_core.runtime.patches import _finalizers_patch, _issue, _same_but_status, routine
 
 __all__ = ["Engine", "build_status", "rfc3339", "routine", "utcnow"]  # build_status, rfc3339: reconcile.writes
 
@@ -86,8 +83,11 @@ class Engine:
         for controller in self.controllers.values():
             if ref in controller.store_filters():
                 filters.append(controller.store_filters()[ref])
-            elif ref == controller.resource or any(w.resource == ref for w in controller.watches()) \
-                    or ref in controller.extra_resources():
+            elif (
+                ref == controller.resource
+                or any(w.resource == ref for w in controller.watches())
+                or ref in controller.extra_resources()
+            ):
                 return None
         if not filters:
             return None
@@ -163,15 +163,26 @@ class Engine:
         if requeue is not None:
             self.queue.add_after(key, float(requeue))
 
-    def _failed(self, controller: Controller, key: Hashable, namespace: str | None, name: str, exc: BaseException) -> None:
+    def _failed(
+        self, controller: Controller, key: Hashable, namespace: str | None, name: str, exc: BaseException
+    ) -> None:
         """Back off; routine trouble (API server or network) is one WARNING line, a bug gets its traceback."""
         category, reason = classify(exc)
         delay = self.queue.backoff(key)
         if routine(exc):
             log.warning("reconcile of %s %s/%s: %s; retrying in %.1fs", controller.name, namespace, name, exc, delay)
             return
-        log.error("reconcile of %s %s/%s failed: %s (%s): %s; retrying in %.1fs", controller.name, namespace, name,
-                  reason, category.value, exc, delay, exc_info=not isinstance(exc, ApiError))
+        log.error(
+            "reconcile of %s %s/%s failed: %s (%s): %s; retrying in %.1fs",
+            controller.name,
+            namespace,
+            name,
+            reason,
+            category.value,
+            exc,
+            delay,
+            exc_info=not isinstance(exc, ApiError),
+        )
 
     @metrics.timed_reconcile
     async def reconcile(self, controller: Controller, namespace: str | None, name: str) -> float | str | None:
@@ -251,8 +262,9 @@ class Engine:
     async def _add_finalizer(self, controller: Controller, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
         finalizers = [*(meta.get("finalizers") or []), controller.finalizer]
-        result = await self.kube.patch(controller.resource, meta.get("namespace"), meta["name"],
-                                       _finalizers_patch(meta, finalizers))
+        result = await self.kube.patch(
+            controller.resource, meta.get("namespace"), meta["name"], _finalizers_patch(meta, finalizers)
+        )
         if isinstance(result, dict) and result.get("metadata"):
             self.store.upsert(controller.resource, result)
 
@@ -290,8 +302,9 @@ class Engine:
                 issues.append(_issue(exc, f"deleting {deletion.resource.kind} {deletion.name}"))
         return issues
 
-    def _store_unnoticed(self, controller: Controller, obj: dict[str, Any], ref: ResourceRef,
-                         result: dict[str, Any]) -> None:
+    def _store_unnoticed(
+        self, controller: Controller, obj: dict[str, Any], ref: ResourceRef, result: dict[str, Any]
+    ) -> None:
         """Store a child just created, without re-triggering the object whose plan created it.
 
         Only for children the plan marked ``anticipated``: its status already
@@ -322,7 +335,9 @@ class Engine:
         else:
             self._infra_since.pop(key, None)
         old_status = obj.get("status") or {}
-        new_status, derived = build_status(controller, obj, plan, issues, now=now, infra_since=self._infra_since.get(key))
+        new_status, derived = build_status(
+            controller, obj, plan, issues, now=now, infra_since=self._infra_since.get(key)
+        )
         stored = self._statuses.get(key, new_status)
         patch = status_patch(old_status, stored if stored is not None else new_status)
         if patch:
@@ -338,8 +353,14 @@ class Engine:
                 if isinstance(exc, ApiError) and exc.status == 404:
                     return None  # the object is gone: nothing to report on
                 if not routine(exc):
-                    log.error("status write of %s %s/%s failed: %s", controller.name, meta.get("namespace"),
-                              meta["name"], exc, exc_info=not isinstance(exc, ApiError))
+                    log.error(
+                        "status write of %s %s/%s failed: %s",
+                        controller.name,
+                        meta.get("namespace"),
+                        meta["name"],
+                        exc,
+                        exc_info=not isinstance(exc, ApiError),
+                    )
                 return exc  # no Events for a status that was not written
         old_conditions = list(old_status.get("conditions") or [])
         await self._emit_events(controller, obj, key, old_conditions, new_status["conditions"], derived, now)
@@ -356,8 +377,9 @@ class Engine:
                 self._warned[(key, spec.reason)] = now
             await self._post_event(controller, obj, spec, now)
 
-    async def _post_event(self, controller: Controller, obj: dict[str, Any], spec: EventSpec,
-                          now: datetime.datetime) -> None:
+    async def _post_event(
+        self, controller: Controller, obj: dict[str, Any], spec: EventSpec, now: datetime.datetime
+    ) -> None:
         meta = obj["metadata"]
         namespace = meta.get("namespace") or "default"
         if self.terminating(namespace):
@@ -367,5 +389,3 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - events are best effort
             self._note_refusal(namespace, exc)
             log.debug("event for %s failed: %s", meta["name"], exc)
-
-

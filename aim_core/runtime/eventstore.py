@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from aim_core.reconcile.workloads import event_time
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.resources import EVENTS
+from aim_core.reconcile.workloads import event_time
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Relisting, Store
 
@@ -44,8 +44,20 @@ STREAMS_BY_KIND: dict[str, tuple[str, ...]] = {
 }
 
 _META_KEPT = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-_TOP_KEPT = ("involvedObject", "regarding", "reason", "message", "type", "count", "firstTimestamp",
-             "lastTimestamp", "eventTime", "series", "source", "reportingComponent")
+_TOP_KEPT = (
+    "involvedObject",
+    "regarding",
+    "reason",
+    "message",
+    "type",
+    "count",
+    "firstTimestamp",
+    "lastTimestamp",
+    "eventTime",
+    "series",
+    "source",
+    "reportingComponent",
+)
 
 InvolvedKey = tuple[str | None, str, str]  # (namespace, kind, name)
 
@@ -68,8 +80,11 @@ def worth_keeping(event: dict[str, Any]) -> bool:
 def slim(event: dict[str, Any]) -> dict[str, Any]:
     """The Event with only what inspection and the mappers read (a new dict)."""
     meta = event.get("metadata") or {}
-    out: dict[str, Any] = {"apiVersion": event.get("apiVersion", EVENTS.api_version), "kind": "Event",
-                           "metadata": {k: meta[k] for k in _META_KEPT if k in meta}}
+    out: dict[str, Any] = {
+        "apiVersion": event.get("apiVersion", EVENTS.api_version),
+        "kind": "Event",
+        "metadata": {k: meta[k] for k in _META_KEPT if k in meta},
+    }
     for key in _TOP_KEPT:
         if key in event:
             out[key] = event[key]
@@ -104,8 +119,11 @@ class EventCache:
         pod start, are never sent); a kind not in :data:`STREAMS_BY_KIND` is
         streamed whole.
         """
-        return [f"involvedObject.kind={kind}" + (f",{extra}" if extra else "")
-                for kind in sorted(self.kinds) for extra in STREAMS_BY_KIND.get(kind, ("",))]
+        return [
+            f"involvedObject.kind={kind}" + (f",{extra}" if extra else "")
+            for kind in sorted(self.kinds)
+            for extra in STREAMS_BY_KIND.get(kind, ("",))
+        ]
 
     def apply(self, event_type: str, event: dict[str, Any]) -> None:
         """One watch event about an Event."""
@@ -131,8 +149,9 @@ class EventCache:
 
         Only the Events this stream's selector covers are replaced (several streams feed one table).
         """
-        return EventRelisting(self, self.store.relisting(EVENTS, where=Selection(field_selector=selector).matches,
-                                                         copy_obj=False))
+        return EventRelisting(
+            self, self.store.relisting(EVENTS, where=Selection(field_selector=selector).matches, copy_obj=False)
+        )
 
     def _trim(self, key: InvolvedKey) -> None:
         keys = self.store.keys_by_index(EVENTS, BY_INVOLVED, key)
@@ -152,7 +171,8 @@ class EventCache:
         meta = obj.get("metadata") or {}
         gone: list[ObjectKey] = sorted(
             self.store.keys_by_index(EVENTS, BY_INVOLVED, (meta.get("namespace") or None, ref.kind, meta["name"])),
-            key=lambda k: (k[0] or "", k[1]))
+            key=lambda k: (k[0] or "", k[1]),
+        )
         for namespace, name in gone:
             self.store.delete(EVENTS, namespace, name)
 

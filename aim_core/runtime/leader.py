@@ -58,15 +58,28 @@ def _fmt(ts: datetime.datetime) -> str:
 class LeaderElector:
     """Takes, renews and releases the leader Lease of one replica (see the module docstring)."""
 
-    def __init__(self, kube: Any, namespace: str, *, identity: str | None = None, name: str = LEASE_NAME,
-                 lease_duration: float = LEASE_DURATION, renew_deadline: float = RENEW_DEADLINE,
-                 retry_period: float = RETRY_PERIOD, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        kube: Any,
+        namespace: str,
+        *,
+        identity: str | None = None,
+        name: str = LEASE_NAME,
+        lease_duration: float = LEASE_DURATION,
+        renew_deadline: float = RENEW_DEADLINE,
+        retry_period: float = RETRY_PERIOD,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         if not 0 < renew_deadline < lease_duration:
-            raise ValueError(f"the renew deadline ({renew_deadline:g} s) must be shorter than the lease duration "
-                             f"({lease_duration:g} s)")
+            raise ValueError(
+                f"the renew deadline ({renew_deadline:g} s) must be shorter than the lease duration "
+                f"({lease_duration:g} s)"
+            )
         if not 0 < retry_period * (1 + JITTER) < renew_deadline:
-            raise ValueError(f"the retry period ({retry_period:g} s) must be well shorter than the renew deadline "
-                             f"({renew_deadline:g} s)")
+            raise ValueError(
+                f"the retry period ({retry_period:g} s) must be well shorter than the renew deadline "
+                f"({renew_deadline:g} s)"
+            )
         self.kube = kube
         self.namespace = namespace
         self.identity = identity or default_identity()
@@ -102,13 +115,19 @@ class LeaderElector:
         """Take or renew the lease once; return whether we hold it."""
         started = self._clock()
         now = _now()
-        mine = {"holderIdentity": self.identity, "leaseDurationSeconds": max(1, round(self.lease_duration)),
-                "renewTime": _fmt(now)}
+        mine = {
+            "holderIdentity": self.identity,
+            "leaseDurationSeconds": max(1, round(self.lease_duration)),
+            "renewTime": _fmt(now),
+        }
         lease = await self.kube.get(LEASES, self.namespace, self.name)
         if lease is None:
-            body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace},
-                    "spec": {**mine, "acquireTime": _fmt(now), "leaseTransitions": 0}}
+            body = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace},
+                "spec": {**mine, "acquireTime": _fmt(now), "leaseTransitions": 0},
+            }
             try:
                 created = await self.kube.create(LEASES, body)
             except ApiError as exc:
@@ -147,8 +166,13 @@ class LeaderElector:
             # asyncio.timeout, not wait_for: no task of its own, whose failure kopf would re-raise at exit
             async with asyncio.timeout(self.renew_deadline):
                 for attempt in (1, 2):
-                    spec = {**(lease.get("spec") or {}), "holderIdentity": "", "leaseDurationSeconds": 1,
-                            "renewTime": _fmt(_now()), "acquireTime": _fmt(_now())}
+                    spec = {
+                        **(lease.get("spec") or {}),
+                        "holderIdentity": "",
+                        "leaseDurationSeconds": 1,
+                        "renewTime": _fmt(_now()),
+                        "acquireTime": _fmt(_now()),
+                    }
                     try:
                         # Safe however late it arrives: the resourceVersion makes it fail if someone else took it.
                         await self.kube.replace(LEASES, {**lease, "spec": spec})
@@ -156,7 +180,11 @@ class LeaderElector:
                     except ApiError as exc:
                         # a renewal cancelled in flight (the stop) may have reached the server: read it again
                         fresh = await self.kube.get(LEASES, self.namespace, self.name) if exc.status == 409 else None
-                        if attempt == 2 or fresh is None or (fresh.get("spec") or {}).get("holderIdentity") != self.identity:
+                        if (
+                            attempt == 2
+                            or fresh is None
+                            or (fresh.get("spec") or {}).get("holderIdentity") != self.identity
+                        ):
                             raise
                         lease = fresh
         except Exception as exc:  # noqa: BLE001 - it expires on its own then
@@ -216,9 +244,13 @@ class LeaderElector:
                         return
                     if not await self._renew():
                         break
-                log.warning("lost leadership of %s (%s); stopping reconciliation",
-                            self.name, f"now held by {self.holder()}" if self.holder() not in (None, self.identity)
-                            else f"not renewed for {self.renew_deadline:g} s")
+                log.warning(
+                    "lost leadership of %s (%s); stopping reconciliation",
+                    self.name,
+                    f"now held by {self.holder()}"
+                    if self.holder() not in (None, self.identity)
+                    else f"not renewed for {self.renew_deadline:g} s",
+                )
                 self._renewed_at = None
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)

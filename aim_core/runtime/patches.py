@@ -33,6 +33,7 @@ _BOOKKEEPING = ("resourceVersion", "managedFields", "generation")
 
 def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether two versions of an object differ only in status and server bookkeeping."""
+
     def core(obj: dict[str, Any]) -> dict[str, Any]:
         meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _BOOKKEEPING}
         return {**{k: v for k, v in obj.items() if k not in ("status", "metadata")}, "metadata": meta}

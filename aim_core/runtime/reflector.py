@@ -184,13 +184,16 @@ class Reflector:
         most: an API installed (again) later is found within that.
         """
         if not self.listed.is_set() or times == 0:
-            log.warning("%s (%s) is not served by this cluster; continuing without it",
-                        self.ref.kind, self.ref.api_version)
+            log.warning(
+                "%s (%s) is not served by this cluster; continuing without it", self.ref.kind, self.ref.api_version
+            )
         self.resource_version = None
         self._new_listing().finish()
         self._done_listing()
-        delay = min(self.missing_retry, self.backoffs[min(times, len(self.backoffs) - 1)] * 2 ** max(
-            0, times - len(self.backoffs) + 1))
+        delay = min(
+            self.missing_retry,
+            self.backoffs[min(times, len(self.backoffs) - 1)] * 2 ** max(0, times - len(self.backoffs) + 1),
+        )
         await self._sleep(_jittered(delay))
         return times + 1
 
@@ -221,8 +224,9 @@ class Reflector:
     async def _list(self) -> None:
         listing, version = self._new_listing(), None
         selectors = {"label_selector": self.label_selector} if self.label_selector else {}
-        pages = self.kube.list_pages(self.ref, self.namespace, field_selector=self.field_selector,
-                                     limit=self.page_size, **selectors)
+        pages = self.kube.list_pages(
+            self.ref, self.namespace, field_selector=self.field_selector, limit=self.page_size, **selectors
+        )
         async for items, version in pages:  # noqa: B007 (the last page's version is kept)
             listing.add(items)
         self.lists += 1
@@ -266,8 +270,11 @@ class Reflector:
         """Apply the events of one watch request until it ends; whether it delivered any."""
         delivered = False
         async for event in self.kube.watch(
-            self.ref, self.namespace, resource_version=self.resource_version,
-            field_selector=self.field_selector, timeout_seconds=self.watch_timeout(),
+            self.ref,
+            self.namespace,
+            resource_version=self.resource_version,
+            field_selector=self.field_selector,
+            timeout_seconds=self.watch_timeout(),
             **({"label_selector": self.label_selector} if self.label_selector else {}),
         ):
             delivered = True
@@ -280,8 +287,11 @@ class Reflector:
         if kind == "ERROR":
             if obj.get("code") == 410:
                 raise Gone()
-            raise ApiError(int(obj.get("code") or 500), str(obj.get("reason") or ""),
-                           f"watch of {self!r}: {obj.get('message') or obj}")
+            raise ApiError(
+                int(obj.get("code") or 500),
+                str(obj.get("reason") or ""),
+                f"watch of {self!r}: {obj.get('message') or obj}",
+            )
         version = (obj.get("metadata") or {}).get("resourceVersion")
         if kind == "BOOKMARK":
             if version:

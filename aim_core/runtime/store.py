@@ -13,7 +13,6 @@ form) is in :mod:`aim_core.runtime.storeform`.
 from __future__ import annotations
 
 import copy
-
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
@@ -21,8 +20,19 @@ from typing import Any
 from aim_core.plugin.providers import ResourceRef
 from aim_core.runtime.storeform import LAST_APPLIED, _digest, compact, owned_form, pod_essentials, slim
 
-__all__ = ["LAST_APPLIED", "IndexFn", "Listener", "ObjectKey", "Relisting", "Store", "compact", "object_key",
-           "owned_form", "pod_essentials", "slim"]
+__all__ = [
+    "LAST_APPLIED",
+    "IndexFn",
+    "Listener",
+    "ObjectKey",
+    "Relisting",
+    "Store",
+    "compact",
+    "object_key",
+    "owned_form",
+    "pod_essentials",
+    "slim",
+]
 
 ObjectKey = tuple[str | None, str]  # (namespace, name)
 IndexFn = Callable[[dict[str, Any]], Iterable[Hashable]]
@@ -284,9 +294,15 @@ class Store:
 class Relisting:
     """One listing of a resource fed into a store page by page (see :meth:`Store.relisting`)."""
 
-    def __init__(self, store: Store, ref: ResourceRef, namespaces: set[str] | None,
-                 where: Callable[[dict[str, Any]], bool] | None, keep: Callable[[dict[str, Any]], bool] | None,
-                 copy_obj: bool) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ref: ResourceRef,
+        namespaces: set[str] | None,
+        where: Callable[[dict[str, Any]], bool] | None,
+        keep: Callable[[dict[str, Any]], bool] | None,
+        copy_obj: bool,
+    ) -> None:
         self.store, self.ref, self.namespaces, self.where, self.keep = store, ref, namespaces, where, keep
         self.copy_obj = copy_obj
         self.seen: set[ObjectKey] = set()

@@ -19,7 +19,6 @@ except ImportError:  # pragma: no cover - orjson is a dependency; the standard l
     orjson = None  # type: ignore[assignment]
 from typing import Any
 
-
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 

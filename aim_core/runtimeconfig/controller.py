@@ -21,16 +21,16 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from aim_core.runtime.controller import Context, Controller, Watch
-from aim_core.reconcile.health import Category
+from aim_core.api.spec_errors import spec_problems
 from aim_core.reconcile.envvars import engine_args_problems
+from aim_core.reconcile.health import Category
 from aim_core.reconcile.labels import glob_problem
+from aim_core.reconcile.obj import spec_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_RUNTIME_CONFIGS, RUNTIME_CONFIGS
-from aim_core.runtimeconfig.resolution import normalize, resolve
-from aim_core.api.spec_errors import spec_problems
+from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.store import Store
-from aim_core.reconcile.obj import spec_of
+from aim_core.runtimeconfig.resolution import normalize, resolve
 
 BY_NAME = "by-name"
 
@@ -56,11 +56,15 @@ def _plan(obj: dict[str, Any], cluster: dict[str, Any] | None, namespaced: bool)
     if namespaced:
         plan.status["effectiveSpec"] = resolve(name, obj, cluster).spec
         if cluster is not None:
-            plan.conditions.append(_condition("True", "Merged", f"merged over AIMClusterRuntimeConfig {name}; "
-                                              "fields set here win"))
+            plan.conditions.append(
+                _condition("True", "Merged", f"merged over AIMClusterRuntimeConfig {name}; fields set here win")
+            )
         else:
-            plan.conditions.append(_condition("False", "NoClusterConfig",
-                                              f"no AIMClusterRuntimeConfig named {name}; this config applies alone"))
+            plan.conditions.append(
+                _condition(
+                    "False", "NoClusterConfig", f"no AIMClusterRuntimeConfig named {name}; this config applies alone"
+                )
+            )
     else:
         plan.status["effectiveSpec"] = normalize(obj.get("spec"))
     return plan

@@ -31,8 +31,8 @@ from typing import Any
 
 import attrs
 
-from aim_core.runtimeconfig.resolution import Resolution
 from aim_core.reconcile.obj import meta_of, spec_of
+from aim_core.runtimeconfig.resolution import Resolution
 
 FIELDS = ("nodeSelector", "tolerations", "affinity")
 
@@ -116,7 +116,9 @@ def combine_node_affinity(gpu: Mapping[str, Any] | None, user: Mapping[str, Any]
     return out or None
 
 
-def combine_affinity(gpu_node_affinity: Mapping[str, Any] | None, user: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def combine_affinity(
+    gpu_node_affinity: Mapping[str, Any] | None, user: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
     """The pod's affinity: the user's, with its node affinity combined with the GPU's."""
     out = copy.deepcopy(dict(user or {}))
     node = combine_node_affinity(gpu_node_affinity, out.pop("nodeAffinity", None))
@@ -180,8 +182,11 @@ def resolve_placement(
         lines.append(f"placement: toleration for {name} as the user wrote it (wins over the added one)")
     affinity = combine_affinity(gpu_node_affinity, values.get("affinity"))
     if gpu_node_affinity:
-        how = "combined with the user's (both must hold)" if (values.get("affinity") or {}).get("nodeAffinity") \
+        how = (
+            "combined with the user's (both must hold)"
+            if (values.get("affinity") or {}).get("nodeAffinity")
             else "as is"
+        )
         lines.append(f"placement: GPU node affinity from {gpu_affinity_source}, {how}")
     return Placement(
         node_selector=dict(values["nodeSelector"]) if values.get("nodeSelector") else None,
@@ -189,7 +194,6 @@ def resolve_placement(
         affinity=affinity,
         sources=tuple(lines),
     )
-
 
 
 def apply_to_pod(pod: dict[str, Any], placement: Placement | None) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.health import Category, Health
 from aim_core.reconcile.envvars import merge_env
+from aim_core.reconcile.health import Category, Health
 from aim_core.reconcile.plan import Issue
 
 DEFAULT_NAME = "default"
@@ -94,10 +94,17 @@ class Resolution:
         """``status.resolvedRuntimeConfig``: the object that satisfied the name (scope Merged when both did)."""
         if self.namespaced is not None and self.cluster is not None:
             meta = self.namespaced["metadata"]
-            return {"kind": "AIMRuntimeConfig", "name": meta["name"], "namespace": meta.get("namespace", ""),
-                    "scope": "Merged", "uid": meta.get("uid", "")}
-        for obj, kind, scope in ((self.namespaced, "AIMRuntimeConfig", "Namespace"),
-                                 (self.cluster, "AIMClusterRuntimeConfig", "Cluster")):
+            return {
+                "kind": "AIMRuntimeConfig",
+                "name": meta["name"],
+                "namespace": meta.get("namespace", ""),
+                "scope": "Merged",
+                "uid": meta.get("uid", ""),
+            }
+        for obj, kind, scope in (
+            (self.namespaced, "AIMRuntimeConfig", "Namespace"),
+            (self.cluster, "AIMClusterRuntimeConfig", "Cluster"),
+        ):
             if obj is not None:
                 meta = obj["metadata"]
                 ref = {"kind": kind, "name": meta["name"], "scope": scope, "uid": meta.get("uid", "")}
@@ -111,8 +118,11 @@ class Resolution:
         if self.issue is not None:
             return Health.error(Category.MISSING_UPSTREAM, missing_reason, self.issue.message, upstream=True)
         if not self.found:
-            return Health.ok("DefaultConfigNotFound", f"no runtime config named {self.name!r}; using built-in defaults",
-                             upstream=True)
+            return Health.ok(
+                "DefaultConfigNotFound",
+                f"no runtime config named {self.name!r}; using built-in defaults",
+                upstream=True,
+            )
         return Health.ok(found_reason, f"using {_describe(self)}", upstream=True)
 
 

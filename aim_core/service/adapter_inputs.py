@@ -31,15 +31,25 @@ def artifact_view(artifact: Obj | None) -> tuple[Any, ...]:
     if artifact is None:
         return ()
     meta, status = meta_of(artifact), status_of(artifact)
-    return (meta.get("name"), bool(meta.get("deletionTimestamp")), bool(meta.get("ownerReferences")),
-            spec_of(artifact).get("sourceUri"), status.get("status"), status.get("persistentVolumeClaim"),
-            json.dumps(status.get("adapter"), sort_keys=True), json.dumps(_ready_condition(artifact), sort_keys=True))
+    return (
+        meta.get("name"),
+        bool(meta.get("deletionTimestamp")),
+        bool(meta.get("ownerReferences")),
+        spec_of(artifact).get("sourceUri"),
+        status.get("status"),
+        status.get("persistentVolumeClaim"),
+        json.dumps(status.get("adapter"), sort_keys=True),
+        json.dumps(_ready_condition(artifact), sort_keys=True),
+    )
 
 
 def adapter_artifacts(svc: Obj) -> list[str]:
     """Artifacts the service refers to through ``status.adapters`` (for the artifact controller)."""
-    return [str(a["artifact"]) for a in (status_of(svc).get("adapters") or ())
-            if isinstance(a, Mapping) and a.get("artifact")]
+    return [
+        str(a["artifact"])
+        for a in (status_of(svc).get("adapters") or ())
+        if isinstance(a, Mapping) and a.get("artifact")
+    ]
 
 
 def base_names(svc: Obj, model: Obj | None, template: Obj | None) -> set[str]:

@@ -59,10 +59,13 @@ class AdapterState:
     claim: str | None = None  #: the artifact's PVC, when served
 
     def status(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "sourceUri": self.source_uri, "state": self.state,
-                               "reason": self.reason}
-        optional = {"artifact": self.artifact, "message": self.message, "baseModel": self.base_model,
-                    "rank": self.rank}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "sourceUri": self.source_uri,
+            "state": self.state,
+            "reason": self.reason,
+        }
+        optional = {"artifact": self.artifact, "message": self.message, "baseModel": self.base_model, "rank": self.rank}
         out.update({k: v for k, v in optional.items() if v not in (None, "")})
         return out
 

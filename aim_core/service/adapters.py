@@ -52,10 +52,38 @@ from aim_core.reconcile.envvars import ENGINE_ARGS
 from aim_core.reconcile.gojson import go_marshal
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.naming import artifact_name, derived_name
-from aim_core.reconcile.resources import ARTIFACTS
-from aim_core.service.adapter_inputs import adapter_specs as adapter_specs, adapter_sources as adapter_sources, artifact_view as artifact_view, adapter_artifacts as adapter_artifacts, base_names as base_names, base_ids as base_ids, user_engine_args as user_engine_args, _ready_condition
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
-from aim_core.service.adapter_values import PENDING, DOWNLOADING, READY, FAILED, ADAPTERS as ADAPTERS, CONDITION as CONDITION, ADAPTER_ROOT as ADAPTER_ROOT, VOLUME_PREFIX as VOLUME_PREFIX, ADAPTER_LABEL as ADAPTER_LABEL, DEFAULT_RANK as DEFAULT_RANK, SERVED as SERVED, CREATING_ARTIFACT as CREATING_ARTIFACT, DOWNLOADING_REASON as DOWNLOADING_REASON, DOWNLOAD_FAILED as DOWNLOAD_FAILED, BASE_MISMATCH as BASE_MISMATCH, RANK_TOO_HIGH as RANK_TOO_HIGH, CONFIG_INVALID as CONFIG_INVALID, NAME_CONFLICT as NAME_CONFLICT, LORA_CONFLICT as LORA_CONFLICT, ALL_SERVED as ALL_SERVED, WAITING as WAITING, WAITING_FOR_BASE as WAITING_FOR_BASE, AdapterState as AdapterState, AdapterServing as AdapterServing, AdapterPlan as AdapterPlan
+from aim_core.reconcile.resources import ARTIFACTS
+from aim_core.service.adapter_inputs import _ready_condition
+from aim_core.service.adapter_inputs import adapter_artifacts as adapter_artifacts
+from aim_core.service.adapter_inputs import adapter_sources as adapter_sources
+from aim_core.service.adapter_inputs import adapter_specs as adapter_specs
+from aim_core.service.adapter_inputs import artifact_view as artifact_view
+from aim_core.service.adapter_inputs import base_ids as base_ids
+from aim_core.service.adapter_inputs import base_names as base_names
+from aim_core.service.adapter_inputs import user_engine_args as user_engine_args
+from aim_core.service.adapter_values import ADAPTER_LABEL as ADAPTER_LABEL
+from aim_core.service.adapter_values import ADAPTER_ROOT as ADAPTER_ROOT
+from aim_core.service.adapter_values import ADAPTERS as ADAPTERS
+from aim_core.service.adapter_values import ALL_SERVED as ALL_SERVED
+from aim_core.service.adapter_values import BASE_MISMATCH as BASE_MISMATCH
+from aim_core.service.adapter_values import CONDITION as CONDITION
+from aim_core.service.adapter_values import CONFIG_INVALID as CONFIG_INVALID
+from aim_core.service.adapter_values import CREATING_ARTIFACT as CREATING_ARTIFACT
+from aim_core.service.adapter_values import DEFAULT_RANK as DEFAULT_RANK
+from aim_core.service.adapter_values import DOWNLOAD_FAILED as DOWNLOAD_FAILED
+from aim_core.service.adapter_values import DOWNLOADING, FAILED, PENDING, READY
+from aim_core.service.adapter_values import DOWNLOADING_REASON as DOWNLOADING_REASON
+from aim_core.service.adapter_values import LORA_CONFLICT as LORA_CONFLICT
+from aim_core.service.adapter_values import NAME_CONFLICT as NAME_CONFLICT
+from aim_core.service.adapter_values import RANK_TOO_HIGH as RANK_TOO_HIGH
+from aim_core.service.adapter_values import SERVED as SERVED
+from aim_core.service.adapter_values import VOLUME_PREFIX as VOLUME_PREFIX
+from aim_core.service.adapter_values import WAITING as WAITING
+from aim_core.service.adapter_values import WAITING_FOR_BASE as WAITING_FOR_BASE
+from aim_core.service.adapter_values import AdapterPlan as AdapterPlan
+from aim_core.service.adapter_values import AdapterServing as AdapterServing
+from aim_core.service.adapter_values import AdapterState as AdapterState
 
 # ---------------------------------------------------------------- decisions
 
@@ -95,10 +123,16 @@ def desired_artifact(svc: Obj, adapter: Obj) -> dict[str, Any]:
         spec["retentionPriority"] = adapter["retentionPriority"]
     if spec_of(svc).get("runtimeConfigName"):
         spec["runtimeConfigName"] = svc["spec"]["runtimeConfigName"]
-    return {"apiVersion": ARTIFACTS.api_version, "kind": ARTIFACTS.kind,
-            "metadata": {"name": artifact_name(source, env), "namespace": meta.get("namespace"),
-                         "labels": {ADAPTER_LABEL: "true"}},
-            "spec": spec}
+    return {
+        "apiVersion": ARTIFACTS.api_version,
+        "kind": ARTIFACTS.kind,
+        "metadata": {
+            "name": artifact_name(source, env),
+            "namespace": meta.get("namespace"),
+            "labels": {ADAPTER_LABEL: "true"},
+        },
+        "spec": spec,
+    }
 
 
 def _usable(artifact: Obj) -> bool:
@@ -135,22 +169,46 @@ def _limit(user_args: Obj, key: str, spec_value: Any) -> tuple[int | None, str]:
     return None, ""
 
 
-def _one(svc: Obj, adapter: Obj, artifacts: Sequence[Obj], ids: set[str], names: set[str], seen: set[str],
-         rank_limit: tuple[int | None, str]) -> tuple[AdapterState, dict[str, Any] | None]:
+def _one(
+    svc: Obj,
+    adapter: Obj,
+    artifacts: Sequence[Obj],
+    ids: set[str],
+    names: set[str],
+    seen: set[str],
+    rank_limit: tuple[int | None, str],
+) -> tuple[AdapterState, dict[str, Any] | None]:
     name, source = str(adapter.get("name") or ""), str(adapter.get("sourceUri") or "")
     if name in names:
-        return AdapterState(name, source, state=FAILED, reason=NAME_CONFLICT, message=(
-            f"adapter name {name!r} is also the base model's name; requests could not tell them apart: "
-            "rename the adapter")), None
+        return AdapterState(
+            name,
+            source,
+            state=FAILED,
+            reason=NAME_CONFLICT,
+            message=(
+                f"adapter name {name!r} is also the base model's name; requests could not tell them apart: "
+                "rename the adapter"
+            ),
+        ), None
     if name in seen:
-        return AdapterState(name, source, state=FAILED, reason=NAME_CONFLICT,
-                            message=f"adapter name {name!r} is used twice in spec.adapters"), None
+        return AdapterState(
+            name,
+            source,
+            state=FAILED,
+            reason=NAME_CONFLICT,
+            message=f"adapter name {name!r} is used twice in spec.adapters",
+        ), None
     desired = desired_artifact(svc, adapter)
-    artifact = _pick([a for a in artifacts if spec_of(a).get("sourceUri") == source],
-                     desired["metadata"]["name"])
+    artifact = _pick([a for a in artifacts if spec_of(a).get("sourceUri") == source], desired["metadata"]["name"])
     if artifact is None:
-        return AdapterState(name, source, desired["metadata"]["name"], PENDING, CREATING_ARTIFACT,
-                            f"creating artifact {desired['metadata']['name']} for {source}"), desired
+        return AdapterState(
+            name,
+            source,
+            desired["metadata"]["name"],
+            PENDING,
+            CREATING_ARTIFACT,
+            f"creating artifact {desired['metadata']['name']} for {source}",
+        ), desired
     art_name = artifact["metadata"]["name"]
     status = status_of(artifact)
     info = status.get("adapter") or {}
@@ -160,19 +218,30 @@ def _one(svc: Obj, adapter: Obj, artifacts: Sequence[Obj], ids: set[str], names:
     if art_state == "Failed":
         ready = _ready_condition(artifact)
         why = f"{ready.get('reason')}: {ready.get('message')}" if ready.get("reason") else "failed"
-        return attrs.evolve(state, state=FAILED, reason=DOWNLOAD_FAILED,
-                            message=f"artifact {art_name} for {source} failed ({why})"), None
+        return attrs.evolve(
+            state, state=FAILED, reason=DOWNLOAD_FAILED, message=f"artifact {art_name} for {source} failed ({why})"
+        ), None
     # The config is known from the size check (before the download) or from the download itself.
     problem = _incompatible(source, info, ids, rank_limit) if info else None
     if problem is not None:
         return attrs.evolve(state, state=FAILED, reason=problem[0], message=problem[1]), None
     if art_state != "Ready":  # its progress is on the artifact: the service is not woken by every patch of it
-        return attrs.evolve(state, state=DOWNLOADING, reason=DOWNLOADING_REASON,
-                            message=f"artifact {art_name} is {art_state or 'Pending'}"), None
+        return attrs.evolve(
+            state,
+            state=DOWNLOADING,
+            reason=DOWNLOADING_REASON,
+            message=f"artifact {art_name} is {art_state or 'Pending'}",
+        ), None
     if not info:
-        return attrs.evolve(state, state=FAILED, reason=CONFIG_INVALID, message=(
-            f"no adapter_config.json was reported for {source} (status.adapter of artifact {art_name}): the files "
-            "are not a LoRA adapter, or the download image does not read it; a LoRA adapter needs one")), None
+        return attrs.evolve(
+            state,
+            state=FAILED,
+            reason=CONFIG_INVALID,
+            message=(
+                f"no adapter_config.json was reported for {source} (status.adapter of artifact {art_name}): the files "
+                "are not a LoRA adapter, or the download image does not read it; a LoRA adapter needs one"
+            ),
+        ), None
     return attrs.evolve(state, state=READY, reason=SERVED, claim=status.get("persistentVolumeClaim")), None
 
 
@@ -182,14 +251,18 @@ def _incompatible(source: str, info: Obj, ids: set[str], rank_limit: tuple[int |
         return CONFIG_INVALID, f"{source}: {info['problem']}; a LoRA adapter needs adapter_config.json"
     base, rank = (str(info["baseModel"]) if info.get("baseModel") else ""), _int(info.get("rank"))
     if _same_model(base, ids) is False:
-        return BASE_MISMATCH, (f"adapter_config.json of {source} names base model {base!r}, but this service serves "
-                               f"{', '.join(sorted(ids))}: use an adapter trained on that model")
+        return BASE_MISMATCH, (
+            f"adapter_config.json of {source} names base model {base!r}, but this service serves "
+            f"{', '.join(sorted(ids))}: use an adapter trained on that model"
+        )
     limit, where = rank_limit
     top = limit if limit is not None else LORA_RANKS[-1]
     if rank is not None and rank > top:
-        return RANK_TOO_HIGH, (f"{source} has LoRA rank {rank}, above the limit {top} "
-                               f"({where or 'the highest rank vLLM takes'}): raise spec.adapterLimits.maxRank or "
-                               "use an adapter of lower rank")
+        return RANK_TOO_HIGH, (
+            f"{source} has LoRA rank {rank}, above the limit {top} "
+            f"({where or 'the highest rank vLLM takes'}): raise spec.adapterLimits.maxRank or "
+            "use an adapter of lower rank"
+        )
     return None
 
 
@@ -198,8 +271,9 @@ def _derived_rank(ranks: Iterable[int | None]) -> int:
     return next((r for r in LORA_RANKS if r >= top), LORA_RANKS[-1])
 
 
-def plan_adapters(svc: Obj, artifacts: Sequence[Obj], model: Obj | None, template: Obj | None,
-                  user_args: Obj | None = None) -> AdapterPlan:
+def plan_adapters(
+    svc: Obj, artifacts: Sequence[Obj], model: Obj | None, template: Obj | None, user_args: Obj | None = None
+) -> AdapterPlan:
     """What the adapters of ``svc`` need and how they stand (see the module docstring)."""
     specs = adapter_specs(svc)
     if not specs:
@@ -220,8 +294,9 @@ def plan_adapters(svc: Obj, artifacts: Sequence[Obj], model: Obj | None, templat
 
     conflict = _user_conflict(user_args)
     if conflict:
-        states = [attrs.evolve(s, state=FAILED, reason=LORA_CONFLICT, message=conflict) if s.served else s
-                  for s in states]
+        states = [
+            attrs.evolve(s, state=FAILED, reason=LORA_CONFLICT, message=conflict) if s.served else s for s in states
+        ]
 
     served = [s for s in states if s.served and s.claim]
     serving = _serving(served, user_args, limits) if served else None
@@ -235,8 +310,10 @@ def plan_adapters(svc: Obj, artifacts: Sequence[Obj], model: Obj | None, templat
 
 def _user_conflict(user_args: Obj) -> str:
     if user_args.get("lora-modules"):
-        return (f"{ENGINE_ARGS} sets lora-modules, which conflicts with spec.adapters and replaces them: "
-                "list the adapters in spec.adapters only and remove lora-modules from the env")
+        return (
+            f"{ENGINE_ARGS} sets lora-modules, which conflicts with spec.adapters and replaces them: "
+            "list the adapters in spec.adapters only and remove lora-modules from the env"
+        )
     if user_args.get("enable-lora") is False:
         return f"{ENGINE_ARGS} sets enable-lora to false, which turns spec.adapters off: remove it"
     return ""
@@ -266,16 +343,19 @@ def _health(states: Sequence[AdapterState]) -> tuple[Health | None, Condition | 
     waiting = [s for s in states if not s.served]
     if waiting:
         detail = "; ".join(f"{s.name}: {s.message or s.reason}" for s in waiting)
-        return None, Condition.false(CONDITION, WAITING, f"waiting for the weights of {len(waiting)} adapter(s): "
-                                                         f"{detail}")
-    return Health.ok(ALL_SERVED, f"all {len(states)} adapters are served: "
-                                 + ", ".join(s.name for s in states)), None
+        return None, Condition.false(
+            CONDITION, WAITING, f"waiting for the weights of {len(waiting)} adapter(s): {detail}"
+        )
+    return Health.ok(ALL_SERVED, f"all {len(states)} adapters are served: " + ", ".join(s.name for s in states)), None
 
 
 def plan_for(svc: Obj, observed: Any, model: Obj | None, template: Obj | None, config: Obj) -> AdapterPlan:
     """:func:`plan_adapters` with the inputs taken from the service plan's observation."""
     if not adapter_specs(svc):
         return AdapterPlan()
-    user_layers = [config.get("env") or (), ((template or {}).get("spec") or {}).get("env") or (),
-                   spec_of(svc).get("env") or ()]
+    user_layers = [
+        config.get("env") or (),
+        ((template or {}).get("spec") or {}).get("env") or (),
+        spec_of(svc).get("env") or (),
+    ]
     return plan_adapters(svc, observed.artifacts, model, template, user_engine_args(user_layers))

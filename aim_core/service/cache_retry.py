@@ -51,7 +51,7 @@ def backoff_seconds(attempts: int) -> float:
 
 
 def recorded_attempts(service: Obj) -> int:
-    value = (((service.get("status") or {}).get("cache") or {}).get("retryAttempts"))
+    value = ((service.get("status") or {}).get("cache") or {}).get("retryAttempts")
     try:
         return max(int(value or 0), 0)
     except (TypeError, ValueError):

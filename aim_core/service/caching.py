@@ -28,13 +28,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.reconcile.health import Health, State
+from aim_core.reconcile.conditions import ready_message
 from aim_core.reconcile.envvars import merge_env
+from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
-from aim_core.reconcile.resources import TEMPLATE_CACHES
-from aim_core.reconcile.conditions import ready_message
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.resources import TEMPLATE_CACHES
 
 SHARED = "Shared"
 DEDICATED = "Dedicated"
@@ -99,14 +99,17 @@ def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace:
         if by_name is not None:
             return by_name
         owned = sorted(
-            (c for c in live if _cache_mode(c) == DEDICATED and _owned_by(c, meta.get("uid") or "")
-             and spec_of(c).get("templateName") == template_name),
+            (
+                c
+                for c in live
+                if _cache_mode(c) == DEDICATED
+                and _owned_by(c, meta.get("uid") or "")
+                and spec_of(c).get("templateName") == template_name
+            ),
             key=lambda c: c["metadata"]["name"],
         )
         return owned[0] if owned else None
-    candidates = [
-        c for c in live if spec_of(c).get("templateName") == template_name and _cache_mode(c) == SHARED
-    ]
+    candidates = [c for c in live if spec_of(c).get("templateName") == template_name and _cache_mode(c) == SHARED]
     if not candidates:
         return None
     best = min(candidates, key=lambda c: (-_state_rank(c), c["metadata"]["name"] != wanted, c["metadata"]["name"]))
@@ -160,8 +163,11 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
     return {
         "apiVersion": TEMPLATE_CACHES.api_version,
         "kind": TEMPLATE_CACHES.kind,
-        "metadata": {"name": cache_name(service, template_name, mode), "namespace": meta.get("namespace"),
-                     "labels": labels},
+        "metadata": {
+            "name": cache_name(service, template_name, mode),
+            "namespace": meta.get("namespace"),
+            "labels": labels,
+        },
         "spec": cache_spec,
     }
 
@@ -190,8 +196,6 @@ def has_cache_volumes(isvc: Obj | None) -> bool:
     return any("persistentVolumeClaim" in volume for volume in predictor.get("volumes") or ())
 
 
-
-
 def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str) -> Health:
     """The service's ``Cache`` component (F65): reasons CacheReady, CacheNotReady, CacheFailed,
     CacheCreating and CacheLost.
@@ -205,9 +209,12 @@ def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str
         name = "dedicated" if mode == DEDICATED else "shared"
         if live_isvc_has_cache_volumes:
             reason = "CacheCreating" if mode == DEDICATED else "CacheLost"
-            return Health(State.DEGRADED, reason,
-                          f"the {name} template cache in use is gone; it is being created again "
-                          "and the running deployment keeps its volumes meanwhile")
+            return Health(
+                State.DEGRADED,
+                reason,
+                f"the {name} template cache in use is gone; it is being created again "
+                "and the running deployment keeps its volumes meanwhile",
+            )
         return Health.progressing("CacheCreating", f"creating the {name} template cache")
     name = cache["metadata"]["name"]
     status = status_of(cache).get("status") or ""
@@ -228,8 +235,12 @@ def cache_status(cache: Obj | None) -> dict[str, Any] | None:
     if cache is None or status_of(cache).get("status") != State.READY.value:
         return None
     meta = cache["metadata"]
-    ref = {"kind": TEMPLATE_CACHES.kind, "name": meta["name"], "namespace": meta.get("namespace") or "",
-           "scope": "Namespace"}
+    ref = {
+        "kind": TEMPLATE_CACHES.kind,
+        "name": meta["name"],
+        "namespace": meta.get("namespace") or "",
+        "scope": "Namespace",
+    }
     if meta.get("uid"):
         ref["uid"] = meta["uid"]
     return {"templateCacheRef": ref}

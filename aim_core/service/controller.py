@@ -18,18 +18,14 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from aim_core.reconcile.redaction import redact
-from aim_core.runtime.controller import Context, Controller, Watch, namespace_going
-from aim_core.runtime.eventstore import add_index as index_events
-from aim_core.runtime.eventstore import events_about, involved
+from aim_core.reconcile.errors import describe
 from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
 from aim_core.reconcile.health import State
-from aim_core.reconcile.workloads import pod_failed
-from aim_core.reconcile.errors import describe
 from aim_core.reconcile.labels import SERVICE_FINALIZER
 from aim_core.reconcile.naming import hashed_label_value, sanitize_label_value
+from aim_core.reconcile.obj import spec_of, status_of
 from aim_core.reconcile.plan import Plan
-from aim_core.reconcile.status import SERVICE_STATUS_MAP
+from aim_core.reconcile.redaction import redact
 from aim_core.reconcile.resources import (
     ARTIFACTS,
     CLUSTER_MODELS,
@@ -45,15 +41,20 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import config_name, resolve
-from aim_core.service.adapters import adapter_sources, artifact_view
-from aim_core.service.observed import Observed, Providers
-from aim_core.service.plan import plan_service
+from aim_core.reconcile.status import SERVICE_STATUS_MAP
+from aim_core.reconcile.workloads import pod_failed
+from aim_core.runtime.controller import Context, Controller, Watch, namespace_going
+from aim_core.runtime.eventstore import add_index as index_events
+from aim_core.runtime.eventstore import events_about, involved
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.runtimeconfig import config_name, resolve
+from aim_core.service.adapters import adapter_sources, artifact_view
 from aim_core.service.keys import _model_names, _ns, _serving_name, _template_names
-from aim_core.reconcile.obj import spec_of, status_of
-from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE, _terminations, _pod_ready, _ready
+from aim_core.service.observed import Observed, Providers
+from aim_core.service.plan import plan_service
+from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE
+from aim_core.service.pods import _pod_ready, _ready, _terminations
 
 log = logging.getLogger("aim_engine.service")
 
@@ -104,24 +105,47 @@ class ServiceController(Controller):
     def setup(self, store: Store) -> None:
         self._store = store
         index_events(store)
-        store.add_index(SERVICES, BY_CONFIG, lambda s: [(_ns(s), config_name(spec_of(s))), (None, config_name(spec_of(s)))])
-        store.add_index(SERVICES, BY_MODEL, lambda s: [(_ns(s), n) for n in _model_names(s)] + [(None, n) for n in _model_names(s)])
-        store.add_index(SERVICES, BY_IMAGE, lambda s: [((spec_of(s).get("model") or {}).get("image") or "").strip()] if (spec_of(s).get("model") or {}).get("image") else [])
-        store.add_index(SERVICES, BY_TEMPLATE, lambda s: [(_ns(s), n) for n in _template_names(s)] + [(None, n) for n in _template_names(s)])
+        store.add_index(
+            SERVICES, BY_CONFIG, lambda s: [(_ns(s), config_name(spec_of(s))), (None, config_name(spec_of(s)))]
+        )
+        store.add_index(
+            SERVICES, BY_MODEL, lambda s: [(_ns(s), n) for n in _model_names(s)] + [(None, n) for n in _model_names(s)]
+        )
+        store.add_index(
+            SERVICES,
+            BY_IMAGE,
+            lambda s: (
+                [((spec_of(s).get("model") or {}).get("image") or "").strip()]
+                if (spec_of(s).get("model") or {}).get("image")
+                else []
+            ),
+        )
+        store.add_index(
+            SERVICES,
+            BY_TEMPLATE,
+            lambda s: [(_ns(s), n) for n in _template_names(s)] + [(None, n) for n in _template_names(s)],
+        )
         store.add_index(SERVICES, BY_SERVING_NAME, lambda s: [(_ns(s), n) for n in _serving_name(s)])
         store.add_index(SERVICES, BY_LABEL_VALUE, lambda s: [(_ns(s), hashed_label_value(s["metadata"]["name"]))])
         store.add_index(SERVICES, BY_SANITIZED_NAME, lambda s: [(_ns(s), sanitize_label_value(s["metadata"]["name"]))])
-        store.add_index(SERVICES, AUTO_SELECT, lambda s: [] if (spec_of(s).get("template") or {}).get("name") else [True])
+        store.add_index(
+            SERVICES, AUTO_SELECT, lambda s: [] if (spec_of(s).get("template") or {}).get("name") else [True]
+        )
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
             store.add_index(ref, TPL_BY_MODEL, lambda t: [(_ns(t), spec_of(t).get("modelName"))])
         for ref in (MODELS, CLUSTER_MODELS):
             store.add_index(ref, MODEL_BY_IMAGE, lambda m: [(spec_of(m).get("image") or "").strip()])
         store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), spec_of(c).get("templateName"))])
-        store.add_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, lambda c: [
-            (_ns(c), label) for label in [(c["metadata"].get("labels") or {}).get(SERVICE_LABEL)] if label])
+        store.add_index(
+            TEMPLATE_CACHES,
+            CACHE_BY_SERVICE,
+            lambda c: [(_ns(c), label) for label in [(c["metadata"].get("labels") or {}).get(SERVICE_LABEL)] if label],
+        )
         store.add_index(SERVICES, BY_ADAPTER_SOURCE, lambda s: [(_ns(s), u) for u in adapter_sources(s)])
         store.add_index(ARTIFACTS, ARTIFACT_BY_SOURCE, lambda a: [(_ns(a), spec_of(a).get("sourceUri") or "")])
-        store.add_index(PODS, POD_BY_SERVING, lambda p: [(_ns(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))])
+        store.add_index(
+            PODS, POD_BY_SERVING, lambda p: [(_ns(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))]
+        )
 
     # ------------------------------------------------------------- watches
 
@@ -232,8 +256,10 @@ class ServiceController(Controller):
     def inventory(self, store: Store) -> GpuInventory:
         version = store.version(NODES)
         if self._inventory is None or self._inventory[0] != version:
-            self._inventory = (version, GpuInventory.from_nodes(store.list(NODES), self.providers.gpu_vendors,
-                                                                 self.gpu_preference))
+            self._inventory = (
+                version,
+                GpuInventory.from_nodes(store.list(NODES), self.providers.gpu_vendors, self.gpu_preference),
+            )
         return self._inventory[1]
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
@@ -279,8 +305,11 @@ class ServiceController(Controller):
                         except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
                             read_errors.append(describe(exc))
                             break
-        artifacts = tuple(a for uri in dict.fromkeys(adapter_sources(obj))
-                          for a in store.by_index(ARTIFACTS, ARTIFACT_BY_SOURCE, (ns, uri)))
+        artifacts = tuple(
+            a
+            for uri in dict.fromkeys(adapter_sources(obj))
+            for a in store.by_index(ARTIFACTS, ARTIFACT_BY_SOURCE, (ns, uri))
+        )
         return Observed(
             artifacts=artifacts,
             config=config,

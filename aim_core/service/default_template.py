@@ -16,9 +16,9 @@ from collections.abc import Sequence
 import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
-from aim_core.service.selection import resolve_explicit
-from aim_core.service.resolution import TemplateResolution
 from aim_core.reconcile.obj import Obj, meta_of, spec_of
+from aim_core.service.resolution import TemplateResolution
+from aim_core.service.selection import resolve_explicit
 
 
 def default_template_name(service: Obj, model: Obj | None) -> str | None:
@@ -47,6 +47,8 @@ def resolve_default(
     result = resolve_explicit(name, dict(service), ns_by_name, cl_by_name, inventory)
     meta = meta_of(model)
     kind = model.get("kind") or "AIMModel"
-    where = f"{kind} {meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else f"{kind} {meta.get('name')}"
+    where = (
+        f"{kind} {meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else f"{kind} {meta.get('name')}"
+    )
     prefix = f"default template {name!r} of {where} (spec.defaultServiceTemplate)"
     return attrs.evolve(result, health=attrs.evolve(result.health, message=f"{prefix}: {result.health.message}"))

@@ -10,9 +10,9 @@ import attrs
 
 from aim_core.reconcile.envvars import ENGINE_ARGS, layer_env
 from aim_core.reconcile.health import Category
+from aim_core.reconcile.obj import meta_of, spec_of
 from aim_core.reconcile.plan import Issue
 from aim_core.runtimeconfig import config_name
-from aim_core.reconcile.obj import meta_of, spec_of
 
 CACHE_PATH = "/workspace/cache"
 

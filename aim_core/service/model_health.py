@@ -10,9 +10,9 @@ import attrs
 from aim_core.reconcile.conditions import dependency_health
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.health import Health, State
+from aim_core.reconcile.obj import meta_of, status_of
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.resources import MODELS
-from aim_core.reconcile.obj import meta_of, status_of
 
 NAMESPACE = "Namespace"
 CLUSTER = "Cluster"
@@ -49,15 +49,14 @@ def _status(model: Model) -> str:
     return status_of(model).get("status") or ""
 
 
-
-
 # ---------------------------------------------------------------- health
 
 
 def model_health(model: Model, scope: str | None = None) -> Health:
     """The ``Model`` component of a service for an existing model (see the module docstring)."""
-    return dependency_health(model, _describe(model, scope), ready_reason="ModelResolved",
-                             not_ready_reason="ModelNotReady")
+    return dependency_health(
+        model, _describe(model, scope), ready_reason="ModelResolved", not_ready_reason="ModelNotReady"
+    )
 
 
 def resolved_reference(model: Model, scope: str | None = None) -> dict[str, Any] | None:

@@ -50,12 +50,21 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.health import State
 from aim_core.reconcile import naming
 from aim_core.reconcile.errors import ReconcileError
+from aim_core.reconcile.health import State
 from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL
-from aim_core.service.model_health import NAMESPACE as NAMESPACE, CLUSTER as CLUSTER, COMPONENT as COMPONENT, _KINDS, Model as Model, image_key as image_key, model_scope as model_scope, _status, model_health as model_health, resolved_reference as resolved_reference, ModelResolution as ModelResolution, _found, _failed, _creating
 from aim_core.reconcile.obj import meta_of, spec_of, status_of
+from aim_core.service.model_health import _KINDS, _creating, _failed, _found, _status
+from aim_core.service.model_health import CLUSTER as CLUSTER
+from aim_core.service.model_health import COMPONENT as COMPONENT
+from aim_core.service.model_health import NAMESPACE as NAMESPACE
+from aim_core.service.model_health import Model as Model
+from aim_core.service.model_health import ModelResolution as ModelResolution
+from aim_core.service.model_health import image_key as image_key
+from aim_core.service.model_health import model_health as model_health
+from aim_core.service.model_health import model_scope as model_scope
+from aim_core.service.model_health import resolved_reference as resolved_reference
 
 # ---------------------------------------------------------------- resolution
 
@@ -83,8 +92,9 @@ def resolve_model(
     spec = spec_of(service)
     wanted = spec.get("model") or {}
     namespace = meta_of(service).get("namespace", "")
-    known = _ModelsSeen(namespace, namespaced_models_by_name, cluster_models_by_name, models_by_image,
-                        namespaced_models)
+    known = _ModelsSeen(
+        namespace, namespaced_models_by_name, cluster_models_by_name, models_by_image, namespaced_models
+    )
     try:
         given = [way for way in ("name", "image", "custom") if wanted.get(way) is not None]
         if len(given) > 1:  # the CRD's CEL rule; an object written around it must not pick one silently
@@ -119,8 +129,12 @@ class _ModelsSeen:
     def namespaced(self, name: str) -> Model | None:
         """The AIMModel ``name`` of the service namespace, wherever it was passed in."""
         for model in (self.by_name.get(name), *self.in_namespace, *self.image_matches):
-            if (model is not None and model_scope(model) == NAMESPACE and self.usable(model)
-                    and meta_of(model).get("name") == name):
+            if (
+                model is not None
+                and model_scope(model) == NAMESPACE
+                and self.usable(model)
+                and meta_of(model).get("name") == name
+            ):
                 return model
         return None
 
@@ -138,9 +152,13 @@ class _ModelsSeen:
             return None
         for model in self.everything():
             meta = meta_of(model)
-            if (model_scope(model) == scope and meta.get("name") == ref["name"] and self.usable(model)
-                    and (not ref.get("uid") or not meta.get("uid") or ref["uid"] == meta["uid"])
-                    and _status(model) == State.READY.value):
+            if (
+                model_scope(model) == scope
+                and meta.get("name") == ref["name"]
+                and self.usable(model)
+                and (not ref.get("uid") or not meta.get("uid") or ref["uid"] == meta["uid"])
+                and _status(model) == State.READY.value
+            ):
                 return model
         return None
 
@@ -247,8 +265,11 @@ def _by_custom(custom: Mapping[str, Any], namespace: str, known: _ModelsSeen, se
     if sticky is not None and model_scope(sticky) == NAMESPACE and _same_custom(sticky, image, keys):
         return _found(sticky)
     name = desired["metadata"]["name"]
-    matches = [m for m in known.in_namespace
-               if known.usable(m) and model_scope(m) == NAMESPACE and _same_custom(m, image, keys)]
+    matches = [
+        m
+        for m in known.in_namespace
+        if known.usable(m) and model_scope(m) == NAMESPACE and _same_custom(m, image, keys)
+    ]
     if matches:
         # Prefer the model we would have created, then the first by name: stable across reconciles.
         return _found(min(matches, key=lambda m: (m["metadata"]["name"] != name, m["metadata"]["name"])))

@@ -8,8 +8,8 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.gpu import GpuInventory
 from aim_core.plugin.providers import Autoscaler, GpuVendor, ResourceRef, RouteBuilder, RuntimeBuilder
+from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.naming import route_name
 from aim_core.runtimeconfig import Resolution
 

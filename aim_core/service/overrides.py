@@ -46,6 +46,7 @@ from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import MANAGED_BY_ENGINE, MANAGED_BY_LABEL, ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.naming import derived_template_name
+from aim_core.reconcile.obj import meta_of, spec_of
 from aim_core.reconcile.resources import TEMPLATES
 from aim_core.service.caching import SHARED, caching_mode
 from aim_core.service.resolution import TemplateResolution
@@ -63,7 +64,6 @@ from aim_core.service.templates import (
     template_status,
 )
 from aim_core.template import Scope
-from aim_core.reconcile.obj import meta_of, spec_of
 
 DEFAULT_RUNTIME_CONFIG = "default"
 
@@ -87,18 +87,25 @@ class Overrides:
         o = overrides or {}
         hardware = o.get("hardware") or {}
         gpu = hardware.get("gpu") or {}
-        return cls(o.get("metric") or "", o.get("precision") or "", (gpu.get("model") or "").strip(),
-                   int(gpu.get("requests") or 0), hardware)
+        return cls(
+            o.get("metric") or "",
+            o.get("precision") or "",
+            (gpu.get("model") or "").strip(),
+            int(gpu.get("requests") or 0),
+            hardware,
+        )
 
     def __bool__(self) -> bool:
         return bool(self.metric or self.precision or self.hardware)
 
     def describe(self) -> str:
         """``GPU MI300X, 4 GPUs, precision fp8, metric throughput`` (only the fields set)."""
-        parts = [f"GPU {self.gpu_model}" if self.gpu_model else "",
-                 f"{self.gpu_count} GPUs" if self.gpu_count else "",
-                 f"precision {self.precision}" if self.precision else "",
-                 f"metric {self.metric}" if self.metric else ""]
+        parts = [
+            f"GPU {self.gpu_model}" if self.gpu_model else "",
+            f"{self.gpu_count} GPUs" if self.gpu_count else "",
+            f"precision {self.precision}" if self.precision else "",
+            f"metric {self.metric}" if self.metric else "",
+        ]
         return ", ".join(p for p in parts if p) or "hardware"
 
     def derived_name(self, base: str) -> str:
@@ -112,8 +119,10 @@ class Overrides:
         only when both sides are known (count: both above 0).
         """
         found = []
-        for field, want, have in (("metric", self.metric, template_metric(t)),
-                                  ("precision", self.precision, template_precision(t))):
+        for field, want, have in (
+            ("metric", self.metric, template_metric(t)),
+            ("precision", self.precision, template_precision(t)),
+        ):
             if want and have.lower() != want.lower():
                 found.append(f"{field} {have or 'unset'} (overrides ask {want})")
         gpu = template_gpu_model(t)
@@ -187,8 +196,9 @@ def derived_template(
         spec["hardware"] = _merge_hardware(spec.get("hardware"), o.hardware)
     if o.mismatches(base):
         spec.pop("profileId", None)
-    spec["runtimeConfigName"] = svc_spec.get("runtimeConfigName") or spec.get("runtimeConfigName") or (
-        DEFAULT_RUNTIME_CONFIG)
+    spec["runtimeConfigName"] = (
+        svc_spec.get("runtimeConfigName") or spec.get("runtimeConfigName") or (DEFAULT_RUNTIME_CONFIG)
+    )
     for key in ("imagePullSecrets", "resources"):
         if svc_spec.get(key):
             spec[key] = copy.deepcopy(svc_spec[key])
@@ -217,16 +227,24 @@ def with_overrides(
     if is_derived(base.template) or not o.change(base.template, inventory):
         return TemplateResolution(base.health(), base)
     derivable = base.ready or (template_status(base.template) == State.NOT_AVAILABLE.value and bool(o.gpu_model))
-    want = derived_template(base.template, base.scope, service, service["spec"]["overrides"],
-                            caching_mode(service) == SHARED) if derivable else None
+    want = (
+        derived_template(
+            base.template, base.scope, service, service["spec"]["overrides"], caching_mode(service) == SHARED
+        )
+        if derivable
+        else None
+    )
     name = o.derived_name(base.name)
     existing = namespaced_by_name.get(name)
     if existing is not None:
-        return TemplateResolution(template_health(existing, Scope.NAMESPACE), ScopedTemplate(existing, Scope.NAMESPACE),
-                                  want)
+        return TemplateResolution(
+            template_health(existing, Scope.NAMESPACE), ScopedTemplate(existing, Scope.NAMESPACE), want
+        )
     if want is None:
         h = base.health()
         return TemplateResolution(attrs.evolve(h, message=f"base of spec.overrides ({o.describe()}): {h.message}"))
-    message = f"creating AIMServiceTemplate {want['metadata']['namespace']}/{name} from {base.describe()} " \
-              f"with overrides ({o.describe()})"
+    message = (
+        f"creating AIMServiceTemplate {want['metadata']['namespace']}/{name} from {base.describe()} "
+        f"with overrides ({o.describe()})"
+    )
     return TemplateResolution(Health.progressing("TemplateNotReady", message, upstream=True), derived=want)

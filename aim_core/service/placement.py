@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.runtimeconfig import Placement, resolve_placement
-from aim_core.runtimeconfig import Resolution
 from aim_core.reconcile.obj import meta_of, spec_of, status_of
+from aim_core.runtimeconfig import Placement, Resolution, resolve_placement
 
 __all__ = ["Placement", "service_placement"]
 
@@ -31,8 +30,12 @@ def service_placement(
     tmeta = meta_of(template)
     affinity = status_of(template).get("resolvedNodeAffinity")
     return resolve_placement(
-        spec_of(service), config, resolution, owner=owner,
+        spec_of(service),
+        config,
+        resolution,
+        owner=owner,
         gpu_node_affinity=affinity,
         gpu_affinity_source=f"template {tmeta.get('name')} status.resolvedNodeAffinity",
-        resources=resources, gpu_resources=gpu_resources,
+        resources=resources,
+        gpu_resources=gpu_resources,
     )

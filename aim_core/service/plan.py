@@ -22,28 +22,28 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.health import Category, Health, State
-from aim_core.reconcile.workloads import inspect_pods
+from aim_core.api.spec_errors import spec_problems
 from aim_core.reconcile.errors import ErrorInfo
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import inference_service_name
+from aim_core.reconcile.obj import spec_of, status_of
 from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
+from aim_core.reconcile.workloads import inspect_pods
 from aim_core.runtimeconfig import routing_enabled
 from aim_core.service import adapters, cache_retry, caching
 from aim_core.service.adapters import ADAPTERS
+from aim_core.service.default_template import resolve_default
 from aim_core.service.models import image_key, resolve_model
 from aim_core.service.observed import Observed
-from aim_core.service.default_template import resolve_default
+from aim_core.service.resolution import TemplateResolution
 from aim_core.service.runtime import (
     autoscaling,
     runtime_status,
 )
 from aim_core.service.selection import choose_template
-from aim_core.service.resolution import TemplateResolution
-from aim_core.service.validation import own_spec_issues
-from aim_core.api.spec_errors import spec_problems
 from aim_core.service.serving import PODS, RUNTIME, _plan_route, _plan_runtime
-from aim_core.reconcile.obj import spec_of, status_of
+from aim_core.service.validation import own_spec_issues
 
 RUNTIME_CONFIG = "RuntimeConfig"
 TEMPLATE = "Template"
@@ -62,8 +62,12 @@ def _models_by_image(svc: dict[str, Any], ob: Observed) -> list[dict[str, Any]]:
     if not image:
         return []
     key = image_key(image)
-    found = [m for scope in ("namespaced", "cluster") for m in ob.models[scope].values()
-             if image_key(spec_of(m).get("image") or "") == key]
+    found = [
+        m
+        for scope in ("namespaced", "cluster")
+        for m in ob.models[scope].values()
+        if image_key(spec_of(m).get("image") or "") == key
+    ]
     return found
 
 
@@ -102,18 +106,24 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
 
     # --- model
     namespaced_models = list(ob.models["namespaced"].values())
-    model_res = resolve_model(svc, ob.models["namespaced"], ob.models["cluster"], _models_by_image(svc, ob),
-                              namespaced_models, config)
+    model_res = resolve_model(
+        svc, ob.models["namespaced"], ob.models["cluster"], _models_by_image(svc, ob), namespaced_models, config
+    )
     model_res.contribute(plan)
     if model_res.reference is not None:
         plan.status["resolvedModel"] = model_res.reference
 
     # --- template (an explicit name is resolved without waiting for the model, as upstream)
     model_name = _expected_model_name(svc, model_res)
-    template_res = resolve_default(svc, model_res.model or model_res.create, list(ob.templates["namespaced"].values()),
-                                   list(ob.templates["cluster"].values()), ob.inventory) or choose_template(
-        svc, model_name, list(ob.templates["namespaced"].values()), list(ob.templates["cluster"].values()),
-        ob.inventory)
+    template_res = resolve_default(
+        svc,
+        model_res.model or model_res.create,
+        list(ob.templates["namespaced"].values()),
+        list(ob.templates["cluster"].values()),
+        ob.inventory,
+    ) or choose_template(
+        svc, model_name, list(ob.templates["namespaced"].values()), list(ob.templates["cluster"].values()), ob.inventory
+    )
     if model_name is not None:
         template_res = _check_model_match(template_res, model_name)
     template_res.contribute(plan)
@@ -153,8 +163,9 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         if retry is not None:
             health, attempts = retry.health, retry.attempts
             if retry.delete and cache is not None:
-                plan.delete.append(Deletion(TEMPLATE_CACHES, cache["metadata"].get("namespace"),
-                                            cache["metadata"]["name"]))
+                plan.delete.append(
+                    Deletion(TEMPLATE_CACHES, cache["metadata"].get("namespace"), cache["metadata"]["name"])
+                )
             if retry.requeue is not None:
                 plan.requeue(retry.requeue)
         plan.component(CACHE, health)
@@ -175,11 +186,18 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         if own_issues:
             plan.component(RUNTIME, Health.error(own_issues[0].category, own_issues[0].reason, own_issues[0].message))
         elif providers.runtime is None:
-            plan.component(RUNTIME, Health.error(Category.INVALID_SPEC, "RuntimeBuilderMissing",
-                                                 providers.missing.get("aim_runtime_builders", "no runtime builder")))
+            plan.component(
+                RUNTIME,
+                Health.error(
+                    Category.INVALID_SPEC,
+                    "RuntimeBuilderMissing",
+                    providers.missing.get("aim_runtime_builders", "no runtime builder"),
+                ),
+            )
         elif live_runtime is not None or (model_res.ready and cache_ready):
-            _plan_runtime(plan, svc, ob, model_res.model, ready_template, config, cache, live_runtime,
-                          adapter_plan.serving)
+            _plan_runtime(
+                plan, svc, ob, model_res.model, ready_template, config, cache, live_runtime, adapter_plan.serving
+            )
         else:
             waiting = "the model" if not model_res.ready else "the template cache"
             plan.component(RUNTIME, Health(State.PROGRESSING, "CreatingRuntime", f"waiting for {waiting} to be Ready"))
@@ -236,7 +254,7 @@ def _recheck_after_dropping(plan: Plan, svc: dict[str, Any]) -> None:
     change (a recorded template left behind by a spec edit kept the service
     Failed until then).
     """
-    recorded = (status_of(svc).get("resolvedTemplate") or {})
+    recorded = status_of(svc).get("resolvedTemplate") or {}
     if not recorded.get("name"):
         return
     now = plan.status.get("resolvedTemplate") or {}
@@ -253,8 +271,10 @@ def _check_model_match(resolution: TemplateResolution, model_name: str) -> Templ
     serves = (spec_of(scoped.template).get("modelName") or "").strip()
     if not serves or serves == model_name:
         return resolution
-    message = (f"{scoped.describe()} serves model {serves!r}, but this service uses model {model_name!r}; "
-               f"name a template of {model_name!r} in spec.template.name or change spec.model")
+    message = (
+        f"{scoped.describe()} serves model {serves!r}, but this service uses model {model_name!r}; "
+        f"name a template of {model_name!r} in spec.template.name or change spec.model"
+    )
     health = Health.error(Category.INVALID_SPEC, "TemplateModelMismatch", message, upstream=True)
     return attrs.evolve(resolution, health=health, derived=None)
 
@@ -268,5 +288,3 @@ def _serving_name(svc: dict[str, Any], plan: Plan) -> str | None:
         plan.issue(category, reason, str(exc))
         plan.component(RUNTIME, Health.error(category, reason, str(exc)))  # F54: present when the lookup errs
         return None
-
-

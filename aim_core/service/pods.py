@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+
 from aim_core.reconcile.obj import status_of
 
 LOG_CACHE_SIZE = 256  # log tails of failed pods kept, each valid until its containers end again
@@ -13,14 +14,20 @@ def _terminations(pod: dict[str, Any]) -> tuple[Any, ...]:
     out = []
     for cs in status_of(pod).get("containerStatuses") or []:
         ended = (cs.get("state") or {}).get("terminated") or (cs.get("lastState") or {}).get("terminated") or {}
-        out.append((cs.get("name"), cs.get("restartCount"), ended.get("exitCode"), ended.get("finishedAt"),
-                    ended.get("containerID")))
+        out.append(
+            (
+                cs.get("name"),
+                cs.get("restartCount"),
+                ended.get("exitCode"),
+                ended.get("finishedAt"),
+                ended.get("containerID"),
+            )
+        )
     return tuple(out)
 
 
 def _pod_ready(pod: dict[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True"
-               for c in status_of(pod).get("conditions") or [])
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status_of(pod).get("conditions") or [])
 
 
 def _ready(obj: dict[str, Any]) -> bool:

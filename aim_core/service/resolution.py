@@ -17,9 +17,9 @@ import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Health
+from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.resources import TEMPLATES
-from aim_core.reconcile.obj import Obj
 from aim_core.service.templates import (
     COMPONENT,
     ScopedTemplate,
@@ -71,14 +71,22 @@ class Rank:
     @classmethod
     def of(cls, t: Obj, inventory: GpuInventory, gpu: str) -> Rank:
         kind, metric, precision = profile_type(t), template_metric(t), template_precision(t)
-        key = (_position(PROFILE_TYPE_ORDER, kind), inventory.preference_rank(gpu or None),
-               _position(METRIC_ORDER, metric), _position(PRECISION_ORDER, precision))
+        key = (
+            _position(PROFILE_TYPE_ORDER, kind),
+            inventory.preference_rank(gpu or None),
+            _position(METRIC_ORDER, metric),
+            _position(PRECISION_ORDER, precision),
+        )
         return cls(kind, gpu, metric, precision, key)
 
     @property
     def values(self) -> tuple[str, str, str, str]:
-        return (self.profile_type, self.gpu or "no GPU model", self.metric or "no metric",
-                self.precision or "no precision")
+        return (
+            self.profile_type,
+            self.gpu or "no GPU model",
+            self.metric or "no metric",
+            self.precision or "no precision",
+        )
 
     def describe(self) -> str:
         return ", ".join(self.values)
@@ -141,7 +149,6 @@ class Selection:
             where = f" [{c.filter.value}]" if c.filter else ""
             lines.append(f"  {mark} {c.template.describe()}: {c.verdict.value}{where}: {c.why}")
         return lines
-
 
 
 @attrs.frozen

@@ -46,14 +46,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aim_core.reconcile.durations import to_gateway_duration
-from aim_core.reconcile.health import Category, Health, State
 from aim_core.plugin.providers import RouteRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
+from aim_core.reconcile.durations import to_gateway_duration
+from aim_core.reconcile.health import Category, Health, State
+from aim_core.reconcile.obj import meta_of, spec_of
 from aim_core.reconcile.plan import Issue
 from aim_core.runtimeconfig import config_name, routing_enabled
-from aim_core.reconcile.obj import meta_of, spec_of
 
 GATEWAY_NOT_CONFIGURED = "GatewayNotConfigured"
 PATH_TEMPLATE_INVALID = "PathTemplateInvalid"
@@ -104,9 +104,7 @@ def _read_bracket(text: str, pos: int) -> tuple[Step, int]:
     try:
         return (_INDEX, int(inner)), close + 1
     except ValueError:
-        raise PathTemplateError(
-            f"[{inner}] is not supported; use a quoted key ['k'], an index [0] or [*]"
-        ) from None
+        raise PathTemplateError(f"[{inner}] is not supported; use a quoted key ['k'], an index [0] or [*]") from None
 
 
 def _read_field(text: str, pos: int) -> tuple[Step, int]:
@@ -270,8 +268,9 @@ def render_path(template: str, service: Mapping[str, Any]) -> str:
         raise PathTemplateError(f"it gives {raw!r}; a '..' segment is not allowed in a route path")
     path = normalize_path(raw)
     if path == "/":
-        raise PathTemplateError("the rendered path is empty; a route at '/' would take every request the gateway "
-                                "receives")
+        raise PathTemplateError(
+            "the rendered path is empty; a route at '/' would take every request the gateway receives"
+        )
     if len(path) > MAX_PATH_LENGTH:
         raise PathTemplateError(f"the rendered path is {len(path)} characters long; at most {MAX_PATH_LENGTH} fit")
     return path

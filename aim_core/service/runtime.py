@@ -38,13 +38,12 @@ import posixpath
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-
-from aim_core.reconcile.quantities import canonical
 from aim_core.plugin.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.plan import Issue
+from aim_core.reconcile.quantities import canonical
 from aim_core.service.adapters import VOLUME_PREFIX as ADAPTER_VOLUME_PREFIX
 from aim_core.service.placement import Placement
 
@@ -62,7 +61,6 @@ from aim_core.service.environment import (
 CPU_PER_GPU = 4
 MEMORY_REQUEST_GI_PER_GPU = 32
 MEMORY_LIMIT_GI_PER_GPU = 48
-
 
 
 def _plain(value: Any) -> Any:
@@ -105,8 +103,11 @@ def _overlay(result: dict[str, dict[str, Any]], layer: Mapping[str, Any] | None,
 
 def template_cpu(template: Mapping[str, Any]) -> dict[str, Any] | None:
     """``hardware.cpu`` of the template as resources: resolved hardware's, else the spec's (``None`` when unset)."""
-    cpu = ((status_of(template).get("resolvedHardware") or {}).get("cpu")
-           or (spec_of(template).get("hardware") or {}).get("cpu") or {})
+    cpu = (
+        (status_of(template).get("resolvedHardware") or {}).get("cpu")
+        or (spec_of(template).get("hardware") or {}).get("cpu")
+        or {}
+    )
     out: dict[str, Any] = {}
     for section in ("requests", "limits"):
         if cpu.get(section) not in (None, ""):
@@ -175,9 +176,7 @@ def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
             continue
         name = naming.cache_volume_name(artifact.get("name") or key)
         path = _mount_path(artifact, name)
-        if not name or any(v["name"] == name for v in volumes) or any(
-            m["mountPath"] == path for m in mounts
-        ):
+        if not name or any(v["name"] == name for v in volumes) or any(m["mountPath"] == path for m in mounts):
             continue
         volumes.append({"name": name, "persistentVolumeClaim": {"claimName": claim}})
         mounts.append({"name": name, "mountPath": path})
@@ -215,7 +214,9 @@ def identity_sources(service: Mapping[str, Any], template: Mapping[str, Any], mo
             lines.append(f"pull secrets: {', '.join(names)} from {what} {meta_of(obj).get('name')}")
     for what, obj in owners:
         if str(spec_of(obj).get("serviceAccountName") or "").strip():
-            lines.append(f"service account: {spec_of(obj)['serviceAccountName']} from {what} {meta_of(obj).get('name')}")
+            lines.append(
+                f"service account: {spec_of(obj)['serviceAccountName']} from {what} {meta_of(obj).get('name')}"
+            )
             break
     return lines
 
@@ -326,8 +327,9 @@ def runtime_request(
         mounts = [*(dict(m) for m in adapters.mounts), *mounts]
     scaling = scaling_request(service)
     if placement is None:
-        placement = Placement(affinity={"nodeAffinity": gpu} if (gpu := _plain(
-            status_of(template).get("resolvedNodeAffinity"))) else None)
+        placement = Placement(
+            affinity={"nodeAffinity": gpu} if (gpu := _plain(status_of(template).get("resolvedNodeAffinity"))) else None
+        )
     return RuntimeRequest(
         service=service,
         name=name,
@@ -387,4 +389,3 @@ def runtime_status(service: Mapping[str, Any], replica_status: ReplicaStatus | N
         "maxReplicas": maximum,
         "replicas": replicas_text(current, desired, minimum, maximum),
     }
-

@@ -52,6 +52,7 @@ import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Category, Health, State
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.service.overrides import Overrides, with_overrides
 from aim_core.service.resolution import (
     Candidate,
@@ -71,7 +72,7 @@ from aim_core.service.templates import (
     template_status,
 )
 from aim_core.template import Scope
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:
     shown = list(items[:limit])
@@ -103,9 +104,12 @@ def select_template(
     :param namespace: the service namespace, for messages.
     """
     o = Overrides.read(overrides)
-    pool = [ScopedTemplate(t, scope) for items, scope in ((namespaced, Scope.NAMESPACE), (cluster, Scope.CLUSTER))
-            for t in sorted(items, key=lambda t: meta_of(t).get("name", ""))
-            if spec_of(t).get("modelName") == model_name]
+    pool = [
+        ScopedTemplate(t, scope)
+        for items, scope in ((namespaced, Scope.NAMESPACE), (cluster, Scope.CLUSTER))
+        for t in sorted(items, key=lambda t: meta_of(t).get("name", ""))
+        if spec_of(t).get("modelName") == model_name
+    ]
     done: list[Candidate] = []
 
     def drop(alive: list[ScopedTemplate], flt: Filter, why: dict[int, str]) -> list[ScopedTemplate]:
@@ -118,42 +122,82 @@ def select_template(
         return Selection(model_name, health, tuple(sorted(done, key=lambda c: order[id(c.template)])))
 
     alive = pool
-    alive = drop(alive, Filter.DERIVED, {i: "derived by a service for its overrides; never auto-selected"
-                                  for i, s in enumerate(alive) if is_derived(s.template)})
+    alive = drop(
+        alive,
+        Filter.DERIVED,
+        {
+            i: "derived by a service for its overrides; never auto-selected"
+            for i, s in enumerate(alive)
+            if is_derived(s.template)
+        },
+    )
     if not alive:
-        return out(Health(State.PENDING, "TemplateNotFound",
-                          f"no template for model {model_name!r} exists: no AIMServiceTemplate in namespace "
-                          f"{namespace!r} and no AIMClusterServiceTemplate has this modelName; waiting for one",
-                          upstream=True))
-    alive = drop(alive, Filter.READY, {i: f"not Ready ({template_status(s.template)})"
-                                for i, s in enumerate(alive) if not s.ready})
+        return out(
+            Health(
+                State.PENDING,
+                "TemplateNotFound",
+                f"no template for model {model_name!r} exists: no AIMServiceTemplate in namespace "
+                f"{namespace!r} and no AIMClusterServiceTemplate has this modelName; waiting for one",
+                upstream=True,
+            )
+        )
+    alive = drop(
+        alive,
+        Filter.READY,
+        {i: f"not Ready ({template_status(s.template)})" for i, s in enumerate(alive) if not s.ready},
+    )
     if not alive:
         states = [f"{c.name} ({template_status(c.template.template)})" for c in done if c.filter is Filter.READY]
-        return out(Health.progressing("TemplateNotReady", f"no template for model {model_name!r} is Ready yet: "
-                                      f"{_listing(states)}", upstream=True))
+        return out(
+            Health.progressing(
+                "TemplateNotReady",
+                f"no template for model {model_name!r} is Ready yet: {_listing(states)}",
+                upstream=True,
+            )
+        )
     ready = len(alive)
     if not allow_unoptimized:
-        alive = drop(alive, Filter.OPTIMIZATION, {
-            i: f"profile type {profile_type(s.template)}; only optimized templates are selected unless "
-               "spec.template.allowUnoptimized is true"
-            for i, s in enumerate(alive) if profile_type(s.template) != "optimized"})
+        alive = drop(
+            alive,
+            Filter.OPTIMIZATION,
+            {
+                i: f"profile type {profile_type(s.template)}; only optimized templates are selected unless "
+                "spec.template.allowUnoptimized is true"
+                for i, s in enumerate(alive)
+                if profile_type(s.template) != "optimized"
+            },
+        )
         if not alive:
             kinds = [f"{c.name}: {profile_type(c.template.template)}" for c in done if c.filter is Filter.OPTIMIZATION]
-            return out(_not_found(f"{_plural(ready, 'template')} for model {model_name!r} "
-                                  f"{'is' if ready == 1 else 'are'} Ready but none is optimized ({_listing(kinds)}); "
-                                  "set spec.template.allowUnoptimized: true to use them"))
+            return out(
+                _not_found(
+                    f"{_plural(ready, 'template')} for model {model_name!r} "
+                    f"{'is' if ready == 1 else 'are'} Ready but none is optimized ({_listing(kinds)}); "
+                    "set spec.template.allowUnoptimized: true to use them"
+                )
+            )
     if o:
         mismatched = {i: m for i, s in enumerate(alive) if (m := o.mismatches(s.template, inventory))}
         alive = drop(alive, Filter.OVERRIDES, {i: "; ".join(m) for i, m in mismatched.items()})
         if not alive:
             details = [f"{c.name}: {c.why}" for c in done if c.filter is Filter.OVERRIDES]
-            return out(_not_found(f"no usable template for model {model_name!r} matches spec.overrides "
-                                  f"({o.describe()}): {_listing(details)}"))
+            return out(
+                _not_found(
+                    f"no usable template for model {model_name!r} matches spec.overrides "
+                    f"({o.describe()}): {_listing(details)}"
+                )
+            )
     needs = {i: template_gpu_model(s.template) or o.gpu_model for i, s in enumerate(alive)}
     missing = {i: gpu for i, gpu in needs.items() if gpu and not inventory.has_model(gpu)}
-    alive = drop(alive, Filter.GPU, {i: f"GPU {gpu} is not in the cluster" + (
-        " (asked by spec.overrides)" if not template_gpu_model(alive[i].template) else "")
-        for i, gpu in missing.items()})
+    alive = drop(
+        alive,
+        Filter.GPU,
+        {
+            i: f"GPU {gpu} is not in the cluster"
+            + (" (asked by spec.overrides)" if not template_gpu_model(alive[i].template) else "")
+            for i, gpu in missing.items()
+        },
+    )
     if not alive:
         found = _listing(inventory.models) or "no GPUs"
         if o.gpu_model and all(same_gpu(gpu, o.gpu_model, inventory) for gpu in missing.values()):
@@ -163,8 +207,15 @@ def select_template(
             message = f"no template's GPU ({_listing(wanted)}) is present in the cluster (found: {found})"
         return out(_not_found(message))
     if any(s.scope is Scope.NAMESPACE for s in alive):
-        alive = drop(alive, Filter.SCOPE, {i: "cluster template; a namespaced one is usable and wins"
-                                    for i, s in enumerate(alive) if s.scope is Scope.CLUSTER})
+        alive = drop(
+            alive,
+            Filter.SCOPE,
+            {
+                i: "cluster template; a namespaced one is usable and wins"
+                for i, s in enumerate(alive)
+                if s.scope is Scope.CLUSTER
+            },
+        )
     return out(_rank(model_name, alive, done, inventory, o))
 
 
@@ -187,13 +238,16 @@ def _rank(
             why = f"ties with {_listing(others)} ({r.describe()})" if tied else f"best ({r.describe()})"
             done.append(Candidate(s, verdict, None, why, r))
         else:
-            done.append(Candidate(s, Verdict.OUTRANKED, None, f"outranked by {winner} on {r.versus(ranks[top[0]])}",
-                                  r))
+            done.append(Candidate(s, Verdict.OUTRANKED, None, f"outranked by {winner} on {r.versus(ranks[top[0]])}", r))
     if tied:
         names = _listing([alive[i].name for i in top])
-        return Health(State.PENDING, "TemplateSelectionAmbiguous",
-                      f"{len(top)} templates for model {model_name!r} rank equally ({ranks[top[0]].describe()}): "
-                      f"{names}; set spec.template.name to choose one, or remove the duplicates", upstream=True)
+        return Health(
+            State.PENDING,
+            "TemplateSelectionAmbiguous",
+            f"{len(top)} templates for model {model_name!r} rank equally ({ranks[top[0]].describe()}): "
+            f"{names}; set spec.template.name to choose one, or remove the duplicates",
+            upstream=True,
+        )
     chosen = alive[top[0]]
     more = f" over {_plural(len(alive) - 1, 'other candidate')}" if len(alive) > 1 else ""
     return Health.ok("Resolved", f"selected {chosen.describe()} ({ranks[top[0]].describe()}){more}", upstream=True)
@@ -217,19 +271,25 @@ def resolve_explicit(
     namespace = meta_of(service).get("namespace", "")
     o = Overrides.read(spec_of(service).get("overrides"))
     if name in namespaced_by_name:
-        return with_overrides(ScopedTemplate(namespaced_by_name[name], Scope.NAMESPACE), service, namespaced_by_name,
-                              inventory)
+        return with_overrides(
+            ScopedTemplate(namespaced_by_name[name], Scope.NAMESPACE), service, namespaced_by_name, inventory
+        )
     if name in cluster_by_name:
-        return with_overrides(ScopedTemplate(cluster_by_name[name], Scope.CLUSTER), service, namespaced_by_name,
-                              inventory)
+        return with_overrides(
+            ScopedTemplate(cluster_by_name[name], Scope.CLUSTER), service, namespaced_by_name, inventory
+        )
     derived_name = o.derived_name(name) if o else None
     if derived_name and derived_name in namespaced_by_name:
         existing = ScopedTemplate(namespaced_by_name[derived_name], Scope.NAMESPACE)
         return TemplateResolution(existing.health(), existing)
-    looked = f"AIMServiceTemplate {derived_name!r} (derived for spec.overrides) or {name!r}" if derived_name else (
-        f"AIMServiceTemplate {name!r}")
-    message = f"template {name!r} not found: no {looked} in namespace {namespace!r} and no " \
-              f"AIMClusterServiceTemplate {name!r}"
+    looked = (
+        f"AIMServiceTemplate {derived_name!r} (derived for spec.overrides) or {name!r}"
+        if derived_name
+        else (f"AIMServiceTemplate {name!r}")
+    )
+    message = (
+        f"template {name!r} not found: no {looked} in namespace {namespace!r} and no AIMClusterServiceTemplate {name!r}"
+    )
     return TemplateResolution(Health.error(Category.MISSING_UPSTREAM, "TemplateNotFound", message, upstream=True))
 
 
@@ -258,16 +318,26 @@ def choose_template(
     if kept is not None and not still_wanted(kept, service, model_name):
         kept = None  # the spec was edited since it was recorded: the spec wins
     if not name and model_name is None:
-        return TemplateResolution(Health(State.PENDING, "TemplateNotFound",
-                                         "waiting for the model to be resolved before choosing a template",
-                                         upstream=True))
+        return TemplateResolution(
+            Health(
+                State.PENDING,
+                "TemplateNotFound",
+                "waiting for the model to be resolved before choosing a template",
+                upstream=True,
+            )
+        )
     selection = None
     if not name:
         assert model_name is not None
-        selection = select_template(model_name, namespaced, cluster, inventory,
-                                    allow_unoptimized=bool(conf.get("allowUnoptimized")),
-                                    overrides=spec.get("overrides"),
-                                    namespace=meta_of(service).get("namespace", ""))
+        selection = select_template(
+            model_name,
+            namespaced,
+            cluster,
+            inventory,
+            allow_unoptimized=bool(conf.get("allowUnoptimized")),
+            overrides=spec.get("overrides"),
+            namespace=meta_of(service).get("namespace", ""),
+        )
     if kept is not None:
         result = with_overrides(kept, service, ns_by_name, inventory)
         if result.template is kept:
@@ -276,8 +346,10 @@ def choose_template(
                 result = attrs.evolve(result, health=selection.health, selection=selection)
             elif selection is not None:
                 better = selection.chosen.describe() if selection.chosen is not None else "none"
-                message = (f"keeping {kept.describe()} recorded in status.resolvedTemplate while it is Ready "
-                           f"(auto-selection would now choose {better})")
+                message = (
+                    f"keeping {kept.describe()} recorded in status.resolvedTemplate while it is Ready "
+                    f"(auto-selection would now choose {better})"
+                )
                 result = attrs.evolve(result, health=attrs.evolve(result.health, message=message), selection=selection)
         return result
     if name:

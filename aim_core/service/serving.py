@@ -26,6 +26,8 @@ from aim_core.service.templates import ScopedTemplate, template_gpu_model
 PODS = "InferenceServicePods"
 ROUTE = "HTTPRoute"
 RUNTIME = "InferenceService"
+
+
 def _default_gpu_resource(template: Obj, ob: Observed) -> str:
     """The GPU resource for a template that names none itself (the CRD defaults it when a GPU block exists).
 
@@ -48,8 +50,17 @@ def _default_gpu_resource(template: Obj, ob: Observed) -> str:
     return resources[0] if len(resources) == 1 else DEFAULT_GPU_RESOURCE
 
 
-def _plan_runtime(plan: Plan, svc: Obj, ob: Observed, model: Obj | None, scoped: ScopedTemplate, config: Obj,
-                  cache: Obj | None, live: Obj | None, served_adapters: Any = None) -> None:
+def _plan_runtime(
+    plan: Plan,
+    svc: Obj,
+    ob: Observed,
+    model: Obj | None,
+    scoped: ScopedTemplate,
+    config: Obj,
+    cache: Obj | None,
+    live: Obj | None,
+    served_adapters: Any = None,
+) -> None:
     providers = ob.providers
     runtime = providers.runtime
     assert runtime is not None and model is not None  # the caller checked
@@ -61,13 +72,23 @@ def _plan_runtime(plan: Plan, svc: Obj, ob: Observed, model: Obj | None, scoped:
     gpus = set(gpu_resource_names(providers.gpu_vendors))
     if gpu_count(template) > 0:
         gpus.add(gpu_resource_name(template, default_gpu))
-    placement = service_placement(svc, template, config, ob.config,
-                                  container_resources(svc, template, default_gpu, model), gpus)
+    placement = service_placement(
+        svc, template, config, ob.config, container_resources(svc, template, default_gpu, model), gpus
+    )
     plan.notes += placement.sources
     plan.notes += identity_sources(svc, template, model)
-    request = runtime_request(svc, model, template, scoped.scope.value, config, volumes_from, live,
-                              default_gpu_resource=default_gpu, placement=placement,
-                              adapters=served_adapters)
+    request = runtime_request(
+        svc,
+        model,
+        template,
+        scoped.scope.value,
+        config,
+        volumes_from,
+        live,
+        default_gpu_resource=default_gpu,
+        placement=placement,
+        adapters=served_adapters,
+    )
     if isinstance(request, Issue):
         plan.issues.append(request)
         plan.component(RUNTIME, Health.error(request.category, request.reason, request.message))
@@ -82,9 +103,12 @@ def _plan_runtime(plan: Plan, svc: Obj, ob: Observed, model: Obj | None, scoped:
     resource = runtime.resource
     for obj in objects:
         if (obj.get("apiVersion"), obj.get("kind")) != (resource.api_version, resource.kind):
-            plan.issue(Category.UNKNOWN, "UnsupportedRuntimeObject",
-                       f"runtime builder {runtime.name!r} returned a {obj.get('kind')}; only "
-                       f"{resource.kind} objects are applied")
+            plan.issue(
+                Category.UNKNOWN,
+                "UnsupportedRuntimeObject",
+                f"runtime builder {runtime.name!r} returned a {obj.get('kind')}; only "
+                f"{resource.kind} objects are applied",
+            )
             continue
         # Created now: reported below as the next reconcile would read it back, so storing the
         # server's answer does not reconcile the service again (tests/wire/test_settled_wire.py).
@@ -99,8 +123,14 @@ def _plan_runtime(plan: Plan, svc: Obj, ob: Observed, model: Obj | None, scoped:
 def _plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: str) -> None:
     providers = ob.providers
     if providers.route is None:
-        plan.component(ROUTE, Health.error(Category.INVALID_SPEC, "RouteBuilderMissing",
-                                           providers.missing.get("aim_route_builders", "no route builder")))
+        plan.component(
+            ROUTE,
+            Health.error(
+                Category.INVALID_SPEC,
+                "RouteBuilderMissing",
+                providers.missing.get("aim_route_builders", "no route builder"),
+            ),
+        )
         return
     backend = providers.runtime.backend_service(serving_name) if providers.runtime else f"{serving_name}-predictor"
     request = routing.route_request(svc, config, backend)

@@ -33,13 +33,12 @@ from typing import Any
 
 import attrs
 
+from aim_core.reconcile.conditions import dependency_health
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
-from aim_core.reconcile.conditions import dependency_health
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.template import Scope
-from aim_core.reconcile.obj import Obj, status_of
-from aim_core.reconcile.obj import meta_of, spec_of
 
 COMPONENT = "Template"
 
@@ -103,6 +102,7 @@ def same_gpu(a: str, b: str, inventory: GpuInventory | None = None) -> bool:
     Each name stands for itself (upper-cased) and for what any installed vendor
     normalises it to; the names match when those sets overlap.
     """
+
     def names(model: str) -> set[str]:
         found = {model.strip().upper()}
         for vendor in inventory.vendors if inventory is not None else ():
@@ -117,8 +117,6 @@ def same_gpu(a: str, b: str, inventory: GpuInventory | None = None) -> bool:
 # ---------------------------------------------------------------- health and references
 
 
-
-
 def template_health(t: Obj, scope: Scope | None = None) -> Health:
     """The ``Template`` component for an existing template (F43; Q3 in the module docstring).
 
@@ -127,8 +125,14 @@ def template_health(t: Obj, scope: Scope | None = None) -> Health:
     not-ready cases use ``TemplateNotReady``; the health is always upstream.
     """
     what = describe(t, scope or (Scope.NAMESPACE if meta_of(t).get("namespace") else Scope.CLUSTER))
-    return dependency_health(t, what, ready_reason="Resolved", not_ready_reason="TemplateNotReady",
-                             waiting=State.PROGRESSING, unknown=State.PENDING.value)
+    return dependency_health(
+        t,
+        what,
+        ready_reason="Resolved",
+        not_ready_reason="TemplateNotReady",
+        waiting=State.PROGRESSING,
+        unknown=State.PENDING.value,
+    )
 
 
 def resolved_reference(t: Obj, scope: Scope) -> dict[str, Any]:

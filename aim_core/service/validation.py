@@ -26,10 +26,10 @@ from __future__ import annotations
 from typing import Any
 
 from aim_core.reconcile.health import Category
+from aim_core.reconcile.obj import Obj, spec_of
 from aim_core.reconcile.plan import Issue
 from aim_core.service.runtime import engine_args_issue, env_layers
 from aim_core.service.templates import ScopedTemplate
-from aim_core.reconcile.obj import Obj, spec_of
 
 INVALID_REPLICAS = "InvalidReplicas"
 INT32_MAX = 2**31 - 1
@@ -42,9 +42,11 @@ def _whole(value: Any) -> bool:
 def replica_problems(spec: Obj) -> list[str]:
     """Messages for every replica setting that cannot work (empty when all are fine)."""
     problems = []
-    for field, minimum, why in (("replicas", 0, "0 or more"),
-                                ("minReplicas", 1, "at least 1 (scale to zero is not supported)"),
-                                ("maxReplicas", 1, "at least 1")):
+    for field, minimum, why in (
+        ("replicas", 0, "0 or more"),
+        ("minReplicas", 1, "at least 1 (scale to zero is not supported)"),
+        ("maxReplicas", 1, "at least 1"),
+    ):
         value = spec.get(field)
         if not _whole(value):
             continue
@@ -54,8 +56,10 @@ def replica_problems(spec: Obj) -> list[str]:
             problems.append(f"spec.{field} is {value}; at most {INT32_MAX} fit (int32)")
     low, high = spec.get("minReplicas"), spec.get("maxReplicas")
     if _whole(low) and _whole(high) and 1 <= high < low <= INT32_MAX:
-        problems.append(f"spec.minReplicas ({low}) is above spec.maxReplicas ({high}); "
-                        f"raise maxReplicas to at least {low} or lower minReplicas")
+        problems.append(
+            f"spec.minReplicas ({low}) is above spec.maxReplicas ({high}); "
+            f"raise maxReplicas to at least {low} or lower minReplicas"
+        )
     return problems
 
 

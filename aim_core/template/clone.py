@@ -22,8 +22,9 @@ from aim_core.reconcile.envvars import merge_env
 
 GPU_MODEL_ENV = "AIM_GPU_MODEL"
 # Labels that say who made and manages the original: the copy is the user's own.
-_OWNERSHIP_LABELS = frozenset({"aim.eai.amd.com/origin", "aim.eai.amd.com/cluster-model.name",
-                               "app.kubernetes.io/managed-by"})
+_OWNERSHIP_LABELS = frozenset(
+    {"aim.eai.amd.com/origin", "aim.eai.amd.com/cluster-model.name", "app.kubernetes.io/managed-by"}
+)
 _MAX_NAME = 253
 
 
@@ -40,7 +41,7 @@ def clone_name(name: str, from_gpu: str, to_gpu: str) -> str:
     pattern = re.compile(re.escape(from_gpu.strip()), re.IGNORECASE)
     if from_gpu.strip() and pattern.search(name):
         return pattern.sub(target, name)[:_MAX_NAME].rstrip("-.")
-    return f"{name[:_MAX_NAME - len(target) - 1].rstrip('-.')}-{target}"
+    return f"{name[: _MAX_NAME - len(target) - 1].rstrip('-.')}-{target}"
 
 
 def clone_template(template: Mapping[str, Any], from_gpu: str, to_gpu: str) -> dict[str, Any]:
@@ -49,7 +50,7 @@ def clone_template(template: Mapping[str, Any], from_gpu: str, to_gpu: str) -> d
     spec = copy.deepcopy(dict(template.get("spec") or {}))
     hardware = dict(spec.get("hardware") or {})
     gpu = dict(hardware.get("gpu") or {})
-    resolved = (((template.get("status") or {}).get("resolvedHardware") or {}).get("gpu") or {})
+    resolved = ((template.get("status") or {}).get("resolvedHardware") or {}).get("gpu") or {}
     if "requests" not in gpu and resolved.get("requests") is not None:
         gpu["requests"] = resolved["requests"]
     gpu.pop("minVram", None)  # a model and a minimum memory exclude each other

@@ -26,18 +26,18 @@ from typing import Any, ClassVar
 
 import attrs
 
-from aim_core.reconcile.redaction import redact
-from aim_core.runtime.controller import Context, Controller, Watch
-from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, describe
+from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
 from aim_core.reconcile.labels import (
     JOB_NAME_LABEL,
     K8S_COMPONENT_LABEL,
     ORIGIN_DERIVED,
     ORIGIN_LABEL,
 )
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.reconcile.plan import Plan
+from aim_core.reconcile.redaction import redact
 from aim_core.reconcile.resources import (
     CLUSTER_MODELS,
     CLUSTER_RUNTIME_CONFIGS,
@@ -50,16 +50,16 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import config_name, resolve
+from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.runtimeconfig import config_name, resolve
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import advertised_counts, requires_gpu
 from aim_core.template.observed import Observed
-from aim_core.template.scope import Scope
 from aim_core.template.plan import decide, plan_template
+from aim_core.template.scope import Scope
 from aim_core.template.slots import ACTIVE_JOBS, DiscoverySlots
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 OUTPUT_LOG_LINES = 5000  # discovery prints one JSON document; keep all of it
 FAILURE_LOG_LINES = 50
@@ -81,9 +81,11 @@ def _spec(obj: Obj) -> Obj:
 
 
 def _job_owners(job: Obj) -> list[tuple[str | None, str, str]]:
-    return [(_ns(job), ref.get("kind", ""), ref.get("name", ""))
-            for ref in meta_of(job).get("ownerReferences") or ()
-            if ref.get("kind") in (TEMPLATES.kind, CLUSTER_TEMPLATES.kind)]
+    return [
+        (_ns(job), ref.get("kind", ""), ref.get("name", ""))
+        for ref in meta_of(job).get("ownerReferences") or ()
+        if ref.get("kind") in (TEMPLATES.kind, CLUSTER_TEMPLATES.kind)
+    ]
 
 
 def _derived(template: Obj) -> bool:
@@ -123,15 +125,20 @@ class TemplateController(Controller):
     def setup(self, store: Store) -> None:
         self._store = store
         ref = self.resource
-        store.add_index(ref, BY_MODEL, lambda t: [(_ns(t), _spec(t).get("modelName"))]
-                        + ([(None, _spec(t).get("modelName"))] if _derived(t) else []))
+        store.add_index(
+            ref,
+            BY_MODEL,
+            lambda t: (
+                [(_ns(t), _spec(t).get("modelName"))] + ([(None, _spec(t).get("modelName"))] if _derived(t) else [])
+            ),
+        )
         store.add_index(ref, BY_CONFIG, lambda t: [(_ns(t), config_name(_spec(t))), (None, config_name(_spec(t)))])
         store.add_index(ref, NEEDS_GPU, lambda t: [True] if requires_gpu(_spec(t)) else [])
         store.add_index(JOBS, JOB_BY_OWNER, _job_owners)
-        store.add_index(JOBS, ACTIVE_JOBS, lambda j: [True] if disc.is_discovery_job(j) and not disc.job_finished(j)
-                        else [])
-        store.add_index(PODS, POD_BY_JOB, lambda p: [(_ns(p), (meta_of(p).get("labels") or {})
-                                                       .get(JOB_NAME_LABEL))])
+        store.add_index(
+            JOBS, ACTIVE_JOBS, lambda j: [True] if disc.is_discovery_job(j) and not disc.job_finished(j) else []
+        )
+        store.add_index(PODS, POD_BY_JOB, lambda p: [(_ns(p), (meta_of(p).get("labels") or {}).get(JOB_NAME_LABEL))])
 
     def _keys(self, index: str, value: Any) -> set[ObjectKey]:
         assert self._store is not None
@@ -173,9 +180,16 @@ class TemplateController(Controller):
         if self.scope is Scope.NAMESPACE:
             watches.append(Watch(CLUSTER_MODELS, by_model))  # derived templates' fallback
             watches.append(Watch(RUNTIME_CONFIGS, by_config))
-            watches.append(Watch(TEMPLATE_CACHES, lambda c: [
-                (_ns(c), r["name"]) for r in c["metadata"].get("ownerReferences") or ()
-                if r.get("kind") == TEMPLATES.kind and r.get("name") == c["metadata"]["name"]]))
+            watches.append(
+                Watch(
+                    TEMPLATE_CACHES,
+                    lambda c: [
+                        (_ns(c), r["name"])
+                        for r in c["metadata"].get("ownerReferences") or ()
+                        if r.get("kind") == TEMPLATES.kind and r.get("name") == c["metadata"]["name"]
+                    ],
+                )
+            )
         return watches
 
     def selections(self) -> dict[Any, list[Selection]]:
@@ -183,8 +197,10 @@ class TemplateController(Controller):
         return {JOBS: [discovery], PODS: [discovery]}
 
     def store_filters(self) -> dict[Any, Any]:
-        return {JOBS: disc.is_discovery_job,
-                PODS: lambda p: (meta_of(p).get("labels") or {}).get(K8S_COMPONENT_LABEL) == "discovery"}
+        return {
+            JOBS: disc.is_discovery_job,
+            PODS: lambda p: (meta_of(p).get("labels") or {}).get(K8S_COMPONENT_LABEL) == "discovery",
+        }
 
     def _key_ns(self, namespace: str | None) -> str | None:
         return namespace if self.scope is Scope.NAMESPACE else None
@@ -195,8 +211,9 @@ class TemplateController(Controller):
         version = store.version(NODES)
         if self._gpus.version != version:
             nodes = store.list(NODES)
-            self._gpus = _GpuCache(version, GpuInventory.from_nodes(nodes, self.vendors),
-                                   advertised_counts(nodes, self.vendors))
+            self._gpus = _GpuCache(
+                version, GpuInventory.from_nodes(nodes, self.vendors), advertised_counts(nodes, self.vendors)
+            )
         return self._gpus
 
     def _models(self, store: Store, template: Obj) -> tuple[Obj | None, bool, bool]:
@@ -215,17 +232,31 @@ class TemplateController(Controller):
         spec = _spec(obj)
         job_ns = ns if self.scope is Scope.NAMESPACE else ctx.operator_namespace
         cfg = config_name(spec)
-        config = resolve(cfg, store.get(RUNTIME_CONFIGS, ns, cfg) if ns else None,
-                         store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg))
+        config = resolve(
+            cfg, store.get(RUNTIME_CONFIGS, ns, cfg) if ns else None, store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg)
+        )
         model, other, cluster_model = self._models(store, obj)
         gpus = self.gpus(store)
         uid = meta.get("uid")
-        jobs = tuple(j for j in store.by_index(JOBS, JOB_BY_OWNER, (job_ns, self.resource.kind, meta["name"]))
-                     if not uid or any(r.get("uid") == uid for r in j["metadata"].get("ownerReferences") or ()))
+        jobs = tuple(
+            j
+            for j in store.by_index(JOBS, JOB_BY_OWNER, (job_ns, self.resource.kind, meta["name"]))
+            if not uid or any(r.get("uid") == uid for r in j["metadata"].get("ownerReferences") or ())
+        )
         cache = store.get(TEMPLATE_CACHES, ns, meta["name"]) if self.scope is Scope.NAMESPACE else None
-        observed = Observed(scope=self.scope, namespace=job_ns, config=config, model=model, inventory=gpus.inventory,
-                            now=_utcnow(), other_scope_model=other, counts=gpus.counts, jobs=jobs, cache=cache,
-                            model_is_cluster=cluster_model and self.scope is Scope.NAMESPACE)
+        observed = Observed(
+            scope=self.scope,
+            namespace=job_ns,
+            config=config,
+            model=model,
+            inventory=gpus.inventory,
+            now=_utcnow(),
+            other_scope_model=other,
+            counts=gpus.counts,
+            jobs=jobs,
+            cache=cache,
+            model_is_cluster=cluster_model and self.scope is Scope.NAMESPACE,
+        )
         decision = decide(obj, observed)
         changes: dict[str, Any] = {}
         job = decision.job
@@ -238,9 +269,14 @@ class TemplateController(Controller):
                 if disc.job_succeeded(job) and not decision.done and not counted:
                     done = [p for p in pods if status_of(p).get("phase") == "Succeeded"]
                     if done:
-                        changes["output"] = redact(await ctx.kube.read_log(
-                            job_ns, done[-1]["metadata"]["name"], container=disc.CONTAINER,
-                            tail_lines=OUTPUT_LOG_LINES))
+                        changes["output"] = redact(
+                            await ctx.kube.read_log(
+                                job_ns,
+                                done[-1]["metadata"]["name"],
+                                container=disc.CONTAINER,
+                                tail_lines=OUTPUT_LOG_LINES,
+                            )
+                        )
                 elif disc.job_finished(job):
                     # Also once the failure is counted: the Job's failure may be seen before its pod is, and the
                     # pod's log is what explains it (e.g. SourceNotFound). Each pod's log is read once.
@@ -264,8 +300,11 @@ class TemplateController(Controller):
             key = meta.get("uid") or f"{namespace}/{meta['name']}"
             if key not in self._failure_logs:
                 # credentials a failing discovery printed never reach conditions or Events (issue 18)
-                self._failure_logs[key] = redact(await ctx.kube.read_log(
-                    namespace, meta["name"], container=disc.CONTAINER, tail_lines=FAILURE_LOG_LINES))
+                self._failure_logs[key] = redact(
+                    await ctx.kube.read_log(
+                        namespace, meta["name"], container=disc.CONTAINER, tail_lines=FAILURE_LOG_LINES
+                    )
+                )
                 while len(self._failure_logs) > FAILURE_LOGS_KEPT:
                     self._failure_logs.popitem(last=False)
             logs[meta["name"]] = self._failure_logs[key]

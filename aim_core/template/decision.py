@@ -16,14 +16,14 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.health import Category, Health
-from aim_core.model import model_health_for_template
 from aim_core.api.spec_errors import spec_problems
+from aim_core.model import model_health_for_template
+from aim_core.reconcile.health import Category, Health
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import GpuCheck, check_gpu
 from aim_core.template.observed import Observed
 from aim_core.template.scope import Scope
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 __all__ = ["Breaker", "Decision", "Obj", "decide", "model_health", "spec_of", "status_of"]
 
@@ -45,13 +45,15 @@ def model_health(template: Obj, ob: Observed) -> Health:
         message = f"{what} not found: create it or fix spec.modelName"
         if ob.other_scope_model:
             other = "AIMClusterModel" if scope is Scope.NAMESPACE else "AIMModel"
-            message += (f"; an {other} of that name exists, but an {scope.kind} uses only {scope.model_kind}s"
-                        + (" of its own namespace" if scope is Scope.NAMESPACE else ""))
+            message += f"; an {other} of that name exists, but an {scope.kind} uses only {scope.model_kind}s" + (
+                " of its own namespace" if scope is Scope.NAMESPACE else ""
+            )
         return Health.error(Category.MISSING_UPSTREAM, "ReferenceNotFound", message, upstream=True)
     if ob.model_is_cluster:
         what = f"AIMClusterModel {name}"
-    return model_health_for_template(ob.model, what, found_reason=f"{scope.model_component}Found",
-                                     failed_reason=f"{scope.model_component}Failed")
+    return model_health_for_template(
+        ob.model, what, found_reason=f"{scope.model_component}Found", failed_reason=f"{scope.model_component}Failed"
+    )
 
 
 # ---------------------------------------------------------------- discovery state
@@ -72,8 +74,12 @@ class Breaker:
         if raw.get("specHash") != spec_hash:
             return cls(spec_hash)
         attempts = raw.get("attempts")
-        return cls(spec_hash, attempts if isinstance(attempts, int) and attempts > 0 else 0,
-                   disc.parse_time(raw.get("lastAttemptTime")), raw.get("lastFailureReason") or "")
+        return cls(
+            spec_hash,
+            attempts if isinstance(attempts, int) and attempts > 0 else 0,
+            disc.parse_time(raw.get("lastAttemptTime")),
+            raw.get("lastFailureReason") or "",
+        )
 
     @property
     def failed(self) -> bool:
@@ -129,8 +135,14 @@ class Decision:
     @property
     def wants_job(self) -> bool:
         """A new discovery Job should be created now (the controller then asks for a slot)."""
-        return not (self.inline or self.blocked or self.done or self.desired_job is None or self.job is not None
-                    or self.backing_off)
+        return not (
+            self.inline
+            or self.blocked
+            or self.done
+            or self.desired_job is None
+            or self.job is not None
+            or self.backing_off
+        )
 
 
 def path_problems(spec: Obj) -> tuple[str, ...]:
@@ -145,10 +157,15 @@ def path_problems(spec: Obj) -> tuple[str, ...]:
         model_id = source.get("modelId")
         if isinstance(model_id, str) and model_id:
             segments = model_id.split("/")
-            if model_id.startswith("/") or any(s in ("", ".", "..") for s in segments) \
-                    or any(ord(c) < 0x20 or c in "\x7f\\" for c in model_id):
-                problems.append(f"{where}.modelId {model_id!r} has '.', '..' or empty path segments (it becomes the "
-                                "mount path under /workspace/cache and AIM_MODEL_ID); use org/name")
+            if (
+                model_id.startswith("/")
+                or any(s in ("", ".", "..") for s in segments)
+                or any(ord(c) < 0x20 or c in "\x7f\\" for c in model_id)
+            ):
+                problems.append(
+                    f"{where}.modelId {model_id!r} has '.', '..' or empty path segments (it becomes the "
+                    "mount path under /workspace/cache and AIM_MODEL_ID); use org/name"
+                )
         uri = source.get("sourceUri")
         if isinstance(uri, str) and ".." in uri.split("://", 1)[-1].split("?", 1)[0].split("/"):
             problems.append(f"{where}.sourceUri {uri!r} has '..' path segments; name the repository directly")
@@ -173,8 +190,9 @@ def decide(template: Obj, ob: Observed) -> Decision:
         desired = disc.build_job(template, ob.model, ob.namespace, namespaced=namespaced)
         name = desired["metadata"]["name"]
         breaker = Breaker.read(status_of(template), disc.spec_hash(template, ob.model))
-        mine = sorted(ob.jobs, key=lambda j: (created_at(j) or datetime.datetime.min.replace(tzinfo=datetime.UTC)),
-                      reverse=True)
+        mine = sorted(
+            ob.jobs, key=lambda j: created_at(j) or datetime.datetime.min.replace(tzinfo=datetime.UTC), reverse=True
+        )
         job = next((j for j in mine if j["metadata"]["name"] == name), None)
         stale = tuple(j for j in mine if j["metadata"]["name"] != name)
         status = status_of(template)
@@ -182,8 +200,11 @@ def decide(template: Obj, ob: Observed) -> Decision:
         results = bool(status.get("profile") or status.get("modelSources"))
         # Results written by hand (upstream's tests write a Ready status with model sources, issue 18) are
         # kept as discovery's: no record of ours says they belong to another spec.
-        inline_before = any(c.get("type") == "Discovered" and c.get("reason") == "InlineModelSources"
-                            for c in status.get("conditions") or () if isinstance(c, Mapping))
+        inline_before = any(
+            c.get("type") == "Discovered" and c.get("reason") == "InlineModelSources"
+            for c in status.get("conditions") or ()
+            if isinstance(c, Mapping)
+        )
         by_hand = recorded is None and results and status.get("status") == "Ready" and not inline_before
         done = by_hand or (recorded == breaker.spec_hash and not breaker.last_failure and results)
     retry = breaker.retry_at() if breaker is not None else None

@@ -39,11 +39,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile.naming import derived_name, discovery_job_name, discovery_spec_hash, sanitize_label_value
-from aim_core.template.output import DiscoveryResult, OutputProblem, _clip, parse_output
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.template.output import DiscoveryResult, OutputProblem, _clip, parse_output
 
 __all__ = [
     "ARGS",
@@ -93,13 +92,17 @@ def is_discovery_job(obj: Obj) -> bool:
 
 
 def job_finished(job: Obj) -> bool:
-    return any(c.get("type") in ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
-               and c.get("status") == "True" for c in status_of(job).get("conditions") or ())
+    return any(
+        c.get("type") in ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget") and c.get("status") == "True"
+        for c in status_of(job).get("conditions") or ()
+    )
 
 
 def job_succeeded(job: Obj) -> bool:
-    return any(c.get("type") in ("Complete", "SuccessCriteriaMet") and c.get("status") == "True"
-               for c in status_of(job).get("conditions") or ())
+    return any(
+        c.get("type") in ("Complete", "SuccessCriteriaMet") and c.get("status") == "True"
+        for c in status_of(job).get("conditions") or ()
+    )
 
 
 def _spec(obj: Obj) -> Obj:
@@ -128,16 +131,21 @@ def service_account(template: Obj, model: Obj) -> str:
 def job_env(template: Obj, model: Obj, namespaced: bool) -> list[dict[str, Any]]:
     """Container env (2.6): quiet logs, the model's env, the namespaced template's env, then the profile asks."""
     spec = _spec(template)
-    env: list[dict[str, Any]] = [{"name": "AIM_LOG_LEVEL_ROOT", "value": "CRITICAL"},
-                                 {"name": "AIM_LOG_LEVEL", "value": "CRITICAL"}]
+    env: list[dict[str, Any]] = [
+        {"name": "AIM_LOG_LEVEL_ROOT", "value": "CRITICAL"},
+        {"name": "AIM_LOG_LEVEL", "value": "CRITICAL"},
+    ]
     env += [dict(e) for e in _spec(model).get("env") or () if isinstance(e, Mapping)]
     if namespaced:
         env += [dict(e) for e in spec.get("env") or () if isinstance(e, Mapping)]
     gpu = _gpu(template) or {}
-    asks = [("AIM_METRIC", spec.get("metric")), ("AIM_PRECISION", spec.get("precision")),
-            ("AIM_GPU_MODEL", (gpu.get("model") or "").strip()),
-            ("AIM_GPU_COUNT", str(gpu["requests"]) if (gpu.get("requests") or 0) > 0 else ""),
-            ("AIM_PROFILE_ID", spec.get("profileId"))]
+    asks = [
+        ("AIM_METRIC", spec.get("metric")),
+        ("AIM_PRECISION", spec.get("precision")),
+        ("AIM_GPU_MODEL", (gpu.get("model") or "").strip()),
+        ("AIM_GPU_COUNT", str(gpu["requests"]) if (gpu.get("requests") or 0) > 0 else ""),
+        ("AIM_PROFILE_ID", spec.get("profileId")),
+    ]
     env += [{"name": name, "value": str(value)} for name, value in asks if value]
     return env
 
@@ -146,10 +154,13 @@ def job_name(template: Obj, model: Obj, namespaced: bool) -> str:
     spec = _spec(template)
     gpu = _gpu(template)
     return discovery_job_name(
-        template["metadata"]["name"], spec.get("modelName") or "", (_spec(model).get("image") or "").strip(),
+        template["metadata"]["name"],
+        spec.get("modelName") or "",
+        (_spec(model).get("image") or "").strip(),
         service_account=service_account(template, model),
         env=[e for e in (spec.get("env") or ()) if isinstance(e, Mapping)] if namespaced else (),
-        pull_secrets=pull_secrets(template, model), metric=spec.get("metric") or "",
+        pull_secrets=pull_secrets(template, model),
+        metric=spec.get("metric") or "",
         precision=spec.get("precision") or "",
         gpu=((gpu.get("model") or ""), int(gpu.get("requests") or 0)) if gpu is not None else None,
         profile_id=spec.get("profileId") or "",
@@ -160,9 +171,15 @@ def spec_hash(template: Obj, model: Obj) -> str:
     """``status.discovery.specHash``: what, when it changes, makes earlier failures irrelevant."""
     spec = _spec(template)
     gpu = _gpu(template) or {}
-    return discovery_spec_hash(spec.get("modelName") or "", (_spec(model).get("image") or "").strip(),
-                               spec.get("metric") or "", spec.get("precision") or "", gpu.get("model") or "",
-                               int(gpu.get("requests") or 0), spec.get("profileId") or "")
+    return discovery_spec_hash(
+        spec.get("modelName") or "",
+        (_spec(model).get("image") or "").strip(),
+        spec.get("metric") or "",
+        spec.get("precision") or "",
+        gpu.get("model") or "",
+        int(gpu.get("requests") or 0),
+        spec.get("profileId") or "",
+    )
 
 
 def profile_config_map_name(template: Obj) -> str:
@@ -178,8 +195,11 @@ def profile_config_map(template: Obj, namespace: str) -> dict[str, Any] | None:
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": profile_config_map_name(template), "namespace": namespace,
-                     "labels": {keys.TEMPLATE_LABEL: template_label(template["metadata"]["name"])}},
+        "metadata": {
+            "name": profile_config_map_name(template),
+            "namespace": namespace,
+            "labels": {keys.TEMPLATE_LABEL: template_label(template["metadata"]["name"])},
+        },
         # JSON is YAML: the image reads it as a profile file.
         "data": {CUSTOM_PROFILE_KEY: json.dumps({"profile": profile}, indent=2, sort_keys=True)},
     }
@@ -205,7 +225,11 @@ def build_job(template: Obj, model: Obj, namespace: str, *, namespaced: bool) ->
         # Discovery only runs the image's dry-run: it never needs the API server, so no token is mounted,
         # whatever account the pod runs as (issue 18).
         "automountServiceAccountToken": False,
-        "securityContext": {"runAsNonRoot": True, "runAsUser": RUN_AS_USER, "seccompProfile": {"type": "RuntimeDefault"}},
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": RUN_AS_USER,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
         "containers": [container],
     }
     secrets = pull_secrets(template, model)
@@ -280,6 +304,8 @@ def image_problem(image: str) -> str | None:
     if not image.strip():
         return "the model has no image"
     if len(image) > 4096 or not _IMAGE.match(image.strip()):
-        return (f"model image {_clip(image, 120)!r} is not a valid image reference "
-                "([registry/]repository[:tag][@digest], lower-case repository)")
+        return (
+            f"model image {_clip(image, 120)!r} is not a valid image reference "
+            "([registry/]repository[:tag][@digest], lower-case repository)"
+        )
     return None

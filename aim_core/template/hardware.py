@@ -32,13 +32,13 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.quantities import canonical, canonical_fields
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
+from aim_core.plugin.providers import GpuVendor
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Category, Health, State
-from aim_core.plugin.providers import GpuVendor
-from aim_core.template.quantities import format_binary, parse_bytes
 from aim_core.reconcile.obj import Obj, status_of
+from aim_core.reconcile.quantities import canonical, canonical_fields
+from aim_core.template.quantities import format_binary, parse_bytes
 
 __all__ = [
     "MAX_GPUS_PER_REPLICA",
@@ -135,44 +135,65 @@ def check_gpu(spec: Obj, inventory: GpuInventory, counts: Mapping[str, int] | No
         return GpuCheck(None, resource_name=resource if gpu else None)
     requests = _requests(gpu)
     if requests is None:
-        return GpuCheck(Health.error(Category.INVALID_SPEC, "InvalidSpec",
-                                     f"spec.hardware.gpu.requests {gpu.get('requests')!r} is not a whole number "
-                                     "of GPUs", upstream=True))
+        return GpuCheck(
+            Health.error(
+                Category.INVALID_SPEC,
+                "InvalidSpec",
+                f"spec.hardware.gpu.requests {gpu.get('requests')!r} is not a whole number of GPUs",
+                upstream=True,
+            )
+        )
     min_vram = None
     if gpu.get("minVram") is not None:
         min_vram = parse_bytes(gpu["minVram"])
         if min_vram is None:
-            return GpuCheck(Health.error(Category.INVALID_SPEC, "InvalidSpec",
-                                         f"spec.hardware.gpu.minVram {gpu['minVram']!r} is not a quantity such as "
-                                         "64Gi or 192G", upstream=True))
+            return GpuCheck(
+                Health.error(
+                    Category.INVALID_SPEC,
+                    "InvalidSpec",
+                    f"spec.hardware.gpu.minVram {gpu['minVram']!r} is not a quantity such as 64Gi or 192G",
+                    upstream=True,
+                )
+            )
     if requests > MAX_GPUS_PER_REPLICA:
-        return _not_available("GPUNotAvailable", f"the template asks for {requests} GPUs per replica; no node carries "
-                                                  f"more than {MAX_GPUS_PER_REPLICA}, so it can never be scheduled")
+        return _not_available(
+            "GPUNotAvailable",
+            f"the template asks for {requests} GPUs per replica; no node carries "
+            f"more than {MAX_GPUS_PER_REPLICA}, so it can never be scheduled",
+        )
     model = (gpu.get("model") or "").strip()
     if model:
         canonical = inventory.canonical_model(model)
         if canonical is None:
-            return _not_available("GPUNotAvailable", f"GPU model {model} is not present on any node "
-                                                      f"(found: {_found(inventory)})")
+            return _not_available(
+                "GPUNotAvailable", f"GPU model {model} is not present on any node (found: {_found(inventory)})"
+            )
         candidates: tuple[str, ...] = (canonical,)
     else:
         candidates = inventory.models
         if not candidates:
-            return _not_available("GPUNotAvailable", "the template needs a GPU but no node has a GPU that an "
-                                                      "installed GPU vendor plugin recognises")
+            return _not_available(
+                "GPUNotAvailable",
+                "the template needs a GPU but no node has a GPU that an installed GPU vendor plugin recognises",
+            )
     if min_vram is not None:
         sizes = inventory.vram
         enough = tuple(m for m in candidates if (sizes.get(m) or 0) >= min_vram)
         if not enough:
             have = ", ".join(f"{m} {_size(sizes.get(m))}" for m in candidates)
-            return _not_available("VRAMNotAvailable", f"the template needs GPUs with at least "
-                                                       f"{format_binary(min_vram)} of memory; the cluster has {have}")
+            return _not_available(
+                "VRAMNotAvailable",
+                f"the template needs GPUs with at least {format_binary(min_vram)} of memory; the cluster has {have}",
+            )
         candidates = enough
     known = {m: (counts or {})[m] for m in candidates if m in (counts or {})}
     if requests > 0 and len(known) == len(candidates) and max(known.values()) < requests:
         offered = ", ".join(f"{m}: {n}" for m, n in sorted(known.items()))
-        return _not_available("GPUNotAvailable", f"the template needs {requests} GPUs on one node; the most any node "
-                                                  f"offers is {max(known.values())} ({offered})")
+        return _not_available(
+            "GPUNotAvailable",
+            f"the template needs {requests} GPUs on one node; the most any node "
+            f"offers is {max(known.values())} ({offered})",
+        )
     resource = gpu.get("resourceName") or None
     if resource in (None, DEFAULT_GPU_RESOURCE):
         resource = next((r for m in candidates if (r := inventory.resource_name(m))), None) or resource

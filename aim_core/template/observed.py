@@ -8,11 +8,11 @@ from collections.abc import Mapping
 
 import attrs
 
-from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.errors import ErrorInfo
+from aim_core.reconcile.gpu import GpuInventory
+from aim_core.reconcile.obj import Obj
 from aim_core.runtimeconfig import Resolution
 from aim_core.template.scope import Scope
-from aim_core.reconcile.obj import Obj
 
 
 class Slot(str, enum.Enum):

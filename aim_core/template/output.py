@@ -31,7 +31,11 @@ class OutputProblem:
 
 
 EMPTY, MALFORMED, INCOMPLETE, INVALID = (
-    "DiscoveryOutputEmpty", "DiscoveryOutputMalformed", "DiscoveryOutputIncomplete", "DiscoveryOutputInvalid")
+    "DiscoveryOutputEmpty",
+    "DiscoveryOutputMalformed",
+    "DiscoveryOutputIncomplete",
+    "DiscoveryOutputInvalid",
+)
 
 _MODEL_ID = re.compile(r"^[a-zA-Z0-9_-]+/[a-zA-Z0-9._-]+$")
 _SOURCE_URI = re.compile(r"^(hf|s3)://[^\s]+$")
@@ -54,7 +58,7 @@ def _arrays(text: str) -> tuple[list[Any], int | None]:
             value, end = decoder.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             ends = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-            if cut is None and ends and text[i + 1:].lstrip()[:1] in ("{", ""):
+            if cut is None and ends and text[i + 1 :].lstrip()[:1] in ("{", ""):
                 cut = i
             i = text.find("[", i + 1)
             continue
@@ -67,27 +71,43 @@ def _arrays(text: str) -> tuple[list[Any], int | None]:
 def parse_output(text: str) -> DiscoveryResult | OutputProblem:
     """Read the discovery container's log (see the module docstring for the reasons)."""
     if not text.strip():
-        return OutputProblem(EMPTY, "the discovery container printed nothing; the image may not be an AIM image "
-                                    "or does not support 'dry-run --format=json'")
+        return OutputProblem(
+            EMPTY,
+            "the discovery container printed nothing; the image may not be an AIM image "
+            "or does not support 'dry-run --format=json'",
+        )
     arrays, cut = _arrays(text)
     if not arrays:
         if cut is not None:
-            return OutputProblem(INCOMPLETE, f"the discovery output stops before its JSON array closes (log cut off "
-                                             f"or the container was killed): {_clip(text[cut:])}")
+            return OutputProblem(
+                INCOMPLETE,
+                f"the discovery output stops before its JSON array closes (log cut off "
+                f"or the container was killed): {_clip(text[cut:])}",
+            )
         return OutputProblem(MALFORMED, f"the discovery output holds no JSON array: {_clip(text)}")
     found = [a for a in arrays if a]
     if not found:
-        return OutputProblem(EMPTY, "discovery found no profile for this template (it printed an empty list); "
-                                    "check spec.metric, spec.precision, spec.hardware and spec.profileId")
+        return OutputProblem(
+            EMPTY,
+            "discovery found no profile for this template (it printed an empty list); "
+            "check spec.metric, spec.precision, spec.hardware and spec.profileId",
+        )
     element = found[-1][0]
     if not isinstance(element, Mapping):
-        return OutputProblem(MALFORMED, f"the discovery output's first element is not an object: {_clip(json.dumps(element))}")
-    missing = [k for k in ("profile", "models") if not isinstance(element.get(k), (Mapping, list))
-               or (k == "profile" and not isinstance(element.get(k), Mapping))
-               or (k == "models" and not isinstance(element.get(k), list))]
+        return OutputProblem(
+            MALFORMED, f"the discovery output's first element is not an object: {_clip(json.dumps(element))}"
+        )
+    missing = [
+        k
+        for k in ("profile", "models")
+        if not isinstance(element.get(k), (Mapping, list))
+        or (k == "profile" and not isinstance(element.get(k), Mapping))
+        or (k == "models" and not isinstance(element.get(k), list))
+    ]
     if missing:
-        return OutputProblem(INCOMPLETE, f"the discovery output lacks {' and '.join(missing)}: "
-                                         f"{_clip(json.dumps(element))}")
+        return OutputProblem(
+            INCOMPLETE, f"the discovery output lacks {' and '.join(missing)}: {_clip(json.dumps(element))}"
+        )
     sources = []
     for index, entry in enumerate(element["models"]):
         source = _model_source(index, entry)
@@ -100,20 +120,29 @@ def parse_output(text: str) -> DiscoveryResult | OutputProblem:
 def _model_source(index: int, entry: Any) -> dict[str, Any] | OutputProblem:
     where = f"models[{index}]"
     if not isinstance(entry, Mapping) or not entry.get("name") or not entry.get("source"):
-        return OutputProblem(INCOMPLETE, f"{where} of the discovery output lacks name or source: "
-                                         f"{_clip(json.dumps(entry, default=str))}")
+        return OutputProblem(
+            INCOMPLETE, f"{where} of the discovery output lacks name or source: {_clip(json.dumps(entry, default=str))}"
+        )
     name, uri = str(entry["name"]), str(entry["source"])
     segments = name.split("/")
     if not _MODEL_ID.match(name) or any(s in (".", "..") for s in segments) or _CONTROL.search(name):
-        return OutputProblem(INVALID, f"{where}: model id {name!r} is not of the form org/name (letters, digits, "
-                                      "'.', '_', '-'; no '.' or '..' segments)")
+        return OutputProblem(
+            INVALID,
+            f"{where}: model id {name!r} is not of the form org/name (letters, digits, "
+            "'.', '_', '-'; no '.' or '..' segments)",
+        )
     if not _SOURCE_URI.match(uri) or _CONTROL.search(uri) or "/../" in f"{uri}/":
         return OutputProblem(INVALID, f"{where}: source {uri!r} is not an hf:// or s3:// URI without '..' segments")
     source: dict[str, Any] = {"modelId": name, "sourceUri": uri}
     size = entry.get("size_gb")
     if size is not None:
-        if isinstance(size, bool) or not isinstance(size, (int, float)) or not math.isfinite(size) or size < 0 \
-                or size > 2**20:
+        if (
+            isinstance(size, bool)
+            or not isinstance(size, (int, float))
+            or not math.isfinite(size)
+            or size < 0
+            or size > 2**20
+        ):
             return OutputProblem(INVALID, f"{where}: size_gb {size!r} is not a size in GiB")
         source["size"] = format_binary(int(round(size * 1024**3)))
     return source

@@ -35,14 +35,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aim_core.reconcile.quantities import canonical_sources
-from aim_core.reconcile.health import Category, Health, State
-from aim_core.reconcile.workloads import inspect_job, inspect_pods
 from aim_core.reconcile.conditions import Condition
-from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
-from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
-from aim_core.template import discovery as disc
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.obj import Obj, spec_of, status_of
+from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
+from aim_core.reconcile.quantities import canonical_sources
+from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
+from aim_core.reconcile.workloads import inspect_job, inspect_pods
+from aim_core.template import discovery as disc
 from aim_core.template.decision import Breaker, Decision, decide, model_health
 from aim_core.template.hardware import GpuCheck, hardware_summary, resolved_hardware
 from aim_core.template.observed import Observed, Slot
@@ -82,8 +82,11 @@ def plan_template(template: Obj, ob: Observed) -> Plan:
     if ob.model is not None:
         meta = ob.model["metadata"]
         cluster = ob.scope is Scope.CLUSTER or ob.model_is_cluster
-        ref = {"name": meta["name"], "kind": "AIMClusterModel" if cluster else "AIMModel",
-               "scope": "Cluster" if cluster else "Namespace"}
+        ref = {
+            "name": meta["name"],
+            "kind": "AIMClusterModel" if cluster else "AIMModel",
+            "scope": "Cluster" if cluster else "Namespace",
+        }
         if not cluster:
             ref["namespace"] = meta.get("namespace", "")
         if meta.get("uid"):
@@ -101,7 +104,9 @@ def plan_template(template: Obj, ob: Observed) -> Plan:
         _results(plan, spec, profile, list(spec.get("modelSources") or []), decision.gpu)
         plan.status["discovery"] = None
         plan.status["discoveryJob"] = None
-        plan.conditions.append(Condition.true(DISCOVERED, "InlineModelSources", "Model sources provided in-line in spec"))
+        plan.conditions.append(
+            Condition.true(DISCOVERED, "InlineModelSources", "Model sources provided in-line in spec")
+        )
     else:
         _plan_discovery(plan, template, ob, decision)
 
@@ -167,8 +172,12 @@ def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> Non
         _results(plan, spec, status.get("profile"), list(status.get("modelSources") or []), d.gpu)
         plan.status["discovery"] = d.breaker.to_status()
         count = len(status.get("modelSources") or [])
-        _discovered(plan, "True", "DiscoveryComplete", f"discovery found a profile and {count} model source"
-                                                        f"{'' if count == 1 else 's'}")
+        _discovered(
+            plan,
+            "True",
+            "DiscoveryComplete",
+            f"discovery found a profile and {count} model source{'' if count == 1 else 's'}",
+        )
         return
     _hardware_only(plan, spec, template, d.gpu)
     if d.blocked and d.job is None:
@@ -195,20 +204,31 @@ def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> Non
             plan.component(JOB, health)
             plan.component(PODS, inspect_pods(list(ob.pods), (), ob.logs))
             plan.status["discovery"] = breaker.to_status()
-            _discovered(plan, "False", "AwaitingDiscovery", f"discovery Job {namespace}/{job['metadata']['name']} "
-                                                            "is running")
+            _discovered(
+                plan, "False", "AwaitingDiscovery", f"discovery Job {namespace}/{job['metadata']['name']} is running"
+            )
             return
     plan.status["discovery"] = breaker.to_status()
     retry = breaker.retry_at()
     wait = (retry - ob.now).total_seconds() if retry is not None else 0.0
     if breaker.failed and wait > 0:
         if job is None:
-            plan.component(JOB, Health(State.FAILED, breaker.failure_reason or "JobFailed",
-                                       f"attempt {breaker.attempts} failed ({breaker.last_failure}); next attempt in "
-                                       f"{disc.describe_wait(wait)}"))
+            plan.component(
+                JOB,
+                Health(
+                    State.FAILED,
+                    breaker.failure_reason or "JobFailed",
+                    f"attempt {breaker.attempts} failed ({breaker.last_failure}); next attempt in "
+                    f"{disc.describe_wait(wait)}",
+                ),
+            )
         plan.requeue(wait)
-        _discovered(plan, "False", "AwaitingDiscovery", f"Waiting {disc.describe_wait(wait)} before retry "
-                                                        f"(attempt {breaker.attempts} failed)")
+        _discovered(
+            plan,
+            "False",
+            "AwaitingDiscovery",
+            f"Waiting {disc.describe_wait(wait)} before retry (attempt {breaker.attempts} failed)",
+        )
         return
     if job is not None:
         # The wait is over but the failed Job has not expired yet: remove it so the next one can start.
@@ -238,8 +258,12 @@ def _collect(plan: Plan, template: Obj, ob: Observed, d: Decision, job: Obj, bre
     _results(plan, spec, parsed.profile, parsed.sources, d.gpu)
     plan.status["discovery"] = breaker.succeeded().to_status()
     count = len(parsed.sources)
-    _discovered(plan, "True", "DiscoveryComplete", f"discovery found a profile and {count} model source"
-                                                    f"{'' if count == 1 else 's'}")
+    _discovered(
+        plan,
+        "True",
+        "DiscoveryComplete",
+        f"discovery found a profile and {count} model source{'' if count == 1 else 's'}",
+    )
     return None
 
 
@@ -265,8 +289,9 @@ def _start_job(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
         message = "waiting for a discovery slot"
         plan.requeue(LOCK_REQUEUE_SECONDS)
     else:
-        message = ob.slot_detail or (f"{disc.MAX_ACTIVE_JOBS} discovery Jobs are running cluster-wide; this one "
-                                     "starts when one of them finishes")
+        message = ob.slot_detail or (
+            f"{disc.MAX_ACTIVE_JOBS} discovery Jobs are running cluster-wide; this one starts when one of them finishes"
+        )
         plan.requeue(LIMIT_REQUEUE_SECONDS)
     plan.component(JOB, Health(State.PENDING, "JobNotCreated", message))
     _discovered(plan, "False", "AwaitingDiscovery", message)
@@ -281,21 +306,32 @@ def _plan_cache(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
     caching = spec.get("caching") or {}
     if ob.cache is not None:
         meta = ob.cache["metadata"]
-        plan.status["resolvedCache"] = {"kind": "AIMTemplateCache", "name": meta["name"],
-                                        "namespace": meta.get("namespace", ""), "scope": "Namespace",
-                                        **({"uid": meta["uid"]} if meta.get("uid") else {})}
+        plan.status["resolvedCache"] = {
+            "kind": "AIMTemplateCache",
+            "name": meta["name"],
+            "namespace": meta.get("namespace", ""),
+            "scope": "Namespace",
+            **({"uid": meta["uid"]} if meta.get("uid") else {}),
+        }
     discovered = any(isinstance(c, Condition) and c.type == DISCOVERED and c.is_true for c in plan.conditions)
     if not caching.get("enabled") or not d.gpu.available or not discovered or not plan.status.get("modelSources"):
         return
     uid = template["metadata"].get("uid")
     if ob.cache is not None and not any(r.get("uid") == uid for r in ob.cache["metadata"].get("ownerReferences") or ()):
         return  # a cache of that name that the template did not make: leave it alone
-    cache_spec: dict[str, Any] = {"templateName": template["metadata"]["name"], "templateScope": "Namespace",
-                                  "mode": "Shared"}
+    cache_spec: dict[str, Any] = {
+        "templateName": template["metadata"]["name"],
+        "templateScope": "Namespace",
+        "mode": "Shared",
+    }
     if caching.get("env"):
         cache_spec["env"] = caching["env"]
     if spec.get("runtimeConfigName"):
         cache_spec["runtimeConfigName"] = spec["runtimeConfigName"]
-    plan.want(TEMPLATE_CACHES, {"metadata": {"name": template["metadata"]["name"],
-                                             "namespace": template["metadata"].get("namespace")},
-                                "spec": cache_spec})
+    plan.want(
+        TEMPLATE_CACHES,
+        {
+            "metadata": {"name": template["metadata"]["name"], "namespace": template["metadata"].get("namespace")},
+            "spec": cache_spec,
+        },
+    )

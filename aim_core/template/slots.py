@@ -21,6 +21,8 @@ from aim_core.template import discovery as disc
 from aim_core.template.observed import Slot
 
 ACTIVE_JOBS = "tpl:active-discovery-job"
+
+
 class DiscoverySlots:
     """The cluster-wide limit of concurrent discovery Jobs, serialised by a Lease (F34).
 
@@ -37,8 +39,15 @@ class DiscoverySlots:
     after 2 s instead, so no worker blocks.
     """
 
-    def __init__(self, *, limit: int = disc.MAX_ACTIVE_JOBS, identity: str | None = None,
-                 lease_seconds: int = 30, renew_seconds: float = 10.0, reservation_seconds: float = 30.0) -> None:
+    def __init__(
+        self,
+        *,
+        limit: int = disc.MAX_ACTIVE_JOBS,
+        identity: str | None = None,
+        lease_seconds: int = 30,
+        renew_seconds: float = 10.0,
+        reservation_seconds: float = 30.0,
+    ) -> None:
         self.limit = limit
         self.identity = identity or default_identity()
         self.lease_seconds = lease_seconds
@@ -51,16 +60,22 @@ class DiscoverySlots:
         self.waiting: dict[str, set[ObjectKey]] = {}
 
     async def _lease(self, kube: Any, namespace: str) -> str:
-        """"" when we hold the discovery Lease, else why not."""
+        """ "" when we hold the discovery Lease, else why not."""
         now = time.monotonic()
         if now - self._held_at < self.renew_seconds:
             return ""
         elector = self._elector
         if elector is None or elector.kube is not kube or elector.namespace != namespace:
             # kept: another replica's lease counts as expired a lease after this one saw it last change
-            elector = self._elector = LeaderElector(kube, namespace, identity=self.identity, name=DISCOVERY_LEASE,
-                                                    lease_duration=self.lease_seconds,
-                                                    renew_deadline=self.lease_seconds * 2 / 3, retry_period=1.0)
+            elector = self._elector = LeaderElector(
+                kube,
+                namespace,
+                identity=self.identity,
+                name=DISCOVERY_LEASE,
+                lease_duration=self.lease_seconds,
+                renew_deadline=self.lease_seconds * 2 / 3,
+                retry_period=1.0,
+            )
         try:
             held = await elector.try_acquire()
         except Exception as exc:  # noqa: BLE001 - reported in the template's status, retried
@@ -87,8 +102,10 @@ class DiscoverySlots:
             active = self.active(ctx.store)
             if active >= self.limit:
                 self.waiting.setdefault(controller, set()).add(key)
-                return Slot.LIMIT_REACHED, (f"{active} discovery Jobs are active cluster-wide (limit {self.limit}); "
-                                            "this one starts when one of them finishes")
+                return Slot.LIMIT_REACHED, (
+                    f"{active} discovery Jobs are active cluster-wide (limit {self.limit}); "
+                    "this one starts when one of them finishes"
+                )
             self.waiting.get(controller, set()).discard(key)
             meta = job["metadata"]
             self._reserved[(meta["namespace"], meta["name"])] = time.monotonic() + self.reservation_seconds

@@ -40,11 +40,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-
-from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.naming import sanitize_label_value
+from aim_core.reconcile.obj import Obj, meta_of, spec_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import (
     ARTIFACTS,
@@ -55,12 +54,12 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig import config_name, resolve
+from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.store import ObjectKey, Store
-from aim_core.reconcile.obj import Obj, meta_of, spec_of
-from aim_core.templatecache.view import CacheView
-from aim_core.templatecache.sources import cache_sources
+from aim_core.runtimeconfig import config_name, resolve
 from aim_core.templatecache.plan import Observed, cleanup_targets, find_template, plan_cache
+from aim_core.templatecache.sources import cache_sources
+from aim_core.templatecache.view import CacheView
 
 BY_TEMPLATE = "template-cache:by-template"  # caches by spec.templateName
 BY_CONFIG = "template-cache:by-config"  # caches by runtime config name
@@ -80,10 +79,16 @@ class TemplateCacheController(Controller):
         self._store = store
         store.add_index(TEMPLATE_CACHES, BY_TEMPLATE, lambda o: [CacheView.of(o).template_name])
         store.add_index(TEMPLATE_CACHES, BY_CONFIG, lambda o: [config_name(o.get("spec"))])
-        store.add_index(TEMPLATE_CACHES, BY_ARTIFACT, lambda o: [
-            (o["metadata"].get("namespace"), name) for name in (CacheView.of(o).artifacts or {})])
-        store.add_index(ARTIFACTS, ARTIFACTS_BY_SOURCE, lambda o: [
-            (o["metadata"].get("namespace"), spec_of(o).get("sourceUri") or "")])
+        store.add_index(
+            TEMPLATE_CACHES,
+            BY_ARTIFACT,
+            lambda o: [(o["metadata"].get("namespace"), name) for name in (CacheView.of(o).artifacts or {})],
+        )
+        store.add_index(
+            ARTIFACTS,
+            ARTIFACTS_BY_SOURCE,
+            lambda o: [(o["metadata"].get("namespace"), spec_of(o).get("sourceUri") or "")],
+        )
         store.add_index(ARTIFACTS, ARTIFACTS_BY_CACHE, _cache_label_keys)
 
     def watches(self) -> list[Watch]:
@@ -117,8 +122,9 @@ class TemplateCacheController(Controller):
         name = CacheView.of(obj).template_name
         template, scope = find_template(spec, store.get(TEMPLATES, ns, name), store.get(CLUSTER_TEMPLATES, None, name))
         config = config_name(spec)
-        resolution = resolve(config, store.get(RUNTIME_CONFIGS, ns, config),
-                             store.get(CLUSTER_RUNTIME_CONFIGS, None, config))
+        resolution = resolve(
+            config, store.get(RUNTIME_CONFIGS, ns, config), store.get(CLUSTER_RUNTIME_CONFIGS, None, config)
+        )
         artifacts: dict[str, Obj] = {}
         for source in cache_sources(obj, template):
             for artifact in store.by_index(ARTIFACTS, ARTIFACTS_BY_SOURCE, (ns, source.get("sourceUri") or "")):

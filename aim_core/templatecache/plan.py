@@ -27,6 +27,7 @@ from aim_core.templatecache.view import CacheView
 
 _ERROR_STATES = (State.FAILED, State.DEGRADED, State.NOT_AVAILABLE)
 
+
 @attrs.frozen
 class Observed:
     """What a cache reconcile reads: its template, runtime config and candidate artifacts."""
@@ -63,10 +64,14 @@ def template_health(spec: Obj, template: Obj | None, scope: str) -> Health:
     """The ``ServiceTemplate`` component: missing → ReferenceNotFound, else mirrors the template."""
     if template is None:
         where = {"Cluster": "AIMClusterServiceTemplate", "Namespace": "AIMServiceTemplate"}.get(
-            spec.get("templateScope") or "", "AIMServiceTemplate or AIMClusterServiceTemplate")
-        return Health.error(Category.MISSING_UPSTREAM, "ReferenceNotFound",
-                            f"{where} {spec.get('templateName')!r} not found: create it or fix spec.templateName",
-                            upstream=True)
+            spec.get("templateScope") or "", "AIMServiceTemplate or AIMClusterServiceTemplate"
+        )
+        return Health.error(
+            Category.MISSING_UPSTREAM,
+            "ReferenceNotFound",
+            f"{where} {spec.get('templateName')!r} not found: create it or fix spec.templateName",
+            upstream=True,
+        )
     kind = "AIMServiceTemplate" if scope == "Namespace" else "AIMClusterServiceTemplate"
     name = template["metadata"]["name"]
     status = status_of(template).get("status")
@@ -78,8 +83,9 @@ def template_health(spec: Obj, template: Obj | None, scope: str) -> Health:
     state = _state(status, State.FAILED)
     if state in (State.READY, State.RUNNING):
         state = State.PROGRESSING
-    return Health(state, ready.get("reason") or state.value, ready.get("message") or f"{kind} {name} is not ready",
-                  upstream=True)
+    return Health(
+        state, ready.get("reason") or state.value, ready.get("message") or f"{kind} {name} is not ready", upstream=True
+    )
 
 
 def _owned_by(obj: Obj, uid: str) -> bool:
@@ -111,22 +117,35 @@ def desired_artifact(cache: Obj, template: Obj, scope: str, source: Obj, index: 
     env = merge_env(list(view.env), source.get("env") or [])
     storage_class = view.storage_class
     storage = dict(view.storage)
-    name = artifact_name(source["sourceUri"], env, storage_class, dedicated_to=view.name if view.dedicated else "",
-                         storage=storage)
+    name = artifact_name(
+        source["sourceUri"], env, storage_class, dedicated_to=view.name if view.dedicated else "", storage=storage
+    )
     labels = {lbl.TEMPLATE_CREATED_LABEL: "true", lbl.TEMPLATE_SCOPE_LABEL: scope, lbl.TEMPLATE_INDEX_LABEL: str(index)}
-    for key, value in ((lbl.TEMPLATE_NAME_LABEL, template["metadata"]["name"]),
-                       (lbl.TEMPLATE_CACHE_NAME_LABEL, view.name)):
+    for key, value in (
+        (lbl.TEMPLATE_NAME_LABEL, template["metadata"]["name"]),
+        (lbl.TEMPLATE_CACHE_NAME_LABEL, view.name),
+    ):
         clean = sanitize_label_value(value)
         if clean is not None:
             labels[key] = clean
     art_spec: dict[str, Any] = {"sourceUri": source["sourceUri"]}
-    optional = {"modelId": source.get("modelId"), "size": source.get("size"), "storageClassName": storage_class,
-                "env": env, "runtimeConfigName": view.runtime_config_name,
-                "modelDownloadImage": view.download_image, "imagePullSecrets": view.image_pull_secrets}
+    optional = {
+        "modelId": source.get("modelId"),
+        "size": source.get("size"),
+        "storageClassName": storage_class,
+        "env": env,
+        "runtimeConfigName": view.runtime_config_name,
+        "modelDownloadImage": view.download_image,
+        "imagePullSecrets": view.image_pull_secrets,
+    }
     art_spec.update({k: v for k, v in optional.items() if v})
     art_spec.update(storage)
-    return {"apiVersion": ARTIFACTS.api_version, "kind": ARTIFACTS.kind,
-            "metadata": {"name": name, "namespace": view.namespace, "labels": labels}, "spec": art_spec}
+    return {
+        "apiVersion": ARTIFACTS.api_version,
+        "kind": ARTIFACTS.kind,
+        "metadata": {"name": name, "namespace": view.namespace, "labels": labels},
+        "spec": art_spec,
+    }
 
 
 @attrs.frozen
@@ -167,11 +186,13 @@ def _artifact_state(artifact: Obj) -> str:
 def artifacts_health(template: Obj | None, template_ready: bool, matches: Sequence[_Match]) -> Health:
     """The ``Artifacts`` component (F68, with ``NoCachesNeeded`` for templates without sources)."""
     if template is None or (not matches and not template_ready):
-        return Health(State.PENDING, "WaitingForTemplate",
-                      "the model sources are known once the template is found and ready")
+        return Health(
+            State.PENDING, "WaitingForTemplate", "the model sources are known once the template is found and ready"
+        )
     if not matches:
-        return Health.ok("NoCachesNeeded", f"template {template['metadata']['name']} lists no model sources; "
-                                           "nothing to download")
+        return Health.ok(
+            "NoCachesNeeded", f"template {template['metadata']['name']} lists no model sources; nothing to download"
+        )
     used = [m.artifact for m in matches if m.artifact is not None and _artifact_state(m.artifact)]
     worst = min(used, key=lambda a: _state(_artifact_state(a)).priority, default=None)
     worst_state = _state(_artifact_state(worst)) if worst is not None else State.READY
@@ -201,9 +222,12 @@ def artifacts_status(old: Obj | None, matches: Sequence[_Match]) -> dict[str, An
         if m.artifact is None:
             continue
         art, status = m.artifact, status_of(m.artifact)
-        entry = {"name": art["metadata"]["name"], "uid": art["metadata"].get("uid") or "",
-                 "model": m.source.get("modelId") or spec_of(art).get("modelId") or "",
-                 "status": status.get("status") or State.PENDING.value}
+        entry = {
+            "name": art["metadata"]["name"],
+            "uid": art["metadata"].get("uid") or "",
+            "model": m.source.get("modelId") or spec_of(art).get("modelId") or "",
+            "status": status.get("status") or State.PENDING.value,
+        }
         if status.get("persistentVolumeClaim"):
             entry["persistentVolumeClaim"] = status["persistentVolumeClaim"]
         new[entry["name"]] = entry
@@ -211,15 +235,17 @@ def artifacts_status(old: Obj | None, matches: Sequence[_Match]) -> dict[str, An
     return {**new, **stale} or None
 
 
-
 def cleanup_targets(cache: Obj, namespace: Obj | None, labelled: Iterable[Obj]) -> list[str]:
     """Artifacts the finalizer deletes: labelled with the cache and not Ready; none if the namespace is going (F15)."""
     if namespace_going(namespace):
         return []
     label = sanitize_label_value(CacheView.of(cache).name)
-    return sorted(a["metadata"]["name"] for a in labelled
-                  if (meta_of(a).get("labels") or {}).get(lbl.TEMPLATE_CACHE_NAME_LABEL) == label
-                  and _artifact_state(a) != State.READY.value)
+    return sorted(
+        a["metadata"]["name"]
+        for a in labelled
+        if (meta_of(a).get("labels") or {}).get(lbl.TEMPLATE_CACHE_NAME_LABEL) == label
+        and _artifact_state(a) != State.READY.value
+    )
 
 
 def plan_cache(obj: Obj, observed: Observed) -> Plan:
@@ -247,7 +273,8 @@ def plan_cache(obj: Obj, observed: Observed) -> Plan:
         plan.status["artifacts"] = artifacts
     if observed.template is not None:
         plan.status["resolvedTemplateKind"] = observed.template.get("kind") or (
-            TEMPLATES.kind if observed.template_scope == "Namespace" else CLUSTER_TEMPLATES.kind)
+            TEMPLATES.kind if observed.template_scope == "Namespace" else CLUSTER_TEMPLATES.kind
+        )
     if observed.config.reference is not None:
         plan.status["resolvedRuntimeConfig"] = observed.config.reference
     return plan

@@ -77,7 +77,10 @@ def rewrite(text: str) -> str:
     # slash paths in docs and comments: aim_core/engine.py -> aim_core/runtime/engine.py
     for old, new in sorted(MOVES.items(), key=lambda kv: len(kv[0]), reverse=True):
         o, n = old.replace(".", "/"), path_of(new, package=False)[:-3]
-        out = re.sub(re.escape(o) + r"(\.py)?\b(?![\w])(?!/(?:resolve|controller)\b)", lambda m, n=n: n + (m.group(1) or ""), out)
+        out = re.sub(
+            re.escape(o) + r"(\.py)?\b(?![\w])(?!/(?:resolve|controller)\b)", lambda m, n=n: n + (m.group(1) or ""), out
+        )
+
     # `from aim_core import store` style imports of moved modules
     def fix_from(m: re.Match[str]) -> str:
         indent, names = m.group(1), m.group(2)

@@ -40,8 +40,8 @@ import tempfile
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -53,9 +53,11 @@ from aim_testing.emulator.calls import READ_VERBS, WRITE_VERBS, ApiCall
 
 ENV_ASSETS = "KUBEBUILDER_ASSETS"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
-HOW_TO_ENABLE = (f"no real API server: set {ENV_ASSETS} to a folder holding {', '.join(BINARIES)} "
-                 "(./scripts/test does it when ../shared/envtest exists: ../shared/envtest/unpack prints "
-                 "the folder; etcd is Debian's etcd-server)")
+HOW_TO_ENABLE = (
+    f"no real API server: set {ENV_ASSETS} to a folder holding {', '.join(BINARIES)} "
+    "(./scripts/test does it when ../shared/envtest exists: ../shared/envtest/unpack prints "
+    "the folder; etcd is Debian's etcd-server)"
+)
 
 ADMIN_TOKEN = "aim-envtest-admin"
 # The operator's ServiceAccount as deploy/ ships it; the token file authenticates this token as that account.
@@ -128,10 +130,16 @@ def test_crds() -> list[dict[str, Any]]:
     from aim_testing.crdschema import load_crd, third_party_crd
 
     crds = list(generate_crds())
-    names = ["gateway.networking.k8s.io_gatewayclasses.yaml", "gateway.networking.k8s.io_gateways.yaml",
-             "gateway.networking.k8s.io_httproutes.yaml", "keda.sh_scaledobjects.yaml",
-             "keda.sh_triggerauthentications.yaml", "serving.kserve.io_clusterservingruntimes.yaml",
-             "serving.kserve.io_inferenceservices.yaml", "serving.kserve.io_servingruntimes.yaml"]
+    names = [
+        "gateway.networking.k8s.io_gatewayclasses.yaml",
+        "gateway.networking.k8s.io_gateways.yaml",
+        "gateway.networking.k8s.io_httproutes.yaml",
+        "keda.sh_scaledobjects.yaml",
+        "keda.sh_triggerauthentications.yaml",
+        "serving.kserve.io_clusterservingruntimes.yaml",
+        "serving.kserve.io_inferenceservices.yaml",
+        "serving.kserve.io_servingruntimes.yaml",
+    ]
     crds += [load_crd(str(third_party_crd(name))) for name in names]
     return [drop_transition_rules(crd) for crd in crds]
 
@@ -183,10 +191,17 @@ def discover(client: httpx.Client) -> dict[str, ResourceInfo]:
         for item in mains:
             key = f"{group}/{version}/{item['name']}" if group else f"{version}/{item['name']}"
             found[key] = ResourceInfo(
-                key=key, group=group, version=version, plural=item["name"], kind=item["kind"],
-                namespaced=item["namespaced"], singular=item.get("singularName") or item["kind"].lower(),
-                shortnames=tuple(item.get("shortNames") or ()), subresources=frozenset(subs.get(item["name"], ())),
-                verbs=frozenset(item.get("verbs") or ()))
+                key=key,
+                group=group,
+                version=version,
+                plural=item["name"],
+                kind=item["kind"],
+                namespaced=item["namespaced"],
+                singular=item.get("singularName") or item["kind"].lower(),
+                shortnames=tuple(item.get("shortNames") or ()),
+                subresources=frozenset(subs.get(item["name"], ())),
+                verbs=frozenset(item.get("verbs") or ()),
+            )
     return found
 
 
@@ -227,53 +242,90 @@ class ControlPlane:
         sa_key.write_bytes(_rsa_key_pem())
         (work / "tokens.csv").write_text(
             f'{ADMIN_TOKEN},admin,admin,"system:masters"\n'
-            f'{OPERATOR_TOKEN},{OPERATOR_USER},{uuid.uuid4()},"{_OPERATOR_GROUPS}"\n')
+            f'{OPERATOR_TOKEN},{OPERATOR_USER},{uuid.uuid4()},"{_OPERATOR_GROUPS}"\n'
+        )
         etcd_port, etcd_peer, api_port = free_port(), free_port(), free_port()
-        self._spawn("etcd", [
-            f"--data-dir={work / 'etcd'}", f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
-            f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
-            f"--listen-peer-urls=http://127.0.0.1:{etcd_peer}",
-            f"--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer}",
-            f"--initial-cluster=default=http://127.0.0.1:{etcd_peer}",
-            "--unsafe-no-fsync", "--log-level=error"])
+        self._spawn(
+            "etcd",
+            [
+                f"--data-dir={work / 'etcd'}",
+                f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
+                f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
+                f"--listen-peer-urls=http://127.0.0.1:{etcd_peer}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer}",
+                f"--initial-cluster=default=http://127.0.0.1:{etcd_peer}",
+                "--unsafe-no-fsync",
+                "--log-level=error",
+            ],
+        )
         (work / "certs").mkdir()
-        self._spawn("kube-apiserver", [
-            f"--etcd-servers=http://127.0.0.1:{etcd_port}", "--bind-address=127.0.0.1",
-            f"--secure-port={api_port}", f"--tls-cert-file={tls.cert_file}",
-            f"--tls-private-key-file={tls.key_file}", f"--cert-dir={work / 'certs'}",
-            f"--client-ca-file={tls.ca_file}",
-            f"--service-account-key-file={sa_key}", f"--service-account-signing-key-file={sa_key}",
-            "--service-account-issuer=https://127.0.0.1", "--service-cluster-ip-range=10.96.0.0/16",
-            f"--token-auth-file={work / 'tokens.csv'}", "--authorization-mode=RBAC",
-            "--feature-gates=CustomResourceValidationExpressions=true",
-            # Pods need no ServiceAccount: without a kubelet nothing would use its token, and a pod
-            # created right after its namespace would race the controller that makes "default".
-            "--disable-admission-plugins=ServiceAccount",
-            "--allow-privileged=true", "--v=0"])
+        self._spawn(
+            "kube-apiserver",
+            [
+                f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={api_port}",
+                f"--tls-cert-file={tls.cert_file}",
+                f"--tls-private-key-file={tls.key_file}",
+                f"--cert-dir={work / 'certs'}",
+                f"--client-ca-file={tls.ca_file}",
+                f"--service-account-key-file={sa_key}",
+                f"--service-account-signing-key-file={sa_key}",
+                "--service-account-issuer=https://127.0.0.1",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                f"--token-auth-file={work / 'tokens.csv'}",
+                "--authorization-mode=RBAC",
+                "--feature-gates=CustomResourceValidationExpressions=true",
+                # Pods need no ServiceAccount: without a kubelet nothing would use its token, and a pod
+                # created right after its namespace would race the controller that makes "default".
+                "--disable-admission-plugins=ServiceAccount",
+                "--allow-privileged=true",
+                "--v=0",
+            ],
+        )
         self.url = f"https://127.0.0.1:{api_port}"
-        self._client = httpx.Client(base_url=self.url, verify=ssl.create_default_context(cafile=str(tls.ca_file)),
-                                    timeout=30,
-                                    headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
-                                    limits=httpx.Limits(max_connections=16, max_keepalive_connections=16))
+        self._client = httpx.Client(
+            base_url=self.url,
+            verify=ssl.create_default_context(cafile=str(tls.ca_file)),
+            timeout=30,
+            headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+            limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
+        )
         self._wait_ready("/readyz", 60)
         kubeconfig = work / "kubeconfig"
         kubeconfig.write_text(yaml.safe_dump(self.kubeconfig_dict(ADMIN_TOKEN)))
-        self._spawn("kube-controller-manager", [
-            f"--kubeconfig={kubeconfig}", f"--authentication-kubeconfig={kubeconfig}",
-            f"--authorization-kubeconfig={kubeconfig}",
-            f"--service-account-private-key-file={sa_key}", f"--root-ca-file={tls.ca_file}",
-            "--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false",
-            f"--controllers={_CONTROLLERS}", "--concurrent-gc-syncs=5", "--concurrent-namespace-syncs=5",
-            "--v=0"])
+        self._spawn(
+            "kube-controller-manager",
+            [
+                f"--kubeconfig={kubeconfig}",
+                f"--authentication-kubeconfig={kubeconfig}",
+                f"--authorization-kubeconfig={kubeconfig}",
+                f"--service-account-private-key-file={sa_key}",
+                f"--root-ca-file={tls.ca_file}",
+                "--leader-elect=false",
+                "--secure-port=0",
+                "--use-service-account-credentials=false",
+                f"--controllers={_CONTROLLERS}",
+                "--concurrent-gc-syncs=5",
+                "--concurrent-namespace-syncs=5",
+                "--v=0",
+            ],
+        )
         self.install_crds(test_crds())
         self.resources = discover(self.client)
         self._baseline = set(self._everything())
 
     def _spawn(self, name: str, args: list[str]) -> None:
         log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-        proc = subprocess.Popen([str(self.folder / name), *args], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=self.workdir, start_new_session=True,
-                                preexec_fn=_die_with_parent)
+        proc = subprocess.Popen(
+            [str(self.folder / name), *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=self.workdir,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
         log.close()
         self._procs.append(proc)
 
@@ -323,11 +375,16 @@ class ControlPlane:
         cluster: dict[str, Any] = {"server": server or self.url}
         if (server or self.url).startswith("https"):
             cluster["certificate-authority"] = str(self.ca_file)
-        return {"apiVersion": "v1", "kind": "Config", "current-context": "envtest",
-                "clusters": [{"name": "envtest", "cluster": cluster}],
-                "users": [{"name": "envtest", "user": {"token": token}}],
-                "contexts": [{"name": "envtest", "context": {"cluster": "envtest", "user": "envtest",
-                                                           "namespace": "default"}}]}
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "envtest",
+            "clusters": [{"name": "envtest", "cluster": cluster}],
+            "users": [{"name": "envtest", "user": {"token": token}}],
+            "contexts": [
+                {"name": "envtest", "context": {"cluster": "envtest", "user": "envtest", "namespace": "default"}}
+            ],
+        }
 
     # --------------------------------------------------------------- CRDs
 
@@ -354,10 +411,19 @@ class ControlPlane:
 
     def _wiped(self) -> Iterator[ResourceInfo]:
         """The resources a reset empties: everything listable except the API's own machinery."""
-        skip_groups = {"apiextensions.k8s.io", "apiregistration.k8s.io", "flowcontrol.apiserver.k8s.io",
-                       "admissionregistration.k8s.io", "certificates.k8s.io", "storage.k8s.io",
-                       "scheduling.k8s.io", "node.k8s.io", "discovery.k8s.io", "authentication.k8s.io",
-                       "authorization.k8s.io"}
+        skip_groups = {
+            "apiextensions.k8s.io",
+            "apiregistration.k8s.io",
+            "flowcontrol.apiserver.k8s.io",
+            "admissionregistration.k8s.io",
+            "certificates.k8s.io",
+            "storage.k8s.io",
+            "scheduling.k8s.io",
+            "node.k8s.io",
+            "discovery.k8s.io",
+            "authentication.k8s.io",
+            "authorization.k8s.io",
+        }
         seen_kinds: set[tuple[str, str]] = set()
         for info in self.resources.values():
             if info.group in skip_groups or not {"list", "delete"} <= info.verbs:
@@ -374,12 +440,16 @@ class ControlPlane:
             response = self.client.get(info.path())
             if response.status_code != 200:
                 return []
-            return [(info.key, obj["metadata"].get("namespace"), obj["metadata"]["name"])
-                    for obj in response.json().get("items") or ()]
+            return [
+                (info.key, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+                for obj in response.json().get("items") or ()
+            ]
 
         found = [item for items in self._pool.map(listed, list(self._wiped())) for item in items]
-        found += [("v1/namespaces", None, obj["metadata"]["name"])
-                  for obj in self.client.get("/api/v1/namespaces").json()["items"]]
+        found += [
+            ("v1/namespaces", None, obj["metadata"]["name"])
+            for obj in self.client.get("/api/v1/namespaces").json()["items"]
+        ]
         return found
 
     def reset(self) -> None:
@@ -391,12 +461,21 @@ class ControlPlane:
         def delete(item: tuple[str, str | None, str]) -> None:
             key, namespace, name = item
             path = self.resources[key].path(namespace, name)
-            client.patch(path, json={"metadata": {"finalizers": None}},
-                         headers={"Content-Type": "application/merge-patch+json"})
+            client.patch(
+                path, json={"metadata": {"finalizers": None}}, headers={"Content-Type": "application/merge-patch+json"}
+            )
             client.request("DELETE", path, json={"gracePeriodSeconds": 0, "propagationPolicy": "Background"})
 
-        list(self._pool.map(delete, [item for item in made if item[0] != "v1/namespaces"
-                                     and item[1] not in _SYSTEM_NAMESPACES - {"default"}]))
+        list(
+            self._pool.map(
+                delete,
+                [
+                    item
+                    for item in made
+                    if item[0] != "v1/namespaces" and item[1] not in _SYSTEM_NAMESPACES - {"default"}
+                ],
+            )
+        )
         for name in namespaces:
             # The namespace is empty now; finalizing it ourselves spares waiting for the namespace controller.
             client.delete(f"/api/v1/namespaces/{name}")
@@ -428,20 +507,34 @@ def _rsa_key_pem() -> bytes:
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
-                             serialization.NoEncryption())
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    )
 
 
 # ----------------------------------------------------------------------------- the recording proxy
 
 _PATH = re.compile(r"^/(?:api/(?P<cv>[^/]+)|apis/(?P<g>[^/]+)/(?P<v>[^/]+))(?P<rest>(?:/[^/]+)*)/?$")
-_HOP_HEADERS = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
-                          "trailers", "transfer-encoding", "upgrade", "host", "content-length",
-                          "content-encoding"})
+_HOP_HEADERS = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailers",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "content-encoding",
+    }
+)
 
 
-def classify(method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str],
-             cluster_scoped: set[str]) -> ApiCall:
+def classify(
+    method: str, path: str, query: Mapping[str, str], headers: Mapping[str, str], cluster_scoped: set[str]
+) -> ApiCall:
     """The :class:`ApiCall` of a request to a real API server, as the emulator classifies its own."""
     agent = headers.get("user-agent", headers.get("User-Agent", ""))
     content_type = (headers.get("content-type") or headers.get("Content-Type") or "").split(";")[0].strip().lower()
@@ -469,8 +562,15 @@ def classify(method: str, path: str, query: Mapping[str, str], headers: Mapping[
         verb = "delete" if name else "deletecollection"
     else:
         verb = {"POST": "create", "PUT": "update"}.get(method, "other")
-    return ApiCall(verb=verb, resource=resource, namespace=namespace, name=name, subresource=subresource,
-                   field_manager=query.get("fieldManager"), user_agent=agent)
+    return ApiCall(
+        verb=verb,
+        resource=resource,
+        namespace=namespace,
+        name=name,
+        subresource=subresource,
+        field_manager=query.get("fieldManager"),
+        user_agent=agent,
+    )
 
 
 @attrs.define
@@ -528,8 +628,10 @@ class RecordingProxy:
         self._stopped = asyncio.Event()
         ssl_ctx = ssl.create_default_context(cafile=str(self.plane.ca_file))
         connector = aiohttp.TCPConnector(ssl=ssl_ctx, limit=0)
-        async with aiohttp.ClientSession(connector=connector, auto_decompress=False,
-                                         timeout=aiohttp.ClientTimeout(total=None)) as session:
+        async with aiohttp.ClientSession(
+            connector=connector, auto_decompress=False, timeout=aiohttp.ClientTimeout(total=None)
+        ) as session:
+
             async def handle(request: web.Request) -> web.StreamResponse:
                 return await self._forward(session, request)
 
@@ -560,15 +662,22 @@ class RecordingProxy:
         if not any(k.lower() == "authorization" for k in headers):
             headers["Authorization"] = f"Bearer {ADMIN_TOKEN}"
         body = await request.read()
-        async with session.request(request.method, self.plane.url + request.rel_url.raw_path_qs,
-                                   headers=headers, data=body or None, allow_redirects=False) as upstream:
+        async with session.request(
+            request.method,
+            self.plane.url + request.rel_url.raw_path_qs,
+            headers=headers,
+            data=body or None,
+            allow_redirects=False,
+        ) as upstream:
             record["status"] = upstream.status
             if upstream.status >= 400 and upstream.status != 404:
                 answer = await upstream.read()
                 record["error"] = answer.decode(errors="replace")[:2000]
                 return web.Response(status=upstream.status, body=answer, content_type=upstream.content_type)
-            response = web.StreamResponse(status=upstream.status, headers={
-                k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_HEADERS})
+            response = web.StreamResponse(
+                status=upstream.status,
+                headers={k: v for k, v in upstream.headers.items() if k.lower() not in _HOP_HEADERS},
+            )
             if upstream.headers.get("Content-Encoding"):
                 response.headers["Content-Encoding"] = upstream.headers["Content-Encoding"]
             try:
@@ -617,9 +726,12 @@ class ApiServerKube:
         else:
             group_version, wanted = None, resource
         wanted = wanted.lower()
-        found = [info for info in resources.values()
-                 if (group_version is None or info.api_version == group_version or info.group == group_version)
-                 and wanted in {info.plural, info.kind.lower(), info.singular, *info.shortnames}]
+        found = [
+            info
+            for info in resources.values()
+            if (group_version is None or info.api_version == group_version or info.group == group_version)
+            and wanted in {info.plural, info.kind.lower(), info.singular, *info.shortnames}
+        ]
         found = list({(i.group, i.plural): i for i in found}.values())  # one version of each
         core = [info for info in found if info.group == ""]
         if len(found) == 1 or len(core) == 1:
@@ -635,8 +747,9 @@ class ApiServerKube:
                 return info
         raise LookupError(f"No served resource for apiVersion={obj.get('apiVersion')!r} kind={obj.get('kind')!r}")
 
-    def path(self, resource: str, namespace: str | None = None, name: str | None = None,
-             subresource: str | None = None) -> str:
+    def path(
+        self, resource: str, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+    ) -> str:
         return self.info(resource).path(namespace, name, subresource)
 
     def put_object(self, body: Mapping[str, Any], *, resource: str | None = None) -> dict[str, Any]:
@@ -651,8 +764,16 @@ class ApiServerKube:
         obj.setdefault("apiVersion", info.api_version)
         obj.setdefault("kind", info.kind)
         meta = obj.setdefault("metadata", {})
-        for field in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields",
-                      "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"):
+        for field in (
+            "resourceVersion",
+            "uid",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ):
             meta.pop(field, None)
         namespace = meta.get("namespace") if info.namespaced else None
         if info.namespaced and not namespace:
@@ -701,8 +822,9 @@ class ApiServerKube:
     def ensure_namespace(self, name: str) -> None:
         """Create the namespace if it does not exist (the emulator needs none; a real server does)."""
         if self.client.get(f"/api/v1/namespaces/{name}").status_code == 404:
-            response = self.client.post("/api/v1/namespaces", json={
-                "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            response = self.client.post(
+                "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+            )
             if response.status_code != 409:
                 _check(response, f"create namespace {name}")
 
@@ -714,8 +836,9 @@ class ApiServerKube:
         _check(response, f"get {info.key} {namespace}/{name}")
         return _with_kind(response.json(), info)
 
-    def list(self, resource: str, namespace: str | None = None, *,
-             label_selector: str | None = None) -> list[dict[str, Any]]:
+    def list(
+        self, resource: str, namespace: str | None = None, *, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
         info = self.info(resource)
         params = {"labelSelector": label_selector} if label_selector else {}
         response = self.client.get(info.path(namespace if info.namespaced else None), params=params)
@@ -746,8 +869,13 @@ class ApiServerKube:
     def refused(self, *codes: int) -> list[dict[str, Any]]:
         """Requests through :attr:`url` the server answered with an error (``codes``, or any but 404),
         each as {method, path, headers, status, error}: what to look at when a test waits in vain."""
-        return [r for r in self.proxy.requests if r["status"] is not None and r["status"] >= 400
-                and (r["status"] in codes if codes else r["status"] != 404)]
+        return [
+            r
+            for r in self.proxy.requests
+            if r["status"] is not None
+            and r["status"] >= 400
+            and (r["status"] in codes if codes else r["status"] != 404)
+        ]
 
     def mark(self) -> int:
         return len(self.proxy.calls)
@@ -755,11 +883,18 @@ class ApiServerKube:
     def count(self, *verbs: str, resource: str | None = None, agent: str | None = None, since: int = 0) -> int:
         wanted = set().union(*({"read": READ_VERBS, "write": WRITE_VERBS}.get(v, {v}) for v in verbs))
         plural = resource.rsplit("/", 1)[-1] if resource else None
-        return sum(1 for call in self.calls[since:]
-                   if (not wanted or call.verb in wanted)
-                   and (agent is None or call.user_agent.startswith(agent))
-                   and (resource is None or call.resource == resource
-                        or (call.resource or "").rsplit("/", 1)[-1] == plural and "/" not in resource))
+        return sum(
+            1
+            for call in self.calls[since:]
+            if (not wanted or call.verb in wanted)
+            and (agent is None or call.user_agent.startswith(agent))
+            and (
+                resource is None
+                or call.resource == resource
+                or (call.resource or "").rsplit("/", 1)[-1] == plural
+                and "/" not in resource
+            )
+        )
 
     def reads(self, since: int = 0, agent: str | None = None) -> int:
         return self.count("read", agent=agent, since=since)
@@ -768,8 +903,10 @@ class ApiServerKube:
         return self.count("write", agent=agent, since=since)
 
     def __getitem__(self, criteria: Any) -> Any:
-        raise TypeError("kmock reactions (kube[...] << 500) exist only on the emulator: "
-                        "mark the test @pytest.mark.emulator_only(reason)")
+        raise TypeError(
+            "kmock reactions (kube[...] << 500) exist only on the emulator: "
+            "mark the test @pytest.mark.emulator_only(reason)"
+        )
 
 
 def _check(response: httpx.Response, what: str) -> None:

@@ -145,9 +145,7 @@ def _list_type(validator: Any, list_type: str, instance: Any, schema: Mapping[st
             seen_keys.add(key)
 
 
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft4Validator, {"x-kubernetes-list-type": _list_type}
-)
+_Validator = jsonschema.validators.extend(jsonschema.Draft4Validator, {"x-kubernetes-list-type": _list_type})
 
 
 def crd_errors(obj: Mapping[str, Any], crd_path: str | os.PathLike[str], version: str | None = None) -> list[str]:
@@ -168,9 +166,7 @@ def crd_errors(obj: Mapping[str, Any], crd_path: str | os.PathLike[str], version
     return errors
 
 
-def validate_against_crd(
-    obj: Mapping[str, Any], crd_path: str | os.PathLike[str], version: str | None = None
-) -> None:
+def validate_against_crd(obj: Mapping[str, Any], crd_path: str | os.PathLike[str], version: str | None = None) -> None:
     """Raise :class:`CrdValidationError` listing every violation when ``obj`` does not fit the CRD."""
     errors = crd_errors(obj, crd_path, version)
     if errors:

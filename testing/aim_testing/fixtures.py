@@ -45,12 +45,21 @@ emulator_only_paths: dict[str, str] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "apiserver: the run of a test on a real kube-apiserver "
-                                       "(the kube fixture's [apiserver] backend); select with -m apiserver")
-    config.addinivalue_line("markers", "emulator_only(reason): the test uses what only the API emulator has "
-                                       "(kmock reactions, kube.emulator); it gets no [apiserver] run")
-    config.addinivalue_line("markers", "apiserver_only(reason): the test needs a real API server "
-                                       "(e.g. its RBAC authorizer); it gets no [emulator] run")
+    config.addinivalue_line(
+        "markers",
+        "apiserver: the run of a test on a real kube-apiserver "
+        "(the kube fixture's [apiserver] backend); select with -m apiserver",
+    )
+    config.addinivalue_line(
+        "markers",
+        "emulator_only(reason): the test uses what only the API emulator has "
+        "(kmock reactions, kube.emulator); it gets no [apiserver] run",
+    )
+    config.addinivalue_line(
+        "markers",
+        "apiserver_only(reason): the test needs a real API server "
+        "(e.g. its RBAC authorizer); it gets no [emulator] run",
+    )
 
 
 def emulator_only_reason(node: Any, path: Path, rootdir: Path) -> str | None:
@@ -109,8 +118,9 @@ class Kube:
         """The base URL of the API server, e.g. ``http://127.0.0.1:41234``."""
         return str(self.emulator.url).rstrip("/")
 
-    def path(self, resource: str, namespace: str | None = None, name: str | None = None,
-             subresource: str | None = None) -> str:
+    def path(
+        self, resource: str, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+    ) -> str:
         """The URL path of a collection, object or subresource, e.g. ``/api/v1/namespaces/ns/pods/p/log``."""
         res = self.emulator.resolve(resource)
         parts = ["/api" if not res.group else f"/apis/{res.group}", res.version]
@@ -127,8 +137,9 @@ class Kube:
         """The current object, or None if it does not exist."""
         return self.emulator.get_object(resource, namespace, name)
 
-    def list(self, resource: str, namespace: str | None = None, *,
-             label_selector: str | None = None) -> list[dict[str, Any]]:
+    def list(
+        self, resource: str, namespace: str | None = None, *, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
         """The current objects (all namespaces if ``namespace`` is None), sorted by namespace and name."""
         return self.emulator.list_objects(resource, namespace, label_selector=label_selector)
 
@@ -210,8 +221,13 @@ async def kube(request: pytest.FixtureRequest) -> AsyncIterator[Kube | envtest_.
         finally:
             for refused in cluster.refused(400, 403, 409, 422, 500):  # shown with a failure: why nothing happened
                 logging.getLogger("aim_testing.apiserver").warning(
-                    "refused: %s %s %s -> %s %s", refused["headers"].get("User-Agent", ""), refused["method"],
-                    refused["path"], refused["status"], refused.get("error", "")[:500])
+                    "refused: %s %s %s -> %s %s",
+                    refused["headers"].get("User-Agent", ""),
+                    refused["method"],
+                    refused["path"],
+                    refused["status"],
+                    refused.get("error", "")[:500],
+                )
             plane.reset()
         return
     emulator = declare_resources(Emulator(), crds=aim_crds())
@@ -230,12 +246,19 @@ async def api(kube: Kube) -> AsyncIterator[httpx.AsyncClient]:
 def kubeconfig(kube: Kube, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A kubeconfig naming the cluster (``kube.url``), exported as ``KUBECONFIG`` for this test."""
     path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
-        "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
-        "users": [{"name": "emulator", "user": {"token": kube.token}}],
-        "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator",
-                                                        "namespace": "default"}}],
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "emulator",
+                "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
+                "users": [{"name": "emulator", "user": {"token": kube.token}}],
+                "contexts": [
+                    {"name": "emulator", "context": {"cluster": "emulator", "user": "emulator", "namespace": "default"}}
+                ],
+            }
+        )
+    )
     monkeypatch.setenv("KUBECONFIG", str(path))
     return path

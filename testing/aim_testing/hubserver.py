@@ -73,8 +73,9 @@ class HubServer:
 
     # ------------------------------------------------------------------ set-up
 
-    def add_repo(self, repo_id: str, files: Mapping[str, bytes], *, token: str | None = None,
-                 gated: bool = True) -> Repo:
+    def add_repo(
+        self, repo_id: str, files: Mapping[str, bytes], *, token: str | None = None, gated: bool = True
+    ) -> Repo:
         digest = hashlib.sha1(repo_id.encode())  # noqa: S324 - a fake commit id
         for name in sorted(files):
             digest.update(name.encode() + b"\0" + files[name])
@@ -98,8 +99,11 @@ class HubServer:
         """GET requests (content transfers) of one file so far."""
         path = f"/{repo_id}/resolve/"
         with self._lock:
-            return [r for r in self.requests if r.method == "GET" and r.path.startswith(path)
-                    and r.path.endswith("/" + filename)]
+            return [
+                r
+                for r in self.requests
+                if r.method == "GET" and r.path.startswith(path) and r.path.endswith("/" + filename)
+            ]
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -192,11 +196,17 @@ class _Handler(BaseHTTPRequestHandler):
         for name, data in sorted(repo.files.items()):
             entry: dict[str, Any] = {"rfilename": name, "size": len(data), "blobId": git_blob_id(data)}
             if len(data) >= LFS_THRESHOLD:
-                entry["lfs"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data),
-                                "pointerSize": 134}
+                entry["lfs"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134}
             siblings.append(entry)
-        body = json.dumps({"id": repo_id, "modelId": repo_id, "sha": repo.sha, "private": repo.token is not None,
-                           "siblings": siblings}).encode()
+        body = json.dumps(
+            {
+                "id": repo_id,
+                "modelId": repo_id,
+                "sha": repo.sha,
+                "private": repo.token is not None,
+                "siblings": siblings,
+            }
+        ).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -239,7 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 return  # the client sees a short body
             for offset in range(0, len(view), CHUNK):
-                self.wfile.write(view[offset:offset + CHUNK])
+                self.wfile.write(view[offset : offset + CHUNK])
         except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
             self.close_connection = True
 

@@ -56,7 +56,7 @@ def base64_cores(value: bytes) -> dict[str, str]:
         encoded = base64.b64encode(b"\0" * offset + value).decode()
         first = -(-8 * offset // 6)  # the first character whose 6 bits all come from value
         last = (8 * (offset + len(value)) - 6) // 6  # the last such character
-        core = encoded[first:last + 1]
+        core = encoded[first : last + 1]
         if core:
             cores[f"base64@{offset}"] = core
             cores[f"base64url@{offset}"] = core.replace("+", "-").replace("/", "_")
@@ -101,7 +101,7 @@ class SecretScanner:
         for label, form, needle in self.needles:
             at = text.find(needle)
             if at >= 0:
-                before, after = text[max(0, at - 60):at], text[at + len(needle):at + len(needle) + 60]
+                before, after = text[max(0, at - 60) : at], text[at + len(needle) : at + len(needle) + 60]
                 leaks.append(Leak(label, form, where, f"{before}<{form} of {label}>{after}"))
         return leaks
 

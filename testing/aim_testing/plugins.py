@@ -39,9 +39,23 @@ def install_plugin(project: Path, target: Path) -> Path:
     shutil.rmtree(source, ignore_errors=True)
     shutil.copytree(project, source, ignore=_IGNORED)
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
-         "--no-build-isolation", "--no-index", "--target", str(target), str(source)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if result.returncode != 0:
         raise RuntimeError(f"pip could not install {project}:\n{result.stdout}{result.stderr}")
@@ -55,6 +69,7 @@ def plugins_on_path(target: Path, *packages: str) -> Iterator[None]:
     Modules of ``packages`` already imported (say from the source tree) are set
     aside, so the block imports the installed copies, and put back afterwards.
     """
+
     def owned(name: str) -> bool:
         return any(name == p or name.startswith(p + ".") for p in packages)
 

@@ -37,8 +37,9 @@ class Proxy:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.down()
         assert self._server is not None
         self._server.close()
@@ -72,7 +73,6 @@ class Proxy:
             for w in (writer, up_writer):
                 self._open.discard(w)
                 w.transport.abort()
-
 
     def _count(self, data: bytes) -> None:
         self.received += len(data)

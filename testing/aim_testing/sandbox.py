@@ -45,18 +45,27 @@ def as_uid(uid: int, argv: list[str]) -> list[str]:
     it can reach this machine's interpreter (often under /root); it can write nothing it
     does not own.
     """
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search", *argv]
+    return [
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=+dac_read_search",
+        "--ambient-caps=+dac_read_search",
+        *argv,
+    ]
 
 
-def files_owned_by(uid: int, roots: tuple[str | Path, ...] = WORLD_WRITABLE,
-                   allowed: tuple[Path, ...] = ()) -> list[str]:
+def files_owned_by(
+    uid: int, roots: tuple[str | Path, ...] = WORLD_WRITABLE, allowed: tuple[Path, ...] = ()
+) -> list[str]:
     """Paths under ``roots`` owned by ``uid``, except ``allowed`` folders and their content."""
     existing = [str(r) for r in roots if os.path.isdir(r)]
     if not existing:
         return []
-    found = subprocess.run(["find", *existing, "-xdev", "-uid", str(uid)],
-                           capture_output=True, text=True, check=False).stdout.split("\n")
+    found = subprocess.run(
+        ["find", *existing, "-xdev", "-uid", str(uid)], capture_output=True, text=True, check=False
+    ).stdout.split("\n")
     return [f for f in found if f and not any(f == str(a) or f.startswith(f"{a}/") for a in allowed)]
 
 
@@ -66,7 +75,7 @@ def remap(env: Mapping[str, str], mounts: Mapping[str, Path]) -> dict[str, str]:
     for name, value in env.items():
         for mount, folder in mounts.items():
             if value == mount or value.startswith(mount.rstrip("/") + "/"):
-                value = str(folder) + value[len(mount.rstrip("/")):]
+                value = str(folder) + value[len(mount.rstrip("/")) :]
                 break
         moved[name] = value
     return moved

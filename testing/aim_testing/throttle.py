@@ -78,7 +78,7 @@ class Proxy:
                 while response and data:  # hold what the budget does not allow yet
                     piece = self._take(data)
                     dst.sendall(piece)
-                    data = data[len(piece):]
+                    data = data[len(piece) :]
                 if data:
                     dst.sendall(data)
         except OSError:
@@ -96,7 +96,7 @@ class Proxy:
             while self._budget is not None and self._budget <= 0 and not self._closing:
                 self._cond.wait()
             if self._budget is not None:
-                data = data[:self._budget]
+                data = data[: self._budget]
                 self._budget -= len(data)
             self.received += len(data)
             return data

@@ -8,8 +8,8 @@ from aim_core.api import (
     AIMArtifact,
     AIMGpuRequirements,
     AIMService,
-    AIMServiceSpec,
     AIMServiceModel,
+    AIMServiceSpec,
     AIMServiceStatus,
     ModelError,
     ResourceRequirements,
@@ -192,9 +192,7 @@ def test_free_form_json_is_kept_verbatim():
 
 
 def test_unset_fields_are_omitted():
-    obj = AIMService(
-        metadata={"name": "svc"}, spec=AIMServiceSpec(model=AIMServiceModel(image="img"))
-    )
+    obj = AIMService(metadata={"name": "svc"}, spec=AIMServiceSpec(model=AIMServiceModel(image="img")))
     assert unstructure(obj) == {
         "apiVersion": V,
         "kind": "AIMService",

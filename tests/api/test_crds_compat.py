@@ -86,7 +86,11 @@ def _paths(schema, path=""):
 
 
 def _by_kind(docs):
-    return {d["spec"]["names"]["kind"]: d for d in docs if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"}
+    return {
+        d["spec"]["names"]["kind"]: d
+        for d in docs
+        if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -138,10 +142,16 @@ ADDITIVE_DEFAULTS = {
 def test_server_side_defaults_match_upstream(upstream, ours):
     """F4: every default the upstream API server injects, we inject with the same value, and no others."""
     for kind, up in upstream.items():
-        up_defaults = {p: n["default"] for p, n in _paths(up["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
-                       if "default" in n and (kind, p) not in DELIBERATELY_NOT_DEFAULTED}
-        our_defaults = {p: n["default"] for p, n in _paths(ours[kind]["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
-                        if "default" in n and (kind, p) not in ADDITIVE_DEFAULTS}
+        up_defaults = {
+            p: n["default"]
+            for p, n in _paths(up["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+            if "default" in n and (kind, p) not in DELIBERATELY_NOT_DEFAULTED
+        }
+        our_defaults = {
+            p: n["default"]
+            for p, n in _paths(ours[kind]["spec"]["versions"][0]["schema"]["openAPIV3Schema"])
+            if "default" in n and (kind, p) not in ADDITIVE_DEFAULTS
+        }
         assert our_defaults == up_defaults, kind
 
 

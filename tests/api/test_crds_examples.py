@@ -100,10 +100,17 @@ def test_docs_example_is_accepted(request, ours, upstream, obj):
 
 def test_translation_rejects_what_the_api_server_rejects(ours):
     """The check above can fail: unknown fields, wrong types and bad enums are caught."""
-    base = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService", "metadata": {"name": "x"}, "spec": {"model": {"name": "m"}}}
+    base = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": "x"},
+        "spec": {"model": {"name": "m"}},
+    }
     assert accepts(ours["AIMService"], base) == []
     assert accepts(ours["AIMService"], {**base, "spec": {"model": {"name": "m"}, "replicaz": 2}})
     assert accepts(ours["AIMService"], {**base, "spec": {"model": {"name": "m"}, "replicas": "two"}})
     assert accepts(ours["AIMService"], {**base, "spec": {"model": {"name": "m"}, "caching": {"mode": "Sometimes"}}})
     assert accepts(ours["AIMService"], {**base, "spec": {"model": {"name": "m"}, "minReplicas": 0}})
-    assert accepts(ours["AIMService"], {**base, "spec": {"model": {"name": "m"}, "resources": {"limits": {"cpu": "lots"}}}})
+    assert accepts(
+        ours["AIMService"], {**base, "spec": {"model": {"name": "m"}, "resources": {"limits": {"cpu": "lots"}}}}
+    )

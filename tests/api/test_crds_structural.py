@@ -118,7 +118,10 @@ def structural_errors(root: dict[str, Any]) -> list[str]:
             err(path, "properties and additionalProperties are mutually exclusive")
         if "additionalProperties" in node and not isinstance(node["additionalProperties"], dict):
             err(path, "additionalProperties must be a schema (true/false is not structural)")
-        if node.get("x-kubernetes-preserve-unknown-fields") is not None and node["x-kubernetes-preserve-unknown-fields"] is not True:
+        if (
+            node.get("x-kubernetes-preserve-unknown-fields") is not None
+            and node["x-kubernetes-preserve-unknown-fields"] is not True
+        ):
             err(path, "x-kubernetes-preserve-unknown-fields may only be true")
         if "items" in node and not isinstance(node["items"], dict):
             err(path, "items must be a single schema")
@@ -456,7 +459,10 @@ def test_f3_constraints(ours):
     assert at(svc, ".spec.maxReplicas")["minimum"] == 1
     custom = at(svc, ".spec.model.custom")
     assert {"baseImage", "modelSources", "hardware"} <= set(custom["required"])
-    assert (custom["properties"]["modelSources"].get("minItems"), custom["properties"]["modelSources"].get("maxItems")) == (1, 1)
+    assert (
+        custom["properties"]["modelSources"].get("minItems"),
+        custom["properties"]["modelSources"].get("maxItems"),
+    ) == (1, 1)
     src = at(svc, ".spec.model.custom.modelSources[]")
     assert src["properties"]["modelId"]["pattern"] == "^[a-zA-Z0-9_-]+/[a-zA-Z0-9._-]+$"
     assert src["properties"]["sourceUri"]["pattern"] == "^(hf|s3)://[^ \\t\\r\\n]+$"

@@ -5,7 +5,6 @@ import pytest
 
 from aim_core.api import (
     KINDS,
-    ModelError,
     AIMArtifactSpec,
     AIMClusterModelSourceSpec,
     AIMClusterRuntimeConfigSpec,
@@ -17,6 +16,7 @@ from aim_core.api import (
     AIMServiceSpec,
     AIMServiceTemplateSpec,
     AIMStorageConfig,
+    ModelError,
     info_for,
     kind_info,
     parse,
@@ -62,15 +62,9 @@ def test_effective_replicas_and_autoscaling():
 
 def test_deprecated_runtime_config_storage_fields_fill_the_gaps():
     old = AIMRuntimeConfigSpec(default_storage_class_name="slow", pvc_headroom_percent=25)
-    assert old.effective_storage() == AIMStorageConfig(
-        default_storage_class_name="slow", pvc_headroom_percent=25
-    )
-    both = attrs.evolve(
-        old, storage=AIMStorageConfig(default_storage_class_name="fast", pvc_headroom_percent=0)
-    )
-    assert both.effective_storage() == AIMStorageConfig(
-        default_storage_class_name="fast", pvc_headroom_percent=0
-    )
+    assert old.effective_storage() == AIMStorageConfig(default_storage_class_name="slow", pvc_headroom_percent=25)
+    both = attrs.evolve(old, storage=AIMStorageConfig(default_storage_class_name="fast", pvc_headroom_percent=0))
+    assert both.effective_storage() == AIMStorageConfig(default_storage_class_name="fast", pvc_headroom_percent=0)
     assert AIMRuntimeConfigSpec().effective_storage() == AIMStorageConfig()
 
 
@@ -181,5 +175,5 @@ def test_model_source_images_or_filters():
     meta = fields_of(AIMClusterModelSourceSpec)
     assert not meta["filters"].required
     assert (meta["filters"].min_items, meta["filters"].max_items) == (1, 100)
-    (rule, message), = class_meta(AIMClusterModelSourceSpec).cel
+    ((rule, message),) = class_meta(AIMClusterModelSourceSpec).cel
     assert "self.images" in rule and "self.filters" in rule and "exactly one" in message

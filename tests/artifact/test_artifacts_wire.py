@@ -16,14 +16,14 @@ import attrs
 import pytest
 import pytest_asyncio
 
-from aim_core.runtime.controller import Context
 from aim_core.artifact.controller import ArtifactController
-from aim_core.templatecache.controller import TemplateCacheController
-from aim_core.runtime.engine import Engine
 from aim_core.kube import Credentials, Kube
 from aim_core.reconcile import naming
 from aim_core.reconcile.resources import ARTIFACTS, JOBS, PODS, PVCS, TEMPLATE_CACHES
+from aim_core.runtime.controller import Context
+from aim_core.runtime.engine import Engine
 from aim_core.runtime.store import Store
+from aim_core.templatecache.controller import TemplateCacheController
 
 NS = "ml-team"
 ART = "aim.eai.amd.com/v1alpha1/aimartifacts"
@@ -50,8 +50,11 @@ class Harness:
 
     def names(self, name: str) -> dict[str, str]:
         uid = self.artifact(name)["metadata"]["uid"]
-        return {"pvc": naming.artifact_pvc_name(name, uid), "download": naming.download_job_name(name, uid),
-                "check": naming.check_size_job_name(name, uid)}
+        return {
+            "pvc": naming.artifact_pvc_name(name, uid),
+            "download": naming.download_job_name(name, uid),
+            "check": naming.check_size_job_name(name, uid),
+        }
 
     async def job_status(self, name: str, **status: Any) -> None:
         await self.client.patch(JOBS, NS, name, {"status": status}, subresource="status")
@@ -63,15 +66,29 @@ class Harness:
         labels = {**template["metadata"]["labels"], "job-name": job_name}
         status: dict[str, Any] = {"phase": phase}
         if exit_code is not None:
-            status["containerStatuses"] = [{"name": template["spec"]["containers"][0]["name"], "image": "x",
-                                            "state": {"terminated": {"exitCode": exit_code,
-                                                                     "reason": "Error" if exit_code else "Completed"}}}]
-        self.kube.put_object({"apiVersion": "v1", "kind": "Pod",
-                              "metadata": {"name": pod_name, "namespace": NS, "labels": labels,
-                                           "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
-                                                                "name": job_name,
-                                                                "uid": job["metadata"]["uid"]}]},
-                              "spec": copy.deepcopy(template["spec"]), "status": status})
+            status["containerStatuses"] = [
+                {
+                    "name": template["spec"]["containers"][0]["name"],
+                    "image": "x",
+                    "state": {"terminated": {"exitCode": exit_code, "reason": "Error" if exit_code else "Completed"}},
+                }
+            ]
+        self.kube.put_object(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": pod_name,
+                    "namespace": NS,
+                    "labels": labels,
+                    "ownerReferences": [
+                        {"apiVersion": "batch/v1", "kind": "Job", "name": job_name, "uid": job["metadata"]["uid"]}
+                    ],
+                },
+                "spec": copy.deepcopy(template["spec"]),
+                "status": status,
+            }
+        )
         if log:
             self.kube.set_log(NS, pod_name, log)
 
@@ -81,27 +98,42 @@ class Harness:
 
     async def downloader_reports(self, name: str, percentage: int) -> None:
         """What the download pod patches (2.13), with the namespace's default ServiceAccount."""
-        await self.client.patch(ARTIFACTS, NS, name, {"status": {
-            "progress": {"percentage": percentage, "displayPercentage": f"{percentage} %"},
-            "download": {"protocol": "XET", "attempt": 1, "totalAttempts": 2, "protocolSequence": "XET,HF_TRANSFER"},
-        }}, subresource="status")
+        await self.client.patch(
+            ARTIFACTS,
+            NS,
+            name,
+            {
+                "status": {
+                    "progress": {"percentage": percentage, "displayPercentage": f"{percentage} %"},
+                    "download": {
+                        "protocol": "XET",
+                        "attempt": 1,
+                        "totalAttempts": 2,
+                        "protocolSequence": "XET,HF_TRANSFER",
+                    },
+                }
+            },
+            subresource="status",
+        )
 
 
 @pytest_asyncio.fixture()
 async def harness(kube) -> AsyncIterator[Harness]:
     client = Kube(Credentials(server=kube.url, insecure=True))
     store = Store()
-    engine = Engine(Context(store, client, None, "aim-system"),
-                    [ArtifactController(IMAGE), TemplateCacheController()])
-    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS},
-                     "status": {"phase": "Active"}})
+    engine = Engine(Context(store, client, None, "aim-system"), [ArtifactController(IMAGE), TemplateCacheController()])
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     yield Harness(kube, client, store, engine)
     await client.aclose()
 
 
 def make_artifact(name: str = "tiny", uri: str = "hf://sshleifer/tiny-gpt2", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMArtifact",
-            "metadata": {"name": name, "namespace": NS}, "spec": {"sourceUri": uri, **spec}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMArtifact",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"sourceUri": uri, **spec},
+    }
 
 
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any] | None:
@@ -114,9 +146,14 @@ def jobs(kube) -> dict[str, dict[str, Any]]:
 
 async def test_hf_artifact_from_size_check_to_ready(harness: Harness):
     kube = harness.kube
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-                     "metadata": {"name": "default", "namespace": NS},
-                     "spec": {"env": [{"name": "HF_ENDPOINT", "value": "https://hf.example"}]}})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "default", "namespace": NS},
+            "spec": {"env": [{"name": "HF_ENDPOINT", "value": "https://hf.example"}]},
+        }
+    )
     kube.put_object(make_artifact())
     await harness.reconcile("tiny")
     n = harness.names("tiny")
@@ -124,16 +161,23 @@ async def test_hf_artifact_from_size_check_to_ready(harness: Harness):
     # 1. size unknown: only the size check
     assert list(jobs(kube)) == [n["check"]]
     check = jobs(kube)[n["check"]]
-    assert check["spec"]["template"]["spec"]["containers"][0]["command"] == ["/check-size.sh",
-                                                                              "hf://sshleifer/tiny-gpt2"]
+    assert check["spec"]["template"]["spec"]["containers"][0]["command"] == [
+        "/check-size.sh",
+        "hf://sshleifer/tiny-gpt2",
+    ]
     assert check["metadata"]["ownerReferences"][0]["name"] == "tiny"
     assert kube.list("v1/persistentvolumeclaims", NS) == [] and kube.list("rolebindings", NS) == []
     art = harness.artifact("tiny")
     assert art["status"]["status"] == "Progressing" and art["status"]["mode"] == "Shared"
 
     # 2. the size check prints its JSON line and completes
-    harness.run_pod(n["check"], "check-1", "Succeeded", 'fetching\n{"url":"hf://sshleifer/tiny-gpt2","sizeBytes":2469200}\n',
-                    exit_code=0)
+    harness.run_pod(
+        n["check"],
+        "check-1",
+        "Succeeded",
+        'fetching\n{"url":"hf://sshleifer/tiny-gpt2","sizeBytes":2469200}\n',
+        exit_code=0,
+    )
     await harness.job_status(n["check"], conditions=[{"type": "Complete", "status": "True"}], succeeded=1)
     await harness.reconcile("tiny")
     art = harness.artifact("tiny")
@@ -159,8 +203,9 @@ async def test_hf_artifact_from_size_check_to_ready(harness: Harness):
     await harness.reconcile("tiny")  # takes in the Job it created
     mark = kube.mark()
     await harness.reconcile("tiny")
-    assert kube.writes(since=mark) == 0, [(c.verb, c.resource, c.name, c.subresource) for c in kube.calls[mark:]
-                                          if c.verb not in ("get", "list")]
+    assert kube.writes(since=mark) == 0, [
+        (c.verb, c.resource, c.name, c.subresource) for c in kube.calls[mark:] if c.verb not in ("get", "list")
+    ]
 
     # 4. downloading, then all bytes there: Verifying
     harness.run_pod(n["download"], "download-1", "Running")
@@ -198,24 +243,35 @@ async def test_hf_artifact_from_size_check_to_ready(harness: Harness):
 
 async def test_s3_artifact_with_a_size_skips_the_check(harness: Harness):
     kube = harness.kube
-    kube.put_object(make_artifact("weights", "s3://models/llama/7b", size="20Gi", storageClassName="nfs",
-                                  env=[{"name": "AWS_ENDPOINT_URL", "value": "http://minio:9000"}]))
+    kube.put_object(
+        make_artifact(
+            "weights",
+            "s3://models/llama/7b",
+            size="20Gi",
+            storageClassName="nfs",
+            env=[{"name": "AWS_ENDPOINT_URL", "value": "http://minio:9000"}],
+        )
+    )
     await harness.reconcile("weights")
     await harness.reconcile("weights")
     n = harness.names("weights")
     assert list(jobs(kube)) == [n["download"]]
     (claim,) = kube.list("v1/persistentvolumeclaims", NS)
     assert claim["spec"]["resources"]["requests"]["storage"] == "22Gi" and claim["spec"]["storageClassName"] == "nfs"
-    env = {e["name"]: e.get("value") for e in
-           jobs(kube)[n["download"]]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    env = {
+        e["name"]: e.get("value") for e in jobs(kube)[n["download"]]["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
     assert env["AWS_ENDPOINT_URL"] == "http://minio:9000"
 
 
-@pytest.mark.parametrize("log, reason, ready", [
-    ("An error occurred (InvalidAccessKeyId) when calling the ListObjectsV2 operation", "AuthError", "AuthError"),
-    ("ERROR: S3 error: 404 (NoSuchBucket): The specified bucket does not exist", "SourceNotFound", "InvalidSpec"),
-    ("OSError: [Errno 28] No space left on device", "StorageFull", "StorageFull"),
-])
+@pytest.mark.parametrize(
+    "log, reason, ready",
+    [
+        ("An error occurred (InvalidAccessKeyId) when calling the ListObjectsV2 operation", "AuthError", "AuthError"),
+        ("ERROR: S3 error: 404 (NoSuchBucket): The specified bucket does not exist", "SourceNotFound", "InvalidSpec"),
+        ("OSError: [Errno 28] No space left on device", "StorageFull", "StorageFull"),
+    ],
+)
 async def test_failed_download_reports_why(harness: Harness, log: str, reason: str, ready: str):
     kube = harness.kube
     kube.put_object(make_artifact("weights", "s3://models/llama", size="1Gi"))
@@ -223,9 +279,18 @@ async def test_failed_download_reports_why(harness: Harness, log: str, reason: s
     await harness.reconcile("weights")
     n = harness.names("weights")
     harness.run_pod(n["download"], "download-1", "Failed", log, exit_code=1)
-    await harness.job_status(n["download"], failed=3, conditions=[
-        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
-         "message": "Job has reached the specified backoff limit"}])
+    await harness.job_status(
+        n["download"],
+        failed=3,
+        conditions=[
+            {
+                "type": "Failed",
+                "status": "True",
+                "reason": "BackoffLimitExceeded",
+                "message": "Job has reached the specified backoff limit",
+            }
+        ],
+    )
     await harness.reconcile("weights")
     art = harness.artifact("weights")
     assert art["status"]["status"] == "Failed"
@@ -245,13 +310,16 @@ async def test_failed_download_reports_why(harness: Harness, log: str, reason: s
     assert harness.artifact("weights")["status"]["status"] == "Progressing"
 
 
-@pytest.mark.parametrize("spec, why", [
-    ({"size": "-1Gi"}, "negative"),
-    ({"uri": "hf://org/../secrets"}, "'..'"),
-    ({"downloadFilter": {"include": ["[unclosed"]}}, "unclosed"),
-    ({"downloadFilter": {"exclude": ["../../etc/*"]}}, "outside the repository"),
-    ({"size": "1Gi", "runtimeConfigName": "missing"}, "not found"),
-])
+@pytest.mark.parametrize(
+    "spec, why",
+    [
+        ({"size": "-1Gi"}, "negative"),
+        ({"uri": "hf://org/../secrets"}, "'..'"),
+        ({"downloadFilter": {"include": ["[unclosed"]}}, "unclosed"),
+        ({"downloadFilter": {"exclude": ["../../etc/*"]}}, "outside the repository"),
+        ({"size": "1Gi", "runtimeConfigName": "missing"}, "not found"),
+    ],
+)
 async def test_hostile_spec_is_refused_without_children_or_retries(harness: Harness, spec: dict[str, Any], why: str):
     kube = harness.kube
     spec = dict(spec)
@@ -270,15 +338,23 @@ async def test_hostile_spec_is_refused_without_children_or_retries(harness: Harn
 
 def _quota(cluster: str | None = None, namespace: str | None = None) -> dict[str, Any]:
     quota = {k: v for k, v in (("clusterLimit", cluster), ("defaultNamespaceLimit", namespace)) if v}
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
-            "metadata": {"name": "default"}, "spec": {"artifactStorageQuota": quota}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMClusterRuntimeConfig",
+        "metadata": {"name": "default"},
+        "spec": {"artifactStorageQuota": quota},
+    }
 
 
 def _stored(name: str, gib: int, **spec: Any) -> dict[str, Any]:
     """A Ready artifact that holds a PVC of ``gib`` GiB."""
     art = make_artifact(name, f"hf://org/{name}", size=f"{gib}Gi", **spec)
-    art["status"] = {"status": "Ready", "allocatedSize": f"{gib}Gi", "persistentVolumeClaim": f"{name}-pvc",
-                     "lastUsed": "2026-01-01T00:00:00Z"}
+    art["status"] = {
+        "status": "Ready",
+        "allocatedSize": f"{gib}Gi",
+        "persistentVolumeClaim": f"{name}-pvc",
+        "lastUsed": "2026-01-01T00:00:00Z",
+    }
     return art
 
 
@@ -304,15 +380,21 @@ async def test_eviction_frees_space_lowest_priority_then_least_recently_used(har
     kube = harness.kube
     kube.put_object(_quota(cluster="20Gi"))
     kube.put_object(_stored("a-recent", 6, retentionPriority=0))
-    await harness.client.patch(ARTIFACTS, NS, "a-recent", {"status": {"lastUsed": "2026-01-02T00:00:00Z"}},
-                               subresource="status")
+    await harness.client.patch(
+        ARTIFACTS, NS, "a-recent", {"status": {"lastUsed": "2026-01-02T00:00:00Z"}}, subresource="status"
+    )
     kube.put_object(_stored("b-old", 6, retentionPriority=0))
     kube.put_object(_stored("c-important", 6, retentionPriority=9))
     # an idle Shared template cache that lists b-old (it would re-create it): evicted with it
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-                     "metadata": {"name": "tc-old", "namespace": NS},
-                     "spec": {"templateName": "old-template", "mode": "Shared"},
-                     "status": {"status": "Ready", "artifacts": {"b-old": {"name": "b-old", "status": "Ready"}}}})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMTemplateCache",
+            "metadata": {"name": "tc-old", "namespace": NS},
+            "spec": {"templateName": "old-template", "mode": "Shared"},
+            "status": {"status": "Ready", "artifacts": {"b-old": {"name": "b-old", "status": "Ready"}}},
+        }
+    )
     kube.put_object(make_artifact("new", size="5Gi"))  # 6Gi with headroom; 18 + 6 > 20
     await harness.reconcile("new")
     assert harness.artifact("b-old") is None and kube.get(CACHES, NS, "tc-old") is None
@@ -329,12 +411,24 @@ async def test_artifacts_a_service_uses_are_not_evicted_and_their_last_use_is_ke
     kube = harness.kube
     kube.put_object(_quota(cluster="10Gi"))
     kube.put_object(_stored("used", 8, retentionPriority=0))
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-                     "metadata": {"name": "tc", "namespace": NS}, "spec": {"templateName": "tmpl"},
-                     "status": {"status": "Ready", "artifacts": {"used": {"name": "used", "status": "Ready"}}}})
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-                     "metadata": {"name": "chat", "namespace": NS}, "spec": {"model": {"name": "m"}},
-                     "status": {"status": "Running", "cache": {"templateCacheRef": {"name": "tc"}}}})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMTemplateCache",
+            "metadata": {"name": "tc", "namespace": NS},
+            "spec": {"templateName": "tmpl"},
+            "status": {"status": "Ready", "artifacts": {"used": {"name": "used", "status": "Ready"}}},
+        }
+    )
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "metadata": {"name": "chat", "namespace": NS},
+            "spec": {"model": {"name": "m"}},
+            "status": {"status": "Running", "cache": {"templateCacheRef": {"name": "tc"}}},
+        }
+    )
     kube.put_object(make_artifact("new", size="5Gi"))
     await harness.reconcile("new")
     assert harness.artifact("used") is not None
@@ -355,12 +449,18 @@ async def test_cache_finalizer_deletes_unready_artifacts_and_their_children_but_
         await harness.reconcile(name)
     await harness.client.patch(ARTIFACTS, NS, "ready", {"status": {"status": "Ready"}}, subresource="status")
     assert len(kube.list("v1/persistentvolumeclaims", NS)) == 2
-    assert kube.list("v1/persistentvolumeclaims", NS)[0]["metadata"]["labels"]["aim.eai.amd.com/cache.type"] == \
-        "template-cache"
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-                     "metadata": {"name": "tc", "namespace": NS,
-                                  "finalizers": ["aim.eai.amd.com/artifactcleanup"]},
-                     "spec": {"templateName": "tmpl"}})
+    assert (
+        kube.list("v1/persistentvolumeclaims", NS)[0]["metadata"]["labels"]["aim.eai.amd.com/cache.type"]
+        == "template-cache"
+    )
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMTemplateCache",
+            "metadata": {"name": "tc", "namespace": NS, "finalizers": ["aim.eai.amd.com/artifactcleanup"]},
+            "spec": {"templateName": "tmpl"},
+        }
+    )
     await harness.client.delete(TEMPLATE_CACHES, NS, "tc")
     await harness.reconcile("tc", controller="template-cache")
     assert kube.get(CACHES, NS, "tc") is None
@@ -384,16 +484,35 @@ async def test_download_pod_that_cannot_pull_its_image_is_explained_by_its_event
     n = await _downloading(harness)
     harness.run_pod(n["download"], "download-1", "Pending")
     pod = kube.get("v1/pods", NS, "download-1")
-    await harness.client.patch(PODS, NS, "download-1", {"status": {"containerStatuses": [
-        {"name": "model-download", "image": IMAGE,
-         "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}]}},
-        subresource="status")
-    kube.put_object({"apiVersion": "v1", "kind": "Event",
-                     "metadata": {"name": "download-1.pull", "namespace": NS},
-                     "involvedObject": {"kind": "Pod", "name": "download-1", "namespace": NS,
-                                        "uid": pod["metadata"]["uid"]},
-                     "reason": "Failed", "type": "Warning", "lastTimestamp": "2026-01-01T00:00:00Z",
-                     "message": f"Failed to pull image \"{IMAGE}\": 401 Unauthorized"})
+    await harness.client.patch(
+        PODS,
+        NS,
+        "download-1",
+        {
+            "status": {
+                "containerStatuses": [
+                    {
+                        "name": "model-download",
+                        "image": IMAGE,
+                        "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}},
+                    }
+                ]
+            }
+        },
+        subresource="status",
+    )
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "download-1.pull", "namespace": NS},
+            "involvedObject": {"kind": "Pod", "name": "download-1", "namespace": NS, "uid": pod["metadata"]["uid"]},
+            "reason": "Failed",
+            "type": "Warning",
+            "lastTimestamp": "2026-01-01T00:00:00Z",
+            "message": f'Failed to pull image "{IMAGE}": 401 Unauthorized',
+        }
+    )
     await harness.reconcile("weights")
     art = harness.artifact("weights")
     assert condition(art, "DownloadJobPodsReady")["reason"] == "ImagePullAuthFailure"
@@ -403,9 +522,23 @@ async def test_download_pod_that_cannot_pull_its_image_is_explained_by_its_event
 async def test_download_pod_killed_for_memory(harness: Harness):
     n = await _downloading(harness)
     harness.run_pod(n["download"], "download-1", "Failed")
-    await harness.client.patch(PODS, NS, "download-1", {"status": {"containerStatuses": [
-        {"name": "model-download", "image": IMAGE, "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}]}},
-        subresource="status")
+    await harness.client.patch(
+        PODS,
+        NS,
+        "download-1",
+        {
+            "status": {
+                "containerStatuses": [
+                    {
+                        "name": "model-download",
+                        "image": IMAGE,
+                        "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}},
+                    }
+                ]
+            }
+        },
+        subresource="status",
+    )
     await harness.reconcile("weights")
     art = harness.artifact("weights")
     assert condition(art, "DownloadJobPodsReady")["reason"] == "PodOOMKilled"
@@ -437,18 +570,51 @@ async def test_an_artifact_whose_volume_a_running_pod_mounts_is_in_use(harness: 
     kube.put_object(_quota(cluster="10Gi"))
     kube.put_object(_stored("mounted", 8, retentionPriority=0))
     claim = harness.names("mounted")["pvc"]  # a complete Ready artifact: its real PVC, download verified
-    kube.put_object({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                     "metadata": {"name": claim, "namespace": NS, "labels": {"aim.eai.amd.com/cache.name": "mounted"}},
-                     "spec": {"resources": {"requests": {"storage": "8Gi"}}}, "status": {"phase": "Bound"}})
-    await harness.client.patch(ARTIFACTS, NS, "mounted", {"status": {"persistentVolumeClaim": claim, "conditions": [
-        {"type": "DownloadComplete", "status": "True", "reason": "Verified", "message": "",
-         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, subresource="status")
-    kube.put_object({"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": "chat-predictor-1", "namespace": NS,
-                                  "labels": {"serving.kserve.io/inferenceservice": "chat"}},
-                     "spec": {"containers": [{"name": "kserve-container", "image": "x"}],
-                              "volumes": [{"name": "mounted", "persistentVolumeClaim": {"claimName": claim}}]},
-                     "status": {"phase": "Running"}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": NS, "labels": {"aim.eai.amd.com/cache.name": "mounted"}},
+            "spec": {"resources": {"requests": {"storage": "8Gi"}}},
+            "status": {"phase": "Bound"},
+        }
+    )
+    await harness.client.patch(
+        ARTIFACTS,
+        NS,
+        "mounted",
+        {
+            "status": {
+                "persistentVolumeClaim": claim,
+                "conditions": [
+                    {
+                        "type": "DownloadComplete",
+                        "status": "True",
+                        "reason": "Verified",
+                        "message": "",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    }
+                ],
+            }
+        },
+        subresource="status",
+    )
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "chat-predictor-1",
+                "namespace": NS,
+                "labels": {"serving.kserve.io/inferenceservice": "chat"},
+            },
+            "spec": {
+                "containers": [{"name": "kserve-container", "image": "x"}],
+                "volumes": [{"name": "mounted", "persistentVolumeClaim": {"claimName": claim}}],
+            },
+            "status": {"phase": "Running"},
+        }
+    )
     kube.put_object(make_artifact("new", size="5Gi"))
     await harness.reconcile("new")
     assert harness.artifact("mounted") is not None
@@ -468,18 +634,49 @@ async def test_an_artifact_a_service_lists_as_an_adapter_is_in_use_until_the_ser
     kube.put_object(_quota(cluster="10Gi"))
     kube.put_object(_stored("sql-lora", 8, retentionPriority=0))
     claim = harness.names("sql-lora")["pvc"]  # a complete Ready artifact: its real PVC, download verified
-    kube.put_object({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-                     "metadata": {"name": claim, "namespace": NS, "labels": {"aim.eai.amd.com/cache.name": "sql-lora"}},
-                     "spec": {"resources": {"requests": {"storage": "8Gi"}}}, "status": {"phase": "Bound"}})
-    await harness.client.patch(ARTIFACTS, NS, "sql-lora", {"status": {"persistentVolumeClaim": claim, "conditions": [
-        {"type": "DownloadComplete", "status": "True", "reason": "Verified", "message": "",
-         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}, subresource="status")
-    adapter = {"name": "sql", "sourceUri": "hf://org/sql-lora", "artifact": "sql-lora", "state": "Ready",
-               "reason": "Served"}
-    svc = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-           "metadata": {"name": "chat", "namespace": NS},
-           "spec": {"model": {"name": "m"}, "adapters": [{"name": "sql", "sourceUri": "hf://org/sql-lora"}]},
-           "status": {"status": "Running", "adapters": [adapter]}}
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": NS, "labels": {"aim.eai.amd.com/cache.name": "sql-lora"}},
+            "spec": {"resources": {"requests": {"storage": "8Gi"}}},
+            "status": {"phase": "Bound"},
+        }
+    )
+    await harness.client.patch(
+        ARTIFACTS,
+        NS,
+        "sql-lora",
+        {
+            "status": {
+                "persistentVolumeClaim": claim,
+                "conditions": [
+                    {
+                        "type": "DownloadComplete",
+                        "status": "True",
+                        "reason": "Verified",
+                        "message": "",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    }
+                ],
+            }
+        },
+        subresource="status",
+    )
+    adapter = {
+        "name": "sql",
+        "sourceUri": "hf://org/sql-lora",
+        "artifact": "sql-lora",
+        "state": "Ready",
+        "reason": "Served",
+    }
+    svc = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": "chat", "namespace": NS},
+        "spec": {"model": {"name": "m"}, "adapters": [{"name": "sql", "sourceUri": "hf://org/sql-lora"}]},
+        "status": {"status": "Running", "adapters": [adapter]},
+    }
     kube.put_object(svc)
     kube.put_object(make_artifact("new", size="5Gi"))
     await harness.reconcile("new")
@@ -505,13 +702,24 @@ async def test_credentials_a_failed_download_printed_never_reach_status_or_event
     await harness.reconcile("weights")
     await harness.reconcile("weights")
     n = harness.names("weights")
-    log = (f"HF_TOKEN={hf} AWS_SECRET_ACCESS_KEY={aws}\n"
-           f"GET https://bot:{password}@mirror.example.com/org/model failed\n"
-           f"huggingface_hub.errors.HfHubHTTPError: 401 Client Error: Unauthorized (Authorization: Bearer {hf})\n")
+    log = (
+        f"HF_TOKEN={hf} AWS_SECRET_ACCESS_KEY={aws}\n"
+        f"GET https://bot:{password}@mirror.example.com/org/model failed\n"
+        f"huggingface_hub.errors.HfHubHTTPError: 401 Client Error: Unauthorized (Authorization: Bearer {hf})\n"
+    )
     harness.run_pod(n["download"], "download-1", "Failed", log, exit_code=1)
-    await harness.job_status(n["download"], failed=3, conditions=[
-        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
-         "message": "Job has reached the specified backoff limit"}])
+    await harness.job_status(
+        n["download"],
+        failed=3,
+        conditions=[
+            {
+                "type": "Failed",
+                "status": "True",
+                "reason": "BackoffLimitExceeded",
+                "message": "Job has reached the specified backoff limit",
+            }
+        ],
+    )
     await harness.reconcile("weights")
 
     art = harness.artifact("weights")
@@ -523,11 +731,17 @@ async def test_credentials_a_failed_download_printed_never_reach_status_or_event
     assert leaks == [], [str(leak) for leak in leaks]
 
 
-@pytest.mark.parametrize("log", [
-    "2026-11-27 17:01:31,807 INFO hf://gpt2: 11 files\n" + '{"url": "hf://gpt2", "sizeBytes": 548118077}\n',
-    '{"url": "hf://gpt2", "sizeBytes": 548118077}\n' + "2026-11-27 17:01:31,807 INFO hf://gpt2: 11 files\n"
-    + "\n".join(f"2026-11-27 17:01:32,{i:03d} INFO done {i}" for i in range(12)) + "\n",
-], ids=["stderr-first", "stdout-first"])
+@pytest.mark.parametrize(
+    "log",
+    [
+        "2026-11-27 17:01:31,807 INFO hf://gpt2: 11 files\n" + '{"url": "hf://gpt2", "sizeBytes": 548118077}\n',
+        '{"url": "hf://gpt2", "sizeBytes": 548118077}\n'
+        + "2026-11-27 17:01:31,807 INFO hf://gpt2: 11 files\n"
+        + "\n".join(f"2026-11-27 17:01:32,{i:03d} INFO done {i}" for i in range(12))
+        + "\n",
+    ],
+    ids=["stderr-first", "stdout-first"],
+)
 async def test_the_size_check_answer_is_read_whichever_stream_came_last(harness: Harness, log: str):
     # check-size: INFO on stderr, the JSON on stdout; the container log interleaves them (issue 18)
     kube = harness.kube
@@ -546,19 +760,30 @@ async def test_the_size_check_answer_is_read_whichever_stream_came_last(harness:
 async def test_labels_propagated_to_a_job_reach_its_pods(harness: Harness):
     # F81/F82 and aim.eai.amd.com/artifact.name: NetworkPolicies and cost tools select pods (issue 18)
     kube = harness.kube
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
-                     "metadata": {"name": "default"},
-                     "spec": {"labelPropagation": {"enabled": True, "match": ["team.example.com/*"]}}})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMClusterRuntimeConfig",
+            "metadata": {"name": "default"},
+            "spec": {"labelPropagation": {"enabled": True, "match": ["team.example.com/*"]}},
+        }
+    )
     art = make_artifact()
-    art["metadata"]["labels"] = {"team.example.com/cost-center": "ml-42", "aim.eai.amd.com/project": "chat",
-                                 "unrelated": "x"}
+    art["metadata"]["labels"] = {
+        "team.example.com/cost-center": "ml-42",
+        "aim.eai.amd.com/project": "chat",
+        "unrelated": "x",
+    }
     kube.put_object(art)
     await harness.reconcile("tiny")
     n = harness.names("tiny")
     job = jobs(kube)[n["check"]]
     pod_labels = job["spec"]["template"]["metadata"]["labels"]
-    for key, value in {"team.example.com/cost-center": "ml-42", "aim.eai.amd.com/project": "chat",
-                       "aim.eai.amd.com/artifact.name": "tiny"}.items():
+    for key, value in {
+        "team.example.com/cost-center": "ml-42",
+        "aim.eai.amd.com/project": "chat",
+        "aim.eai.amd.com/artifact.name": "tiny",
+    }.items():
         assert job["metadata"]["labels"][key] == value
         assert pod_labels[key] == value, pod_labels
     assert "unrelated" not in pod_labels
@@ -578,8 +803,9 @@ async def test_a_burst_of_artifacts_never_exceeds_the_quota_and_evicts_no_more_t
     def held() -> int:
         claims = kube.list("v1/persistentvolumeclaims", NS)
         stored = [a for a in kube.list(ART, NS) if a["metadata"]["name"] in ("kept", "idle-1", "idle-2")]
-        return (sum(int(c["spec"]["resources"]["requests"]["storage"].removesuffix("Gi")) for c in claims)
-                + sum(int(a["status"]["allocatedSize"].removesuffix("Gi")) for a in stored))
+        return sum(int(c["spec"]["resources"]["requests"]["storage"].removesuffix("Gi")) for c in claims) + sum(
+            int(a["status"]["allocatedSize"].removesuffix("Gi")) for a in stored
+        )
 
     artifact = harness.engine.controllers["artifact"]
     for _ in range(3):  # every artifact of the burst reconciled by a worker of its own, at the same time
@@ -587,8 +813,9 @@ async def test_a_burst_of_artifacts_never_exceeds_the_quota_and_evicts_no_more_t
             harness.store.replace_all(ref, await harness.client.list(ref))
         await asyncio.gather(*(harness.engine.reconcile(artifact, NS, name) for name in burst))
         assert held() <= 12, held()
-    claims = {c["metadata"]["labels"].get("aim.eai.amd.com/artifact.name") for c in
-              kube.list("v1/persistentvolumeclaims", NS)}
+    claims = {
+        c["metadata"]["labels"].get("aim.eai.amd.com/artifact.name") for c in kube.list("v1/persistentvolumeclaims", NS)
+    }
     assert len(claims) == 3 and held() == 12  # both idle artifacts went, and nothing more
     assert harness.artifact("kept") is not None
     waiting = [n for n in burst if condition(harness.artifact(n), "CachePvcReady")["reason"] == "StorageQuotaExceeded"]

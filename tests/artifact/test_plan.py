@@ -61,8 +61,11 @@ def test_unknown_size_runs_the_size_check_and_nothing_else():
 def _checked(log: str):
     art = make_artifact()
     n = names(art)
-    ob = observed(check_size_job=job(n["check"], complete=True),
-                  pods=(pod("cs-1", "check-size", n["check"], "Succeeded"),), logs={"cs-1": log})
+    ob = observed(
+        check_size_job=job(n["check"], complete=True),
+        pods=(pod("cs-1", "check-size", n["check"], "Succeeded"),),
+        logs={"cs-1": log},
+    )
     return art, plan_artifact(art, ob)
 
 
@@ -87,11 +90,20 @@ def test_a_lora_adapters_config_from_the_size_check_goes_to_status_before_the_do
     assert "adapter" not in plain.status
 
 
-@pytest.mark.parametrize("log", [
-    "", "not json", '{"url":"x"}', '{"url":"x","sizeBytes":0}', '{"url":"x","sizeBytes":-5}',
-    '{"url":"x","sizeBytes":1125899906842625}', '{"url":"x","sizeBytes":"12"}', 'INFO checking\n{"url":"x"}',
-    '{"url":"x","sizes":1}\nINFO done',
-])
+@pytest.mark.parametrize(
+    "log",
+    [
+        "",
+        "not json",
+        '{"url":"x"}',
+        '{"url":"x","sizeBytes":0}',
+        '{"url":"x","sizeBytes":-5}',
+        '{"url":"x","sizeBytes":1125899906842625}',
+        '{"url":"x","sizeBytes":"12"}',
+        'INFO checking\n{"url":"x"}',
+        '{"url":"x","sizes":1}\nINFO done',
+    ],
+)
 def test_bad_size_check_output_is_InvalidSizeOutput(log):
     art, plan = _checked(log)
     status = status_after(art, plan)
@@ -101,11 +113,14 @@ def test_bad_size_check_output_is_InvalidSizeOutput(log):
     assert plan.requeue_after is None  # no hot loop: a new check runs when the Job expires
 
 
-@pytest.mark.parametrize("log", [
-    'INFO hf://Qwen/Qwen3-32B: 3 files\n{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\n',  # stderr first
-    '{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\nINFO hf://Qwen/Qwen3-32B: 3 files\n',  # stdout first
-    'INFO a\n{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\nWARNING b {"x": 1}\nINFO c\n',
-])
+@pytest.mark.parametrize(
+    "log",
+    [
+        'INFO hf://Qwen/Qwen3-32B: 3 files\n{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\n',  # stderr first
+        '{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\nINFO hf://Qwen/Qwen3-32B: 3 files\n',  # stdout first
+        'INFO a\n{"url":"hf://Qwen/Qwen3-32B","sizeBytes":104857600}\nWARNING b {"x": 1}\nINFO c\n',
+    ],
+)
 def test_the_size_result_is_found_whatever_order_the_streams_came_in(log):
     # check-size prints INFO on stderr and the JSON on stdout; the container log interleaves them (issue 18)
     art, plan = _checked(log)
@@ -117,9 +132,11 @@ def test_the_size_result_is_found_whatever_order_the_streams_came_in(log):
 def test_failed_size_check_pod_explains_itself():
     art = make_artifact()
     n = names(art)
-    ob = observed(check_size_job=job(n["check"], failed="BackoffLimitExceeded"),
-                  pods=(failed_pod("cs-1", "check-size", n["check"]),),
-                  logs={"cs-1": "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error"})
+    ob = observed(
+        check_size_job=job(n["check"], failed="BackoffLimitExceeded"),
+        pods=(failed_pod("cs-1", "check-size", n["check"]),),
+        logs={"cs-1": "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error"},
+    )
     status = status_after(art, plan_artifact(art, ob))
     assert cond(status, "CheckSizeJobPodsReady")["reason"] == "SourceNotFound"
     assert status["status"] == "Failed"
@@ -128,10 +145,18 @@ def test_failed_size_check_pod_explains_itself():
 # ---------------------------------------------------------------- PVC (F71)
 
 
-@pytest.mark.parametrize("size, headroom, expected", [
-    ("100Mi", None, "1Gi"), ("64Gi", None, "71Gi"), ("10Gi", 0, "10Gi"), (str(1024**3 + 1), 0, "2Gi"),
-    ("1G", 10, "2Gi"), ("20Gi", 50, "30Gi"), (1, None, "1Gi"),
-])
+@pytest.mark.parametrize(
+    "size, headroom, expected",
+    [
+        ("100Mi", None, "1Gi"),
+        ("64Gi", None, "71Gi"),
+        ("10Gi", 0, "10Gi"),
+        (str(1024**3 + 1), 0, "2Gi"),
+        ("1G", 10, "2Gi"),
+        ("20Gi", 50, "30Gi"),
+        (1, None, "1Gi"),
+    ],
+)
 def test_pvc_size_is_size_plus_headroom_rounded_up_to_whole_gib(size, headroom, expected):
     art = make_artifact(size=size)
     config = {"storage": {"pvcHeadroomPercent": headroom}} if headroom is not None else None
@@ -142,12 +167,15 @@ def test_pvc_size_is_size_plus_headroom_rounded_up_to_whole_gib(size, headroom, 
     assert claim["metadata"]["name"] == names(art)["pvc"]
 
 
-@pytest.mark.parametrize("own, config, expected", [
-    ("fast", {"storage": {"defaultStorageClassName": "slow"}}, "fast"),
-    (None, {"storage": {"defaultStorageClassName": "slow"}}, "slow"),
-    (None, {"defaultStorageClassName": "legacy"}, "legacy"),
-    (None, None, None),
-])
+@pytest.mark.parametrize(
+    "own, config, expected",
+    [
+        ("fast", {"storage": {"defaultStorageClassName": "slow"}}, "fast"),
+        (None, {"storage": {"defaultStorageClassName": "slow"}}, "slow"),
+        (None, {"defaultStorageClassName": "legacy"}, "legacy"),
+        (None, None, None),
+    ],
+)
 def test_storage_class_falls_back_to_the_runtime_config_then_the_cluster_default(own, config, expected):
     art = make_artifact(size="1Gi", **({"storageClassName": own} if own else {}))
     claim = wanted(plan_artifact(art, observed(config)), "PersistentVolumeClaim")[0]
@@ -156,8 +184,10 @@ def test_storage_class_falls_back_to_the_runtime_config_then_the_cluster_default
 
 def test_pvc_labels_mark_template_caches_and_the_source():
     plain = wanted(plan_artifact(make_artifact(size="1Gi"), observed()), "PersistentVolumeClaim")[0]
-    assert plain["metadata"]["labels"] == {"aim.eai.amd.com/cache.name": "qwen",
-                                           "aim.eai.amd.com/source-model": "qwen_qwen3-32b"}
+    assert plain["metadata"]["labels"] == {
+        "aim.eai.amd.com/cache.name": "qwen",
+        "aim.eai.amd.com/source-model": "qwen_qwen3-32b",
+    }
     cached = make_artifact(size="1Gi").labels(**{"template-created": "true"})
     labels = wanted(plan_artifact(cached, observed()), "PersistentVolumeClaim")[0]["metadata"]["labels"]
     assert labels["aim.eai.amd.com/cache.type"] == "template-cache"
@@ -192,8 +222,9 @@ def test_download_job_waits_for_the_role_binding():
     art = make_artifact(size="1Gi")
     plan = plan_artifact(art, observed(pvc=pvc(names(art)["pvc"])))
     assert not wanted(plan, "Job")
-    assert wanted(plan, "RoleBinding")[0]["subjects"] == [{"kind": "ServiceAccount", "name": "default",
-                                                            "namespace": NS}]
+    assert wanted(plan, "RoleBinding")[0]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "default", "namespace": NS}
+    ]
     assert not any(d.owned for d in plan.apply if d.resource.kind == "RoleBinding")
 
 
@@ -203,15 +234,23 @@ def test_download_job_spec():
     (dl,) = wanted(plan, "Job")
     n = names(art)
     assert dl["metadata"]["name"] == n["download"]
-    assert dl["metadata"]["labels"] == {"aim.eai.amd.com/cache.name": "qwen", "aim.eai.amd.com/cache.type": "artifact",
-                                        "aim.eai.amd.com/component": "download"}
+    assert dl["metadata"]["labels"] == {
+        "aim.eai.amd.com/cache.name": "qwen",
+        "aim.eai.amd.com/cache.type": "artifact",
+        "aim.eai.amd.com/component": "download",
+    }
     spec = dl["spec"]
     assert spec["backoffLimit"] == 2 and spec["ttlSecondsAfterFinished"] == 600
     pod_spec = spec["template"]["spec"]
     assert spec["template"]["metadata"]["labels"]["aim.eai.amd.com/component"] == "download"
     assert pod_spec["restartPolicy"] == "Never" and pod_spec["imagePullSecrets"] == [{"name": "pull"}]
-    assert pod_spec["securityContext"] == {"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000,
-                                           "fsGroup": 1000, "seccompProfile": {"type": "RuntimeDefault"}}
+    assert pod_spec["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "runAsGroup": 1000,
+        "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
     (container,) = pod_spec["containers"]
     assert container["name"] == "model-download" and container["args"] == ["hf://Qwen/Qwen3-32B"]
     assert container["imagePullPolicy"] == "IfNotPresent"
@@ -221,8 +260,9 @@ def test_download_job_spec():
 
 
 def test_download_env_layers_defaults_then_runtime_config_then_artifact():
-    art = make_artifact(size="2Gi", env=[{"name": "STALL_TIMEOUT", "value": "600"},
-                                         {"name": "HF_TOKEN", "value": "artifact"}])
+    art = make_artifact(
+        size="2Gi", env=[{"name": "STALL_TIMEOUT", "value": "600"}, {"name": "HF_TOKEN", "value": "artifact"}]
+    )
     config = {"env": [{"name": "HF_TOKEN", "value": "config"}, {"name": "AIM_DOWNLOADER_PROTOCOL", "value": "HTTP"}]}
     env = env_of(wanted(_ready_for_download(art, config), "Job")[0])
     assert env["HF_TOKEN"] == "artifact" and env["STALL_TIMEOUT"] == "600"
@@ -234,13 +274,16 @@ def test_download_env_layers_defaults_then_runtime_config_then_artifact():
     assert [e["name"] for e in container["env"]] == sorted(e["name"] for e in container["env"])
 
 
-@pytest.mark.parametrize("own, config, expected", [
-    ({"include": ["*.safetensors"]}, {"include": ["*.bin"]}, {"include": ["*.safetensors"]}),
-    (None, {"include": ["*.bin"], "exclude": ["x/*"]}, {"include": ["*.bin"], "exclude": ["x/*"]}),
-    ({}, {"include": ["*.bin"]}, {}),
-    (None, {}, {}),
-    (None, None, {"exclude": ["*/*"]}),
-])
+@pytest.mark.parametrize(
+    "own, config, expected",
+    [
+        ({"include": ["*.safetensors"]}, {"include": ["*.bin"]}, {"include": ["*.safetensors"]}),
+        (None, {"include": ["*.bin"], "exclude": ["x/*"]}, {"include": ["*.bin"], "exclude": ["x/*"]}),
+        ({}, {"include": ["*.bin"]}, {}),
+        (None, {}, {}),
+        (None, None, {"exclude": ["*/*"]}),
+    ],
+)
 def test_download_filter_is_the_same_for_size_check_and_download(own, config, expected):
     spec = {"downloadFilter": own} if own is not None else {}
     cfg = {"storage": {"downloadFilter": config}} if config is not None else None
@@ -250,11 +293,14 @@ def test_download_filter_is_the_same_for_size_check_and_download(own, config, ex
     assert env_of(download)["AIM_DOWNLOAD_FILTER"] == env_of(check)["AIM_DOWNLOAD_FILTER"]
 
 
-@pytest.mark.parametrize("own, expected", [
-    (None, "registry.example/aim-downloader:1"),
-    ("ghcr.io/silogen/aim-artifact-downloader:0.2.0", "registry.example/aim-downloader:1"),  # the CRD default
-    ("my.registry/dl:2", "my.registry/dl:2"),
-])
+@pytest.mark.parametrize(
+    "own, expected",
+    [
+        (None, "registry.example/aim-downloader:1"),
+        ("ghcr.io/silogen/aim-artifact-downloader:0.2.0", "registry.example/aim-downloader:1"),  # the CRD default
+        ("my.registry/dl:2", "my.registry/dl:2"),
+    ],
+)
 def test_download_image_is_the_artifact_s_else_the_operator_setting(own, expected):
     art = make_artifact(size="1Gi", **({"modelDownloadImage": own} if own else {}))
     container = wanted(_ready_for_download(art), "Job")[0]["spec"]["template"]["spec"]["containers"][0]
@@ -264,8 +310,9 @@ def test_download_image_is_the_artifact_s_else_the_operator_setting(own, expecte
 def test_long_artifact_names_give_valid_child_names_and_labels():
     art = make_artifact(name="a" * 200 + ".b" * 20, size="1Gi")
     plan = _ready_for_download(art)
-    children = wanted(plan, "Job") + wanted(plan_artifact(make_artifact(name=art["metadata"]["name"]), observed()),
-                                            "Job")
+    children = wanted(plan, "Job") + wanted(
+        plan_artifact(make_artifact(name=art["metadata"]["name"]), observed()), "Job"
+    )
     children += wanted(plan_artifact(art, observed()), "PersistentVolumeClaim")
     assert len(children) == 3
     for child in children:
@@ -279,9 +326,16 @@ def test_long_artifact_names_give_valid_child_names_and_labels():
 
 def _downloading(art, *, job_kw=None, pods=(), logs=None):
     n = names(art)
-    return plan_artifact(art, observed(pvc=pvc(n["pvc"]), role_binding=BINDING,
-                                       download_job=job(n["download"], **(job_kw or {})), pods=pods,
-                                       logs=logs or {}))
+    return plan_artifact(
+        art,
+        observed(
+            pvc=pvc(n["pvc"]),
+            role_binding=BINDING,
+            download_job=job(n["download"], **(job_kw or {})),
+            pods=pods,
+            logs=logs or {},
+        ),
+    )
 
 
 def test_running_download_is_progressing_with_a_slow_safety_look():
@@ -297,15 +351,19 @@ def test_running_download_is_progressing_with_a_slow_safety_look():
 def test_progress_at_100_while_running_is_verifying():
     art = make_artifact(size="1Gi").status(progress={"percentage": 100, "displayPercentage": "100 %"})
     status = status_after(art, _downloading(art))
-    assert (cond(status, "DownloadComplete")["status"], cond(status, "DownloadComplete")["reason"]) == \
-        ("True", "Verifying")
+    assert (cond(status, "DownloadComplete")["status"], cond(status, "DownloadComplete")["reason"]) == (
+        "True",
+        "Verifying",
+    )
 
 
 def test_succeeded_job_makes_the_artifact_ready_with_full_progress():
-    art = make_artifact(size="1Gi").status(progress={"percentage": 97, "downloadedBytes": 5},
-                                           download={"protocol": "XET", "attempt": 1})
-    plan = _downloading(art, job_kw={"complete": True},
-                        pods=(pod("dl-1", "download", names(art)["download"], "Succeeded"),))
+    art = make_artifact(size="1Gi").status(
+        progress={"percentage": 97, "downloadedBytes": 5}, download={"protocol": "XET", "attempt": 1}
+    )
+    plan = _downloading(
+        art, job_kw={"complete": True}, pods=(pod("dl-1", "download", names(art)["download"], "Succeeded"),)
+    )
     status = status_after(art, plan)
     assert status["status"] == "Ready" and cond(status, "Ready")["reason"] == "AllComponentsReady"
     assert cond(status, "DownloadComplete")["reason"] == "Verified"
@@ -314,18 +372,25 @@ def test_succeeded_job_makes_the_artifact_ready_with_full_progress():
     assert plan.requeue_after is None
 
 
-@pytest.mark.parametrize("log, pods_reason, ready_reason", [
-    ("botocore.exceptions.ClientError: An error occurred (InvalidAccessKeyId)", "AuthError", "AuthError"),
-    ("OSError: [Errno 28] No space left on device", "StorageFull", "StorageFull"),
-    ("huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error: Repository Not Found", "SourceNotFound",
-     "InvalidSpec"),
-    ("Traceback: something odd", "PodFailed", "PodFailed"),
-])
+@pytest.mark.parametrize(
+    "log, pods_reason, ready_reason",
+    [
+        ("botocore.exceptions.ClientError: An error occurred (InvalidAccessKeyId)", "AuthError", "AuthError"),
+        ("OSError: [Errno 28] No space left on device", "StorageFull", "StorageFull"),
+        (
+            "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error: Repository Not Found",
+            "SourceNotFound",
+            "InvalidSpec",
+        ),
+        ("Traceback: something odd", "PodFailed", "PodFailed"),
+    ],
+)
 def test_failed_download_is_classified_from_the_pod(log, pods_reason, ready_reason):
     art = make_artifact(size="1Gi").status(progress={"percentage": 30})
     dl = names(art)["download"]
-    plan = _downloading(art, job_kw={"failed": "BackoffLimitExceeded"}, pods=(failed_pod("dl-1", "download", dl),),
-                        logs={"dl-1": log})
+    plan = _downloading(
+        art, job_kw={"failed": "BackoffLimitExceeded"}, pods=(failed_pod("dl-1", "download", dl),), logs={"dl-1": log}
+    )
     status = status_after(art, plan)
     assert status["status"] == "Failed"
     assert cond(status, "DownloadJobPodsReady")["reason"] == pods_reason
@@ -371,8 +436,14 @@ def test_ready_artifact_whose_volume_was_deleted_downloads_again():
 def test_a_completed_job_older_than_the_volume_is_removed_not_believed():
     art = make_artifact(size="1Gi")
     n = names(art)
-    plan = plan_artifact(art, observed(pvc=pvc(n["pvc"], created="2026-01-01T01:00:00Z"), role_binding=BINDING,
-                                       download_job=job(n["download"], complete=True)))
+    plan = plan_artifact(
+        art,
+        observed(
+            pvc=pvc(n["pvc"], created="2026-01-01T01:00:00Z"),
+            role_binding=BINDING,
+            download_job=job(n["download"], complete=True),
+        ),
+    )
     assert [(d.resource.kind, d.name) for d in plan.delete] == [("Job", n["download"])]
     assert status_after(art, plan)["status"] != "Ready"
 
@@ -382,10 +453,17 @@ def test_mode_follows_owner_references():
     assert plan_artifact(make_artifact().owned(), observed()).status["mode"] == "Dedicated"
 
 
-@pytest.mark.parametrize("size, text", [
-    (0, "0 B"), (512, "512 B"), (1536, "1.5 KiB"), (42 * 1024**3, "42 GiB"), (int(1.5 * 1024**4), "1.5 TiB"),
-    (100 * 1024**2, "100 MiB"),
-])
+@pytest.mark.parametrize(
+    "size, text",
+    [
+        (0, "0 B"),
+        (512, "512 B"),
+        (1536, "1.5 KiB"),
+        (42 * 1024**3, "42 GiB"),
+        (int(1.5 * 1024**4), "1.5 TiB"),
+        (100 * 1024**2, "100 MiB"),
+    ],
+)
 def test_display_size(size, text):
     assert display_size(size) == text
 
@@ -411,8 +489,19 @@ def test_size_check_and_download_jobs_follow_the_runtime_config_placement():
     placement = {
         "nodeSelector": {"example.com/pool": "storage"},
         "tolerations": [{"key": "example.com/dedicated", "operator": "Exists", "effect": "NoSchedule"}],
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}]}}},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
     }
     check = plan_artifact(make_artifact(), observed(placement))
     download = _ready_for_download(make_artifact(size="1Gi"), placement)

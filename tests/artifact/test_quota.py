@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from aim_core.artifact.keys import parse_quota
 from aim_core.artifact.plan import plan_artifact
 from aim_core.artifact.quota import decide, eviction_order
-from aim_core.artifact.keys import parse_quota
 from tests.artifact.builders import (
     GIB,
     NS,
@@ -52,9 +52,11 @@ def test_eviction_order_lowest_priority_then_least_recently_used():
 
 def test_eviction_frees_just_enough_and_waits_before_creating_the_pvc():
     art = make_artifact(size="10Gi")  # 11Gi
-    victims = (candidate("old", 8, priority=0, last_used="2026-01-01T00:00:00Z", caches=("tc-old",)),
-               candidate("older", 8, priority=0, last_used="2025-12-01T00:00:00Z"),
-               candidate("keep", 8, priority=3))
+    victims = (
+        candidate("old", 8, priority=0, last_used="2026-01-01T00:00:00Z", caches=("tc-old",)),
+        candidate("older", 8, priority=0, last_used="2025-12-01T00:00:00Z"),
+        candidate("keep", 8, priority=3),
+    )
     plan = plan_artifact(art, observed(quota=quota(cluster_gib=40), usage=usage(38, 38, *victims)))
     deleted = [(d.resource.kind, d.namespace, d.name) for d in plan.delete]
     assert deleted == [("AIMArtifact", NS, "older"), ("AIMArtifact", NS, "old"), ("AIMTemplateCache", NS, "tc-old")]
@@ -94,8 +96,9 @@ def test_existing_pvc_is_not_subject_to_the_quota():
     from tests.artifact.builders import BINDING, names, pvc
 
     art = make_artifact(size="20Gi")
-    plan = plan_artifact(art, observed(pvc=pvc(names(art)["pvc"]), role_binding=BINDING,
-                                       quota=quota(cluster_gib=1), usage=usage(40, 40)))
+    plan = plan_artifact(
+        art, observed(pvc=pvc(names(art)["pvc"]), role_binding=BINDING, quota=quota(cluster_gib=1), usage=usage(40, 40))
+    )
     assert cond(status_after(art, plan), "CachePvcReady")["status"] == "True"
 
 
@@ -104,8 +107,13 @@ def _crc(name, **quota_fields):
 
 
 def test_quota_is_the_strictest_of_all_cluster_runtime_configs():
-    q = parse_quota([_crc("default", clusterLimit="1Ti", defaultNamespaceLimit="100Gi"),
-                     _crc("team", clusterLimit="500Gi"), {"metadata": {"name": "none"}, "spec": {}}])
+    q = parse_quota(
+        [
+            _crc("default", clusterLimit="1Ti", defaultNamespaceLimit="100Gi"),
+            _crc("team", clusterLimit="500Gi"),
+            {"metadata": {"name": "none"}, "spec": {}},
+        ]
+    )
     assert q.cluster_limit == 500 * GIB and q.namespace_limit == 100 * GIB
     assert "AIMClusterRuntimeConfig team" in q.source and "AIMClusterRuntimeConfig default" in q.source
 

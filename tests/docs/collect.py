@@ -44,10 +44,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 REASON = re.compile(r"^[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*$")  # CamelCase: not "GET", not "STATUS"
-REASON_CALLS = frozenset({
-    "Health", "ok", "progressing", "error", "pending", "starting", "failed", "degraded", "not_available",
-    "issue", "Issue",
-})
+REASON_CALLS = frozenset(
+    {
+        "Health",
+        "ok",
+        "progressing",
+        "error",
+        "pending",
+        "starting",
+        "failed",
+        "degraded",
+        "not_available",
+        "issue",
+        "Issue",
+    }
+)
 _MESSAGE_BUILDER = re.compile(r"message|msg|join|clip|format|detail|describe|explain|not_ready|^str$|redact")
 #: ``Condition.true(type, reason, message)``, ``Condition.false(...)``: the reason is the second argument.
 CONDITION_SHORTHANDS = frozenset({"true", "false", "unknown"})
@@ -59,10 +70,17 @@ def source_files(*, test_support: bool = False) -> list[Path]:
 
     ``testing/aim_testing`` (the emulator and fixtures) is left out unless ``test_support``.
     """
-    files = [*ROOT.glob("aim_core/**/*.py"), *ROOT.glob("plugins/*/aim_plugin_*/**/*.py"),
-             *ROOT.glob("examples/plugins/*/aim_example_*/**/*.py")]
-    return sorted(p for p in files if "tests" not in p.relative_to(ROOT).parts
-                  and (test_support or p.relative_to(ROOT).parts[:2] != ("aim_core", "testing")))
+    files = [
+        *ROOT.glob("aim_core/**/*.py"),
+        *ROOT.glob("plugins/*/aim_plugin_*/**/*.py"),
+        *ROOT.glob("examples/plugins/*/aim_example_*/**/*.py"),
+    ]
+    return sorted(
+        p
+        for p in files
+        if "tests" not in p.relative_to(ROOT).parts
+        and (test_support or p.relative_to(ROOT).parts[:2] != ("aim_core", "testing"))
+    )
 
 
 def scan(collector: Callable[[str], set[str]], files: Iterable[Path] | None = None) -> dict[str, list[str]]:
@@ -126,8 +144,9 @@ def _is_class_member(node: ast.Attribute) -> bool:
 
 
 def _is_enum_member(node: ast.expr) -> bool:
-    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
-            and node.value.id in ("Category", "State"))
+    return (
+        isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("Category", "State")
+    )
 
 
 def _is_message(node: ast.expr) -> bool:
@@ -235,10 +254,14 @@ def reason_sites(source: str, constants: dict[str, set[str]] | None = None) -> l
                     found.extend((v, node.lineno) for v in values(element))
         elif isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
-            if any(_is_reason_name(_call_name(s)) for s in sides if isinstance(s, ast.Name | ast.Attribute)
-                   ) or any(isinstance(s, ast.Call) and _call_name(s.func) == "get"
-                            and s.args and _strings(s.args[0]) and "reason" in set(_strings(s.args[0]))
-                            for s in sides):
+            if any(_is_reason_name(_call_name(s)) for s in sides if isinstance(s, ast.Name | ast.Attribute)) or any(
+                isinstance(s, ast.Call)
+                and _call_name(s.func) == "get"
+                and s.args
+                and _strings(s.args[0])
+                and "reason" in set(_strings(s.args[0]))
+                for s in sides
+            ):
                 for side in sides:
                     found.extend((v, node.lineno) for v in values(side))
                     if isinstance(side, ast.Tuple | ast.List | ast.Set):
@@ -339,11 +362,25 @@ def code_env_vars(*, test_support: bool = True) -> dict[str, list[str]]:
 # Prometheus metric families
 # ---------------------------------------------------------------------------
 
-METRIC_TYPES = frozenset({
-    "Counter", "Gauge", "Histogram", "Summary", "Info", "Enum",
-    "CounterMetricFamily", "GaugeMetricFamily", "HistogramMetricFamily", "SummaryMetricFamily",
-    "InfoMetricFamily", "StateSetMetricFamily", "GaugeHistogramMetricFamily", "UnknownMetricFamily", "Metric",
-})
+METRIC_TYPES = frozenset(
+    {
+        "Counter",
+        "Gauge",
+        "Histogram",
+        "Summary",
+        "Info",
+        "Enum",
+        "CounterMetricFamily",
+        "GaugeMetricFamily",
+        "HistogramMetricFamily",
+        "SummaryMetricFamily",
+        "InfoMetricFamily",
+        "StateSetMetricFamily",
+        "GaugeHistogramMetricFamily",
+        "UnknownMetricFamily",
+        "Metric",
+    }
+)
 
 
 def metric_families_in(source: str) -> set[str]:

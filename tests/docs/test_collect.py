@@ -17,7 +17,7 @@ from tests.docs.collect import (
     table_first_cells,
 )
 
-SAMPLE = textwrap.dedent('''
+SAMPLE = textwrap.dedent("""
     from aim_core.reconcile.health import Category, Health, State
     from aim_core.service.routing import GATEWAY_NOT_CONFIGURED
 
@@ -54,18 +54,39 @@ SAMPLE = textwrap.dedent('''
         lowercase("notAReason", "because it is not CamelCase")
         header("STATUS", "upper-case words are column names, not reasons")
         return MODULE_REASON
-''')
+""")
 
 
 def test_reasons_are_found_in_every_shape_the_code_uses():
     found = reasons_in(SAMPLE, constants={"GATEWAY_NOT_CONFIGURED": {"GatewayNotConfigured"}})
 
     expected = {
-        "FromAConstant", "FromAReasonTable", "AlsoFromTheTable", "FromUnpackingOne", "FromAComparedSet",
-        "FromADefault", "FromAKeywordDefault", "FromHealth", "FromHealthError", "FromOk", "FromProgressing",
-        "FromTheOtherBranch", "FromIssue", "GatewayNotConfigured", "FromACondition", "FromAHelper",
-        "FromAProblemPair", "FromKeyword", "FromSuffixedKeyword", "FromADict", "FromAnAssignment",
-        "FromAnAttribute", "FromAComparison", "FromNested", "FromAShorthand", "FromAPlainConstant",
+        "FromAConstant",
+        "FromAReasonTable",
+        "AlsoFromTheTable",
+        "FromUnpackingOne",
+        "FromAComparedSet",
+        "FromADefault",
+        "FromAKeywordDefault",
+        "FromHealth",
+        "FromHealthError",
+        "FromOk",
+        "FromProgressing",
+        "FromTheOtherBranch",
+        "FromIssue",
+        "GatewayNotConfigured",
+        "FromACondition",
+        "FromAHelper",
+        "FromAProblemPair",
+        "FromKeyword",
+        "FromSuffixedKeyword",
+        "FromADict",
+        "FromAnAssignment",
+        "FromAnAttribute",
+        "FromAComparison",
+        "FromNested",
+        "FromAShorthand",
+        "FromAPlainConstant",
         "FromAJoinedMessage",
     }
     assert expected - found == set()
@@ -83,7 +104,7 @@ def test_a_module_without_reasons_yields_none():
 
 
 def test_environment_reads_are_found_in_every_shape():
-    source = textwrap.dedent('''
+    source = textwrap.dedent("""
         import os
         ENV_FROM_CONSTANT = "FROM_A_CONSTANT"
         DOWNLOAD_IMAGE_ENV = "FROM_A_SUFFIXED_CONSTANT"
@@ -100,16 +121,23 @@ def test_environment_reads_are_found_in_every_shape():
             child = dict(os.environ)
             child["SET_NOT_READ"] = "1"
             labels.get("NOT_ENVIRONMENT")
-    ''')
+    """)
 
     found = env_vars_in(source)
 
-    assert found == {"FROM_A_CONSTANT", "FROM_A_SUFFIXED_CONSTANT", "FROM_OS_ENVIRON", "FROM_GETENV",
-                     "FROM_A_SUBSCRIPT", "FROM_ENV_GET", "FROM_A_HELPER"}
+    assert found == {
+        "FROM_A_CONSTANT",
+        "FROM_A_SUFFIXED_CONSTANT",
+        "FROM_OS_ENVIRON",
+        "FROM_GETENV",
+        "FROM_A_SUBSCRIPT",
+        "FROM_ENV_GET",
+        "FROM_A_HELPER",
+    }
 
 
 def test_metric_families_are_found():
-    source = textwrap.dedent('''
+    source = textwrap.dedent("""
         from prometheus_client import Counter, Gauge, Histogram
         from prometheus_client.core import GaugeMetricFamily
         OBJECTS = "aim_objects"
@@ -120,10 +148,13 @@ def test_metric_families_are_found():
             def collect(self):
                 yield GaugeMetricFamily(OBJECTS, "help", labels=["kind"])
         Gauge("not a metric name", "help")
-    ''')
+    """)
 
     assert metric_families_in(source) == {
-        "controller_runtime_reconcile_total", "workqueue_queue_duration_seconds", "aim_objects"}
+        "controller_runtime_reconcile_total",
+        "workqueue_queue_duration_seconds",
+        "aim_objects",
+    }
 
 
 def test_cli_commands_are_walked_to_the_leaves():
@@ -139,14 +170,18 @@ def test_cli_commands_are_walked_to_the_leaves():
     describe = sub.add_parser("describe").add_subparsers()
     describe.add_parser("service")
 
-    assert cli_commands(parser) == ["aim-engine run", "aim-engine artifact download",
-                                    "aim-engine artifact check-size", "aim-engine describe service"]
+    assert cli_commands(parser) == [
+        "aim-engine run",
+        "aim-engine artifact download",
+        "aim-engine artifact check-size",
+        "aim-engine describe service",
+    ]
     assert cli_options(subparser(parser, "run")) == ["--namespace", "-v", "--workers"]
     assert subparser(parser, "artifact", "download").prog.endswith("artifact download")
 
 
 def test_markdown_helpers():
-    text = textwrap.dedent('''
+    text = textwrap.dedent("""
         # `aim-engine run`
         ```sh
         # `not-a-heading` inside a fence
@@ -159,7 +194,7 @@ def test_markdown_helpers():
         | `A`, `B` | not a single name |
         |`Tight`|no spaces|
         | plain | no backticks |
-    ''')
+    """)
 
     assert heading_code_spans(text) == ["aim-engine run", "aim_gpu_vendors() -> x", "other"]
     assert table_first_cells(text) == {"Listed", "Tight"}

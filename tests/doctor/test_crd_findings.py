@@ -16,8 +16,9 @@ def isvc_crd(established: bool = True) -> dict:
 
 
 def test_kserve_0_16_has_the_fields_we_write():
-    [finding] = crd_findings(isvc_crd(), ISVC, fix="x", required_paths=("spec.predictor.containers",
-                                                                      "spec.predictor.autoScaling"))
+    [finding] = crd_findings(
+        isvc_crd(), ISVC, fix="x", required_paths=("spec.predictor.containers", "spec.predictor.autoScaling")
+    )
     assert finding.level == "ok"
 
 
@@ -29,7 +30,9 @@ def test_an_older_kserve_without_a_field_fails_naming_it():
 
 def test_missing_is_a_warning_when_asked():
     [finding] = crd_findings(None, ISVC, fix="install", missing_level="warn")
-    assert finding.level == "warn" and finding.message.startswith("CRD inferenceservices.serving.kserve.io is not installed")
+    assert finding.level == "warn" and finding.message.startswith(
+        "CRD inferenceservices.serving.kserve.io is not installed"
+    )
 
 
 def test_our_crds_compare_by_what_we_generate_so_server_defaults_do_not_count():
@@ -57,7 +60,8 @@ def test_our_crds_compare_by_what_we_generate_so_server_defaults_do_not_count():
     def drop_replicas(crd):
         del crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"]
 
-    live["aimservices.aim.eai.amd.com"] = stored(next(c for c in wanted if c["metadata"]["name"].startswith("aimservices.")),
-                                                drop_replicas)
+    live["aimservices.aim.eai.amd.com"] = stored(
+        next(c for c in wanted if c["metadata"]["name"].startswith("aimservices.")), drop_replicas
+    )
     [finding] = project_crd_findings(live, wanted)
     assert finding.level == "fail" and finding.message.endswith(": aimservices.aim.eai.amd.com")

@@ -13,8 +13,9 @@ def shipped_vendors():
 
 
 def test_a_third_party_vendor_is_counted_like_the_shipped_ones():
-    findings = gpu_findings([amd_node("a1"), amd_node("a2", gpus=4), acme_node("x9", 4), cpu_node()],
-                            [*shipped_vendors(), AcmeVendor()])
+    findings = gpu_findings(
+        [amd_node("a1"), amd_node("a2", gpus=4), acme_node("x9", 4), cpu_node()], [*shipped_vendors(), AcmeVendor()]
+    )
     messages = [f.message for f in findings]
     assert [f.level for f in findings] == ["ok", "ok"]
     assert any(m.startswith("acme GPUs: ") and "4 GPUs on 1 node" in m for m in messages), messages

@@ -18,20 +18,32 @@ def rules_of(path: Path) -> list:
 def test_the_packaged_roles_are_the_ones_deploy_ships():
     cluster, leader = rbac.required_rules()
     assert cluster == rules_of(ROOT / "deploy" / "role.yaml"), (
-        "doctor checks stale permissions: cp deploy/role.yaml aim_core/doctor/role.yaml")
+        "doctor checks stale permissions: cp deploy/role.yaml aim_core/doctor/role.yaml"
+    )
     assert leader == rules_of(ROOT / "deploy" / "leader_election_role.yaml"), (
-        "doctor checks stale permissions: cp deploy/leader_election_role.yaml aim_core/doctor/")
+        "doctor checks stale permissions: cp deploy/leader_election_role.yaml aim_core/doctor/"
+    )
 
 
 def test_rules_expand_to_single_permissions_and_wildcards_grant_them():
-    wanted = rbac.permissions([{"apiGroups": ["batch"], "resources": ["jobs", "jobs/status"], "verbs": ["get", "patch"]},
-                               {"apiGroups": [""], "resources": ["leases"], "resourceNames": ["a"], "verbs": ["get"]}],
-                              namespace="ns")
+    wanted = rbac.permissions(
+        [
+            {"apiGroups": ["batch"], "resources": ["jobs", "jobs/status"], "verbs": ["get", "patch"]},
+            {"apiGroups": [""], "resources": ["leases"], "resourceNames": ["a"], "verbs": ["get"]},
+        ],
+        namespace="ns",
+    )
     assert [str(p) for p in wanted] == [
-        "get leases/a in ns", "get jobs.batch in ns", "patch jobs.batch in ns",
-        "get jobs/status.batch in ns", "patch jobs/status.batch in ns"]
-    live = [{"apiGroups": ["batch"], "resources": ["*"], "verbs": ["get"]},
-            {"apiGroups": ["*"], "resources": ["*/status"], "verbs": ["*"]}]
+        "get leases/a in ns",
+        "get jobs.batch in ns",
+        "patch jobs.batch in ns",
+        "get jobs/status.batch in ns",
+        "patch jobs/status.batch in ns",
+    ]
+    live = [
+        {"apiGroups": ["batch"], "resources": ["*"], "verbs": ["get"]},
+        {"apiGroups": ["*"], "resources": ["*/status"], "verbs": ["*"]},
+    ]
     assert [str(p) for p in rbac.compare_rules(live, wanted)] == ["get leases/a in ns", "patch jobs.batch in ns"]
     named = [{"apiGroups": [""], "resources": ["leases"], "resourceNames": ["b"], "verbs": ["get"]}]
     assert rbac.compare_rules(named, wanted[:1]) == wanted[:1]
@@ -43,4 +55,5 @@ def test_a_review_asks_for_the_service_account_with_its_groups():
     assert body["spec"] == {
         "user": "system:serviceaccount:aim-system:op",
         "groups": ["system:serviceaccounts", "system:serviceaccounts:aim-system", "system:authenticated"],
-        "resourceAttributes": {"group": "", "resource": "pods", "subresource": "log", "verb": "get"}}
+        "resourceAttributes": {"group": "", "resource": "pods", "subresource": "log", "verb": "get"},
+    }

@@ -59,8 +59,13 @@ def s3(s3_server: str, monkeypatch: pytest.MonkeyPatch) -> Any:
 
     for name in ("AWS_CA_BUNDLE", "AWS_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE"):
         monkeypatch.delenv(name, raising=False)
-    return boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1",
-                        aws_access_key_id="AKIATESTING", aws_secret_access_key="testing-secret")
+    return boto3.client(
+        "s3",
+        endpoint_url=s3_server,
+        region_name="us-east-1",
+        aws_access_key_id="AKIATESTING",
+        aws_secret_access_key="testing-secret",
+    )
 
 
 @attrs.define
@@ -73,15 +78,21 @@ class Cluster:
     sa_dir: Path
 
     def env(self) -> dict[str, str]:
-        return {"KUBERNETES_SERVICE_HOST": self.host, "KUBERNETES_SERVICE_PORT": str(self.port),
-                "AIM_SERVICEACCOUNT_DIR": str(self.sa_dir)}
+        return {
+            "KUBERNETES_SERVICE_HOST": self.host,
+            "KUBERNETES_SERVICE_PORT": str(self.port),
+            "AIM_SERVICEACCOUNT_DIR": str(self.sa_dir),
+        }
 
     def artifact(self, name: str, source_uri: str) -> dict[str, Any]:
-        return self.kube.put_object({
-            "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMArtifact",
-            "metadata": {"name": name, "namespace": NAMESPACE},
-            "spec": {"sourceUri": source_uri},
-        })
+        return self.kube.put_object(
+            {
+                "apiVersion": "aim.eai.amd.com/v1alpha1",
+                "kind": "AIMArtifact",
+                "metadata": {"name": name, "namespace": NAMESPACE},
+                "spec": {"sourceUri": source_uri},
+            }
+        )
 
     def status(self, name: str) -> dict[str, Any]:
         obj = self.kube.get("aimartifacts", NAMESPACE, name)
@@ -90,14 +101,23 @@ class Cluster:
 
     def status_patches(self, name: str) -> list[dict[str, Any]]:
         """Bodies of the merge patches the downloader sent to this artifact's status, in order."""
-        return [request.data["status"] for request in self.kube.emulator
-                if request.method.value == "PATCH" and request.subresource == "status" and request.name == name
-                and isinstance(request.data, dict) and "status" in request.data]
+        return [
+            request.data["status"]
+            for request in self.kube.emulator
+            if request.method.value == "PATCH"
+            and request.subresource == "status"
+            and request.name == name
+            and isinstance(request.data, dict)
+            and "status" in request.data
+        ]
 
     def patch_tokens(self, name: str) -> set[str]:
         """The Authorization headers the status patches carried."""
-        return {request.headers.get("Authorization", "") for request in self.kube.emulator
-                if request.method.value == "PATCH" and request.subresource == "status" and request.name == name}
+        return {
+            request.headers.get("Authorization", "")
+            for request in self.kube.emulator
+            if request.method.value == "PATCH" and request.subresource == "status" and request.name == name
+        }
 
 
 @pytest_asyncio.fixture()
@@ -126,17 +146,24 @@ class Result:
 
 def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH")}
-    env = {**keep, "TARGET_DIR": str(tmp_path / "cache"), "TMPDIR": str(tmp_path / "tmp"),
-           "HF_HOME": str(tmp_path / "hf-home"), "HOME": str(tmp_path / "home"),
-           "PROGRESS_INTERVAL": "0.2", "STALL_TIMEOUT": "30"}
+    env = {
+        **keep,
+        "TARGET_DIR": str(tmp_path / "cache"),
+        "TMPDIR": str(tmp_path / "tmp"),
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HOME": str(tmp_path / "home"),
+        "PROGRESS_INTERVAL": "0.2",
+        "STALL_TIMEOUT": "30",
+    }
     (tmp_path / "tmp").mkdir(exist_ok=True)
     env.update(extra)
     return env
 
 
 async def start(args: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(AIM_ENGINE, "artifact", *args, env=env,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    return await asyncio.create_subprocess_exec(
+        AIM_ENGINE, "artifact", *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
 
 
 async def finish(process: asyncio.subprocess.Process, timeout: float = 60) -> Result:

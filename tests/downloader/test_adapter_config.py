@@ -14,14 +14,25 @@ from aim_core.downloader.adapters import parse_adapter_config
 from aim_testing.hubserver import HubServer
 from tests.downloader.conftest import NAMESPACE, Cluster, base_env, run
 
-CONFIG = {"base_model_name_or_path": "meta-llama/Llama-3.1-8B-Instruct", "r": 16, "lora_alpha": 32,
-          "peft_type": "LORA", "target_modules": ["q_proj", "v_proj"]}
+CONFIG = {
+    "base_model_name_or_path": "meta-llama/Llama-3.1-8B-Instruct",
+    "r": 16,
+    "lora_alpha": 32,
+    "peft_type": "LORA",
+    "target_modules": ["q_proj", "v_proj"],
+}
 ADAPTER = {"adapter_config.json": json.dumps(CONFIG).encode(), "adapter_model.safetensors": os.urandom(300_000)}
 
 
 def hub_env(tmp_path, hub: HubServer, cluster: Cluster, name: str) -> dict[str, str]:
-    return base_env(tmp_path, HF_ENDPOINT=hub.url, ARTIFACT_NAME=name, ARTIFACT_NAMESPACE=NAMESPACE,
-                    AIM_DOWNLOADER_PROTOCOL="HF_TRANSFER", **cluster.env())
+    return base_env(
+        tmp_path,
+        HF_ENDPOINT=hub.url,
+        ARTIFACT_NAME=name,
+        ARTIFACT_NAMESPACE=NAMESPACE,
+        AIM_DOWNLOADER_PROTOCOL="HF_TRANSFER",
+        **cluster.env(),
+    )
 
 
 async def test_a_hub_adapter_reports_its_base_model_and_rank(tmp_path, hub, cluster):
@@ -48,8 +59,10 @@ async def test_model_weights_without_an_adapter_config_report_no_adapter(tmp_pat
 
 
 async def test_an_unusable_adapter_config_is_reported_as_a_problem(tmp_path, hub, cluster):
-    hub.add_repo("org/broken", {"adapter_config.json": b'{"peft_type": "LORA", "r": "sixteen"}',
-                                "adapter_model.safetensors": b"x" * 100})
+    hub.add_repo(
+        "org/broken",
+        {"adapter_config.json": b'{"peft_type": "LORA", "r": "sixteen"}', "adapter_model.safetensors": b"x" * 100},
+    )
     cluster.artifact("broken", "hf://org/broken")
 
     result = await run(["download", "hf://org/broken"], hub_env(tmp_path, hub, cluster, "broken"))
@@ -64,9 +77,16 @@ async def test_an_s3_adapter_reports_its_base_model_and_rank(tmp_path, s3_server
     s3.put_object(Bucket="adapters", Key="qwen/chat/adapter_config.json", Body=json.dumps(config).encode())
     s3.put_object(Bucket="adapters", Key="qwen/chat/adapter_model.safetensors", Body=os.urandom(200_000))
     cluster.artifact("chat", "s3://adapters/qwen/chat")
-    env = base_env(tmp_path, AWS_ENDPOINT_URL=s3_server, AWS_ACCESS_KEY_ID="AKIATESTING",
-                   AWS_SECRET_ACCESS_KEY="testing-secret", AWS_EC2_METADATA_DISABLED="true",
-                   ARTIFACT_NAME="chat", ARTIFACT_NAMESPACE=NAMESPACE, **cluster.env())
+    env = base_env(
+        tmp_path,
+        AWS_ENDPOINT_URL=s3_server,
+        AWS_ACCESS_KEY_ID="AKIATESTING",
+        AWS_SECRET_ACCESS_KEY="testing-secret",
+        AWS_EC2_METADATA_DISABLED="true",
+        ARTIFACT_NAME="chat",
+        ARTIFACT_NAMESPACE=NAMESPACE,
+        **cluster.env(),
+    )
 
     result = await run(["download", "s3://adapters/qwen/chat"], env)
 
@@ -84,19 +104,29 @@ async def test_check_size_prints_a_hub_adapters_config_with_the_size(tmp_path, h
 
     assert adapter.code == 0, adapter.stderr
     assert json.loads(adapter.stdout.strip().splitlines()[-1]) == {
-        "url": "hf://org/sql-lora", "sizeBytes": sum(len(v) for v in ADAPTER.values()),
-        "adapter": {"baseModel": "meta-llama/Llama-3.1-8B-Instruct", "rank": 16, "alpha": 32}}
+        "url": "hf://org/sql-lora",
+        "sizeBytes": sum(len(v) for v in ADAPTER.values()),
+        "adapter": {"baseModel": "meta-llama/Llama-3.1-8B-Instruct", "rank": 16, "alpha": 32},
+    }
     assert model.code == 0, model.stderr
     assert "adapter" not in json.loads(model.stdout.strip().splitlines()[-1])
 
 
 async def test_check_size_prints_an_s3_adapters_config_with_the_size(tmp_path, s3_server, s3):
     s3.create_bucket(Bucket="adapters-check")
-    s3.put_object(Bucket="adapters-check", Key="chat/adapter_config.json",
-                  Body=json.dumps({**CONFIG, "r": 8, "base_model_name_or_path": "Qwen/Qwen2.5-7B"}).encode())
+    s3.put_object(
+        Bucket="adapters-check",
+        Key="chat/adapter_config.json",
+        Body=json.dumps({**CONFIG, "r": 8, "base_model_name_or_path": "Qwen/Qwen2.5-7B"}).encode(),
+    )
     s3.put_object(Bucket="adapters-check", Key="chat/adapter_model.safetensors", Body=b"w" * 5000)
-    env = base_env(tmp_path, AWS_ENDPOINT_URL=s3_server, AWS_ACCESS_KEY_ID="AKIATESTING",
-                   AWS_SECRET_ACCESS_KEY="testing-secret", AWS_EC2_METADATA_DISABLED="true")
+    env = base_env(
+        tmp_path,
+        AWS_ENDPOINT_URL=s3_server,
+        AWS_ACCESS_KEY_ID="AKIATESTING",
+        AWS_SECRET_ACCESS_KEY="testing-secret",
+        AWS_EC2_METADATA_DISABLED="true",
+    )
 
     result = await run(["check-size", "s3://adapters-check/chat"], env)
 
@@ -106,14 +136,17 @@ async def test_check_size_prints_an_s3_adapters_config_with_the_size(tmp_path, s
     assert line["sizeBytes"] > 5000
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('{"r": 8, "base_model_name_or_path": "org/base"}', {"rank": 8, "baseModel": "org/base"}),
-    ('{"r": 8, "peft_type": "PROMPT_TUNING"}', "PROMPT_TUNING adapter"),
-    ("not json", "not valid JSON"),
-    ("[1, 2]", "not a JSON object"),
-    ('{"r": true}', "no positive integer rank"),
-    ('{"r": 0}', "no positive integer rank"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"r": 8, "base_model_name_or_path": "org/base"}', {"rank": 8, "baseModel": "org/base"}),
+        ('{"r": 8, "peft_type": "PROMPT_TUNING"}', "PROMPT_TUNING adapter"),
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"r": true}', "no positive integer rank"),
+        ('{"r": 0}', "no positive integer rank"),
+    ],
+)
 def test_adapter_config_parsing(text, expected):
     info = parse_adapter_config(text)
     if isinstance(expected, dict):

@@ -22,8 +22,13 @@ FILES = {
 
 
 def env_for(tmp_path: Path, hub: HubServer, cluster: Cluster, name: str, **extra: str) -> dict[str, str]:
-    settings = {"HF_ENDPOINT": hub.url, "ARTIFACT_NAME": name, "ARTIFACT_NAMESPACE": NAMESPACE,
-                "AIM_DOWNLOADER_PROTOCOL": "XET,HF_TRANSFER", **cluster.env()}
+    settings = {
+        "HF_ENDPOINT": hub.url,
+        "ARTIFACT_NAME": name,
+        "ARTIFACT_NAMESPACE": NAMESPACE,
+        "AIM_DOWNLOADER_PROTOCOL": "XET,HF_TRANSFER",
+        **cluster.env(),
+    }
     return base_env(tmp_path, **{**settings, **extra})
 
 
@@ -40,8 +45,12 @@ async def test_download_fills_the_folder_and_reports_progress_to_the_artifact(tm
     assert not (cache / "original").exists()
     status = cluster.status("llama")
     total = sum(len(FILES[n]) for n in ("config.json", "model.safetensors", "tokenizer.json"))
-    assert status["progress"] == {"percentage": 100, "displayPercentage": "100 %", "downloadedBytes": total,
-                                  "totalBytes": total}
+    assert status["progress"] == {
+        "percentage": 100,
+        "displayPercentage": "100 %",
+        "downloadedBytes": total,
+        "totalBytes": total,
+    }
     assert status["download"]["protocol"] == "XET"
     assert status["download"]["attempt"] == 1
     assert status["download"]["totalAttempts"] == 2
@@ -59,12 +68,16 @@ async def test_check_size_prints_the_filtered_size_as_the_last_line(tmp_path, hu
 
     default = await run(["check-size", "hf://org/llama"], env)
     everything = await run(["check-size", "hf://org/llama"], {**env, "AIM_DOWNLOAD_FILTER": "{}"})
-    only = await run(["check-size", "hf://org/llama"],
-                     {**env, "AIM_DOWNLOAD_FILTER": json.dumps({"include": ["*.json"], "exclude": ["tok*"]})})
+    only = await run(
+        ["check-size", "hf://org/llama"],
+        {**env, "AIM_DOWNLOAD_FILTER": json.dumps({"include": ["*.json"], "exclude": ["tok*"]})},
+    )
 
     assert default.code == 0, default.stderr
     assert json.loads(default.stdout.strip().splitlines()[-1]) == {
-        "url": "hf://org/llama", "sizeBytes": sum(len(v) for k, v in FILES.items() if "/" not in k)}
+        "url": "hf://org/llama",
+        "sizeBytes": sum(len(v) for k, v in FILES.items() if "/" not in k),
+    }
     assert json.loads(everything.stdout.strip().splitlines()[-1])["sizeBytes"] == sum(len(v) for v in FILES.values())
     assert json.loads(only.stdout.strip().splitlines()[-1])["sizeBytes"] == len(FILES["config.json"])
 
@@ -77,8 +90,11 @@ async def test_the_filter_applies_to_the_download_as_to_the_size(tmp_path, hub, 
     result = await run(["download", "hf://org/llama"], env)
 
     assert result.code == 0, result.stderr
-    files = sorted(str(p.relative_to(tmp_path / "cache")) for p in (tmp_path / "cache").rglob("*")
-                   if p.is_file() and ".cache" not in p.parts)
+    files = sorted(
+        str(p.relative_to(tmp_path / "cache"))
+        for p in (tmp_path / "cache").rglob("*")
+        if p.is_file() and ".cache" not in p.parts
+    )
     assert files == ["original/consolidated.pth"]
     assert cluster.status("llama")["progress"]["totalBytes"] == len(FILES["original/consolidated.pth"])
 
@@ -165,8 +181,9 @@ async def test_a_token_with_access_downloads_the_gated_repository(tmp_path, hub,
     hub.add_repo("org/gated", {"config.json": b"{}"}, token="hf_the_right_token")
     cluster.artifact("gated", "hf://org/gated")
 
-    result = await run(["download", "hf://org/gated"],
-                       env_for(tmp_path, hub, cluster, "gated", HF_TOKEN="hf_the_right_token"))
+    result = await run(
+        ["download", "hf://org/gated"], env_for(tmp_path, hub, cluster, "gated", HF_TOKEN="hf_the_right_token")
+    )
 
     assert result.code == 0, result.stderr
     assert (tmp_path / "cache" / "config.json").read_bytes() == b"{}"
@@ -229,12 +246,16 @@ async def test_the_failure_debug_switch_fails_every_protocol_in_turn(tmp_path, h
     hub.add_repo("org/llama", {"config.json": b"{}"})
     cluster.artifact("llama", "hf://org/llama")
 
-    result = await run(["download", "hf://org/llama"],
-                       env_for(tmp_path, hub, cluster, "llama", AIM_DEBUG_CAUSE_FAILURE="true"))
+    result = await run(
+        ["download", "hf://org/llama"], env_for(tmp_path, hub, cluster, "llama", AIM_DEBUG_CAUSE_FAILURE="true")
+    )
 
     assert result.code == Failure.OTHER.value
-    attempts = [(p["download"]["protocol"], p["download"]["attempt"]) for p in cluster.status_patches("llama")
-                if "download" in p and "failed" in p["download"]["message"]]
+    attempts = [
+        (p["download"]["protocol"], p["download"]["attempt"])
+        for p in cluster.status_patches("llama")
+        if "download" in p and "failed" in p["download"]["message"]
+    ]
     assert attempts == [("XET", 1), ("HF_TRANSFER", 2)]
     assert "AIM_DEBUG_CAUSE_FAILURE" in cluster.status("llama")["download"]["message"]
 
@@ -243,8 +264,12 @@ async def test_the_hang_debug_switch_is_caught_by_the_stall_detection(tmp_path, 
     hub.add_repo("org/llama", {"config.json": b"{}"})
     cluster.artifact("llama", "hf://org/llama")
 
-    result = await run(["download", "hf://org/llama"], env_for(
-        tmp_path, hub, cluster, "llama", AIM_DEBUG_CAUSE_HANG="1", STALL_TIMEOUT="1", AIM_DOWNLOADER_PROTOCOL="HTTP"))
+    result = await run(
+        ["download", "hf://org/llama"],
+        env_for(
+            tmp_path, hub, cluster, "llama", AIM_DEBUG_CAUSE_HANG="1", STALL_TIMEOUT="1", AIM_DOWNLOADER_PROTOCOL="HTTP"
+        ),
+    )
 
     assert result.code == Failure.STALLED.value
     assert "hanging on purpose" in result.stderr
@@ -259,7 +284,9 @@ async def test_org_less_hub_ids_download_and_size_like_any_other(tmp_path, hub, 
     size = await run(["check-size", "hf://gpt2"], base_env(tmp_path, HF_ENDPOINT=hub.url))
     assert size.code == 0, size.stderr
     assert json.loads(size.stdout.strip().splitlines()[-1]) == {
-        "url": "hf://gpt2", "sizeBytes": sum(len(v) for k, v in FILES.items() if "/" not in k)}
+        "url": "hf://gpt2",
+        "sizeBytes": sum(len(v) for k, v in FILES.items() if "/" not in k),
+    }
 
     result = await run(["download", "hf://gpt2@main"], env_for(tmp_path, hub, cluster, "gpt2"))
     assert result.code == 0, result.stderr

@@ -92,8 +92,9 @@ def test_check_size_sh_prints_the_size_line(tmp_path):
     with HubServer() as hub:
         hub.add_repo("org/model", {"config.json": b"{}"})
         env["HF_ENDPOINT"] = hub.url
-        result = subprocess.run([str(script), "hf://org/model"], env=env, capture_output=True, text=True, timeout=60,
-                                check=False)
+        result = subprocess.run(
+            [str(script), "hf://org/model"], env=env, capture_output=True, text=True, timeout=60, check=False
+        )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1]) == {"url": "hf://org/model", "sizeBytes": 2}
 
@@ -128,8 +129,9 @@ def test_the_image_command_downloads_writing_only_to_the_volume_and_scratch(tmp_
     with HubServer() as hub:
         hub.add_repo("org/model", {"config.json": b"{}", "model.safetensors": os.urandom(50_000)})
         env["HF_ENDPOINT"] = hub.url
-        result = subprocess.run(as_uid(uid, argv), env=env, cwd=workdir, capture_output=True, text=True, timeout=120,
-                                check=False)
+        result = subprocess.run(
+            as_uid(uid, argv), env=env, cwd=workdir, capture_output=True, text=True, timeout=120, check=False
+        )
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(p.name for p in cache.iterdir() if not p.name.startswith(".")) == ["config.json", "model.safetensors"]
     assert files_owned_by(uid, allowed=(scratch, cache)) == []

@@ -40,9 +40,15 @@ def proxy(s3_server) -> Iterator[Proxy]:
         yield p
 
 
-def env_for(tmp_path: Path, endpoint: str, cluster: Cluster | None = None, name: str = "", **extra: str) -> dict[str, str]:
-    settings = {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET,
-                "AWS_EC2_METADATA_DISABLED": "true"}
+def env_for(
+    tmp_path: Path, endpoint: str, cluster: Cluster | None = None, name: str = "", **extra: str
+) -> dict[str, str]:
+    settings = {
+        "AWS_ENDPOINT_URL": endpoint,
+        "AWS_ACCESS_KEY_ID": KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
     if cluster is not None:
         settings.update(ARTIFACT_NAME=name, ARTIFACT_NAMESPACE=NAMESPACE, **cluster.env())
     return base_env(tmp_path, **{**settings, **extra})
@@ -60,10 +66,17 @@ async def test_download_fills_the_folder_and_reports_progress(tmp_path, s3_serve
     assert not (cache / "extra").exists() and not (cache / "other.bin").exists()
     status = cluster.status("llama")
     total = len(OBJECTS["llama/config.json"]) + len(OBJECTS["llama/model.safetensors"])
-    assert status["progress"] == {"percentage": 100, "displayPercentage": "100 %", "downloadedBytes": total,
-                                  "totalBytes": total}
+    assert status["progress"] == {
+        "percentage": 100,
+        "displayPercentage": "100 %",
+        "downloadedBytes": total,
+        "totalBytes": total,
+    }
     assert (status["download"]["protocol"], status["download"]["attempt"], status["download"]["totalAttempts"]) == (
-        "S3", 1, 1)
+        "S3",
+        1,
+        1,
+    )
     assert status["download"]["message"].startswith("Complete")
     assert SECRET not in result.stdout + result.stderr
 
@@ -77,9 +90,11 @@ async def test_check_size_sums_the_objects_the_filter_keeps(tmp_path, s3_server,
     assert default.code == 0, default.stderr
     assert json.loads(default.stdout.splitlines()[-1]) == {
         "url": f"s3://{bucket}/llama",
-        "sizeBytes": len(OBJECTS["llama/config.json"]) + len(OBJECTS["llama/model.safetensors"])}
+        "sizeBytes": len(OBJECTS["llama/config.json"]) + len(OBJECTS["llama/model.safetensors"]),
+    }
     assert json.loads(everything.stdout.splitlines()[-1])["sizeBytes"] == sum(
-        len(v) for k, v in OBJECTS.items() if k.startswith("llama/"))
+        len(v) for k, v in OBJECTS.items() if k.startswith("llama/")
+    )
 
 
 async def test_an_interrupted_download_continues_where_it_stopped(tmp_path, s3, s3_server, proxy, cluster):
@@ -119,7 +134,9 @@ async def test_a_stalled_transfer_fails_with_the_stall_exit_code(tmp_path, s3, p
     cluster.artifact("stall", "s3://stall/m")
     proxy.limit(1_000_000)
 
-    result = await run(["download", "s3://stall/m"], env_for(tmp_path, proxy.url, cluster, "stall", STALL_TIMEOUT="1.5"))
+    result = await run(
+        ["download", "s3://stall/m"], env_for(tmp_path, proxy.url, cluster, "stall", STALL_TIMEOUT="1.5")
+    )
 
     assert result.code == Failure.STALLED.value
     assert cluster.status("stall")["download"]["message"].startswith("Failed: stalled")

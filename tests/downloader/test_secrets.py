@@ -26,8 +26,12 @@ FILES = {"config.json": b'{"model_type": "llama"}', "model.safetensors": os.uran
 
 
 def scanner() -> SecretScanner:
-    return (SecretScanner().add("HF token", HF_TOKEN).add("wrong HF token", WRONG_HF_TOKEN)
-            .add("wrong S3 secret key", WRONG_S3_SECRET))
+    return (
+        SecretScanner()
+        .add("HF token", HF_TOKEN)
+        .add("wrong HF token", WRONG_HF_TOKEN)
+        .add("wrong S3 secret key", WRONG_S3_SECRET)
+    )
 
 
 def artifact_env(tmp_path, cluster, name: str, **extra: str) -> dict[str, str]:
@@ -65,20 +69,37 @@ async def test_s3_keys_are_never_shown(tmp_path, s3, s3_server, cluster, monkeyp
     s3.create_bucket(Bucket="private-models")
     for name, body in FILES.items():
         s3.put_object(Bucket="private-models", Key=f"llama/{name}", Body=body)
-    iam = __import__("boto3").client("iam", endpoint_url=s3_server, region_name="us-east-1",
-                                     aws_access_key_id="AKIATESTING", aws_secret_access_key="testing-secret")
+    iam = __import__("boto3").client(
+        "iam",
+        endpoint_url=s3_server,
+        region_name="us-east-1",
+        aws_access_key_id="AKIATESTING",
+        aws_secret_access_key="testing-secret",
+    )
     iam.create_user(UserName="downloader")
-    iam.put_user_policy(UserName="downloader", PolicyName="read", PolicyDocument=json.dumps({
-        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+    iam.put_user_policy(
+        UserName="downloader",
+        PolicyName="read",
+        PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}
+        ),
+    )
     key = iam.create_access_key(UserName="downloader")["AccessKey"]
     monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)  # moto checks signatures from now on
     uri = "s3://private-models/llama"
     keys = {"right": key["SecretAccessKey"], "wrong": WRONG_S3_SECRET}
     outputs = {}
     for name, secret in keys.items():
-        env = artifact_env(tmp_path, cluster, f"s3-{name}", uri=uri, AWS_ENDPOINT_URL=s3_server,
-                           AWS_ACCESS_KEY_ID=key["AccessKeyId"], AWS_SECRET_ACCESS_KEY=secret,
-                           AWS_EC2_METADATA_DISABLED="true")
+        env = artifact_env(
+            tmp_path,
+            cluster,
+            f"s3-{name}",
+            uri=uri,
+            AWS_ENDPOINT_URL=s3_server,
+            AWS_ACCESS_KEY_ID=key["AccessKeyId"],
+            AWS_SECRET_ACCESS_KEY=secret,
+            AWS_EC2_METADATA_DISABLED="true",
+        )
         outputs[f"download with the {name} key"] = await run(["download", uri], env)
         outputs[f"check-size with the {name} key"] = await run(["check-size", uri], env)
 

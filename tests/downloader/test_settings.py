@@ -10,42 +10,63 @@ from aim_core.downloader.monitor import Monitor, folder_bytes
 from aim_core.downloader.sources import DownloadError, Failure, Manifest, RemoteFile, Source, safe_relative_path
 from aim_core.downloader.status import StatusReporter, download_status, progress_status
 
-REPO = ["config.json", "model-00001.safetensors", "original/consolidated.pth", "original/params.json",
-        "tokenizer/vocab.txt", "README.md"]
+REPO = [
+    "config.json",
+    "model-00001.safetensors",
+    "original/consolidated.pth",
+    "original/params.json",
+    "tokenizer/vocab.txt",
+    "README.md",
+]
 
 
-@pytest.mark.parametrize(("text", "kept"), [
-    (None, ["config.json", "model-00001.safetensors", "README.md"]),  # default: no subfolders
-    ("", ["config.json", "model-00001.safetensors", "README.md"]),
-    ("{}", REPO),  # empty filter: everything
-    ('{"include": ["*.safetensors", "*.json"]}',
-     ["config.json", "model-00001.safetensors", "original/params.json"]),  # * crosses folders, like huggingface_hub
-    ('{"exclude": ["original/"]}', ["config.json", "model-00001.safetensors", "tokenizer/vocab.txt", "README.md"]),
-    ('{"include": ["original/*"], "exclude": ["*.pth"]}', ["original/params.json"]),
-    ('{"include": ["*.bin"]}', []),
-])
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (None, ["config.json", "model-00001.safetensors", "README.md"]),  # default: no subfolders
+        ("", ["config.json", "model-00001.safetensors", "README.md"]),
+        ("{}", REPO),  # empty filter: everything
+        (
+            '{"include": ["*.safetensors", "*.json"]}',
+            ["config.json", "model-00001.safetensors", "original/params.json"],
+        ),  # * crosses folders, like huggingface_hub
+        ('{"exclude": ["original/"]}', ["config.json", "model-00001.safetensors", "tokenizer/vocab.txt", "README.md"]),
+        ('{"include": ["original/*"], "exclude": ["*.pth"]}', ["original/params.json"]),
+        ('{"include": ["*.bin"]}', []),
+    ],
+)
 def test_filter_selects_like_the_reference_describes(text, kept):
     assert select(REPO, DownloadFilter.from_json(text)) == kept
 
 
-@pytest.mark.parametrize(("text", "error"), [
-    ("[1]", "must be a JSON object"),
-    ("{include: x}", "is not JSON"),
-    ('{"include": "*.json"}', "must be a list of glob strings"),
-    ('{"include": [""]}', "empty pattern"),
-    ('{"includes": ["*"]}', "unknown keys ['includes']"),
-])
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("[1]", "must be a JSON object"),
+        ("{include: x}", "is not JSON"),
+        ('{"include": "*.json"}', "must be a list of glob strings"),
+        ('{"include": [""]}', "empty pattern"),
+        ('{"includes": ["*"]}', "unknown keys ['includes']"),
+    ],
+)
 def test_a_bad_filter_says_what_is_wrong(text, error):
     with pytest.raises(FilterError, match=error.replace("[", r"\[").replace("]", r"\]")):
         DownloadFilter.from_json(text)
 
 
 def test_settings_follow_the_upstream_environment_names():
-    settings = Settings.from_env({
-        "TARGET_DIR": "/cache/x", "AIM_DOWNLOADER_PROTOCOL": "xet, HTTP", "PROGRESS_INTERVAL": "2",
-        "STALL_TIMEOUT": "60s", "EXPECTED_SIZE_BYTES": "123", "ARTIFACT_NAME": "a", "ARTIFACT_NAMESPACE": "ns",
-        "AIM_DOWNLOAD_FILTER": "{}",
-    })
+    settings = Settings.from_env(
+        {
+            "TARGET_DIR": "/cache/x",
+            "AIM_DOWNLOADER_PROTOCOL": "xet, HTTP",
+            "PROGRESS_INTERVAL": "2",
+            "STALL_TIMEOUT": "60s",
+            "EXPECTED_SIZE_BYTES": "123",
+            "ARTIFACT_NAME": "a",
+            "ARTIFACT_NAMESPACE": "ns",
+            "AIM_DOWNLOAD_FILTER": "{}",
+        }
+    )
     assert settings.target_dir == "/cache/x"
     assert settings.sequence == ("XET", "HTTP")
     assert (settings.progress_interval, settings.stall_timeout, settings.expected_size) == (2.0, 60.0, 123)
@@ -56,14 +77,17 @@ def test_settings_follow_the_upstream_environment_names():
     assert defaults.target_dir == "/cache" and defaults.download_filter == DownloadFilter.default()
 
 
-@pytest.mark.parametrize(("env", "error"), [
-    ({"AIM_DOWNLOADER_PROTOCOL": "XET,FTP"}, "unknown protocols ['FTP']"),
-    ({"STALL_TIMEOUT": "soon"}, "STALL_TIMEOUT='soon' is not a number"),
-    ({"PROGRESS_INTERVAL": "0"}, "must be greater than 0"),
-    ({"EXPECTED_SIZE_BYTES": "-1"}, "must not be negative"),
-    ({"AIM_DOWNLOADER_VERIFY": "md5"}, "expected one of checksum, size"),
-    ({"AIM_DOWNLOAD_FILTER": "nope"}, "is not JSON"),
-])
+@pytest.mark.parametrize(
+    ("env", "error"),
+    [
+        ({"AIM_DOWNLOADER_PROTOCOL": "XET,FTP"}, "unknown protocols ['FTP']"),
+        ({"STALL_TIMEOUT": "soon"}, "STALL_TIMEOUT='soon' is not a number"),
+        ({"PROGRESS_INTERVAL": "0"}, "must be greater than 0"),
+        ({"EXPECTED_SIZE_BYTES": "-1"}, "must not be negative"),
+        ({"AIM_DOWNLOADER_VERIFY": "md5"}, "expected one of checksum, size"),
+        ({"AIM_DOWNLOAD_FILTER": "nope"}, "is not JSON"),
+    ],
+)
 def test_bad_settings_are_invalid_with_a_message(env, error):
     with pytest.raises(DownloadError) as caught:
         Settings.from_env(env)
@@ -76,21 +100,36 @@ def test_protocols_keep_their_order():
     assert parse_protocols(" ") == ()
 
 
-@pytest.mark.parametrize(("uri", "expected"), [
-    ("hf://meta-llama/Llama-3.1-8B", {"scheme": "hf", "repo": "meta-llama/Llama-3.1-8B", "revision": "main"}),
-    ("hf://org/model@v1.0", {"scheme": "hf", "repo": "org/model", "revision": "v1.0"}),
-    ("hf://gpt2", {"scheme": "hf", "repo": "gpt2", "revision": "main"}),  # org-less Hub ids are valid (issue 18)
-    ("hf://bert-base-uncased@v2", {"scheme": "hf", "repo": "bert-base-uncased", "revision": "v2"}),
-    ("s3://bucket/models/llama", {"scheme": "s3", "bucket": "bucket", "prefix": "models/llama"}),
-    ("s3://bucket", {"scheme": "s3", "bucket": "bucket", "prefix": ""}),
-])
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        ("hf://meta-llama/Llama-3.1-8B", {"scheme": "hf", "repo": "meta-llama/Llama-3.1-8B", "revision": "main"}),
+        ("hf://org/model@v1.0", {"scheme": "hf", "repo": "org/model", "revision": "v1.0"}),
+        ("hf://gpt2", {"scheme": "hf", "repo": "gpt2", "revision": "main"}),  # org-less Hub ids are valid (issue 18)
+        ("hf://bert-base-uncased@v2", {"scheme": "hf", "repo": "bert-base-uncased", "revision": "v2"}),
+        ("s3://bucket/models/llama", {"scheme": "s3", "bucket": "bucket", "prefix": "models/llama"}),
+        ("s3://bucket", {"scheme": "s3", "bucket": "bucket", "prefix": ""}),
+    ],
+)
 def test_sources_parse(uri, expected):
     source = Source.parse(uri)
     assert {k: getattr(source, k) for k in expected} == expected
 
 
-@pytest.mark.parametrize("uri", ["hf://a/b/c", "hf://..", "hf://.hidden", "hf://org/../etc", "hf://org/model@", "s3://Bad_Bucket/x",
-                                 "s3://bucket/a/../../b", "gs://bucket/x", "hf://../x"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "hf://a/b/c",
+        "hf://..",
+        "hf://.hidden",
+        "hf://org/../etc",
+        "hf://org/model@",
+        "s3://Bad_Bucket/x",
+        "s3://bucket/a/../../b",
+        "gs://bucket/x",
+        "hf://../x",
+    ],
+)
 def test_bad_sources_are_invalid(uri):
     with pytest.raises(DownloadError) as caught:
         Source.parse(uri)
@@ -109,16 +148,24 @@ def test_the_manifest_travels_to_the_attempt_process_unchanged():
 
 
 def test_progress_is_held_at_99_until_done():
-    assert progress_status(999, 1000) == {"progress": {"percentage": 99, "displayPercentage": "99 %",
-                                                       "downloadedBytes": 999, "totalBytes": 1000}}
+    assert progress_status(999, 1000) == {
+        "progress": {"percentage": 99, "displayPercentage": "99 %", "downloadedBytes": 999, "totalBytes": 1000}
+    }
     assert progress_status(1000, 1000)["progress"]["percentage"] == 99
     assert progress_status(1000, 1000, done=True)["progress"]["displayPercentage"] == "100 %"
     assert progress_status(5, 0)["progress"]["percentage"] == 0
 
 
 def test_the_attempt_body_has_the_upstream_fields():
-    assert download_status("XET", 1, 2, ("XET", "HTTP"), "m") == {"download": {
-        "protocol": "XET", "attempt": 1, "totalAttempts": 2, "protocolSequence": "XET,HTTP", "message": "m"}}
+    assert download_status("XET", 1, 2, ("XET", "HTTP"), "m") == {
+        "download": {
+            "protocol": "XET",
+            "attempt": 1,
+            "totalAttempts": 2,
+            "protocolSequence": "XET,HTTP",
+            "message": "m",
+        }
+    }
 
 
 class Clock:
@@ -131,8 +178,15 @@ class Clock:
 
 def test_the_stall_clock_fires_once_when_nothing_grows_and_restarts_per_attempt():
     clock, size, stalls = Clock(), [0], []
-    monitor = Monitor(StatusReporter(None, "", ""), total=100, interval=5, stall_timeout=10,
-                      measure=lambda: size[0], on_stall=lambda: stalls.append(clock.now), clock=clock)
+    monitor = Monitor(
+        StatusReporter(None, "", ""),
+        total=100,
+        interval=5,
+        stall_timeout=10,
+        measure=lambda: size[0],
+        on_stall=lambda: stalls.append(clock.now),
+        clock=clock,
+    )
     clock.now = 9
     assert not monitor.check_stall()
     size[0], clock.now = 10, 15  # growth resets the clock

@@ -20,18 +20,32 @@ SIZE = 50_000_000
 
 
 def env_for(tmp_path: Path, hub: HubServer, cluster: Cluster, **extra: str) -> dict[str, str]:
-    settings = {"HF_ENDPOINT": hub.url, "ARTIFACT_NAME": "llama", "ARTIFACT_NAMESPACE": NAMESPACE,
-                "AIM_DOWNLOADER_PROTOCOL": "XET,HF_TRANSFER,HTTP", "EXPECTED_SIZE_BYTES": str(SIZE),
-                "PROGRESS_INTERVAL": "0.1", **cluster.env()}
+    settings = {
+        "HF_ENDPOINT": hub.url,
+        "ARTIFACT_NAME": "llama",
+        "ARTIFACT_NAMESPACE": NAMESPACE,
+        "AIM_DOWNLOADER_PROTOCOL": "XET,HF_TRANSFER,HTTP",
+        "EXPECTED_SIZE_BYTES": str(SIZE),
+        "PROGRESS_INTERVAL": "0.1",
+        **cluster.env(),
+    }
     return base_env(tmp_path, **{**settings, **extra})
 
 
 async def test_a_simulated_download_reports_progress_and_completes_without_fetching(tmp_path, hub, cluster):
     cluster.artifact("llama", "hf://org/llama")
 
-    result = await run(["download", "hf://org/llama"], env_for(
-        tmp_path, hub, cluster, AIM_DEBUG_SIMULATE_DOWNLOAD="true", AIM_DEBUG_DOWNLOAD_DURATION="1",
-        AIM_DEBUG_VERIFY_DURATION="0.2"))
+    result = await run(
+        ["download", "hf://org/llama"],
+        env_for(
+            tmp_path,
+            hub,
+            cluster,
+            AIM_DEBUG_SIMULATE_DOWNLOAD="true",
+            AIM_DEBUG_DOWNLOAD_DURATION="1",
+            AIM_DEBUG_VERIFY_DURATION="0.2",
+        ),
+    )
 
     assert result.code == 0, result.stderr
     assert "simulating the download" in result.stderr
@@ -50,9 +64,18 @@ async def test_a_simulated_download_reports_progress_and_completes_without_fetch
 async def test_a_simulated_verification_failure_fails_like_a_real_one(tmp_path, hub, cluster):
     cluster.artifact("llama", "hf://org/llama")
 
-    result = await run(["download", "hf://org/llama"], env_for(
-        tmp_path, hub, cluster, AIM_DEBUG_SIMULATE_DOWNLOAD="1", AIM_DEBUG_DOWNLOAD_DURATION="0.2",
-        AIM_DEBUG_VERIFY_DURATION="0", AIM_DEBUG_VERIFY_FAIL="1"))
+    result = await run(
+        ["download", "hf://org/llama"],
+        env_for(
+            tmp_path,
+            hub,
+            cluster,
+            AIM_DEBUG_SIMULATE_DOWNLOAD="1",
+            AIM_DEBUG_DOWNLOAD_DURATION="0.2",
+            AIM_DEBUG_VERIFY_DURATION="0",
+            AIM_DEBUG_VERIFY_FAIL="1",
+        ),
+    )
 
     assert result.code == Failure.VERIFICATION.value
     assert "AIM_DEBUG_VERIFY_FAIL" in cluster.status("llama")["download"]["message"]
@@ -61,14 +84,25 @@ async def test_a_simulated_verification_failure_fails_like_a_real_one(tmp_path, 
 async def test_the_simulated_hub_plays_the_protocol_fallback(tmp_path, hub, cluster):
     cluster.artifact("llama", "hf://org/llama")
 
-    result = await run(["download", "hf://org/llama"], env_for(
-        tmp_path, hub, cluster, AIM_DEBUG_SIMULATE_HF_DOWNLOAD="1", AIM_DEBUG_SIMULATE_HF_DURATION="0.2",
-        AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS="xet, HF_TRANSFER"))
+    result = await run(
+        ["download", "hf://org/llama"],
+        env_for(
+            tmp_path,
+            hub,
+            cluster,
+            AIM_DEBUG_SIMULATE_HF_DOWNLOAD="1",
+            AIM_DEBUG_SIMULATE_HF_DURATION="0.2",
+            AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS="xet, HF_TRANSFER",
+        ),
+    )
 
     assert result.code == 0, result.stderr
     assert not hub.requests
-    failed = [p["download"]["protocol"] for p in cluster.status_patches("llama")
-              if "download" in p and "failed" in p["download"]["message"]]
+    failed = [
+        p["download"]["protocol"]
+        for p in cluster.status_patches("llama")
+        if "download" in p and "failed" in p["download"]["message"]
+    ]
     assert failed == ["XET", "HF_TRANSFER"]
     status = cluster.status("llama")["download"]
     assert (status["protocol"], status["attempt"], status["totalAttempts"]) == ("HTTP", 3, 3)
@@ -78,17 +112,28 @@ async def test_the_simulated_hub_plays_the_protocol_fallback(tmp_path, hub, clus
 async def test_when_every_simulated_protocol_fails_the_download_fails_naming_the_last(tmp_path, hub, cluster):
     cluster.artifact("llama", "hf://org/llama")
 
-    result = await run(["download", "hf://org/llama"], env_for(
-        tmp_path, hub, cluster, AIM_DOWNLOADER_PROTOCOL="XET,HTTP", AIM_DEBUG_SIMULATE_HF_DOWNLOAD="1",
-        AIM_DEBUG_SIMULATE_HF_DURATION="0", AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS="XET,HTTP"))
+    result = await run(
+        ["download", "hf://org/llama"],
+        env_for(
+            tmp_path,
+            hub,
+            cluster,
+            AIM_DOWNLOADER_PROTOCOL="XET,HTTP",
+            AIM_DEBUG_SIMULATE_HF_DOWNLOAD="1",
+            AIM_DEBUG_SIMULATE_HF_DURATION="0",
+            AIM_DEBUG_SIMULATE_HF_FAIL_PROTOCOLS="XET,HTTP",
+        ),
+    )
 
     assert result.code == Failure.OTHER.value
     assert "simulated failure of HTTP" in cluster.status("llama")["download"]["message"]
 
 
 async def test_check_size_under_simulation_answers_the_expected_size_without_the_source(tmp_path, hub, cluster):
-    result = await run(["check-size", "hf://org/llama"], env_for(
-        tmp_path, hub, cluster, AIM_DEBUG_SIMULATE_DOWNLOAD="1", EXPECTED_SIZE_BYTES="12345"))
+    result = await run(
+        ["check-size", "hf://org/llama"],
+        env_for(tmp_path, hub, cluster, AIM_DEBUG_SIMULATE_DOWNLOAD="1", EXPECTED_SIZE_BYTES="12345"),
+    )
 
     assert result.code == 0, result.stderr
     assert json.loads(result.stdout.splitlines()[-1]) == {"url": "hf://org/llama", "sizeBytes": 12345}

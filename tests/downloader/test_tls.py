@@ -49,7 +49,9 @@ async def test_ssl_cert_file_and_dir_are_honoured(tmp_path, tls_hub, tls, variab
     shutil.copy(tls.ca_file, folder / "private-ca.pem")
     value = str(folder / "private-ca.pem") if variable == "SSL_CERT_FILE" else str(folder)
 
-    result = await run(["check-size", "hf://org/model"], base_env(tmp_path, HF_ENDPOINT=tls_hub.url, **{variable: value}))
+    result = await run(
+        ["check-size", "hf://org/model"], base_env(tmp_path, HF_ENDPOINT=tls_hub.url, **{variable: value})
+    )
 
     assert result.code == 0, result.stderr
 

@@ -31,8 +31,12 @@ NS = "team"
 
 
 def service(name: str) -> dict[str, Any]:
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-            "metadata": {"name": name, "namespace": NS}, "spec": {"model": {"name": "m"}}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"model": {"name": "m"}},
+    }
 
 
 # --------------------------------------------------------------------------- against the emulator
@@ -42,8 +46,9 @@ async def test_verbs_round_trip_against_the_emulator(kube: EmulatedApi) -> None:
     client = Kube(Credentials(server=kube.url))
     try:
         created = await client.create(SERVICES, service("a"))
-        applied = await client.apply(SERVICES, {**service("b"), "spec": {"model": {"name": "other"}}},
-                                     field_manager="aim-engine")
+        applied = await client.apply(
+            SERVICES, {**service("b"), "spec": {"model": {"name": "other"}}}, field_manager="aim-engine"
+        )
         patched = await client.patch(SERVICES, NS, "a", {"status": {"status": "Pending"}}, subresource="status")
         listed = await client.list(SERVICES, NS)
         missing = await client.get(SERVICES, NS, "nope")
@@ -58,7 +63,8 @@ async def test_verbs_round_trip_against_the_emulator(kube: EmulatedApi) -> None:
     assert [(o["kind"], o["metadata"]["name"]) for o in listed] == [("AIMService", "a"), ("AIMService", "b")]
     assert missing is None
     assert kube.get("aimservices", NS, "b") is None or kube.get("aimservices", NS, "b")["metadata"].get(
-        "deletionTimestamp")
+        "deletionTimestamp"
+    )
     assert client.counter.by_verb == {"create": 1, "apply": 1, "patch": 1, "list": 1, "get": 1, "delete": 2}
 
 
@@ -236,10 +242,19 @@ async def test_a_client_certificate_is_presented(tls_server, ca, tmp_path) -> No
     cert.cert_chain_pems[0].write_to_path(str(cert_path))
     cert.private_key_pem.write_to_path(str(key_path))
 
-    await _list(Credentials(server=url, ca_data=ca.cert_pem.bytes(), certificate_data=cert.cert_chain_pems[0].bytes(),
-                            private_key_data=cert.private_key_pem.bytes()))
-    await _list(Credentials(server=url, ca_data=ca.cert_pem.bytes(), certificate_path=str(cert_path),
-                            private_key_path=str(key_path)))
+    await _list(
+        Credentials(
+            server=url,
+            ca_data=ca.cert_pem.bytes(),
+            certificate_data=cert.cert_chain_pems[0].bytes(),
+            private_key_data=cert.private_key_pem.bytes(),
+        )
+    )
+    await _list(
+        Credentials(
+            server=url, ca_data=ca.cert_pem.bytes(), certificate_path=str(cert_path), private_key_path=str(key_path)
+        )
+    )
 
     assert [dict(x[0] for x in peer["subject"]).get("commonName") for peer in peers] == ["aim-engine"] * 2
 
@@ -262,9 +277,12 @@ async def test_an_inline_client_key_is_not_left_on_disk(tls_server, ca, scratch)
     cert = ca.issue_cert("aim-engine.example", common_name="aim-engine")
     key = cert.private_key_pem.bytes()
     # as kopf's kubeconfig reader hands them over: base64 of the PEM, as strings
-    creds = Credentials(server=url, ca_data=base64.b64encode(ca.cert_pem.bytes()).decode(),
-                        certificate_data=base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
-                        private_key_data=base64.b64encode(key).decode())
+    creds = Credentials(
+        server=url,
+        ca_data=base64.b64encode(ca.cert_pem.bytes()).decode(),
+        certificate_data=base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
+        private_key_data=base64.b64encode(key).decode(),
+    )
 
     client = Kube(creds)
     left_after_building = _files_holding(scratch, key)
@@ -280,20 +298,40 @@ async def test_an_inline_client_key_is_not_left_on_disk(tls_server, ca, scratch)
 
 
 async def test_a_kubeconfig_with_an_inline_client_key_authenticates_and_leaves_no_key_on_disk(
-        tls_server, ca, scratch, tmp_path) -> None:
+    tls_server, ca, scratch, tmp_path
+) -> None:
     url, peers = tls_server
     cert = ca.issue_cert("aim-engine.example", common_name="kubeconfig-user")
     key = cert.private_key_pem.bytes()
     config = tmp_path / "kubeconfig"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "tls",
-        "clusters": [{"name": "tls", "cluster": {
-            "server": url, "certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode()}}],
-        "users": [{"name": "tls", "user": {
-            "client-certificate-data": base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
-            "client-key-data": base64.b64encode(key).decode()}}],
-        "contexts": [{"name": "tls", "context": {"cluster": "tls", "user": "tls", "namespace": NS}}],
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "tls",
+                "clusters": [
+                    {
+                        "name": "tls",
+                        "cluster": {
+                            "server": url,
+                            "certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode(),
+                        },
+                    }
+                ],
+                "users": [
+                    {
+                        "name": "tls",
+                        "user": {
+                            "client-certificate-data": base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
+                            "client-key-data": base64.b64encode(key).decode(),
+                        },
+                    }
+                ],
+                "contexts": [{"name": "tls", "context": {"cluster": "tls", "user": "tls", "namespace": NS}}],
+            }
+        )
+    )
 
     creds = login_credentials(str(config))
     left_after_login = _files_holding(scratch, key)
@@ -306,20 +344,40 @@ async def test_a_kubeconfig_with_an_inline_client_key_authenticates_and_leaves_n
 
 
 async def test_the_operators_login_hands_kopf_and_the_runtime_the_key_in_memory(
-        tls_server, ca, scratch, tmp_path, monkeypatch) -> None:
+    tls_server, ca, scratch, tmp_path, monkeypatch
+) -> None:
     url, peers = tls_server
     cert = ca.issue_cert("aim-engine.example", common_name="operator")
     key = cert.private_key_pem.bytes()
     config = tmp_path / "kubeconfig"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "tls",
-        "clusters": [{"name": "tls", "cluster": {
-            "server": url, "certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode()}}],
-        "users": [{"name": "tls", "user": {
-            "client-certificate-data": base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
-            "client-key-data": base64.b64encode(key).decode()}}],
-        "contexts": [{"name": "tls", "context": {"cluster": "tls", "user": "tls"}}],
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "tls",
+                "clusters": [
+                    {
+                        "name": "tls",
+                        "cluster": {
+                            "server": url,
+                            "certificate-authority-data": base64.b64encode(ca.cert_pem.bytes()).decode(),
+                        },
+                    }
+                ],
+                "users": [
+                    {
+                        "name": "tls",
+                        "user": {
+                            "client-certificate-data": base64.b64encode(cert.cert_chain_pems[0].bytes()).decode(),
+                            "client-key-data": base64.b64encode(key).decode(),
+                        },
+                    }
+                ],
+                "contexts": [{"name": "tls", "context": {"cluster": "tls", "user": "tls"}}],
+            }
+        )
+    )
     monkeypatch.setenv("KUBECONFIG", str(config))
     # as in a fresh operator process, where the kubernetes client reads $KUBECONFIG when imported
     monkeypatch.setattr(kubernetes.config.kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(config))
@@ -329,8 +387,9 @@ async def test_the_operators_login_hands_kopf_and_the_runtime_the_key_in_memory(
     class Runtime:
         set_credentials = given.append
 
-    info = handlers.login(memo=kopf.Memo(runtime=Runtime()), logger=logging.getLogger("test"),
-                          settings=kopf.OperatorSettings())
+    info = handlers.login(
+        memo=kopf.Memo(runtime=Runtime()), logger=logging.getLogger("test"), settings=kopf.OperatorSettings()
+    )
     kopf_context = info.as_ssl_context()  # what kopf's own client builds from it
     left_after_login = _files_holding(scratch, key)
     await _list(given[0])
@@ -406,7 +465,9 @@ async def test_a_connection_closed_without_an_answer_is_a_reset() -> None:
 async def test_a_server_error_without_a_status_body_keeps_its_text(recorder) -> None:
     async def broken(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read(65536)
-        writer.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n\r\nbusy...")
+        writer.write(
+            b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n\r\nbusy..."
+        )
         await writer.drain()
         writer.close()
 
@@ -422,8 +483,16 @@ async def test_a_server_error_without_a_status_body_keeps_its_text(recorder) -> 
 
 
 def test_the_proxy_comes_from_the_environment_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
-                 "no_proxy"):
+    for name in (
+        "HTTPS_PROXY",
+        "https_proxy",
+        "HTTP_PROXY",
+        "http_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "NO_PROXY",
+        "no_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,.svc")

@@ -14,15 +14,15 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from aim_core import hookimpl, metrics
-from aim_core.runtime.controller import Context
-from aim_core.runtimeconfig.controller import RuntimeConfigController
-from aim_core.runtime.engine import Engine
 from aim_core.plugin.manager import get_plugin_manager
 from aim_core.reconcile.errors import ApiError
 from aim_core.reconcile.resources import JOBS, RUNTIME_CONFIGS, SERVICES
+from aim_core.runtime.controller import Context
+from aim_core.runtime.engine import Engine
 from aim_core.runtime.store import Store
-from aim_core.template.discovery import JOB_LABELS
 from aim_core.runtime.workqueue import WorkQueue
+from aim_core.runtimeconfig.controller import RuntimeConfigController
+from aim_core.template.discovery import JOB_LABELS
 
 
 @pytest.fixture()
@@ -83,12 +83,18 @@ class _Kube:
 
 
 def _engine(kube: _Kube) -> Engine:
-    engine = Engine(Context(store=Store(), kube=kube, plugins=None, operator_namespace="aim-system"),
-                    [RuntimeConfigController()])
-    engine.store.upsert(RUNTIME_CONFIGS, {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-        "metadata": {"name": "default", "namespace": "team", "generation": 1, "resourceVersion": "1"},
-        "spec": {}})
+    engine = Engine(
+        Context(store=Store(), kube=kube, plugins=None, operator_namespace="aim-system"), [RuntimeConfigController()]
+    )
+    engine.store.upsert(
+        RUNTIME_CONFIGS,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "default", "namespace": "team", "generation": 1, "resourceVersion": "1"},
+            "spec": {},
+        },
+    )
     return engine
 
 
@@ -139,8 +145,12 @@ async def test_queue_depth_latency_and_workers(m):
 
 
 def _service(name: str, status: str | None) -> dict[str, Any]:
-    obj = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-           "metadata": {"name": name, "namespace": "ns"}, "spec": {}}
+    obj = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": {},
+    }
     if status:
         obj["status"] = {"status": status}
     return obj
@@ -249,7 +259,12 @@ def test_every_family_has_a_row_in_docs_metrics():
 
     m = metrics.Metrics()
     m.watch_store(Store(), [SERVICES])  # the scrape-time families that need a store
-    documented = set(re.findall(r"^\| `([a-z_]+)` \|", (Path(__file__).resolve().parents[2] / "docs" / "metrics.md")
-                                .read_text(), flags=re.MULTILINE))
+    documented = set(
+        re.findall(
+            r"^\| `([a-z_]+)` \|",
+            (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text(),
+            flags=re.MULTILINE,
+        )
+    )
     assert len(m.family_names()) >= 23
     assert m.family_names() - documented == set()

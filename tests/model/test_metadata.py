@@ -9,8 +9,14 @@ import pytest
 from aim_core.model.metadata import InvalidMetadata, from_object, parse_deployments, parse_labels
 
 DEPLOYMENTS = [
-    {"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp8", "metric": "latency", "profileId": "p1",
-     "description": "fast"},
+    {
+        "gpuModel": "MI300X",
+        "gpuCount": 1,
+        "precision": "fp8",
+        "metric": "latency",
+        "profileId": "p1",
+        "description": "fast",
+    },
     {"gpuModel": "MI325X", "gpuCount": 8, "precision": "fp16", "metric": "throughput"},
 ]
 
@@ -45,8 +51,13 @@ def test_aim_labels_oci_labels_and_the_raw_labels_all_land_in_status():
 
 
 def test_the_new_prefix_wins_over_the_old_one_which_is_still_read():
-    parsed = parse_labels({"org.amd.silogen.model.canonicalName": "old/name", "org.amd.silogen.title": "Old",
-                           "com.amd.aim.model.canonicalName": "new/name"})
+    parsed = parse_labels(
+        {
+            "org.amd.silogen.model.canonicalName": "old/name",
+            "org.amd.silogen.title": "Old",
+            "com.amd.aim.model.canonicalName": "new/name",
+        }
+    )
     assert parsed.metadata["model"] == {"canonicalName": "new/name", "title": "Old"}
 
 
@@ -57,13 +68,16 @@ def test_an_image_without_labels_has_empty_metadata_and_no_deployments():
     assert parse_labels(None).metadata == {"originalLabels": {}}
 
 
-@pytest.mark.parametrize("text", [
-    json.dumps(DEPLOYMENTS),
-    ", ".join(json.dumps(d) for d in DEPLOYMENTS),
-    str(DEPLOYMENTS),  # Python-style dicts: single quotes
-    "[{'gpuModel': 'MI300X', 'gpuCount': 1, 'precision': 'fp8', 'metric': 'latency', 'profileId': 'p1', "
-    "'description': 'fast'}, {'gpuModel': 'MI325X', 'gpuCount': 8, 'precision': 'fp16', 'metric': 'throughput'}]",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        json.dumps(DEPLOYMENTS),
+        ", ".join(json.dumps(d) for d in DEPLOYMENTS),
+        str(DEPLOYMENTS),  # Python-style dicts: single quotes
+        "[{'gpuModel': 'MI300X', 'gpuCount': 1, 'precision': 'fp8', 'metric': 'latency', 'profileId': 'p1', "
+        "'description': 'fast'}, {'gpuModel': 'MI325X', 'gpuCount': 8, 'precision': 'fp16', 'metric': 'throughput'}]",
+    ],
+)
 def test_recommended_deployments_are_read_in_all_three_spellings(text):
     assert parse_deployments(text) == DEPLOYMENTS
 
@@ -84,14 +98,18 @@ def test_labels_too_large_for_a_status_are_refused():
 
 
 def test_entries_a_template_could_not_carry_are_kept_in_status_but_not_used():
-    labels = {"com.amd.aim.model.recommendedDeployments": json.dumps([
-        {"gpuModel": "MI300X", "gpuCount": "2", "precision": "FP8", "metric": "Latency"},
-        {"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp9"},
-        {"gpuModel": "MI300X", "gpuCount": -1},
-        {"gpuModel": "M" * 70, "gpuCount": 1},
-        "not an object",
-        {"gpuModel": "MI300X", "gpuCount": True},
-    ])}
+    labels = {
+        "com.amd.aim.model.recommendedDeployments": json.dumps(
+            [
+                {"gpuModel": "MI300X", "gpuCount": "2", "precision": "FP8", "metric": "Latency"},
+                {"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp9"},
+                {"gpuModel": "MI300X", "gpuCount": -1},
+                {"gpuModel": "M" * 70, "gpuCount": 1},
+                "not an object",
+                {"gpuModel": "MI300X", "gpuCount": True},
+            ]
+        )
+    }
     parsed = parse_labels(labels)
     assert list(parsed.deployments) == [{"gpuModel": "MI300X", "gpuCount": 2, "precision": "fp8", "metric": "latency"}]
     assert len(parsed.problems) == 5
@@ -106,10 +124,19 @@ def test_the_older_deployments_label_is_read_when_the_new_one_is_absent():
 
 
 def test_metadata_from_the_spec_is_used_as_is_and_its_deployments_checked():
-    given = {"model": {"canonicalName": "x/y", "recommendedDeployments": [
-        {"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp8"}, {"precision": "nope"}]}}
+    given = {
+        "model": {
+            "canonicalName": "x/y",
+            "recommendedDeployments": [
+                {"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp8"},
+                {"precision": "nope"},
+            ],
+        }
+    }
     parsed = from_object(given)
     assert parsed.metadata == given
     assert list(parsed.deployments) == [{"gpuModel": "MI300X", "gpuCount": 1, "precision": "fp8"}]
-    assert parsed.problems == ("spec.imageMetadata recommended deployment #2 precision 'nope' is not one of "
-                               "auto, fp4, fp8, fp16, fp32, bf16, int4, int8",)
+    assert parsed.problems == (
+        "spec.imageMetadata recommended deployment #2 precision 'nope' is not one of "
+        "auto, fp4, fp8, fp16, fp32, bf16, int4, int8",
+    )

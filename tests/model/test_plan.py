@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 import copy
-
 import datetime
 import json
 
 import pytest
 
-from aim_core.model.templates import is_as_generated
-from aim_core.model.controller import ClusterModelController, ModelController
-from aim_core.runtime.engine import build_status
-from aim_core.reconcile.health import State
-from aim_core.model.fetch import Lookup
 from aim_core.model.aggregate import fails_on_its_own, model_health_for_template, templates_health
+from aim_core.model.controller import ClusterModelController, ModelController
+from aim_core.model.fetch import Lookup
 from aim_core.model.plan import plan_model
-from aim_core.registry import RegistryError
+from aim_core.model.templates import is_as_generated
+from aim_core.reconcile.health import State
 from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
+from aim_core.registry import RegistryError
+from aim_core.runtime.engine import build_status
 from tests.model.builders import DIGEST, IMAGE, NS, info, model, observed, template
 
 NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
 LABELS = {
     "com.amd.aim.model.canonicalName": "org/dummy",
-    "com.amd.aim.model.recommendedDeployments": json.dumps([
-        {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp16"},
-        {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp8"},
-    ]),
+    "com.amd.aim.model.recommendedDeployments": json.dumps(
+        [
+            {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp16"},
+            {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp8"},
+        ]
+    ),
 }
 
 
@@ -142,13 +143,16 @@ def test_a_missing_runtime_config_fails_the_model(cluster, reason):
     assert status["status"] == "Failed" and plan.apply == []
 
 
-@pytest.mark.parametrize("kind,state,framework", [
-    ("not_found", "Degraded", None),  # Q8
-    ("auth", "Failed", ("AuthValid", "AuthError")),
-    ("invalid", "Failed", ("ConfigValid", "InvalidSpec")),
-    ("unavailable", "Degraded", ("DependenciesReachable", "InfrastructureError")),
-    ("rate_limited", "Degraded", ("DependenciesReachable", "InfrastructureError")),
-])
+@pytest.mark.parametrize(
+    "kind,state,framework",
+    [
+        ("not_found", "Degraded", None),  # Q8
+        ("auth", "Failed", ("AuthValid", "AuthError")),
+        ("invalid", "Failed", ("ConfigValid", "InvalidSpec")),
+        ("unavailable", "Degraded", ("DependenciesReachable", "InfrastructureError")),
+        ("rate_limited", "Degraded", ("DependenciesReachable", "InfrastructureError")),
+    ],
+)
 def test_registry_errors_become_specific_conditions_and_a_later_look(kind, state, framework):
     m = model()
     existing = template("kept", owner=m, state="Ready")
@@ -182,11 +186,14 @@ def test_an_invalid_image_reference_is_invalid_spec(image):
     assert cond(status, "ConfigValid") == ("False", "InvalidSpec") and status["status"] == "Failed"
 
 
-@pytest.mark.parametrize("source,reason", [
-    ({"modelId": "org/..", "sourceUri": "hf://org/x"}, "InvalidModelSource"),
-    ({"modelId": "org/x", "sourceUri": "hf://org/x\x00y"}, "InvalidModelSource"),
-    ({"modelId": "org/x", "sourceUri": "ftp://host/x"}, "InvalidModelSource"),
-])
+@pytest.mark.parametrize(
+    "source,reason",
+    [
+        ({"modelId": "org/..", "sourceUri": "hf://org/x"}, "InvalidModelSource"),
+        ({"modelId": "org/x", "sourceUri": "hf://org/x\x00y"}, "InvalidModelSource"),
+        ({"modelId": "org/x", "sourceUri": "ftp://host/x"}, "InvalidModelSource"),
+    ],
+)
 def test_hostile_model_sources_fail_the_model_and_create_nothing(source, reason):
     m = model(modelSources=[source], custom={"hardware": {"gpu": {"requests": 1}}})
     plan, status = run(m, observed(m, lookup=info()))
@@ -240,12 +247,20 @@ def test_a_template_whose_immutable_fields_changed_is_replaced():
     m = model(customTemplates=[{"name": "a", "hardware": {"gpu": {"requests": 1, "minVram": "64Gi"}}}])
     first, _ = run(m, observed(m, lookup=info()))
     tpl = first.apply[0].obj
-    live = template(tpl["metadata"]["name"], owner=m, state="Ready", **{**tpl["spec"], "hardware": {
-        "gpu": {"requests": 1, "minVram": "32Gi", "resourceName": "amd.com/gpu"}}})
+    live = template(
+        tpl["metadata"]["name"],
+        owner=m,
+        state="Ready",
+        **{**tpl["spec"], "hardware": {"gpu": {"requests": 1, "minVram": "32Gi", "resourceName": "amd.com/gpu"}}},
+    )
     plan, _ = run(m, observed(m, lookup=info(), templates=[live]))
     assert [d.name for d in plan.delete] == [tpl["metadata"]["name"]] and plan.apply == []
-    same = template(tpl["metadata"]["name"], owner=m, state="Ready", **{**tpl["spec"], "hardware": {
-        "gpu": {"requests": 1, "minVram": "64Gi", "resourceName": "amd.com/gpu"}}})
+    same = template(
+        tpl["metadata"]["name"],
+        owner=m,
+        state="Ready",
+        **{**tpl["spec"], "hardware": {"gpu": {"requests": 1, "minVram": "64Gi", "resourceName": "amd.com/gpu"}}},
+    )
     plan, _ = run(m, observed(m, lookup=info(), templates=[same]))
     assert plan.delete == [] and len(plan.apply) == 1
 
@@ -264,32 +279,41 @@ def tpls(*states):
     return [template(f"t{i}", state=s) for i, s in enumerate(states)]
 
 
-@pytest.mark.parametrize("states,known,expected,state,reason", [
-    ((), False, True, State.PROGRESSING, "AwaitingMetadata"),
-    ((), True, True, State.PROGRESSING, "CreatingTemplates"),
-    ((), True, False, State.READY, "NoTemplatesExpected"),
-    (("Ready", "Ready"), True, True, State.READY, "AllTemplatesReady"),
-    (("Failed", "Degraded"), True, True, State.FAILED, "AllTemplatesFailed"),
-    (("NotAvailable", "NotAvailable"), True, True, State.NOT_AVAILABLE, "NoTemplatesAvailable"),
-    (("Ready", "Failed", "Pending"), True, True, State.DEGRADED, "SomeTemplatesDegraded"),
-    (("Ready", "Progressing"), True, True, State.PROGRESSING, "TemplatesProgressing"),
-    (("Ready", "NotAvailable"), True, True, State.READY, "SomeTemplatesReady"),
-    (("Ready", None), True, True, State.PROGRESSING, "TemplatesProgressing"),
-])
+@pytest.mark.parametrize(
+    "states,known,expected,state,reason",
+    [
+        ((), False, True, State.PROGRESSING, "AwaitingMetadata"),
+        ((), True, True, State.PROGRESSING, "CreatingTemplates"),
+        ((), True, False, State.READY, "NoTemplatesExpected"),
+        (("Ready", "Ready"), True, True, State.READY, "AllTemplatesReady"),
+        (("Failed", "Degraded"), True, True, State.FAILED, "AllTemplatesFailed"),
+        (("NotAvailable", "NotAvailable"), True, True, State.NOT_AVAILABLE, "NoTemplatesAvailable"),
+        (("Ready", "Failed", "Pending"), True, True, State.DEGRADED, "SomeTemplatesDegraded"),
+        (("Ready", "Progressing"), True, True, State.PROGRESSING, "TemplatesProgressing"),
+        (("Ready", "NotAvailable"), True, True, State.READY, "SomeTemplatesReady"),
+        (("Ready", None), True, True, State.PROGRESSING, "TemplatesProgressing"),
+    ],
+)
 def test_template_aggregation(states, known, expected, state, reason):
     health = templates_health(tpls(*states), metadata_known=known, expected=expected)
     assert (health.state, health.reason) == (state, reason)
 
 
 def failed_model(*conditions):
-    return {"status": {"status": "Failed", "conditions": [
-        {"type": t, "status": s, "reason": r, "message": "m"} for t, s, r in conditions]}}
+    return {
+        "status": {
+            "status": "Failed",
+            "conditions": [{"type": t, "status": s, "reason": r, "message": "m"} for t, s, r in conditions],
+        }
+    }
 
 
 def test_a_model_failing_only_because_of_its_templates_is_found_by_them():
-    because_of_templates = failed_model(("Ready", "False", "AllTemplatesFailed"),
-                                        ("ServiceTemplatesReady", "False", "AllTemplatesFailed"),
-                                        ("ImageMetadataReady", "True", "ImageFound"))
+    because_of_templates = failed_model(
+        ("Ready", "False", "AllTemplatesFailed"),
+        ("ServiceTemplatesReady", "False", "AllTemplatesFailed"),
+        ("ImageMetadataReady", "True", "ImageFound"),
+    )
     assert not fails_on_its_own(because_of_templates)
     assert model_health_for_template(because_of_templates, "AIMModel ns/m").reason == "ModelFound"
     own = failed_model(("ImageMetadataReady", "False", "ImageNotFound"))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aim_core.model.templates import generated_digest, custom_templates, merge_hardware, recommended_templates
+from aim_core.model.templates import custom_templates, generated_digest, merge_hardware, recommended_templates
 from aim_core.reconcile.naming import custom_template_name
 from tests.model.builders import model
 
@@ -12,20 +12,29 @@ HW = {"gpu": {"requests": 1, "model": "MI300X"}, "cpu": {"requests": "4"}}
 
 def test_one_template_per_recommended_deployment_with_the_upstream_name_and_spec():
     m = model("m", imagePullSecrets=[{"name": "regcred"}], serviceAccountName="sa", runtimeConfigName="team")
-    (tpl, cpu_only) = recommended_templates(m, [
-        {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp16", "profileId": "p1"},
-        {"metric": "throughput"},
-    ])
+    (tpl, cpu_only) = recommended_templates(
+        m,
+        [
+            {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp16", "profileId": "p1"},
+            {"metric": "throughput"},
+        ],
+    )
     assert tpl["metadata"] == {
         "name": "ghcr-io-silogen-aim-dummy-0-1-10-1x-mi300x-lat-fp16-0823",  # spec 2.5 example
         "namespace": "ml-team",
         "labels": {"aim.eai.amd.com/model": "m", "aim.eai.amd.com/origin": "auto-generated"},
         "annotations": {"aim.eai.amd.com/generated-spec": generated_digest(tpl["spec"])},  # issue 18: clones kept
     }
-    assert tpl["spec"] == {"modelName": "m", "metric": "latency", "precision": "fp16", "profileId": "p1",
-                           "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
-                           "imagePullSecrets": [{"name": "regcred"}], "serviceAccountName": "sa",
-                           "runtimeConfigName": "team"}
+    assert tpl["spec"] == {
+        "modelName": "m",
+        "metric": "latency",
+        "precision": "fp16",
+        "profileId": "p1",
+        "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+        "imagePullSecrets": [{"name": "regcred"}],
+        "serviceAccountName": "sa",
+        "runtimeConfigName": "team",
+    }
     assert "hardware" not in cpu_only["spec"]  # the GPU block needs both model and count
 
 
@@ -38,8 +47,12 @@ def test_cluster_model_templates_have_no_namespace_and_long_model_names_get_a_ha
 
 
 def test_a_custom_model_without_custom_templates_gets_one_template():
-    m = model("auto-gen-template-test", modelSources=[SOURCE], custom={"hardware": HW, "type": "preview"},
-              env=[{"name": "A", "value": "1"}])
+    m = model(
+        "auto-gen-template-test",
+        modelSources=[SOURCE],
+        custom={"hardware": HW, "type": "preview"},
+        env=[{"name": "A", "value": "1"}],
+    )
     (tpl,) = custom_templates(m)
     assert tpl["metadata"]["name"] == "auto-gen-template-test-custom-60ba3f14"  # spec 2.5 example
     assert tpl["spec"]["modelSources"] == [SOURCE] and tpl["spec"]["type"] == "preview"
@@ -49,13 +62,22 @@ def test_a_custom_model_without_custom_templates_gets_one_template():
 
 
 def test_custom_templates_merge_hardware_type_env_and_carry_the_alias_label():
-    m = model("custom-model-test", namespace=None, modelSources=[SOURCE], custom={"hardware": HW, "type": "optimized"},
-              env=[{"name": "A", "value": "model"}, {"name": "B", "value": "model"}],
-              customTemplates=[
-                  {"name": "single", "profile": {"metric": "latency", "precision": "fp8"}},
-                  {"name": "multi-gpu", "type": "unoptimized", "hardware": {"gpu": {"requests": 2}},
-                   "env": [{"name": "B", "value": "tpl"}]},
-              ])
+    m = model(
+        "custom-model-test",
+        namespace=None,
+        modelSources=[SOURCE],
+        custom={"hardware": HW, "type": "optimized"},
+        env=[{"name": "A", "value": "model"}, {"name": "B", "value": "model"}],
+        customTemplates=[
+            {"name": "single", "profile": {"metric": "latency", "precision": "fp8"}},
+            {
+                "name": "multi-gpu",
+                "type": "unoptimized",
+                "hardware": {"gpu": {"requests": 2}},
+                "env": [{"name": "B", "value": "tpl"}],
+            },
+        ],
+    )
     first, second = custom_templates(m)
     assert first["spec"]["type"] == "optimized"  # Q12: custom.type reaches listed templates
     assert first["spec"]["metric"] == "latency" and first["spec"]["precision"] == "fp8"
@@ -78,9 +100,12 @@ def test_an_image_model_declares_no_template_from_sources_it_does_not_have():
 def test_hardware_merge_keeps_model_and_min_vram_exclusive():
     base = {"gpu": {"requests": 1, "model": "MI300X"}, "cpu": {"requests": "2", "limits": "4"}}
     assert merge_hardware(base, {"gpu": {"minVram": "128Gi"}}) == {
-        "gpu": {"requests": 1, "minVram": "128Gi"}, "cpu": {"requests": "2", "limits": "4"}}
+        "gpu": {"requests": 1, "minVram": "128Gi"},
+        "cpu": {"requests": "2", "limits": "4"},
+    }
     assert merge_hardware({"gpu": {"minVram": "64Gi"}}, {"gpu": {"model": "MI325X", "requests": 0}}) == {
-        "gpu": {"model": "MI325X"}}
+        "gpu": {"model": "MI325X"}
+    }
     assert merge_hardware(None, {"cpu": {"requests": "1"}}) == {"cpu": {"requests": "1"}}
     assert merge_hardware(base, {"cpu": {"limits": "8"}})["cpu"] == {"requests": "2", "limits": "8"}
     assert merge_hardware(base, None) == base

@@ -40,8 +40,12 @@ CATALOG: dict[str, dict[str, list[str]]] = {
 
 
 def source(name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": API, "kind": "AIMClusterModelSource",
-            "metadata": {"name": name, "uid": f"uid-{name}", "generation": 1}, "spec": copy.deepcopy(spec)}
+    return {
+        "apiVersion": API,
+        "kind": "AIMClusterModelSource",
+        "metadata": {"name": name, "uid": f"uid-{name}", "generation": 1},
+        "spec": copy.deepcopy(spec),
+    }
 
 
 def _ghcr(repo: str, *tags: str) -> list[str]:
@@ -51,71 +55,147 @@ def _ghcr(repo: str, *tags: str) -> list[str]:
 # (source, images of the models it creates). Names follow the document's headings.
 EXAMPLES: list[tuple[dict[str, Any], set[str]]] = [
     # "Basic Example"
-    (source("amd-models", {
-        "images": [f"{QWEN}:0.8.5", f"{DEEPSEEK}:0.8.5"], "syncInterval": "1h"}),
-     {f"{QWEN}:0.8.5", f"{DEEPSEEK}:0.8.5"}),
+    (
+        source("amd-models", {"images": [f"{QWEN}:0.8.5", f"{DEEPSEEK}:0.8.5"], "syncInterval": "1h"}),
+        {f"{QWEN}:0.8.5", f"{DEEPSEEK}:0.8.5"},
+    ),
     # "images (recommended)": a Docker Hub image and a full GHCR reference
-    (source("images-recommended", {
-        "images": [f"{QWEN}:0.8.5", f"ghcr.io/{GEMMA}:0.8.1-rc1"]}),
-     {f"{QWEN}:0.8.5", f"ghcr.io/{GEMMA}:0.8.1-rc1"}),
+    (
+        source("images-recommended", {"images": [f"{QWEN}:0.8.5", f"ghcr.io/{GEMMA}:0.8.1-rc1"]}),
+        {f"{QWEN}:0.8.5", f"ghcr.io/{GEMMA}:0.8.1-rc1"},
+    ),
     # "filters (advanced)": per-filter versions, and a full reference with a tag
-    (source("filters-advanced", {
-        "filters": [{"image": QWEN, "versions": [">=0.8.5"]}, {"image": f"ghcr.io/{GEMMA}:0.8.1-rc1"}]}),
-     {f"{QWEN}:0.8.5", f"{QWEN}:0.9.0-rc1", f"{QWEN}:1.0.0", f"ghcr.io/{GEMMA}:0.8.1-rc1"}),
+    (
+        source(
+            "filters-advanced",
+            {"filters": [{"image": QWEN, "versions": [">=0.8.5"]}, {"image": f"ghcr.io/{GEMMA}:0.8.1-rc1"}]},
+        ),
+        {f"{QWEN}:0.8.5", f"{QWEN}:0.9.0-rc1", f"{QWEN}:1.0.0", f"ghcr.io/{GEMMA}:0.8.1-rc1"},
+    ),
     # "Global Version Constraints"
-    (source("global-versions", {
-        "registry": "ghcr.io", "images": [QWEN, DEEPSEEK], "versions": [">=0.8.0", "<1.0.0"]}),
-     set(_ghcr(QWEN, "0.8.0", "0.8.4", "0.8.5", "0.9.1")
-         + _ghcr(DEEPSEEK, "0.8.1-rc1", "0.8.5", "v0.9.0", "1.0.0-rc1"))),
+    (
+        source(
+            "global-versions", {"registry": "ghcr.io", "images": [QWEN, DEEPSEEK], "versions": [">=0.8.0", "<1.0.0"]}
+        ),
+        set(
+            _ghcr(QWEN, "0.8.0", "0.8.4", "0.8.5", "0.9.1")
+            + _ghcr(DEEPSEEK, "0.8.1-rc1", "0.8.5", "v0.9.0", "1.0.0-rc1")
+        ),
+    ),
     # "Per-Filter Version Constraints"
-    (source("per-filter-versions", {
-        "registry": "ghcr.io", "versions": [">=0.8.0"],
-        "filters": [{"image": QWEN, "versions": [">=0.8.5"]}, {"image": DEEPSEEK}]}),
-     set(_ghcr(QWEN, "0.8.5", "0.9.1", "1.0.0", "1.1.0-rc1")
-         + _ghcr(DEEPSEEK, "0.8.1-rc1", "0.8.5", "v0.9.0", "1.0.0-rc1", "1.0.0"))),
+    (
+        source(
+            "per-filter-versions",
+            {
+                "registry": "ghcr.io",
+                "versions": [">=0.8.0"],
+                "filters": [{"image": QWEN, "versions": [">=0.8.5"]}, {"image": DEEPSEEK}],
+            },
+        ),
+        set(
+            _ghcr(QWEN, "0.8.5", "0.9.1", "1.0.0", "1.1.0-rc1")
+            + _ghcr(DEEPSEEK, "0.8.1-rc1", "0.8.5", "v0.9.0", "1.0.0-rc1", "1.0.0")
+        ),
+    ),
     # "Version Syntax": prereleases included from 0.8.1-rc1 on
-    (source("prerelease-versions", {
-        "registry": "ghcr.io", "filters": [{"image": GEMMA, "versions": [">=0.8.1-rc1"]}]}),
-     set(_ghcr(GEMMA, "0.8.1-rc1"))),
+    (
+        source(
+            "prerelease-versions", {"registry": "ghcr.io", "filters": [{"image": GEMMA, "versions": [">=0.8.1-rc1"]}]}
+        ),
+        set(_ghcr(GEMMA, "0.8.1-rc1")),
+    ),
     # "Exclusions": exact repository names; the excluded ones are not the filter's anyway
-    (source("exclusions", {
-        "filters": [{"image": QWEN, "exclude": ["amdenterpriseai/aim-base", "amdenterpriseai/aim-experimental"]}]}),
-     {f"{QWEN}:{t}" for t in CATALOG["docker.io"][QWEN]}),
+    (
+        source(
+            "exclusions",
+            {"filters": [{"image": QWEN, "exclude": ["amdenterpriseai/aim-base", "amdenterpriseai/aim-experimental"]}]},
+        ),
+        {f"{QWEN}:{t}" for t in CATALOG["docker.io"][QWEN]},
+    ),
     # "Max Models Limit"
-    (source("max-models", {"maxModels": 100, "images": ["org/model-a:1.0.0", "org/model-b:1.0.0"]}),
-     {"org/model-a:1.0.0", "org/model-b:1.0.0"}),
+    (
+        source("max-models", {"maxModels": 100, "images": ["org/model-a:1.0.0", "org/model-b:1.0.0"]}),
+        {"org/model-a:1.0.0", "org/model-b:1.0.0"},
+    ),
     # "Docker Hub with Explicit Images"
-    (source("dockerhub-models", {
-        "registry": "docker.io", "images": [f"{QWEN}:0.8.5", f"{DEEPSEEK}:0.8.5"], "syncInterval": "2h"}),
-     {f"{QWEN}:0.8.5", f"{DEEPSEEK}:0.8.5"}),
+    (
+        source(
+            "dockerhub-models",
+            {"registry": "docker.io", "images": [f"{QWEN}:0.8.5", f"{DEEPSEEK}:0.8.5"], "syncInterval": "2h"},
+        ),
+        {f"{QWEN}:0.8.5", f"{DEEPSEEK}:0.8.5"},
+    ),
     # "GitHub Container Registry with Version Constraints"
-    (source("ghcr-stable-models", {
-        "registry": "ghcr.io", "images": [QWEN, DEEPSEEK], "versions": [">=0.8.0", "<1.0.0"],
-        "syncInterval": "1h"}),
-     set(_ghcr(QWEN, "0.8.0", "0.8.4", "0.8.5", "0.9.1")
-         + _ghcr(DEEPSEEK, "0.8.1-rc1", "0.8.5", "v0.9.0", "1.0.0-rc1"))),
+    (
+        source(
+            "ghcr-stable-models",
+            {
+                "registry": "ghcr.io",
+                "images": [QWEN, DEEPSEEK],
+                "versions": [">=0.8.0", "<1.0.0"],
+                "syncInterval": "1h",
+            },
+        ),
+        set(
+            _ghcr(QWEN, "0.8.0", "0.8.4", "0.8.5", "0.9.1")
+            + _ghcr(DEEPSEEK, "0.8.1-rc1", "0.8.5", "v0.9.0", "1.0.0-rc1")
+        ),
+    ),
     # "Multiple Registries (advanced filters)": no constraints, so every tag, latest included
-    (source("multi-registry-models", {
-        "registry": "docker.io", "filters": [{"image": QWEN}, {"image": f"ghcr.io/{DEEPSEEK}"}],
-        "syncInterval": "1h"}),
-     {f"{QWEN}:{t}" for t in CATALOG["docker.io"][QWEN]} | set(_ghcr(DEEPSEEK, *CATALOG["ghcr.io"][DEEPSEEK]))),
+    (
+        source(
+            "multi-registry-models",
+            {
+                "registry": "docker.io",
+                "filters": [{"image": QWEN}, {"image": f"ghcr.io/{DEEPSEEK}"}],
+                "syncInterval": "1h",
+            },
+        ),
+        {f"{QWEN}:{t}" for t in CATALOG["docker.io"][QWEN]} | set(_ghcr(DEEPSEEK, *CATALOG["ghcr.io"][DEEPSEEK])),
+    ),
     # "Private Registry with Authentication"
-    (source("private-models", {
-        "registry": "private.registry.io", "imagePullSecrets": [{"name": "private-registry-creds"}],
-        "images": ["myorg/model-a", "myorg/model-b"], "versions": [">=1.0.0"], "syncInterval": "1h"}),
-     {"private.registry.io/myorg/model-a:1.0.0", "private.registry.io/myorg/model-a:1.2.0",
-      "private.registry.io/myorg/model-b:1.0.0", "private.registry.io/myorg/model-b:2.0.0"}),
+    (
+        source(
+            "private-models",
+            {
+                "registry": "private.registry.io",
+                "imagePullSecrets": [{"name": "private-registry-creds"}],
+                "images": ["myorg/model-a", "myorg/model-b"],
+                "versions": [">=1.0.0"],
+                "syncInterval": "1h",
+            },
+        ),
+        {
+            "private.registry.io/myorg/model-a:1.0.0",
+            "private.registry.io/myorg/model-a:1.2.0",
+            "private.registry.io/myorg/model-b:1.0.0",
+            "private.registry.io/myorg/model-b:2.0.0",
+        },
+    ),
     # "Private Registries" (the GHCR-flavoured one in the configuration section)
-    (source("private-single", {
-        "registry": "private.registry.io", "imagePullSecrets": [{"name": "private-registry-creds"}],
-        "images": ["myorg/private-model:1.0.0"]}),
-     {"private.registry.io/myorg/private-model:1.0.0"}),
+    (
+        source(
+            "private-single",
+            {
+                "registry": "private.registry.io",
+                "imagePullSecrets": [{"name": "private-registry-creds"}],
+                "images": ["myorg/private-model:1.0.0"],
+            },
+        ),
+        {"private.registry.io/myorg/private-model:1.0.0"},
+    ),
     # "Specific Versions Only": explicit tags, no listing at all
-    (source("specific-versions", {
-        "registry": "ghcr.io",
-        "filters": [{"image": f"{QWEN}:0.8.5"}, {"image": f"{QWEN}:0.8.4"}, {"image": f"{DEEPSEEK}:0.8.5"}],
-        "syncInterval": "6h"}),
-     set(_ghcr(QWEN, "0.8.5", "0.8.4") + _ghcr(DEEPSEEK, "0.8.5"))),
+    (
+        source(
+            "specific-versions",
+            {
+                "registry": "ghcr.io",
+                "filters": [{"image": f"{QWEN}:0.8.5"}, {"image": f"{QWEN}:0.8.4"}, {"image": f"{DEEPSEEK}:0.8.5"}],
+                "syncInterval": "6h",
+            },
+        ),
+        set(_ghcr(QWEN, "0.8.5", "0.8.4") + _ghcr(DEEPSEEK, "0.8.5")),
+    ),
 ]
 
 
@@ -126,7 +206,9 @@ def example(name: str) -> tuple[dict[str, Any], set[str]]:
 class MemoryCatalog:
     """A catalog answering from :data:`CATALOG` (or another), counting requests."""
 
-    def __init__(self, catalog: dict[str, dict[str, list[str]]] | None = None, fail: dict[str, Exception] | None = None):
+    def __init__(
+        self, catalog: dict[str, dict[str, list[str]]] | None = None, fail: dict[str, Exception] | None = None
+    ):
         self.catalog = catalog if catalog is not None else CATALOG
         self.fail = fail or {}
         self.requests: list[tuple[str, str, str]] = []

@@ -11,15 +11,15 @@ from typing import Any
 
 import attrs
 
-from aim_core.runtime.controller import Context
-from aim_core.modelsource.controller import ClusterModelSourceController
-from aim_core.runtime.engine import Engine
-from aim_core.plugin.hookspecs import hookimpl
 from aim_core.kube import Kube
+from aim_core.modelsource.controller import ClusterModelSourceController
 from aim_core.modelsource.runner import SyncRunner
+from aim_core.plugin.hookspecs import hookimpl
 from aim_core.plugin.manager import get_plugin_manager
-from aim_core.registry import RegistryError
 from aim_core.reconcile.resources import CLUSTER_MODEL_SOURCES
+from aim_core.registry import RegistryError
+from aim_core.runtime.controller import Context
+from aim_core.runtime.engine import Engine
 from aim_core.runtime.store import Store
 from tests.modelsource.docexamples import CATALOG
 
@@ -44,8 +44,12 @@ class MemoryClient:
         self._maybe_fail(repository)
         repos = self.plugin.catalog[self.registry]
         if repository not in repos:
-            raise RegistryError("not_found", f"repository {repository} not found on {self.registry}",
-                                registry=self.registry, image=repository)
+            raise RegistryError(
+                "not_found",
+                f"repository {repository} not found on {self.registry}",
+                registry=self.registry,
+                image=repository,
+            )
         return list(repos[repository])
 
     async def list_repositories(self, pattern, credentials):
@@ -72,9 +76,13 @@ class MemoryRegistries:
 
 def pull_secret(name: str, host: str, username: str, password: str, namespace: str = "aim-system") -> dict[str, Any]:
     config = {"auths": {host: {"username": username, "password": password}}}
-    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
-            "metadata": {"name": name, "namespace": namespace},
-            "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/dockerconfigjson",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()},
+    }
 
 
 @attrs.define
@@ -123,8 +131,9 @@ class Harness:
         return {m["metadata"]["name"]: m for m in self.kube.list(MODELS, label_selector=selector)}
 
 
-def make_harness(kube: Any, client: Kube, plugin: Any, *, clock: Clock | None = None,
-                 catalog: Callable[[Any], Any] | None = None) -> Harness:
+def make_harness(
+    kube: Any, client: Kube, plugin: Any, *, clock: Clock | None = None, catalog: Callable[[Any], Any] | None = None
+) -> Harness:
     plugins = get_plugin_manager(load_entrypoints=False)
     plugins.register(plugin, name="test-registries")
     clock = clock or Clock()

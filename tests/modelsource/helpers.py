@@ -6,12 +6,12 @@ import datetime
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.runtime.engine import build_status
 from aim_core.modelsource.observed import Observed, SecretProblem, Sync
 from aim_core.modelsource.plan import plan_source
 from aim_core.modelsource.selectors import parse_selectors
 from aim_core.modelsource.sync import sync_selectors
 from aim_core.reconcile.plan import Plan
+from aim_core.runtime.engine import build_status
 from tests.modelsource.docexamples import MemoryCatalog
 
 NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
@@ -23,8 +23,14 @@ class _Controller:
     root_status = True
 
 
-async def synced(source: Mapping[str, Any], catalog: Any = None, *, credentials=lambda registry: None,
-                 finished: datetime.datetime = NOW, previous: Sync | None = None) -> Sync:
+async def synced(
+    source: Mapping[str, Any],
+    catalog: Any = None,
+    *,
+    credentials=lambda registry: None,
+    finished: datetime.datetime = NOW,
+    previous: Sync | None = None,
+) -> Sync:
     selectors = parse_selectors(source.get("spec") or {})
     results = await sync_selectors(selectors, catalog or MemoryCatalog(), credentials)
     failed = any(not r.ok for r in results)
@@ -34,13 +40,27 @@ async def synced(source: Mapping[str, Any], catalog: Any = None, *, credentials=
     return Sync(source["metadata"].get("generation"), tuple(results), finished, attempt, last)
 
 
-def observed(source: Mapping[str, Any], sync: Sync | None, models: Iterable[Mapping[str, Any]] = (), *,
-             others: Iterable[Mapping[str, Any]] = (), now: datetime.datetime = NOW, syncing: bool = False,
-             secret_problems: tuple[SecretProblem, ...] = ()) -> Observed:
+def observed(
+    source: Mapping[str, Any],
+    sync: Sync | None,
+    models: Iterable[Mapping[str, Any]] = (),
+    *,
+    others: Iterable[Mapping[str, Any]] = (),
+    now: datetime.datetime = NOW,
+    syncing: bool = False,
+    secret_problems: tuple[SecretProblem, ...] = (),
+) -> Observed:
     models = tuple(models)
     by_name = {m["metadata"]["name"]: m for m in (*models, *others)}
-    return Observed(now=now, selectors=tuple(parse_selectors(source.get("spec") or {})), sync=sync,
-                    syncing=syncing, models=models, model_named=by_name.get, secret_problems=secret_problems)
+    return Observed(
+        now=now,
+        selectors=tuple(parse_selectors(source.get("spec") or {})),
+        sync=sync,
+        syncing=syncing,
+        models=models,
+        model_named=by_name.get,
+        secret_problems=secret_problems,
+    )
 
 
 def status_of(source: Mapping[str, Any], plan: Plan, now: datetime.datetime = NOW) -> dict[str, Any]:
@@ -66,8 +86,9 @@ def as_live(obj: Mapping[str, Any], source_name: str | None = None) -> dict[str,
     return live
 
 
-async def run(source: Mapping[str, Any], catalog: Any = None, models: Iterable[Mapping[str, Any]] = (),
-              **kw: Any) -> tuple[Plan, dict[str, Any]]:
+async def run(
+    source: Mapping[str, Any], catalog: Any = None, models: Iterable[Mapping[str, Any]] = (), **kw: Any
+) -> tuple[Plan, dict[str, Any]]:
     sync = await synced(source, catalog)
     plan = plan_source(source, observed(source, sync, models, **kw))
     return plan, status_of(source, plan)

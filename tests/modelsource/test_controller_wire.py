@@ -39,7 +39,8 @@ async def harness(kube, registries) -> AsyncIterator[Harness]:
 
 @pytest.mark.parametrize(("source", "expected"), EXAMPLES, ids=IDS)
 async def test_each_documented_source_creates_its_models_and_a_second_sync_writes_nothing_new(
-        harness, api, kube, registries, source, expected):
+    harness, api, kube, registries, source, expected
+):
     name = source["metadata"]["name"]
     created = await harness.create(api, source)
 
@@ -48,9 +49,15 @@ async def test_each_documented_source_creates_its_models_and_a_second_sync_write
     models = harness.models(name)
     assert {m["spec"]["image"] for m in models.values()} == expected
     for model in models.values():
-        assert model["metadata"]["ownerReferences"] == [{
-            "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModelSource", "name": name,
-            "uid": created["metadata"]["uid"], "controller": True}]
+        assert model["metadata"]["ownerReferences"] == [
+            {
+                "apiVersion": "aim.eai.amd.com/v1alpha1",
+                "kind": "AIMClusterModelSource",
+                "name": name,
+                "uid": created["metadata"]["uid"],
+                "controller": True,
+            }
+        ]
         assert model["metadata"]["labels"]["aim.eai.amd.com/origin"] == "auto-generated"
         assert model["metadata"]["labels"]["aim.eai.amd.com/cluster-model-source.name"] == name
     obj = harness.source(name)
@@ -77,8 +84,9 @@ async def test_each_documented_source_creates_its_models_and_a_second_sync_write
     assert kube.count("create", "apply", "update", "delete", since=mark) == 0
     assert kube.count("patch", since=mark) == 1
     assert after["lastSyncTime"] == (START + datetime.timedelta(seconds=interval)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert {k: v for k, v in after.items() if k != "lastSyncTime"} == \
-        {k: v for k, v in before.items() if k != "lastSyncTime"}
+    assert {k: v for k, v in after.items() if k != "lastSyncTime"} == {
+        k: v for k, v in before.items() if k != "lastSyncTime"
+    }
 
 
 async def test_private_registry_credentials_come_from_the_secret_in_the_operator_namespace(harness, api, registries):
@@ -127,11 +135,12 @@ async def test_a_garbage_sync_interval_is_config_valid_false_invalid_spec(harnes
     assert len(harness.models("amd-models")) == 2  # the rest still syncs
 
 
-async def test_registry_refusing_access_fails_that_selector_without_leaking_credentials(
-        harness, api, kube, registries):
+async def test_registry_refusing_access_fails_that_selector_without_leaking_credentials(harness, api, kube, registries):
     registries.failures["private.registry.io"] = RegistryError(
-        "auth", "registry private.registry.io answered 401 Unauthorized for myorg/model-a",
-        registry="private.registry.io")
+        "auth",
+        "registry private.registry.io answered 401 Unauthorized for myorg/model-a",
+        registry="private.registry.io",
+    )
     source, _ = example("private-models")
     source["spec"]["images"].append("docker.io/amdenterpriseai/aim-qwen-qwen3-32b:0.8.5")
     await harness.create(api, source)
@@ -151,8 +160,7 @@ async def test_registry_refusing_access_fails_that_selector_without_leaking_cred
 
 
 async def test_all_selectors_failing_is_failed_and_a_recovered_registry_heals_it(harness, api, registries):
-    registries.failures["ghcr.io"] = RegistryError("unavailable", "registry ghcr.io answered 503",
-                                                   registry="ghcr.io")
+    registries.failures["ghcr.io"] = RegistryError("unavailable", "registry ghcr.io answered 503", registry="ghcr.io")
     source, _ = example("ghcr-stable-models")
     await harness.create(api, source)
 
@@ -178,9 +186,11 @@ async def test_a_spec_change_syncs_at_once_and_old_models_stay(harness, api, kub
     await harness.create(api, source)
     await harness.reconcile("amd-models")
 
-    response = await api.patch(kube.path("aimclustermodelsources", None, "amd-models"),
-                               json={"spec": {"images": [f"{QWEN}:0.8.4"]}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path("aimclustermodelsources", None, "amd-models"),
+        json={"spec": {"images": [f"{QWEN}:0.8.4"]}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
     await harness.reconcile("amd-models")
 
@@ -269,7 +279,9 @@ async def test_a_long_sync_runs_in_the_background_and_wakes_the_source(kube, api
     await client.aclose()
 
 
-async def test_a_pull_secret_created_or_rotated_later_is_used_at_once_not_after_the_interval(harness, api, kube, registries):
+async def test_a_pull_secret_created_or_rotated_later_is_used_at_once_not_after_the_interval(
+    harness, api, kube, registries
+):
     source, _ = example("private-models")
     source["spec"]["imagePullSecrets"] = [{"name": "late-creds"}]
     await harness.create(api, source)
@@ -284,8 +296,9 @@ async def test_a_pull_secret_created_or_rotated_later_is_used_at_once_not_after_
     asked = len(registries.requests)
     await harness.reconcile("private-models")
     new = registries.requests[asked:]
-    assert new and {(c.username, c.password) for _, host, _, c in new if host == "private.registry.io"} == \
-        {("robot", "first-password")}
+    assert new and {(c.username, c.password) for _, host, _, c in new if host == "private.registry.io"} == {
+        ("robot", "first-password")
+    }
     assert condition(harness.source("private-models"), "PullSecretsReady")["status"] == "True"
 
     # Nothing changed: no registry request.
@@ -296,8 +309,9 @@ async def test_a_pull_secret_created_or_rotated_later_is_used_at_once_not_after_
     # Rotated: the next reconcile syncs with the new password.
     kube.put_object(pull_secret("late-creds", "private.registry.io", "robot", "rotated-password"))
     await harness.reconcile("private-models")
-    assert {(c.username, c.password) for _, host, _, c in registries.requests[asked:] if host == "private.registry.io"} \
-        == {("robot", "rotated-password")}
+    assert {
+        (c.username, c.password) for _, host, _, c in registries.requests[asked:] if host == "private.registry.io"
+    } == {("robot", "rotated-password")}
 
     # Secrets nobody names, or named but in another namespace, re-trigger nothing and use no registry.
     stranger = kube.put_object(pull_secret("unrelated", "private.registry.io", "x", "y"))

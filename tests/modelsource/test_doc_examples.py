@@ -44,11 +44,15 @@ async def test_models_are_named_labelled_annotated_and_point_at_the_image():
 
     qwen = next(obj for obj in created(plan) if obj["spec"]["image"] == f"{QWEN}:0.8.5")
     assert qwen["metadata"]["name"] == "amdenterpriseai-aim-qwen-qwen3-32b-0-8-5-72f726"  # spec 2.5 example
-    assert qwen["metadata"]["labels"] == {"aim.eai.amd.com/model-source": "amd-models",
-                                          "aim.eai.amd.com/origin": "auto-generated"}
-    assert qwen["metadata"]["annotations"] == {"aim.eai.amd.com/source-registry": "docker.io",
-                                               "aim.eai.amd.com/source-repository": QWEN,
-                                               "aim.eai.amd.com/source-tag": "0.8.5"}
+    assert qwen["metadata"]["labels"] == {
+        "aim.eai.amd.com/model-source": "amd-models",
+        "aim.eai.amd.com/origin": "auto-generated",
+    }
+    assert qwen["metadata"]["annotations"] == {
+        "aim.eai.amd.com/source-registry": "docker.io",
+        "aim.eai.amd.com/source-repository": QWEN,
+        "aim.eai.amd.com/source-tag": "0.8.5",
+    }
     assert qwen["spec"] == {"image": f"{QWEN}:0.8.5"}
     assert all(d.owned for d in plan.apply)  # owner reference to the source: deleted with it
 
@@ -67,8 +71,9 @@ async def test_pull_secrets_of_the_source_go_to_its_models():
     source, _ = example("private-models")
     plan, _ = await run(source)
 
-    assert {tuple(map(str, o["spec"]["imagePullSecrets"][0].values())) for o in created(plan)} == \
-        {("private-registry-creds",)}
+    assert {tuple(map(str, o["spec"]["imagePullSecrets"][0].values())) for o in created(plan)} == {
+        ("private-registry-creds",)
+    }
 
 
 async def test_explicit_tags_need_no_registry_request():
@@ -122,8 +127,13 @@ async def test_the_limit_counts_existing_models_and_prefers_newer_versions():
 
 async def test_wildcards_list_repositories_then_tags_and_honour_exclusions():
     source = example("exclusions")[0]
-    source["spec"]["filters"] = [{"image": "amdenterpriseai/aim-*", "versions": ["~0.8.0"],
-                                  "exclude": ["amdenterpriseai/aim-base", "amdenterpriseai/aim-experimental"]}]
+    source["spec"]["filters"] = [
+        {
+            "image": "amdenterpriseai/aim-*",
+            "versions": ["~0.8.0"],
+            "exclude": ["amdenterpriseai/aim-base", "amdenterpriseai/aim-experimental"],
+        }
+    ]
 
     plan, status = await run(source)
 
@@ -181,8 +191,11 @@ async def test_a_source_beside_another_matching_the_same_images_counts_what_its_
     theirs = [as_live(obj) for obj in created(plan)]
     assert len(theirs) >= 2
 
-    second = {**first, "metadata": {**first["metadata"], "name": "second"},
-              "spec": {**first["spec"], "maxModels": len(theirs) - 1}}
+    second = {
+        **first,
+        "metadata": {**first["metadata"], "name": "second"},
+        "spec": {**first["spec"], "maxModels": len(theirs) - 1},
+    }
     again, status = await run(second, others=theirs)
     assert again.apply == []  # nothing of theirs is made twice or taken over
     assert status["discoveredModels"] == len(theirs) - 1  # capped by maxModels

@@ -18,8 +18,9 @@ MULTI = "multi-registry-models"  # docker.io qwen + ghcr.io deepseek, both liste
 
 async def plan_with(src, catalog=None, models=(), **kw):
     sync = await synced(src, catalog, **{k: v for k, v in kw.items() if k in ("credentials", "previous")})
-    plan = plan_source(src, observed(src, sync, models, **{k: v for k, v in kw.items()
-                                                           if k in ("secret_problems", "now", "others")}))
+    plan = plan_source(
+        src, observed(src, sync, models, **{k: v for k, v in kw.items() if k in ("secret_problems", "now", "others")})
+    )
     return plan, status_of(src, plan), sync
 
 
@@ -45,8 +46,12 @@ async def test_one_registry_refusing_credentials_degrades_and_the_other_still_sy
 async def test_every_selector_failing_is_failed_and_keeps_the_last_successful_sync_time():
     src, _ = example(MULTI)
     src["status"] = {"lastSyncTime": "2026-02-28T09:00:00Z"}
-    catalog = MemoryCatalog(fail={"docker.io": FakeRegistryError("unavailable", "docker.io answered 503"),
-                                  "ghcr.io": FakeRegistryError("timeout", "ghcr.io did not answer within 20s")})
+    catalog = MemoryCatalog(
+        fail={
+            "docker.io": FakeRegistryError("unavailable", "docker.io answered 503"),
+            "ghcr.io": FakeRegistryError("timeout", "ghcr.io did not answer within 20s"),
+        }
+    )
 
     plan, status, _ = await plan_with(src, catalog)
 
@@ -58,15 +63,18 @@ async def test_every_selector_failing_is_failed_and_keeps_the_last_successful_sy
     assert status["lastSyncTime"] == "2026-02-28T09:00:00Z"  # Q15: last *successful* sync
 
 
-@pytest.mark.parametrize(("error", "reason", "retry"), [
-    (FakeRegistryError("auth", "401"), "RegistryAuthFailed", 600.0),
-    (FakeRegistryError("not_found", "404"), "RepositoryNotFound", 600.0),
-    (FakeRegistryError("unavailable", "502"), "RegistryUnavailable", 30.0),
-    (FakeRegistryError("timeout", "slow"), "RegistryTimeout", 30.0),
-    (FakeRegistryError("rate_limited", "429", retry_after=120.0), "RegistryRateLimited", 120.0),
-    (FakeRegistryError("invalid", "not json"), "RegistryInvalidResponse", 600.0),
-    (RuntimeError("boom"), "SyncError", 30.0),
-])
+@pytest.mark.parametrize(
+    ("error", "reason", "retry"),
+    [
+        (FakeRegistryError("auth", "401"), "RegistryAuthFailed", 600.0),
+        (FakeRegistryError("not_found", "404"), "RepositoryNotFound", 600.0),
+        (FakeRegistryError("unavailable", "502"), "RegistryUnavailable", 30.0),
+        (FakeRegistryError("timeout", "slow"), "RegistryTimeout", 30.0),
+        (FakeRegistryError("rate_limited", "429", retry_after=120.0), "RegistryRateLimited", 120.0),
+        (FakeRegistryError("invalid", "not json"), "RegistryInvalidResponse", 600.0),
+        (RuntimeError("boom"), "SyncError", 30.0),
+    ],
+)
 async def test_failures_name_a_reason_and_come_back_neither_hot_nor_an_hour_late(error, reason, retry):
     src = source("one", {"images": [QWEN], "syncInterval": "1h"})
 
@@ -142,12 +150,15 @@ async def test_append_only_models_stay_when_the_registry_or_the_filters_no_longe
     assert status["discoveredModels"] == 3  # the two earlier models still count
 
 
-@pytest.mark.parametrize(("interval", "reason", "seconds"), [
-    ("every hour", "InvalidSyncInterval", 3600.0),
-    ("-5m", "InvalidSyncInterval", 3600.0),
-    ("5s", "SyncIntervalTooShort", 60.0),
-    ("0", "SyncIntervalTooShort", 60.0),
-])
+@pytest.mark.parametrize(
+    ("interval", "reason", "seconds"),
+    [
+        ("every hour", "InvalidSyncInterval", 3600.0),
+        ("-5m", "InvalidSyncInterval", 3600.0),
+        ("5s", "SyncIntervalTooShort", 60.0),
+        ("0", "SyncIntervalTooShort", 60.0),
+    ],
+)
 async def test_unusable_sync_intervals_are_replaced_and_reported(interval, reason, seconds):
     src = source("iv", {"images": [f"{QWEN}:0.8.5"], "syncInterval": interval})
 
@@ -170,8 +181,11 @@ async def test_a_fine_interval_has_no_interval_condition():
 
 async def test_missing_pull_secret_is_a_condition_and_degrades():
     src, _ = example("private-single")
-    problem = SecretProblem("private-registry-creds", "SecretNotFound",
-                            "pull secret private-registry-creds not found in the operator namespace aim-system")
+    problem = SecretProblem(
+        "private-registry-creds",
+        "SecretNotFound",
+        "pull secret private-registry-creds not found in the operator namespace aim-system",
+    )
 
     _, status, _ = await plan_with(src, secret_problems=(problem,))
 
@@ -204,11 +218,20 @@ def test_while_the_first_sync_runs_the_source_is_progressing():
 def test_after_a_restart_the_previous_verdict_is_kept_until_the_sync_ends():
     src, _ = example("amd-models")
     src["status"] = {
-        "status": "Ready", "discoveredModels": 2, "availableModels": 2, "modelsLimitReached": False,
+        "status": "Ready",
+        "discoveredModels": 2,
+        "availableModels": 2,
+        "modelsLimitReached": False,
         "lastSyncTime": "2026-03-01T11:00:00Z",
-        "conditions": [{"type": "FiltersReady", "status": "True", "reason": "AllFiltersSucceeded",
-                        "message": "2 of 2 selectors synced; 2 images match",
-                        "lastTransitionTime": "2026-03-01T11:00:00Z"}],
+        "conditions": [
+            {
+                "type": "FiltersReady",
+                "status": "True",
+                "reason": "AllFiltersSucceeded",
+                "message": "2 of 2 selectors synced; 2 images match",
+                "lastTransitionTime": "2026-03-01T11:00:00Z",
+            }
+        ],
     }
     models = [{"metadata": {"name": f"m{i}"}, "spec": {"image": f"x:{i}"}} for i in range(2)]
 
@@ -216,13 +239,19 @@ def test_after_a_restart_the_previous_verdict_is_kept_until_the_sync_ends():
     status = status_of(src, plan)
 
     assert status["status"] == "Ready"
-    assert {k: status[k] for k in ("discoveredModels", "availableModels", "modelsLimitReached", "lastSyncTime")} == \
-        {"discoveredModels": 2, "availableModels": 2, "modelsLimitReached": False, "lastSyncTime": "2026-03-01T11:00:00Z"}
+    assert {k: status[k] for k in ("discoveredModels", "availableModels", "modelsLimitReached", "lastSyncTime")} == {
+        "discoveredModels": 2,
+        "availableModels": 2,
+        "modelsLimitReached": False,
+        "lastSyncTime": "2026-03-01T11:00:00Z",
+    }
 
 
 async def test_the_failure_message_stays_bounded_with_a_hundred_failing_selectors():
     src = source("many", {"filters": [{"image": f"org/repo-{i}"} for i in range(100)]})
-    catalog = MemoryCatalog(fail={"docker.io": FakeRegistryError("unavailable", "registry docker.io answered 503 " * 5)})
+    catalog = MemoryCatalog(
+        fail={"docker.io": FakeRegistryError("unavailable", "registry docker.io answered 503 " * 5)}
+    )
 
     _, status, _ = await plan_with(src, catalog)
 
@@ -232,14 +261,24 @@ async def test_the_failure_message_stays_bounded_with_a_hundred_failing_selector
     assert len(message) < 5000
 
 
-@pytest.mark.parametrize(("spec", "secret", "reason", "words"), [
-    ({"filters": [{"image": QWEN, "versions": [">= zero"]}, {"image": f"{DEEPSEEK}:0.8.5"}]}, None,
-     "InvalidSpec", "spec.filters[0].versions"),
-    ({"images": [f"{QWEN}:0.8.5"], "syncInterval": "every hour"}, None, "InvalidSpec", "every hour"),
-    ({"images": [f"{QWEN}:0.8.5"], "imagePullSecrets": [{"name": "gone"}]},
-     SecretProblem("gone", "SecretNotFound", "pull secret gone not found in the operator namespace aim-system"),
-     "ReferenceNotFound", "gone"),
-])
+@pytest.mark.parametrize(
+    ("spec", "secret", "reason", "words"),
+    [
+        (
+            {"filters": [{"image": QWEN, "versions": [">= zero"]}, {"image": f"{DEEPSEEK}:0.8.5"}]},
+            None,
+            "InvalidSpec",
+            "spec.filters[0].versions",
+        ),
+        ({"images": [f"{QWEN}:0.8.5"], "syncInterval": "every hour"}, None, "InvalidSpec", "every hour"),
+        (
+            {"images": [f"{QWEN}:0.8.5"], "imagePullSecrets": [{"name": "gone"}]},
+            SecretProblem("gone", "SecretNotFound", "pull secret gone not found in the operator namespace aim-system"),
+            "ReferenceNotFound",
+            "gone",
+        ),
+    ],
+)
 async def test_a_spec_to_fix_is_config_valid_false_beside_the_source_s_own_conditions(spec, secret, reason, words):
     # the error taxonomy every kind follows (F10, F11, issue 18); the source still syncs what it can
     src = source("taxonomy", spec)

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from aim_core.plugin.hookspecs import hookimpl
 from aim_core.kube import Credentials, Kube
+from aim_core.plugin.hookspecs import hookimpl
 from aim_core.plugin.manager import get_plugin_manager
 from aim_core.registry import close_clients
 from aim_core.registry.oci import OciRegistryClient
@@ -143,10 +143,21 @@ class _Installed:
 
 
 def _wild(front: Any, base: str, **extra: Any) -> dict[str, Any]:
-    return source("catalog", {
-        "filters": [{"image": f"{front.host}/{base}-aim-*", "versions": [">=0.2.90", "<0.3.0"],
-                     "exclude": [f"{base}-aim-00"]}],
-        "imagePullSecrets": [{"name": "front-creds"}], "maxModels": 500, **extra})
+    return source(
+        "catalog",
+        {
+            "filters": [
+                {
+                    "image": f"{front.host}/{base}-aim-*",
+                    "versions": [">=0.2.90", "<0.3.0"],
+                    "exclude": [f"{base}-aim-00"],
+                }
+            ],
+            "imagePullSecrets": [{"name": "front-creds"}],
+            "maxModels": 500,
+            **extra,
+        },
+    )
 
 
 async def test_a_wildcard_over_paged_tag_lists_behind_basic_auth_and_a_quiet_second_sync(paged, api, kube):
@@ -157,8 +168,10 @@ async def test_a_wildcard_over_paged_tag_lists_behind_basic_auth_and_a_quiet_sec
 
     models = harness.models("catalog")
     assert len(models) == 11 * 10  # 11 repositories (one excluded), tags 0.2.90 .. 0.2.99
-    assert all(m["metadata"]["annotations"]["aim.eai.amd.com/source-repository"].startswith(f"{base}-aim-")
-               for m in models.values())
+    assert all(
+        m["metadata"]["annotations"]["aim.eai.amd.com/source-repository"].startswith(f"{base}-aim-")
+        for m in models.values()
+    )
     assert not any(m["spec"]["image"].split("/", 1)[1].startswith(f"{base}-aim-00:") for m in models.values())
     obj = harness.source("catalog")
     assert obj["status"]["status"] == "Ready"
@@ -222,14 +235,24 @@ async def test_bearer_token_auth_from_a_pull_secret(kube, api, oci_registry_toke
     client = Kube(Credentials(server=kube.url, insecure=True))
     harness = make_harness(kube, client, _Installed(plugins))
     kube.put_object(oci_registry_token.pull_secret("token-creds", "aim-system"))
-    await harness.create(api, source("tokens", {
-        "images": [f"{oci_registry_token.host}/{repo}"], "versions": ["^1.0.0"],
-        "imagePullSecrets": [{"name": "token-creds"}]}))
+    await harness.create(
+        api,
+        source(
+            "tokens",
+            {
+                "images": [f"{oci_registry_token.host}/{repo}"],
+                "versions": ["^1.0.0"],
+                "imagePullSecrets": [{"name": "token-creds"}],
+            },
+        ),
+    )
 
     await harness.reconcile("tokens")
 
-    assert {m["spec"]["image"] for m in harness.models("tokens").values()} == \
-        {f"{oci_registry_token.host}/{repo}:1.0.0", f"{oci_registry_token.host}/{repo}:1.1.0"}
+    assert {m["spec"]["image"] for m in harness.models("tokens").values()} == {
+        f"{oci_registry_token.host}/{repo}:1.0.0",
+        f"{oci_registry_token.host}/{repo}:1.1.0",
+    }
     await close_clients(harness.plugins)
     await close_clients(plugins)
     await client.aclose()

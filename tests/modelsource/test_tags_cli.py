@@ -7,7 +7,6 @@ import json
 import pytest
 
 from aim_core import cli
-
 from aim_core.plugin import manager as plugins
 from aim_core.registry import RegistryError
 from tests.modelsource.docexamples import QWEN
@@ -36,14 +35,29 @@ def test_prints_the_matching_images_newest_first(registries, capsys):
 
 
 def test_wildcards_exclusions_and_json(registries, capsys):
-    code = cli.main(["tags", "amdenterpriseai/aim-*", "--exclude", "amdenterpriseai/aim-base",
-                     "--exclude", "amdenterpriseai/aim-experimental", "--versions", "~0.8.0", "--json"])
+    code = cli.main(
+        [
+            "tags",
+            "amdenterpriseai/aim-*",
+            "--exclude",
+            "amdenterpriseai/aim-base",
+            "--exclude",
+            "amdenterpriseai/aim-experimental",
+            "--versions",
+            "~0.8.0",
+            "--json",
+        ]
+    )
 
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     assert out["strategy"] == "repositories"
-    assert out["images"] == ["amdenterpriseai/aim-deepseek-deepseek-r1:0.8.5", "amdenterpriseai/aim-deepseek-deepseek-r1:0.8.4",
-                             f"{QWEN}:0.8.5", f"{QWEN}:0.8.4"]
+    assert out["images"] == [
+        "amdenterpriseai/aim-deepseek-deepseek-r1:0.8.5",
+        "amdenterpriseai/aim-deepseek-deepseek-r1:0.8.4",
+        f"{QWEN}:0.8.5",
+        f"{QWEN}:0.8.4",
+    ]
 
 
 def test_credentials_from_a_docker_config_file(registries, tmp_path, capsys):

@@ -26,14 +26,28 @@ async def test_run_command_reconciles_with_the_kubeconfig_and_stops_on_sigterm(k
     log = tmp_path / "operator.log"
     with open(log, "wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "aim_core.cli", "run", "-A", "--log-format", "json", *LOOPBACK_ENDPOINTS,
-            env=env, stdout=out, stderr=asyncio.subprocess.STDOUT,
+            sys.executable,
+            "-m",
+            "aim_core.cli",
+            "run",
+            "-A",
+            "--log-format",
+            "json",
+            *LOOPBACK_ENDPOINTS,
+            env=env,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
         )
         try:
-            response = await api.post(kube.path(RC, "team"), json={
-                "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-                "metadata": {"name": "default", "namespace": "team"}, "spec": {"env": [{"name": "A", "value": "1"}]},
-            })
+            response = await api.post(
+                kube.path(RC, "team"),
+                json={
+                    "apiVersion": "aim.eai.amd.com/v1alpha1",
+                    "kind": "AIMRuntimeConfig",
+                    "metadata": {"name": "default", "namespace": "team"},
+                    "spec": {"env": [{"name": "A", "value": "1"}]},
+                },
+            )
             assert response.status_code == 201, response.text
 
             def reconciled():
@@ -72,12 +86,18 @@ async def test_run_command_works_under_a_uid_with_no_passwd_entry(kube, api, tmp
     shared = tmp_path_factory.mktemp("anyuid")
     shared.chmod(0o755)
     config = shared / "kubeconfig"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
-        "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
-        "users": [{"name": "emulator", "user": {"token": "emulator"}}],
-        "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "emulator",
+                "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
+                "users": [{"name": "emulator", "user": {"token": "emulator"}}],
+                "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
+            }
+        )
+    )
     config.chmod(0o644)
     env = {k: v for k, v in os.environ.items() if k not in ("HOME", "USER", "LOGNAME", "USERNAME", "LNAME")}
     env.update(KUBECONFIG=str(config), AIM_SYSTEM_NAMESPACE="aim-system", PYTHONDONTWRITEBYTECODE="1")
@@ -85,16 +105,31 @@ async def test_run_command_works_under_a_uid_with_no_passwd_entry(kube, api, tmp
     engine = Path(sys.executable).with_name("aim-engine")
     with open(log, "wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-            "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search",
-            str(engine), "run", "-A", *LOOPBACK_ENDPOINTS,
-            env=env, stdout=out, stderr=asyncio.subprocess.STDOUT, cwd=str(shared),
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=+dac_read_search",
+            "--ambient-caps=+dac_read_search",
+            str(engine),
+            "run",
+            "-A",
+            *LOOPBACK_ENDPOINTS,
+            env=env,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=str(shared),
         )
         try:
-            response = await api.post(kube.path(RC, "team"), json={
-                "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-                "metadata": {"name": "default", "namespace": "team"}, "spec": {"env": [{"name": "A", "value": "1"}]},
-            })
+            response = await api.post(
+                kube.path(RC, "team"),
+                json={
+                    "apiVersion": "aim.eai.amd.com/v1alpha1",
+                    "kind": "AIMRuntimeConfig",
+                    "metadata": {"name": "default", "namespace": "team"},
+                    "spec": {"env": [{"name": "A", "value": "1"}]},
+                },
+            )
             assert response.status_code == 201, response.text
 
             def reconciled():
@@ -122,9 +157,20 @@ async def test_a_taken_metrics_port_is_one_clear_error_naming_the_flag_not_a_tra
         port = taken.getsockname()[1]
         env = {**os.environ, "KUBECONFIG": str(kubeconfig), "AIM_SYSTEM_NAMESPACE": "aim-system"}
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "aim_core.cli", "run", "-A", "--log-format", "plain",
-            "--metrics-bind-address", f"127.0.0.1:{port}", "--health-probe-bind-address", "127.0.0.1:0",
-            env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            sys.executable,
+            "-m",
+            "aim_core.cli",
+            "run",
+            "-A",
+            "--log-format",
+            "plain",
+            "--metrics-bind-address",
+            f"127.0.0.1:{port}",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
         )
         output, _ = await asyncio.wait_for(proc.communicate(), 60)
     text = output.decode()

@@ -34,12 +34,18 @@ pytestmark = pytest.mark.emulator_only("tokens are revoked and issued through em
 
 
 def write_kubeconfig(path: Path, server: str, user: dict) -> Path:
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
-        "clusters": [{"name": "emulator", "cluster": {"server": server}}],
-        "users": [{"name": "emulator", "user": user}],
-        "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "emulator",
+                "clusters": [{"name": "emulator", "cluster": {"server": server}}],
+                "users": [{"name": "emulator", "user": user}],
+                "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
+            }
+        )
+    )
     return path
 
 
@@ -50,7 +56,8 @@ def exec_plugin(tmp_path: Path, lifetime: float) -> tuple[dict, Path]:
     """
     issued = tmp_path / "issued"
     script = tmp_path / "plugin.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import datetime, json, pathlib, time
         issued = pathlib.Path({str(issued)!r})
         n = len(issued.read_text().splitlines()) + 1 if issued.exists() else 1
@@ -59,9 +66,16 @@ def exec_plugin(tmp_path: Path, lifetime: float) -> tuple[dict, Path]:
         expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds={lifetime})
         print(json.dumps({{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
                           "status": {{"token": f"t{{n}}", "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}}}}))
-    """))
-    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
-                     "args": [str(script)], "interactiveMode": "Never"}}
+    """)
+    )
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": sys.executable,
+            "args": [str(script)],
+            "interactiveMode": "Never",
+        }
+    }
     return user, issued
 
 
@@ -210,8 +224,15 @@ async def operator_process(kubeconfig: Path, log: Path):
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "AIM_SYSTEM_NAMESPACE": "aim-system"}
     with open(log, "wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "aim_core.cli", "run", "-A", *LOOPBACK_ENDPOINTS,
-            env=env, stdout=out, stderr=asyncio.subprocess.STDOUT,
+            sys.executable,
+            "-m",
+            "aim_core.cli",
+            "run",
+            "-A",
+            *LOOPBACK_ENDPOINTS,
+            env=env,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
         )
         try:
             yield proc
@@ -222,8 +243,12 @@ async def operator_process(kubeconfig: Path, log: Path):
 
 
 def runtime_config(name: str) -> dict:
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-            "metadata": {"name": name, "namespace": "team"}, "spec": {"env": [{"name": "A", "value": "1"}]}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": name, "namespace": "team"},
+        "spec": {"env": [{"name": "A", "value": "1"}]},
+    }
 
 
 def ready(kube, name: str):
@@ -231,6 +256,7 @@ def ready(kube, name: str):
         conditions = kube.get(RC, "team", name)["status"]["conditions"]
         assert any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
         return True
+
     return check
 
 

@@ -49,8 +49,9 @@ def image_env(scratch: Path) -> dict[str, str]:
 def seed(kube) -> dict:
     """The cluster of examples/ (models, templates, caches paused), returning the service qwen-chat."""
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
-    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "aim-system"},
-                     "status": {"phase": "Active"}})
+    kube.put_object(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "aim-system"}, "status": {"phase": "Active"}}
+    )
     service = None
     for doc in load_documents([ROOT / "examples"]):
         doc = copy.deepcopy(doc)
@@ -60,8 +61,14 @@ def seed(kube) -> dict:
             continue
         if doc["kind"] == "AIMClusterModelSource":
             continue
-        if doc["kind"] in ("AIMTemplateCache", "AIMArtifact", "AIMModel", "AIMClusterModel",
-                           "AIMServiceTemplate", "AIMClusterServiceTemplate"):
+        if doc["kind"] in (
+            "AIMTemplateCache",
+            "AIMArtifact",
+            "AIMModel",
+            "AIMClusterModel",
+            "AIMServiceTemplate",
+            "AIMClusterServiceTemplate",
+        ):
             doc["metadata"].setdefault("annotations", {}).update(PAUSED)
         kube.put_object(doc)
     assert service is not None
@@ -70,8 +77,9 @@ def seed(kube) -> dict:
 
 
 @pytest.mark.skipif(not can_switch_uid(), reason="switching uid needs root and setpriv")
-async def test_the_image_command_reconciles_a_service_writing_nothing_but_its_scratch_volume(kube, api,
-                                                                                           tmp_path_factory):
+async def test_the_image_command_reconciles_a_service_writing_nothing_but_its_scratch_volume(
+    kube, api, tmp_path_factory
+):
     uid = unknown_uid()
     base = tmp_path_factory.mktemp("image")
     base.chmod(0o755)
@@ -81,22 +89,36 @@ async def test_the_image_command_reconciles_a_service_writing_nothing_but_its_sc
     scratch.mkdir(mode=0o700)
     os.chown(scratch, uid, uid)  # the emptyDir at /tmp
     config = base / "kubeconfig"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
-        "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
-        "users": [{"name": "emulator", "user": {"token": "emulator"}}],
-        "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "emulator",
+                "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
+                "users": [{"name": "emulator", "user": {"token": "emulator"}}],
+                "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
+            }
+        )
+    )
     config.chmod(0o644)
     env = image_env(scratch)
-    env.update(HOME=str(home), KUBECONFIG=str(config), AIM_SYSTEM_NAMESPACE="aim-system",
-               POD_NAME="aim-engine-controller-manager-x1")
+    env.update(
+        HOME=str(home),
+        KUBECONFIG=str(config),
+        AIM_SYSTEM_NAMESPACE="aim-system",
+        POD_NAME="aim-engine-controller-manager-x1",
+    )
     assert files_owned_by(uid, allowed=(scratch,)) == []
     service = seed(kube)
     log = tmp_path_factory.mktemp("image-log") / "operator.log"
     with open(log, "wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            *as_uid(uid, image_command()), env=env, stdout=out, stderr=asyncio.subprocess.STDOUT, cwd=str(workdir),
+            *as_uid(uid, image_command()),
+            env=env,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=str(workdir),
         )
         try:
             response = await api.post(kube.path("aimservices", NS), json=service)

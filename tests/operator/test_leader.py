@@ -46,10 +46,12 @@ async def test_only_one_replica_holds_the_lease_and_the_other_takes_over_a_lease
     operator_namespace(kube)
     a_client, b_client = Kube(Credentials(server=kube.url)), Kube(Credentials(server=kube.url))
     try:
-        a = LeaderElector(a_client, "aim-system", identity="replica-a", lease_duration=1, renew_deadline=0.6,
-                          retry_period=0.1)
-        b = LeaderElector(b_client, "aim-system", identity="replica-b", lease_duration=1, renew_deadline=0.6,
-                          retry_period=0.1)
+        a = LeaderElector(
+            a_client, "aim-system", identity="replica-a", lease_duration=1, renew_deadline=0.6, retry_period=0.1
+        )
+        b = LeaderElector(
+            b_client, "aim-system", identity="replica-b", lease_duration=1, renew_deadline=0.6, retry_period=0.1
+        )
         assert await a.try_acquire() is True
         assert await b.try_acquire() is False  # a holds a fresh lease
         await asyncio.sleep(0.7)
@@ -71,10 +73,18 @@ async def test_only_one_replica_holds_the_lease_and_the_other_takes_over_a_lease
 async def test_a_lease_renewed_by_a_holder_whose_clock_is_behind_is_not_taken(kube):
     """The holder's renewTime reads an hour old here (its clock is behind): it still holds the lease."""
     hour_ago = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)
-    kube.put_object({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                     "metadata": {"name": LEASE, "namespace": "aim-system"},
-                     "spec": {"holderIdentity": "skewed", "leaseDurationSeconds": 15,
-                              "renewTime": hour_ago.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}})
+    kube.put_object(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": LEASE, "namespace": "aim-system"},
+            "spec": {
+                "holderIdentity": "skewed",
+                "leaseDurationSeconds": 15,
+                "renewTime": hour_ago.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            },
+        }
+    )
     client = Kube(Credentials(server=kube.url))
     try:
         assert await LeaderElector(client, "aim-system", identity="me").try_acquire() is False
@@ -106,8 +116,7 @@ async def test_leadership_survives_renewal_errors_until_the_renew_deadline_and_s
         finally:
             stopped.set()
 
-    elector = LeaderElector(client, "aim-system", identity="me", lease_duration=2, renew_deadline=1.2,
-                            retry_period=0.1)
+    elector = LeaderElector(client, "aim-system", identity="me", lease_duration=2, renew_deadline=1.2, retry_period=0.1)
     task = asyncio.create_task(elector.run(lead))
     try:
         await asyncio.wait_for(started.wait(), 2)
@@ -141,8 +150,9 @@ async def test_losing_the_lease_stops_the_leader_work_and_a_graceful_stop_releas
         finally:
             cancelled.set()
 
-    elector = LeaderElector(client, "aim-system", identity="me", lease_duration=30, renew_deadline=20,
-                            retry_period=0.05)
+    elector = LeaderElector(
+        client, "aim-system", identity="me", lease_duration=30, renew_deadline=20, retry_period=0.05
+    )
     task = asyncio.create_task(elector.run(lead))
     try:
         await asyncio.wait_for(started.wait(), 2)
@@ -182,20 +192,40 @@ LEASE_SECONDS, DEADLINE_SECONDS, RETRY_SECONDS = 8.0, 6.0, 1.0
 async def replica(kube, tmp_path: Path, name: str):
     """``aim-engine run --leader-elect`` with short durations, as identity ``name`` with a token of its own."""
     config = tmp_path / f"kubeconfig-{name}"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "emulator",
-        "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
-        "users": [{"name": "emulator", "user": {"token": f"token-{name}"}}],
-        "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
-    }))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "emulator",
+                "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
+                "users": [{"name": "emulator", "user": {"token": f"token-{name}"}}],
+                "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
+            }
+        )
+    )
     env = {**os.environ, "KUBECONFIG": str(config), "AIM_SYSTEM_NAMESPACE": "aim-system", "POD_NAME": name}
     log = tmp_path / f"{name}.log"
     with open(log, "wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "aim_core.cli", "run", "-A", "--log-format", "plain", *LOOPBACK_ENDPOINTS,
-            "--leader-elect", "--leader-elect-lease-duration", f"{LEASE_SECONDS}s",
-            "--leader-elect-renew-deadline", f"{DEADLINE_SECONDS}s", "--leader-elect-retry-period", f"{RETRY_SECONDS}s",
-            env=env, stdout=out, stderr=asyncio.subprocess.STDOUT,
+            sys.executable,
+            "-m",
+            "aim_core.cli",
+            "run",
+            "-A",
+            "--log-format",
+            "plain",
+            *LOOPBACK_ENDPOINTS,
+            "--leader-elect",
+            "--leader-elect-lease-duration",
+            f"{LEASE_SECONDS}s",
+            "--leader-elect-renew-deadline",
+            f"{DEADLINE_SECONDS}s",
+            "--leader-elect-retry-period",
+            f"{RETRY_SECONDS}s",
+            env=env,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
         )
         proc.log = log
         try:
@@ -210,21 +240,32 @@ async def replica(kube, tmp_path: Path, name: str):
 
 def writes_by(kube, name: str, since: int) -> list[str]:
     """The writes sent with replica ``name``'s token since request ``since``."""
-    return [f"{r.method} {r.url}" for r in kube.emulator._requests[since:]
-            if r.headers.get("Authorization") == f"Bearer token-{name}" and r.method in ("POST", "PUT", "PATCH", "DELETE")]
+    return [
+        f"{r.method} {r.url}"
+        for r in kube.emulator._requests[since:]
+        if r.headers.get("Authorization") == f"Bearer token-{name}" and r.method in ("POST", "PUT", "PATCH", "DELETE")
+    ]
 
 
 def standing_by(kube, name: str):
     """Replica ``name`` has asked for the lease (its elector runs once its store is filled)."""
+
     def check():
-        return any(r.headers.get("Authorization") == f"Bearer token-{name}" and r.url.path.endswith(f"/leases/{LEASE}")
-                   for r in kube.emulator._requests)
+        return any(
+            r.headers.get("Authorization") == f"Bearer token-{name}" and r.url.path.endswith(f"/leases/{LEASE}")
+            for r in kube.emulator._requests
+        )
+
     return check
 
 
 def runtime_config(name: str) -> dict:
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-            "metadata": {"name": name, "namespace": "team"}, "spec": {"env": [{"name": "A", "value": "1"}]}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": name, "namespace": "team"},
+        "spec": {"env": [{"name": "A", "value": "1"}]},
+    }
 
 
 def ready(kube, name: str):
@@ -232,6 +273,7 @@ def ready(kube, name: str):
         conditions = kube.get(RC, "team", name)["status"]["conditions"]
         assert any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
         return True
+
     return check
 
 

@@ -32,18 +32,23 @@ def test_crd_problems_say_what_is_wrong():
     established = [{"type": "Established", "status": "True"}]
     assert crd_problem(SERVICES, None) == "CRD aimservices.aim.eai.amd.com is not installed"
     assert crd_problem(SERVICES, _crd([("v1alpha1", True)], established)) is None
-    assert "does not serve v1alpha1 (served: v1)" in crd_problem(SERVICES, _crd([("v1", True), ("v1alpha1", False)],
-                                                                                established))
+    assert "does not serve v1alpha1 (served: v1)" in crd_problem(
+        SERVICES, _crd([("v1", True), ("v1alpha1", False)], established)
+    )
     assert crd_problem(SERVICES, _crd([("v1alpha1", True)])).endswith("is not Established yet")
     failing = [{"type": "Established", "status": "False", "reason": "NotAccepted", "message": "names conflict"}]
     assert crd_problem(SERVICES, _crd([("v1alpha1", True)], failing)).endswith(
-        "is not Established: NotAccepted names conflict")
+        "is not Established: NotAccepted names conflict"
+    )
 
 
 def test_readiness_lists_every_missing_piece():
     readiness = Readiness()
-    assert readiness.problems() == ["plugins are not loaded yet", "CRDs of aim.eai.amd.com not read yet",
-                                    "the initial listing of watched resources has not finished"]
+    assert readiness.problems() == [
+        "plugins are not loaded yet",
+        "CRDs of aim.eai.amd.com not read yet",
+        "the initial listing of watched resources has not finished",
+    ]
     readiness.plugin_error = "plugin 'acme' failed to load: ImportError: no module named acme"
     assert readiness.problems()[0].startswith("plugins failed to load: plugin 'acme'")
     readiness = Readiness(plugins_loaded=True, crd_problems=[], synced=lambda: True)
@@ -59,8 +64,13 @@ def _free_port() -> int:
 async def test_the_older_liveness_url_keeps_working_and_one_address_serves_all():
     port = _free_port()
     ready = Readiness(plugins_loaded=True, crd_problems=[], synced=lambda: True)
-    endpoints = Endpoints(metrics.Metrics(), ready, metrics_address=f"127.0.0.1:{port}", probe_address=":8081",
-                          liveness_url=f"http://127.0.0.1:{port}/alive")
+    endpoints = Endpoints(
+        metrics.Metrics(),
+        ready,
+        metrics_address=f"127.0.0.1:{port}",
+        probe_address=":8081",
+        liveness_url=f"http://127.0.0.1:{port}/alive",
+    )
     await endpoints.start()
     try:
         assert endpoints.addresses == {"probes": ("127.0.0.1", port), "metrics": ("127.0.0.1", port)}

@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 
 from aim_core.kube import Credentials, Kube
-from aim_core.runtime.reflector import Reflector
 from aim_core.reconcile.errors import ApiError, NetworkError
 from aim_core.reconcile.resources import EVENTS
+from aim_core.runtime.reflector import Reflector
 from aim_core.runtime.store import Store
 from aim_testing.fixtures import Kube as Emulated
 
@@ -18,8 +18,14 @@ EVENTS_PATH = "/api/v1/namespaces/ns1/events"
 
 
 def event(name: str, kind: str = "Pod", reason: str = "Failed") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "ns1"},
-            "involvedObject": {"kind": kind, "name": "p1", "namespace": "ns1"}, "reason": reason, "type": "Warning"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": name, "namespace": "ns1"},
+        "involvedObject": {"kind": kind, "name": "p1", "namespace": "ns1"},
+        "reason": reason,
+        "type": "Warning",
+    }
 
 
 class Fed:
@@ -27,8 +33,15 @@ class Fed:
 
     def __init__(self, kube: Kube, **kwargs: Any) -> None:
         self.store = Store()
-        self.reflector = Reflector(kube, EVENTS, field_selector="involvedObject.kind=Pod", on_list=self.on_list,
-                                   on_event=self.on_event, backoffs=[0.01], **kwargs)
+        self.reflector = Reflector(
+            kube,
+            EVENTS,
+            field_selector="involvedObject.kind=Pod",
+            on_list=self.on_list,
+            on_event=self.on_event,
+            backoffs=[0.01],
+            **kwargs,
+        )
         self.task: asyncio.Task[None] | None = None
 
     def on_list(self, items: list[dict[str, Any]]) -> None:
@@ -76,7 +89,9 @@ async def test_a_field_selected_stream_lists_then_follows_only_its_kind(kube: Em
         await client.aclose()
 
 
-async def test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone(kube: Emulated, api: httpx.AsyncClient) -> None:
+async def test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone(
+    kube: Emulated, api: httpx.AsyncClient
+) -> None:
     kube.put_object(event("e1"))
     kube.put_object(event("e2"))
     client = Kube(Credentials(server=kube.url))
@@ -126,9 +141,13 @@ class Flaky:
         self.watches += 1
         self.resumed_from.append(resource_version)
         if self.watches == 1:
-            yield {"type": "ADDED", "object": {**event("streamed"),
-                                               "metadata": {"name": "streamed", "namespace": "ns1",
-                                                            "resourceVersion": "6"}}}
+            yield {
+                "type": "ADDED",
+                "object": {
+                    **event("streamed"),
+                    "metadata": {"name": "streamed", "namespace": "ns1", "resourceVersion": "6"},
+                },
+            }
             raise NetworkError("reset", "connection reset")
         await asyncio.sleep(3600)
         yield {}
@@ -165,8 +184,9 @@ class Closing:
 
 async def test_a_watch_that_ends_at_once_backs_off_instead_of_spinning() -> None:
     closing = Closing()
-    reflector = Reflector(closing, EVENTS, on_list=lambda items: None, on_event=lambda kind, obj: None,
-                          backoffs=[0.05, 0.1, 0.2])
+    reflector = Reflector(
+        closing, EVENTS, on_list=lambda items: None, on_event=lambda kind, obj: None, backoffs=[0.05, 0.1, 0.2]
+    )
     task = asyncio.create_task(reflector.run())
     try:
         await asyncio.sleep(0.6)
@@ -239,8 +259,14 @@ async def test_a_listing_goes_into_the_store_a_page_at_a_time(kube: Emulated) ->
     store.upsert(EVENTS, {**event("gone"), "metadata": {"name": "gone", "namespace": "ns1", "resourceVersion": "1"}})
     pages = Pages(store)
     client = Kube(Credentials(server=kube.url))
-    reflector = Reflector(client, EVENTS, listing=pages.listing, page_size=2, backoffs=[0.01],
-                          on_event=lambda kind, obj: store.upsert(EVENTS, obj))
+    reflector = Reflector(
+        client,
+        EVENTS,
+        listing=pages.listing,
+        page_size=2,
+        backoffs=[0.01],
+        on_event=lambda kind, obj: store.upsert(EVENTS, obj),
+    )
     task = asyncio.create_task(reflector.run())
     try:
         await asyncio.wait_for(reflector.listed.wait(), 5)
@@ -266,8 +292,13 @@ async def test_a_listing_that_fails_half_way_deletes_nothing() -> None:
 
     store = Store()
     store.upsert(EVENTS, {**event("held"), "metadata": {"name": "held", "namespace": "ns1", "resourceVersion": "1"}})
-    reflector = Reflector(HalfWay(), EVENTS, listing=lambda: store.relisting(EVENTS, copy_obj=False),
-                          on_event=lambda kind, obj: None, backoffs=[10])
+    reflector = Reflector(
+        HalfWay(),
+        EVENTS,
+        listing=lambda: store.relisting(EVENTS, copy_obj=False),
+        on_event=lambda kind, obj: None,
+        backoffs=[10],
+    )
     task = asyncio.create_task(reflector.run())
     try:
         await until(lambda: store.get(EVENTS, "ns1", "new") is not None)
@@ -279,8 +310,10 @@ async def test_a_listing_that_fails_half_way_deletes_nothing() -> None:
 
 
 def test_streams_opened_together_ask_for_different_watch_timeouts() -> None:
-    reflectors = [Reflector(object(), EVENTS, on_list=lambda items: None, on_event=lambda kind, obj: None,
-                            timeout_seconds=300) for _ in range(20)]
+    reflectors = [
+        Reflector(object(), EVENTS, on_list=lambda items: None, on_event=lambda kind, obj: None, timeout_seconds=300)
+        for _ in range(20)
+    ]
     timeouts = [r.watch_timeout() for r in reflectors]
     assert all(300 <= t <= 600 for t in timeouts)
     assert len(set(timeouts)) > 5  # spread over five minutes, not all ending in the same second

@@ -25,8 +25,12 @@ RC = "aim.eai.amd.com/v1alpha1/aimruntimeconfigs"
 
 
 def config(name: str) -> dict[str, Any]:
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-            "metadata": {"name": name, "namespace": "team"}, "spec": {}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": name, "namespace": "team"},
+        "spec": {},
+    }
 
 
 class Racing:
@@ -73,8 +77,12 @@ async def test_a_resync_loses_no_change_made_during_its_listing(kube, api) -> No
         await asyncio.wait_for(runtime.resync(), 10)
         assert not racing.armed  # the listing of runtime configs was made again
         # the store ends as the server is: the newcomer stays, the deleted one does not come back
-        await until(lambda: store.get(RUNTIME_CONFIGS, "team", "newcomer") is not None
-                    and store.get(RUNTIME_CONFIGS, "team", "doomed") is None)
+        await until(
+            lambda: (
+                store.get(RUNTIME_CONFIGS, "team", "newcomer") is not None
+                and store.get(RUNTIME_CONFIGS, "team", "doomed") is None
+            )
+        )
         await asyncio.sleep(0.3)
         assert store.get(RUNTIME_CONFIGS, "team", "newcomer") is not None
         assert store.get(RUNTIME_CONFIGS, "team", "doomed") is None

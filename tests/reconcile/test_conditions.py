@@ -1,4 +1,4 @@
-from datetime import datetime, timedelta, timezone, UTC
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -39,7 +39,11 @@ def k8s(type_, status, reason, message="", when=T0, **extra):
         # lazy framework: a True one is not born
         ([], [Condition.true("AuthValid", "AuthenticationValid")], []),
         # lazy framework: born False
-        ([], [Condition.false("AuthValid", "AuthError", "401")], [k8s("AuthValid", "False", "AuthError", "401", when=T1)]),
+        (
+            [],
+            [Condition.false("AuthValid", "AuthError", "401")],
+            [k8s("AuthValid", "False", "AuthError", "401", when=T1)],
+        ),
         # once present, a missing framework condition flips back to True and stays
         (
             [k8s("ConfigValid", "False", "InvalidSpec", "bad")],
@@ -82,11 +86,16 @@ def test_observed_generation_is_taken_from_new_or_kept():
 
 def test_observed_generation_stamped_on_what_this_reconcile_set():
     old = [k8s("Ready", "True", "AllComponentsReady", observedGeneration=3), k8s("AuthValid", "False", "AuthError")]
-    new = [Condition.true("Ready", "AllComponentsReady"), Condition("ModelReady", "True", "Ready", observed_generation=4)]
+    new = [
+        Condition.true("Ready", "AllComponentsReady"),
+        Condition("ModelReady", "True", "Ready", observed_generation=4),
+    ]
     merged = {c["type"]: c for c in merge_conditions(old, new, T1, observed_generation=5)}
     assert merged["Ready"]["observedGeneration"] == 5
     assert merged["ModelReady"]["observedGeneration"] == 4  # its own value wins
-    assert merged["AuthValid"] == k8s("AuthValid", "True", "AuthenticationValid", "Authentication is valid", when=T1, observedGeneration=5)
+    assert merged["AuthValid"] == k8s(
+        "AuthValid", "True", "AuthenticationValid", "Authentication is valid", when=T1, observedGeneration=5
+    )
 
 
 def test_old_entry_without_time_gets_now():

@@ -3,7 +3,6 @@ import ssl
 
 import pytest
 
-from aim_core.reconcile.health import Category, State
 from aim_core.reconcile.errors import (
     ApiError,
     NetworkError,
@@ -14,6 +13,7 @@ from aim_core.reconcile.errors import (
     health_from_error,
     state_for,
 )
+from aim_core.reconcile.health import Category, State
 
 INFRA, AUTH, INVALID = Category.INFRASTRUCTURE, Category.AUTH, Category.INVALID_SPEC
 
@@ -138,7 +138,11 @@ def test_state_for(category, state):
     ("exc", "upstream", "expected"),
     [
         (ApiError(404, "NotFound", "gone"), True, (State.FAILED, Category.MISSING_UPSTREAM, "ReferenceNotFound")),
-        (ApiError(404, "NotFound", "gone"), False, (State.PROGRESSING, Category.MISSING_DOWNSTREAM, "ResourceNotReady")),
+        (
+            ApiError(404, "NotFound", "gone"),
+            False,
+            (State.PROGRESSING, Category.MISSING_DOWNSTREAM, "ResourceNotReady"),
+        ),
         (ApiError(403, "Forbidden", "rbac"), False, (State.FAILED, AUTH, "Forbidden")),
         (ConnectionRefusedError(), True, (State.DEGRADED, INFRA, "ConnectionRefused")),
     ],

@@ -1,8 +1,8 @@
 import pytest
 
-from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.conditions import Condition
 from aim_core.reconcile.events import EventSpec, plan_events
+from aim_core.reconcile.health import Health, State
 
 
 def old(type_, status, reason, message=""):
@@ -16,9 +16,19 @@ T, F = Condition.true, Condition.false
     ("before", "after", "states", "expected"),
     [
         # new condition: Normal, default message
-        ([], [T("ModelReady", "ModelResolved")], {"Model": State.READY}, [EventSpec("Normal", "ModelResolved", "Model is ready: ModelResolved", "ModelReady")]),
+        (
+            [],
+            [T("ModelReady", "ModelResolved")],
+            {"Model": State.READY},
+            [EventSpec("Normal", "ModelResolved", "Model is ready: ModelResolved", "ModelReady")],
+        ),
         # unchanged, healthy: silent
-        ([old("ModelReady", "True", "ModelResolved")], [T("ModelReady", "ModelResolved", "new msg")], {"Model": State.READY}, []),
+        (
+            [old("ModelReady", "True", "ModelResolved")],
+            [T("ModelReady", "ModelResolved", "new msg")],
+            {"Model": State.READY},
+            [],
+        ),
         # transition of a progressing component: Normal with the condition message
         (
             [old("PodsReady", "False", "PodsPending")],
@@ -73,7 +83,12 @@ T, F = Condition.true, Condition.false
             [EventSpec("Normal", "ModelNotReady", "m", "ModelReady")],
         ),
         # non-component condition types: default message uses the whole type
-        ([], [T("Discovered", "InlineModelSources")], {}, [EventSpec("Normal", "InlineModelSources", "Discovered is ready: InlineModelSources", "Discovered")]),
+        (
+            [],
+            [T("Discovered", "InlineModelSources")],
+            {},
+            [EventSpec("Normal", "InlineModelSources", "Discovered is ready: InlineModelSources", "Discovered")],
+        ),
     ],
 )
 def test_plan_events(before, after, states, expected):
@@ -99,7 +114,12 @@ def test_conditions_appearing_together_make_one_summary_event_and_later_transiti
     from aim_core.reconcile.events import plan_events, summarize_first_appearance
 
     new = [
-        {"type": "Ready", "status": "False", "reason": "Progressing", "message": "Component InferenceService is not ready"},
+        {
+            "type": "Ready",
+            "status": "False",
+            "reason": "Progressing",
+            "message": "Component InferenceService is not ready",
+        },
         {"type": "ModelReady", "status": "True", "reason": "ModelResolved", "message": "model m is Ready"},
         {"type": "TemplateReady", "status": "True", "reason": "Resolved", "message": "template t"},
     ]

@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 from aim_core import GpuDevice
-from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
 from aim_core.plugin.manager import get_plugin_manager, providers
+from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
 
 GIB = 1024**3
 
@@ -184,8 +184,9 @@ def test_default_amd_preference_is_upstreams_and_newer_models_tie_last(mixed):
 
 
 def test_an_operator_preference_replaces_the_vendors_order(vendors):
-    inventory = GpuInventory.from_nodes(MIXED, vendors, preference=("mi355x", "AMD Instinct MI350X", "MI325X",
-                                                                     "MI300X", "h100", "tpu"))
+    inventory = GpuInventory.from_nodes(
+        MIXED, vendors, preference=("mi355x", "AMD Instinct MI350X", "MI325X", "MI300X", "h100", "tpu")
+    )
     assert inventory.preference_order() == ("MI355X", "MI350X", "MI325X", "MI300X", "H100", "TPU")
     rank = inventory.preference_rank
     assert rank("MI355X") < rank("MI350X") < rank("MI325X") < rank("mi300x") < rank("nvidia h100")

@@ -2,8 +2,9 @@ import hashlib
 
 import pytest
 
-from aim_core.reconcile.health import Category
 from aim_core.reconcile.errors import ReconcileError
+from aim_core.reconcile.gojson import go_json, go_marshal
+from aim_core.reconcile.health import Category
 from aim_core.reconcile.naming import (
     ImageParts,
     ModelSourceKey,
@@ -31,7 +32,6 @@ from aim_core.reconcile.naming import (
     sanitize_name_part,
     shared_cache_name,
 )
-from aim_core.reconcile.gojson import go_json, go_marshal
 
 
 def sha(text: str, n: int) -> str:
@@ -45,7 +45,9 @@ SPEC_EXAMPLES = [
     (shared_cache_name("my-template", "default"), "my-template-1080a608"),
     (model_name_from_image("ghcr.io/silogen/aim-dummy:0.1.10"), "aim-dummy-0-1-10-9bf80281"),
     (
-        custom_model_name("ghcr.io/silogen/aim-dummy:0.1.10", [ModelSourceKey("inline/test-model", "hf://sshleifer/tiny-gpt2")]),
+        custom_model_name(
+            "ghcr.io/silogen/aim-dummy:0.1.10", [ModelSourceKey("inline/test-model", "hf://sshleifer/tiny-gpt2")]
+        ),
         "inline-test-model-2cfa2a00",
     ),
     (
@@ -57,7 +59,10 @@ SPEC_EXAMPLES = [
         "custom-model-test-custom-multi-gpu-mi300x-e999d587",
     ),
     (auto_custom_template_name("auto-gen-template-test"), "auto-gen-template-test-custom-60ba3f14"),
-    (derived_template_name("my-template", "MI300X", 4, "fp8", "throughput"), "my-template-ovr-mi300x-4gpu-fp8-throughput-b295"),
+    (
+        derived_template_name("my-template", "MI300X", 4, "fp8", "throughput"),
+        "my-template-ovr-mi300x-4gpu-fp8-throughput-b295",
+    ),
     (artifact_name("hf://sshleifer/tiny-gpt2"), "hf---sshleifer-tiny-gpt2-fc6a9647bb"),
     (
         cluster_model_name_from_source("docker.io", "amdenterpriseai/aim-qwen-qwen3-32b", "0.8.5"),
@@ -237,7 +242,11 @@ def test_custom_model_name_hashes_endpoint_only_when_set():
     source = ModelSourceKey("org/m", "s3://bucket/m", "http://minio:9000")
     payload = '"base:1"|"org/m"|"s3://bucket/m"|"http://minio:9000"'
     assert custom_model_name("base:1", [source]) == "org-m-" + sha(payload, 8)
-    spec = {"modelId": "org/m", "sourceUri": "s3://bucket/m", "env": [{"name": "AWS_ENDPOINT_URL", "value": "http://minio:9000"}]}
+    spec = {
+        "modelId": "org/m",
+        "sourceUri": "s3://bucket/m",
+        "env": [{"name": "AWS_ENDPOINT_URL", "value": "http://minio:9000"}],
+    }
     assert ModelSourceKey.from_spec(spec) == source
     assert ModelSourceKey.from_spec({"modelId": "a", "sourceUri": "b"}) == ModelSourceKey("a", "b", "")
     with pytest.raises(ReconcileError):
@@ -281,8 +290,15 @@ def test_artifact_name_hashes_env_class_and_dedicated_cache():
 def test_discovery_job_name_concatenates_without_separators():
     env = [{"name": "A", "value": "1"}, {"name": "B", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]
     name = discovery_job_name(
-        "T" * 60, "model", "img:1", service_account="sa", env=env, pull_secrets=["p1", "p2"],
-        metric="latency", precision="fp8", profile_id="prof",
+        "T" * 60,
+        "model",
+        "img:1",
+        service_account="sa",
+        env=env,
+        pull_secrets=["p1", "p2"],
+        metric="latency",
+        precision="fp8",
+        profile_id="prof",
     )
     assert name == "discover-" + "T" * 45 + "-" + sha("modelimg:1saA1Bp1p2latencyfp8prof", 8)
     assert len(name) == 63  # the job-name label on its pods allows no more

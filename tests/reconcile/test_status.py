@@ -1,10 +1,10 @@
-from datetime import datetime, timedelta, UTC
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.conditions import format_time
 from aim_core.reconcile.errors import ErrorInfo
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.status import SERVICE_STATUS_MAP, derive, requeue_after, should_apply
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
@@ -128,7 +128,9 @@ def test_service_status_map(components, status):
 
 
 def test_not_available_service_names_the_component_in_ready():
-    d = derive({"Template": Health(State.NOT_AVAILABLE, "GPUNotAvailable", "no GPU")}, now=NOW, status_map=SERVICE_STATUS_MAP)
+    d = derive(
+        {"Template": Health(State.NOT_AVAILABLE, "GPUNotAvailable", "no GPU")}, now=NOW, status_map=SERVICE_STATUS_MAP
+    )
     assert (d.state, d.status) == (State.NOT_AVAILABLE, State.PENDING)
     assert table(d)["Ready"] == ("False", "GPUNotAvailable", "Component Template is not ready: no GPU")
 
@@ -166,12 +168,17 @@ def test_blocking_errors_fail_the_root_and_stop_apply(components, errors, framew
     d = derive(components, errors, now=NOW)
     assert (d.state, d.should_apply) == (State.FAILED, False)
     conditions = table(d)
-    assert {k: v for k, v in conditions.items() if k in ("AuthValid", "ConfigValid", "DependenciesReachable")} == framework
+    assert {
+        k: v for k, v in conditions.items() if k in ("AuthValid", "ConfigValid", "DependenciesReachable")
+    } == framework
     assert conditions["Ready"][:2] == ("False", ready_reason)
 
 
 def test_missing_downstream_never_blocks():
-    d = derive({"Job": failing(Category.MISSING_DOWNSTREAM, "ResourceNotReady", "job missing", state=State.PROGRESSING)}, now=NOW)
+    d = derive(
+        {"Job": failing(Category.MISSING_DOWNSTREAM, "ResourceNotReady", "job missing", state=State.PROGRESSING)},
+        now=NOW,
+    )
     assert (d.state, d.should_apply) == (State.PROGRESSING, True)
     assert "ConfigValid" not in table(d)
 
@@ -207,14 +214,22 @@ def test_first_infrastructure_error_is_within_grace():
 
 
 def test_grace_measured_from_dependencies_reachable_transition():
-    previous = [prev("ImageMetadataReady", "True", "ImageFound"), prev("DependenciesReachable", "False", "InfrastructureError", ago=4)]
+    previous = [
+        prev("ImageMetadataReady", "True", "ImageFound"),
+        prev("DependenciesReachable", "False", "InfrastructureError", ago=4),
+    ]
     d = derive({"ImageMetadata": REGISTRY_DOWN}, [], previous, now=NOW)
     assert d.state is State.READY and d.grace_remaining == 6.0
 
 
 def test_after_grace_the_component_and_root_degrade():
-    previous = [prev("ImageMetadataReady", "True", "ImageFound"), prev("DependenciesReachable", "False", "InfrastructureError", ago=10)]
-    d = derive({"ImageMetadata": REGISTRY_DOWN, "ServiceTemplates": progressing("AwaitingMetadata")}, [], previous, now=NOW)
+    previous = [
+        prev("ImageMetadataReady", "True", "ImageFound"),
+        prev("DependenciesReachable", "False", "InfrastructureError", ago=10),
+    ]
+    d = derive(
+        {"ImageMetadata": REGISTRY_DOWN, "ServiceTemplates": progressing("AwaitingMetadata")}, [], previous, now=NOW
+    )
     assert d.grace_remaining is None
     assert table(d)["ImageMetadataReady"] == ("False", "UnknownError", "registry 503")
     assert d.state is State.DEGRADED
@@ -238,12 +253,27 @@ def test_grace_without_previous_condition_uses_current_health():
     ("components", "ago", "state", "ready"),
     [
         # apply failure while a child is still coming up: Degraded only after the grace
-        ({"Job": progressing("JobRunning")}, 0, State.PROGRESSING, ("False", "InfrastructureError", "apply: connection refused")),
-        ({"Job": progressing("JobRunning")}, 15, State.DEGRADED, ("False", "InfrastructureError", "apply: connection refused")),
+        (
+            {"Job": progressing("JobRunning")},
+            0,
+            State.PROGRESSING,
+            ("False", "InfrastructureError", "apply: connection refused"),
+        ),
+        (
+            {"Job": progressing("JobRunning")},
+            15,
+            State.DEGRADED,
+            ("False", "InfrastructureError", "apply: connection refused"),
+        ),
         # all components ready: root stays Ready (infra only degrades a not-ready root)
         ({"Job": ok()}, 15, State.READY, ("True", "AllComponentsReady", "All components are ready")),
         # already worse than Degraded: stays
-        ({"Job": Health(State.FAILED, "JobFailed", "exit 1")}, 15, State.FAILED, ("False", "JobFailed", "Component Job is not ready: exit 1")),
+        (
+            {"Job": Health(State.FAILED, "JobFailed", "exit 1")},
+            15,
+            State.FAILED,
+            ("False", "JobFailed", "Component Job is not ready: exit 1"),
+        ),
     ],
 )
 def test_explicit_infrastructure_errors(components, ago, state, ready):

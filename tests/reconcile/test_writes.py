@@ -46,8 +46,13 @@ def test_an_event_names_the_object_its_reason_and_the_reporting_controller():
     body = event_body(_obj("team"), spec, "aim-service-controller", NOW)
 
     assert body["metadata"] == {"generateName": "svc.", "namespace": "team"}
-    assert body["involvedObject"] == {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-                                      "name": "svc", "namespace": "team", "uid": "u-1"}
+    assert body["involvedObject"] == {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "name": "svc",
+        "namespace": "team",
+        "uid": "u-1",
+    }
     assert (body["type"], body["reason"], body["message"]) == ("Warning", "ModelNotFound", "model m not found")
     assert body["reportingComponent"] == body["source"]["component"] == "aim-service-controller"
     assert body["firstTimestamp"] == body["lastTimestamp"] == rfc3339(NOW) == "2026-11-24T15:04:05Z"

@@ -63,18 +63,27 @@ def test_legacy_dockercfg_and_registry_token():
 
 
 def test_string_data_is_read_too():
-    secret = {"metadata": {"name": "s"}, "stringData": {".dockerconfigjson": json.dumps({"auths": {"a.io": {"auth": b64("u:p")}}})}}
+    secret = {
+        "metadata": {"name": "s"},
+        "stringData": {".dockerconfigjson": json.dumps({"auths": {"a.io": {"auth": b64("u:p")}}})},
+    }
     assert credentials_for("a.io", [secret]) == RegistryCredentials(username="u", password="p")
 
 
 @pytest.mark.parametrize(
     ("secret", "says"),
     [
-        ({"metadata": {"name": "s", "namespace": "team"}, "data": {"token": b64("x")}}, "team/s has no .dockerconfigjson"),
+        (
+            {"metadata": {"name": "s", "namespace": "team"}, "data": {"token": b64("x")}},
+            "team/s has no .dockerconfigjson",
+        ),
         ({"metadata": {"name": "s"}, "data": {".dockerconfigjson": "%%%"}}, "not valid base64"),
         ({"metadata": {"name": "s"}, "data": {".dockerconfigjson": b64("{not json")}}, "not valid JSON"),
         ({"metadata": {"name": "s"}, "data": {".dockerconfigjson": b64("[1]")}}, "not a JSON object"),
-        ({"metadata": {"name": "s"}, "data": {".dockerconfigjson": b64('{"auths": []}')}}, "'auths' is not a JSON object"),
+        (
+            {"metadata": {"name": "s"}, "data": {".dockerconfigjson": b64('{"auths": []}')}},
+            "'auths' is not a JSON object",
+        ),
     ],
 )
 def test_malformed_secrets_name_the_secret(secret, says):
@@ -104,7 +113,9 @@ def test_invalid_pull_secret_is_a_value_error():
 
 
 def test_the_repr_of_credentials_hides_the_password_and_token():
-    shown = repr(RegistryCredentials(username="robot", password="s3cret-pass")) + repr(RegistryCredentials(token="tok-123"))
+    shown = repr(RegistryCredentials(username="robot", password="s3cret-pass")) + repr(
+        RegistryCredentials(token="tok-123")
+    )
     assert "robot" in shown and "s3cret-pass" not in shown and "tok-123" not in shown
     assert repr(RegistryCredentials()) == "RegistryCredentials(username=None, password=None, token=None)"
 
@@ -112,8 +123,13 @@ def test_the_repr_of_credentials_hides_the_password_and_token():
 def test_the_fingerprint_tells_every_part_of_the_credentials_apart():
     from aim_core import credentials_fingerprint
 
-    variants = [None, RegistryCredentials(username="u", password="p"), RegistryCredentials(username="u", password="q"),
-                RegistryCredentials(username="v", password="p"), RegistryCredentials(token="p")]
+    variants = [
+        None,
+        RegistryCredentials(username="u", password="p"),
+        RegistryCredentials(username="u", password="q"),
+        RegistryCredentials(username="v", password="p"),
+        RegistryCredentials(token="p"),
+    ]
     prints = [credentials_fingerprint(c) for c in variants]
     assert len(set(prints)) == len(variants) and prints[0] == ""
     assert all(len(p) == 64 for p in prints[1:])  # a sha256, not the secret

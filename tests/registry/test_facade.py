@@ -79,7 +79,11 @@ async def test_a_host_no_plugin_handles_is_unavailable_not_a_crash():
     pm = manager(ThirdParty("registry.example.com"))
     with pytest.raises(RegistryError) as info:
         await list_tags(pm, "quay.io", "org/model", None)
-    assert (info.value.kind, info.value.reason, info.value.registry) == ("unavailable", "RegistryUnavailable", "quay.io")
+    assert (info.value.kind, info.value.reason, info.value.registry) == (
+        "unavailable",
+        "RegistryUnavailable",
+        "quay.io",
+    )
     assert "quay.io" in str(info.value) and "is the plugin installed" in str(info.value)
     assert info.value.transient
 
@@ -114,8 +118,11 @@ async def test_the_whole_call_is_bounded_by_the_deadline(monkeypatch):
 
 
 def test_error_kinds_decide_permanence():
-    permanent = {k for k in ("auth", "not_found", "invalid", "rate_limited", "unavailable", "timeout")
-                 if RegistryError(k, "m", registry="r").permanent}
+    permanent = {
+        k
+        for k in ("auth", "not_found", "invalid", "rate_limited", "unavailable", "timeout")
+        if RegistryError(k, "m", registry="r").permanent
+    }
     assert permanent == {"auth", "not_found", "invalid"}
     with pytest.raises(ValueError, match="unknown registry error kind"):
         RegistryError("weird", "m", registry="r")

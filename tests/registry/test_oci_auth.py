@@ -84,15 +84,18 @@ async def test_bearer_flow_wrong_password_is_refused_by_the_token_service(plugin
 async def test_catalog_through_the_token_flow_needs_a_user(plugins, oci_registry_token, unique_repo):
     oci_registry_token.push_image(unique_repo + "-a", "1")
     oci_registry_token.push_image(unique_repo + "-b", "1")
-    found = await list_repositories(plugins, oci_registry_token.host, unique_repo + "-*", oci_registry_token.credentials)
+    found = await list_repositories(
+        plugins, oci_registry_token.host, unique_repo + "-*", oci_registry_token.credentials
+    )
     assert found == [unique_repo + "-a", unique_repo + "-b"]
     with pytest.raises(RegistryError) as info:
         await list_repositories(plugins, oci_registry_token.host, "t/*", None)
     assert info.value.kind == "auth"
 
 
-async def test_a_token_got_with_the_right_password_is_not_reused_for_a_wrong_one(plugins, oci_registry_token,
-                                                                                  unique_repo):
+async def test_a_token_got_with_the_right_password_is_not_reused_for_a_wrong_one(
+    plugins, oci_registry_token, unique_repo
+):
     pushed = oci_registry_token.push_image(f"private/{unique_repo}", "1.0", labels={"private": "yes"})
     right = oci_registry_token.credentials
     assert (await fetch_image_info(plugins, ref(pushed.reference), right)).labels == {"private": "yes"}

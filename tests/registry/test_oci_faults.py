@@ -23,7 +23,9 @@ async def test_a_passing_server_error_is_retried_away(plugins, oci_registry, reg
 
 
 @pytest.mark.parametrize(("status", "reason"), [(500, "ServerError"), (503, "ServiceUnavailable")])
-async def test_a_lasting_server_error_is_unavailable(plugins, oci_registry, registry_front, unique_repo, status, reason):
+async def test_a_lasting_server_error_is_unavailable(
+    plugins, oci_registry, registry_front, unique_repo, status, reason
+):
     front = registry_front(oci_registry)
     pushed = front.registry.push_image(unique_repo, "1.0")
     front.clear()
@@ -47,7 +49,9 @@ async def test_429_waits_for_retry_after_then_succeeds(plugins, oci_registry, re
     assert passed.at - limited.at >= 1.0  # Retry-After honoured, although the backoff is milliseconds
 
 
-async def test_429_with_a_long_retry_after_fails_at_once_carrying_it(plugins, oci_registry, registry_front, unique_repo):
+async def test_429_with_a_long_retry_after_fails_at_once_carrying_it(
+    plugins, oci_registry, registry_front, unique_repo
+):
     front = registry_front(oci_registry)
     front.registry.push_image(unique_repo, "1.0")
     front.clear()

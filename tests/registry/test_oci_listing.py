@@ -28,12 +28,16 @@ async def test_paging_follows_link_headers_to_the_end(plugins, oci_registry, reg
     assert "last=" not in pages[0].path and all("last=" in p.path for p in pages[1:])
 
 
-async def test_a_registry_refusing_our_page_size_is_asked_without_one(plugins, oci_registry, registry_front, unique_repo):
+async def test_a_registry_refusing_our_page_size_is_asked_without_one(
+    plugins, oci_registry, registry_front, unique_repo
+):
     front = registry_front(oci_registry, page_size=50)
     pushed = front.registry.push_image(unique_repo, "latest")
     oci_registry.add_tags(unique_repo, pushed.digest, many(120))
     front.clear()
-    front.fail(r"/tags/list\?n=1000", 400, body={"errors": [{"code": "PAGINATION_NUMBER_INVALID", "message": "n too big"}]})
+    front.fail(
+        r"/tags/list\?n=1000", 400, body={"errors": [{"code": "PAGINATION_NUMBER_INVALID", "message": "n too big"}]}
+    )
     assert len(await list_tags(plugins, front.host, unique_repo, None)) == 121
     assert [r.answered for r in front.requests("/tags/list")] == [400, 200, 200, 200]
 

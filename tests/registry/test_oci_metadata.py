@@ -33,13 +33,19 @@ async def test_an_image_without_labels_has_empty_labels(plugins, oci_registry, u
 @pytest.mark.parametrize("docker", [False, True], ids=["oci-index", "docker-manifest-list"])
 async def test_a_multi_arch_index_resolves_to_linux_amd64(plugins, oci_registry, unique_repo, docker):
     pushed = oci_registry.push_index(
-        unique_repo, "multi",
+        unique_repo,
+        "multi",
         {"linux/arm64": {"platform": "arm"}, "linux/amd64": {"platform": "amd"}, "linux/ppc64le": {"platform": "ppc"}},
-        docker=docker, attestation=True,
+        docker=docker,
+        attestation=True,
     )
     info = await fetch_image_info(plugins, ref(pushed.reference), None)
     assert info.labels == {"platform": "amd"}
-    assert (info.digest, info.index_digest, info.architecture) == (pushed.children["linux/amd64"], pushed.digest, "amd64")
+    assert (info.digest, info.index_digest, info.architecture) == (
+        pushed.children["linux/amd64"],
+        pushed.digest,
+        "amd64",
+    )
 
 
 async def test_an_index_without_linux_amd64_names_the_platforms_it_has(plugins, oci_registry, unique_repo):
@@ -70,7 +76,9 @@ async def test_a_missing_image_is_not_found_naming_registry_and_image(plugins, o
     assert image in str(error) and error.image == image and error.registry == oci_registry.host
 
 
-async def test_cold_metadata_takes_at_most_three_requests_and_warm_reads_are_cheap(plugins, oci_registry, unique_repo, registry_front):
+async def test_cold_metadata_takes_at_most_three_requests_and_warm_reads_are_cheap(
+    plugins, oci_registry, unique_repo, registry_front
+):
     front = registry_front(oci_registry)
     pushed = front.registry.push_index(unique_repo, "1.0", {"linux/amd64": {"a": "1"}, "linux/arm64": {"a": "2"}})
     front.clear()

@@ -15,8 +15,12 @@ def redirecting_registry():
     cdn = BlobCdn()
     server = RegistryServer(auth="htpasswd", users=USERS, redirect_to=cdn.url).start()
     cdn.serve(server.storage)
-    registry = Registry(server.url, storage=server.storage, admin=ADMIN,
-                        credentials=RegistryCredentials(username=ADMIN[0], password=ADMIN[1]))
+    registry = Registry(
+        server.url,
+        storage=server.storage,
+        admin=ADMIN,
+        credentials=RegistryCredentials(username=ADMIN[0], password=ADMIN[1]),
+    )
     yield registry, cdn
     registry.close()
     server.stop()

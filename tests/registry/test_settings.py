@@ -7,8 +7,16 @@ from aim_core.registry.settings import InvalidRegistrySetting, RegistrySettings,
 
 @pytest.mark.parametrize(
     ("host", "loopback"),
-    [("localhost", True), ("localhost:5000", True), ("127.0.0.1:5000", True), ("127.8.9.1", True),
-     ("[::1]:5000", True), ("registry.example.com", False), ("10.0.0.1:5000", False), ("ghcr.io", False)],
+    [
+        ("localhost", True),
+        ("localhost:5000", True),
+        ("127.0.0.1:5000", True),
+        ("127.8.9.1", True),
+        ("[::1]:5000", True),
+        ("registry.example.com", False),
+        ("10.0.0.1:5000", False),
+        ("ghcr.io", False),
+    ],
 )
 def test_loopback_hosts(host, loopback):
     assert is_loopback(host) is loopback
@@ -26,10 +34,14 @@ def test_plain_http_for_loopback_and_listed_hosts_only():
 def test_numbers_and_ca_file(tmp_path):
     ca = tmp_path / "ca.pem"
     ca.write_text("-----BEGIN CERTIFICATE-----\n")
-    settings = RegistrySettings.from_env({
-        "AIM_ENGINE_REGISTRY_TIMEOUT": "2.5", "AIM_ENGINE_REGISTRY_RETRIES": "0",
-        "AIM_ENGINE_REGISTRY_DEADLINE": "30", "AIM_ENGINE_REGISTRY_CA_FILE": str(ca),
-    })
+    settings = RegistrySettings.from_env(
+        {
+            "AIM_ENGINE_REGISTRY_TIMEOUT": "2.5",
+            "AIM_ENGINE_REGISTRY_RETRIES": "0",
+            "AIM_ENGINE_REGISTRY_DEADLINE": "30",
+            "AIM_ENGINE_REGISTRY_CA_FILE": str(ca),
+        }
+    )
     assert (settings.timeout, settings.retries, settings.deadline, settings.ca_file) == (2.5, 0, 30.0, str(ca))
     assert RegistrySettings.from_env({}) == RegistrySettings()
 

@@ -2,24 +2,38 @@ import sys
 
 import pytest
 
-from aim_core.runtime.applyset import AppliedForms, is_subset, needs_apply, owned_fields, prepare
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.plan import Desired, LabelPolicy
+from aim_core.runtime.applyset import AppliedForms, is_subset, needs_apply, owned_fields, prepare
 
 ISVC = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices")
 PARENT = {
     "apiVersion": "aim.eai.amd.com/v1alpha1",
     "kind": "AIMService",
-    "metadata": {"name": "svc", "namespace": "ns", "uid": "u-1", "labels": {"aim.eai.amd.com/team": "a", "env": "prod", "other": "x"}},
+    "metadata": {
+        "name": "svc",
+        "namespace": "ns",
+        "uid": "u-1",
+        "labels": {"aim.eai.amd.com/team": "a", "env": "prod", "other": "x"},
+    },
 }
 
 
 def test_prepare_sets_owner_identity_and_propagated_labels():
-    desired = Desired(ISVC, {"metadata": {"name": "svc-1", "namespace": "ns", "labels": {"app.kubernetes.io/managed-by": "aim-engine"}}})
+    desired = Desired(
+        ISVC,
+        {"metadata": {"name": "svc-1", "namespace": "ns", "labels": {"app.kubernetes.io/managed-by": "aim-engine"}}},
+    )
     body = prepare(desired, PARENT, "service", LabelPolicy(enabled=True, patterns=("env",)))
     assert body["apiVersion"] == "serving.kserve.io/v1beta1" and body["kind"] == "InferenceService"
     assert body["metadata"]["ownerReferences"] == [
-        {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService", "name": "svc", "uid": "u-1", "controller": True}
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "name": "svc",
+            "uid": "u-1",
+            "controller": True,
+        }
     ]
     labels = body["metadata"]["labels"]
     assert labels["app.kubernetes.io/managed-by"] == "aim-engine"  # the builder's value is kept
@@ -31,15 +45,21 @@ def test_prepare_sets_owner_identity_and_propagated_labels():
 
 def test_a_job_s_pod_template_gets_what_the_job_gained_and_keeps_its_own_labels():
     job = ResourceRef("batch/v1", "Job", "jobs")
-    desired = Desired(job, {"metadata": {"name": "j", "namespace": "ns", "labels": {"app.kubernetes.io/component": "x"}},
-                            "spec": {"template": {"metadata": {"labels": {"env": "pod-own"}}, "spec": {}}}})
+    desired = Desired(
+        job,
+        {
+            "metadata": {"name": "j", "namespace": "ns", "labels": {"app.kubernetes.io/component": "x"}},
+            "spec": {"template": {"metadata": {"labels": {"env": "pod-own"}}, "spec": {}}},
+        },
+    )
     body = prepare(desired, PARENT, "artifact", LabelPolicy(enabled=True, patterns=("env",)))
     pod = body["spec"]["template"]["metadata"]["labels"]
     assert pod["aim.eai.amd.com/team"] == "a" and pod["aim.eai.amd.com/artifact.name"] == "svc"  # issue 18
     assert pod["env"] == "pod-own"  # the builder's pod label wins over a propagated one
     assert "app.kubernetes.io/component" not in pod and "other" not in pod  # only what the Job gained
-    isvc = prepare(Desired(ISVC, {"metadata": {"name": "i", "namespace": "ns"}, "spec": {}}), PARENT, "service",
-                   LabelPolicy())
+    isvc = prepare(
+        Desired(ISVC, {"metadata": {"name": "i", "namespace": "ns"}, "spec": {}}), PARENT, "service", LabelPolicy()
+    )
     assert "template" not in isvc["spec"]  # other kinds are left as built
 
 
@@ -70,13 +90,20 @@ def test_needs_apply_detects_dropped_owned_fields():
             "name": "x",
             "annotations": {"a": "1", "b": "2"},
             "managedFields": [
-                {"manager": "aim-service-controller", "operation": "Apply",
-                 "fieldsV1": {"f:metadata": {"f:annotations": {"f:a": {}, "f:b": {}}}}},
+                {
+                    "manager": "aim-service-controller",
+                    "operation": "Apply",
+                    "fieldsV1": {"f:metadata": {"f:annotations": {"f:a": {}, "f:b": {}}}},
+                },
             ],
         }
     }
-    assert owned_fields(live, "aim-service-controller") == {("metadata",), ("metadata", "annotations"),
-                                                             ("metadata", "annotations", "a"), ("metadata", "annotations", "b")}
+    assert owned_fields(live, "aim-service-controller") == {
+        ("metadata",),
+        ("metadata", "annotations"),
+        ("metadata", "annotations", "a"),
+        ("metadata", "annotations", "b"),
+    }
     assert needs_apply(want, live, "aim-service-controller") is True
     # another manager owning b is not our business
     assert needs_apply(want, live, "someone-else") is False
@@ -84,8 +111,13 @@ def test_needs_apply_detects_dropped_owned_fields():
 
 
 def test_prepare_leaves_out_what_the_server_never_stores():
-    desired = Desired(ISVC, {"metadata": {"name": "r", "namespace": "ns", "annotations": {}, "finalizers": []},
-                             "spec": {"a": None, "b": {"c": None, "d": 1}, "e": {}}})
+    desired = Desired(
+        ISVC,
+        {
+            "metadata": {"name": "r", "namespace": "ns", "annotations": {}, "finalizers": []},
+            "spec": {"a": None, "b": {"c": None, "d": 1}, "e": {}},
+        },
+    )
     body = prepare(desired, PARENT, "service", LabelPolicy())
     assert "annotations" not in body["metadata"] and "finalizers" not in body["metadata"]
     assert body["spec"] == {"b": {"d": 1}, "e": {}}  # empty maps in the spec are data
@@ -93,22 +125,44 @@ def test_prepare_leaves_out_what_the_server_never_stores():
 
 def test_a_desired_empty_annotation_map_matches_a_live_object_without_one():
     body = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "annotations": {}}, "spec": {"a": 1}}
-    live = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "managedFields": [
-        {"manager": "m", "operation": "Apply", "fieldsV1": {"f:metadata": {"f:annotations": {}}, "f:spec": {"f:a": {}}}}]},
-        "spec": {"a": 1}}
+    live = {
+        "apiVersion": "v1",
+        "kind": "X",
+        "metadata": {
+            "name": "x",
+            "managedFields": [
+                {
+                    "manager": "m",
+                    "operation": "Apply",
+                    "fieldsV1": {"f:metadata": {"f:annotations": {}}, "f:spec": {"f:a": {}}},
+                }
+            ],
+        },
+        "spec": {"a": 1},
+    }
     assert needs_apply(body, live, "m") is False  # an owned field the server dropped is not "still carried"
 
 
 def test_what_the_server_pruned_or_respelled_is_learned_from_its_answer():
-    body = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"},
-            "spec": {"size": 1, "typo": True, "memory": "1024Mi", "ports": [{"port": 80}]}}
-    stored = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "resourceVersion": "7"},
-              "spec": {"size": 1, "memory": "1Gi", "mode": "fast", "ports": [{"port": 80, "protocol": "TCP"}]}}
+    body = {
+        "apiVersion": "v1",
+        "kind": "X",
+        "metadata": {"name": "x"},
+        "spec": {"size": 1, "typo": True, "memory": "1024Mi", "ports": [{"port": 80}]},
+    }
+    stored = {
+        "apiVersion": "v1",
+        "kind": "X",
+        "metadata": {"name": "x", "resourceVersion": "7"},
+        "spec": {"size": 1, "memory": "1Gi", "mode": "fast", "ports": [{"port": 80, "protocol": "TCP"}]},
+    }
     forms = AppliedForms()
     assert needs_apply(body, stored, "m", forms.get("k", body)) is True  # not learned yet: one write
     forms.remember("k", body, stored)
-    assert forms.get("k", body) == {"metadata": {"name": "x"}, "spec": {"size": 1, "memory": "1Gi",
-                                                                        "ports": [{"port": 80}]}}
+    assert forms.get("k", body) == {
+        "metadata": {"name": "x"},
+        "spec": {"size": 1, "memory": "1Gi", "ports": [{"port": 80}]},
+    }
     assert needs_apply(body, stored, "m", forms.get("k", body)) is False
     # Drift of a field we set is still seen; a different desired body is compared afresh.
     drifted = {**stored, "spec": {**stored["spec"], "size": 2}}
@@ -127,15 +181,24 @@ def test_applied_forms_are_bounded():
 
 
 def test_a_body_the_server_stored_as_sent_is_remembered_without_a_copy():
-    body = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "labels": {"a": "1"}},
-            "spec": {"size": 1, "ports": [{"port": 80}]}}
-    stored = {"apiVersion": "v1", "kind": "X", "metadata": {"name": "x", "labels": {"a": "1"}, "uid": "u",
-                                                            "resourceVersion": "3"},
-              "spec": {"size": 1, "ports": [{"port": 80}], "mode": "default"}}
+    body = {
+        "apiVersion": "v1",
+        "kind": "X",
+        "metadata": {"name": "x", "labels": {"a": "1"}},
+        "spec": {"size": 1, "ports": [{"port": 80}]},
+    }
+    stored = {
+        "apiVersion": "v1",
+        "kind": "X",
+        "metadata": {"name": "x", "labels": {"a": "1"}, "uid": "u", "resourceVersion": "3"},
+        "spec": {"size": 1, "ports": [{"port": 80}], "mode": "default"},
+    }
     forms = AppliedForms()
     forms.remember("k", body, stored)
-    assert forms.get("k", body) == {"metadata": {"name": "x", "labels": {"a": "1"}},
-                                    "spec": {"size": 1, "ports": [{"port": 80}]}}
+    assert forms.get("k", body) == {
+        "metadata": {"name": "x", "labels": {"a": "1"}},
+        "spec": {"size": 1, "ports": [{"port": 80}]},
+    }
     assert needs_apply(body, stored, "m", forms.get("k", body)) is False
     assert forms.get("k", {**body, "spec": {"size": 2, "ports": [{"port": 80}]}}) is None
     assert sys.getsizeof(forms._forms["k"][0]) < 100 and forms._forms["k"][1] is None  # a digest, no body

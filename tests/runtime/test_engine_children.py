@@ -7,11 +7,11 @@ from typing import Any, ClassVar
 
 import pytest
 
+from aim_core.plugin.providers import ResourceRef
+from aim_core.reconcile.health import Health, State
+from aim_core.reconcile.plan import Plan
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.engine import Engine
-from aim_core.reconcile.health import Health, State
-from aim_core.plugin.providers import ResourceRef
-from aim_core.reconcile.plan import Plan
 from aim_core.runtime.store import Store
 
 PARENTS = ResourceRef("example.com/v1", "Parent", "parents")
@@ -35,8 +35,11 @@ class ParentController(Controller):
     def plan(self, obj: dict[str, Any], observed: Any) -> Plan:
         plan = Plan()
         meta = obj["metadata"]
-        plan.want(CHILDREN, {"metadata": {"name": meta["name"], "namespace": meta["namespace"],
-                                          "labels": {OWNER: meta["name"]}}}, anticipated=self.anticipated)
+        plan.want(
+            CHILDREN,
+            {"metadata": {"name": meta["name"], "namespace": meta["namespace"], "labels": {OWNER: meta["name"]}}},
+            anticipated=self.anticipated,
+        )
         plan.component("Child", Health(State.READY, "Created", "the child exists"))
         return plan
 
@@ -77,14 +80,19 @@ class ServerKube:
 
 
 def parent(name: str) -> dict[str, Any]:
-    return {"apiVersion": "example.com/v1", "kind": "Parent",
-            "metadata": {"name": name, "namespace": "team", "uid": "p1", "resourceVersion": "1", "generation": 1}}
+    return {
+        "apiVersion": "example.com/v1",
+        "kind": "Parent",
+        "metadata": {"name": name, "namespace": "team", "uid": "p1", "resourceVersion": "1", "generation": 1},
+    }
 
 
 @pytest.fixture
 def engine() -> Engine:
-    return Engine(Context(store=Store(), kube=ServerKube(), plugins=None, operator_namespace="aim-system"),
-                  [ParentController(), Onlooker()])
+    return Engine(
+        Context(store=Store(), kube=ServerKube(), plugins=None, operator_namespace="aim-system"),
+        [ParentController(), Onlooker()],
+    )
 
 
 def queued(engine: Engine) -> set:
@@ -106,8 +114,9 @@ async def test_an_anticipated_child_created_by_a_reconcile_does_not_queue_its_pa
     engine.queue._queued.clear()
     engine.store.upsert(CHILDREN, dict(child))
     assert ("parent", "team", "a") not in queued(engine)
-    engine.store.upsert(CHILDREN, {**child, "metadata": {**child["metadata"], "resourceVersion": "999"},
-                                   "status": {"ready": True}})
+    engine.store.upsert(
+        CHILDREN, {**child, "metadata": {**child["metadata"], "resourceVersion": "999"}, "status": {"ready": True}}
+    )
     assert ("parent", "team", "a") in queued(engine)
 
 
@@ -121,8 +130,19 @@ async def test_a_child_the_plan_did_not_anticipate_reconciles_its_parent_again(e
 
 async def test_an_anticipated_child_that_already_existed_reconciles_its_parent_when_it_changes(engine):
     engine.store.upsert(PARENTS, parent("c"))
-    engine.store.upsert(CHILDREN, {"apiVersion": "example.com/v1", "kind": "Child", "metadata": {
-        "name": "c", "namespace": "team", "resourceVersion": "5", "labels": {OWNER: "c", "stale": "yes"}}})
+    engine.store.upsert(
+        CHILDREN,
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Child",
+            "metadata": {
+                "name": "c",
+                "namespace": "team",
+                "resourceVersion": "5",
+                "labels": {OWNER: "c", "stale": "yes"},
+            },
+        },
+    )
     engine.queue._queued.clear()
     await engine.reconcile(engine.controllers["parent"], "team", "c")
     assert engine.kube.applied == ["c"]  # the update of an existing child

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from aim_core.runtime.controller import Context
-from aim_core.runtimeconfig.controller import RuntimeConfigController
-from aim_core.runtime.engine import Engine
 from aim_core.operator.logs import RoutineRetries
 from aim_core.reconcile.errors import ApiError, NetworkError
 from aim_core.reconcile.resources import RUNTIME_CONFIGS
+from aim_core.runtime.controller import Context
+from aim_core.runtime.engine import Engine
 from aim_core.runtime.store import Store
+from aim_core.runtimeconfig.controller import RuntimeConfigController
 
 KEY = ("runtime-config", "team", "default")
 
@@ -34,12 +34,18 @@ class FailingKube:
 
 def engine_with(error: BaseException) -> tuple[Engine, FailingKube]:
     kube = FailingKube(error)
-    engine = Engine(Context(store=Store(), kube=kube, plugins=None, operator_namespace="aim-system"),
-                    [RuntimeConfigController()])
-    engine.store.upsert(RUNTIME_CONFIGS, {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-        "metadata": {"name": "default", "namespace": "team", "uid": "u1", "resourceVersion": "1", "generation": 1},
-        "spec": {}})
+    engine = Engine(
+        Context(store=Store(), kube=kube, plugins=None, operator_namespace="aim-system"), [RuntimeConfigController()]
+    )
+    engine.store.upsert(
+        RUNTIME_CONFIGS,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "default", "namespace": "team", "uid": "u1", "resourceVersion": "1", "generation": 1},
+            "spec": {},
+        },
+    )
     return engine, kube
 
 
@@ -47,14 +53,25 @@ def records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.name.startswith("aim_engine") and r.levelno >= logging.INFO]
 
 
-@pytest.mark.parametrize("error", [
-    NetworkError("refused", "PATCH /apis/aim.eai.amd.com/v1alpha1/namespaces/team/aimruntimeconfigs/default/status: "
-                            "connection refused"),
-    NetworkError("timeout", "PATCH /apis/aim.eai.amd.com/v1alpha1/namespaces/team/aimruntimeconfigs/default/status: "
-                            "timed out"),
-    ApiError(503, "ServiceUnavailable", "PATCH /apis/aim.eai.amd.com/v1alpha1/namespaces/team/aimruntimeconfigs/"
-                                        "default/status: the server is currently unable to handle the request"),
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        NetworkError(
+            "refused",
+            "PATCH /apis/aim.eai.amd.com/v1alpha1/namespaces/team/aimruntimeconfigs/default/status: connection refused",
+        ),
+        NetworkError(
+            "timeout",
+            "PATCH /apis/aim.eai.amd.com/v1alpha1/namespaces/team/aimruntimeconfigs/default/status: timed out",
+        ),
+        ApiError(
+            503,
+            "ServiceUnavailable",
+            "PATCH /apis/aim.eai.amd.com/v1alpha1/namespaces/team/aimruntimeconfigs/"
+            "default/status: the server is currently unable to handle the request",
+        ),
+    ],
+)
 async def test_routine_unavailability_is_one_warning_naming_the_request_and_the_delay(caplog, error):
     engine, kube = engine_with(error)
     with caplog.at_level(logging.DEBUG):

@@ -4,19 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from aim_core.runtime.eventstore import MAX_PER_OBJECT, EventCache, events_about
 from aim_core.reconcile.resources import EVENTS, PODS, PVCS
+from aim_core.runtime.eventstore import MAX_PER_OBJECT, EventCache, events_about
 from aim_core.runtime.store import Store
 
 
-def event(name: str, reason: str, *, kind: str = "Pod", about: str = "p1", type_: str = "Warning",
-          at: str = "2026-01-01T00:00:00Z", ns: str = "ns1") -> dict[str, Any]:
+def event(
+    name: str,
+    reason: str,
+    *,
+    kind: str = "Pod",
+    about: str = "p1",
+    type_: str = "Warning",
+    at: str = "2026-01-01T00:00:00Z",
+    ns: str = "ns1",
+) -> dict[str, Any]:
     return {
-        "apiVersion": "v1", "kind": "Event",
-        "metadata": {"name": name, "namespace": ns, "resourceVersion": "1",
-                     "managedFields": [{"manager": "kubelet"}], "annotations": {"a": "b"}},
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "resourceVersion": "1",
+            "managedFields": [{"manager": "kubelet"}],
+            "annotations": {"a": "b"},
+        },
         "involvedObject": {"kind": kind, "name": about, "namespace": ns},
-        "reason": reason, "type": type_, "message": f"{reason} message", "lastTimestamp": at,
+        "reason": reason,
+        "type": type_,
+        "message": f"{reason} message",
+        "lastTimestamp": at,
     }
 
 
@@ -32,8 +49,11 @@ def cache() -> tuple[Store, EventCache]:
 def test_streams_per_involved_kind_ask_only_for_what_inspection_reads() -> None:
     _, events = cache()
     # Pods: Warnings and image pulls (a cluster's Normal pod Events, four or five per pod start, are never sent)
-    assert events.selectors() == ["involvedObject.kind=PersistentVolumeClaim", "involvedObject.kind=Pod,type=Warning",
-                                  "involvedObject.kind=Pod,reason=Pulling"]
+    assert events.selectors() == [
+        "involvedObject.kind=PersistentVolumeClaim",
+        "involvedObject.kind=Pod,type=Warning",
+        "involvedObject.kind=Pod,reason=Pulling",
+    ]
 
 
 def test_a_listing_of_one_stream_replaces_only_the_events_it_selects() -> None:

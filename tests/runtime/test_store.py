@@ -1,7 +1,8 @@
 import json
+
+from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.resources import RUNTIME_CONFIGS, SERVICES
 from aim_core.runtime.store import Store
-from aim_core.plugin.providers import ResourceRef
 
 ISVC = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", True)
 
@@ -12,7 +13,9 @@ def obj(ns, name, rv="1", **spec):
 
 def test_index_lookup_follows_updates_and_deletes():
     store = Store()
-    store.add_index(SERVICES, "config", lambda o: [(o["metadata"]["namespace"], o["spec"].get("runtimeConfigName") or "default")])
+    store.add_index(
+        SERVICES, "config", lambda o: [(o["metadata"]["namespace"], o["spec"].get("runtimeConfigName") or "default")]
+    )
     store.upsert(SERVICES, obj("a", "s1", runtimeConfigName="x"))
     store.upsert(SERVICES, obj("a", "s2"))
     store.upsert(SERVICES, obj("b", "s3", runtimeConfigName="x"))
@@ -42,7 +45,11 @@ def test_listeners_see_changes_but_not_no_ops():
     store.upsert(RUNTIME_CONFIGS, obj("a", "c"))  # identical: no event
     store.upsert(RUNTIME_CONFIGS, obj("a", "c", rv="2", env=[]))
     store.delete(RUNTIME_CONFIGS, "a", "c")
-    assert seen == [("AIMRuntimeConfig", "ADDED", "c"), ("AIMRuntimeConfig", "MODIFIED", "c"), ("AIMRuntimeConfig", "DELETED", "c")]
+    assert seen == [
+        ("AIMRuntimeConfig", "ADDED", "c"),
+        ("AIMRuntimeConfig", "MODIFIED", "c"),
+        ("AIMRuntimeConfig", "DELETED", "c"),
+    ]
 
 
 def test_replace_all_drops_vanished_objects_only_in_listed_namespaces():
@@ -63,21 +70,30 @@ def test_the_operator_store_keeps_only_what_readers_use_in_compact_form():
     fields = {"f:spec": {"f:predictor": {"f:model": {}}}}
 
     def isvc(name):
-        return {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-                "metadata": {"name": name, "namespace": "ns", "resourceVersion": "1",
-                             "annotations": {LAST_APPLIED: "{...}", "team": "a"},
-                             "managedFields": [
-                                 {"manager": "aim-service-controller", "operation": "Apply", "fieldsV1": dict(fields)},
-                                 {"manager": "aim-service-controller", "operation": "Update", "fieldsV1": {"f:x": {}}},
-                                 {"manager": "kserve", "operation": "Update", "fieldsV1": {"f:status": {}}}]},
-                "spec": {"predictor": {"model": {"runtime": "vllm"}}}}
+        return {
+            "apiVersion": "serving.kserve.io/v1beta1",
+            "kind": "InferenceService",
+            "metadata": {
+                "name": name,
+                "namespace": "ns",
+                "resourceVersion": "1",
+                "annotations": {LAST_APPLIED: "{...}", "team": "a"},
+                "managedFields": [
+                    {"manager": "aim-service-controller", "operation": "Apply", "fieldsV1": dict(fields)},
+                    {"manager": "aim-service-controller", "operation": "Update", "fieldsV1": {"f:x": {}}},
+                    {"manager": "kserve", "operation": "Update", "fieldsV1": {"f:status": {}}},
+                ],
+            },
+            "spec": {"predictor": {"model": {"runtime": "vllm"}}},
+        }
 
     store.upsert(ISVC, isvc("a"))
     store.upsert(ISVC, isvc("b"))
     a, b = store.get(ISVC, "ns", "a"), store.get(ISVC, "ns", "b")
     assert a["metadata"]["annotations"] == {"team": "a"}
     assert [(e["manager"], e["operation"]) for e in a["metadata"]["managedFields"]] == [
-        ("aim-service-controller", "Apply")]
+        ("aim-service-controller", "Apply")
+    ]
     assert a["spec"] == {"predictor": {"model": {"runtime": "vllm"}}}
     assert a["metadata"]["managedFields"][0]["fieldsV1"] == fields
     assert a["metadata"]["managedFields"][0]["fieldsV1"] is b["metadata"]["managedFields"][0]["fieldsV1"]
@@ -86,8 +102,13 @@ def test_the_operator_store_keeps_only_what_readers_use_in_compact_form():
 
 def test_a_plain_store_keeps_objects_as_given():
     store = Store()
-    obj = {"metadata": {"name": "a", "namespace": "ns",
-                        "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {}}]}}
+    obj = {
+        "metadata": {
+            "name": "a",
+            "namespace": "ns",
+            "managedFields": [{"manager": "kubectl", "operation": "Update", "fieldsV1": {}}],
+        }
+    }
     store.upsert(ISVC, obj)
     assert store.get(ISVC, "ns", "a")["metadata"]["managedFields"] == obj["metadata"]["managedFields"]
 
@@ -98,30 +119,71 @@ MANAGER = "aim-service-controller"
 def _isvc_as_served(name, owner_uid, spec=None):
     """An InferenceService as the API server returns it after our apply (managedFields with keyed list entries)."""
     return {
-        "apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
         "metadata": {
-            "name": name, "namespace": "ns", "resourceVersion": "1", "uid": f"uid-{name}",
+            "name": name,
+            "namespace": "ns",
+            "resourceVersion": "1",
+            "uid": f"uid-{name}",
             "labels": {"aim.eai.amd.com/service": name},
-            "ownerReferences": [{"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService", "name": name,
-                                 "uid": owner_uid, "controller": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "aim.eai.amd.com/v1alpha1",
+                    "kind": "AIMService",
+                    "name": name,
+                    "uid": owner_uid,
+                    "controller": True,
+                }
+            ],
             "managedFields": [
-                {"manager": MANAGER, "operation": "Apply", "apiVersion": "serving.kserve.io/v1beta1",
-                 "time": f"2026-01-01T00:00:0{len(name) % 10}Z", "fieldsType": "FieldsV1",
-                 "fieldsV1": {
-                     "f:metadata": {"f:labels": {"f:aim.eai.amd.com/service": {}},
-                                    "f:ownerReferences": {f'k:{{"uid":"{owner_uid}"}}': {
-                                        ".": {}, "f:apiVersion": {}, "f:kind": {}, "f:name": {}, "f:uid": {}}}},
-                     "f:spec": {"f:predictor": {
-                         "f:minReplicas": {}, "f:tolerations": {},
-                         "f:containers": {'k:{"name":"kserve-container"}': {
-                             ".": {}, "f:image": {}, "f:name": {},
-                             "f:env": {'k:{"name":"A"}': {".": {}, "f:name": {}, "f:value": {}}}}}}}}},
+                {
+                    "manager": MANAGER,
+                    "operation": "Apply",
+                    "apiVersion": "serving.kserve.io/v1beta1",
+                    "time": f"2026-01-01T00:00:0{len(name) % 10}Z",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {
+                        "f:metadata": {
+                            "f:labels": {"f:aim.eai.amd.com/service": {}},
+                            "f:ownerReferences": {
+                                f'k:{{"uid":"{owner_uid}"}}': {
+                                    ".": {},
+                                    "f:apiVersion": {},
+                                    "f:kind": {},
+                                    "f:name": {},
+                                    "f:uid": {},
+                                }
+                            },
+                        },
+                        "f:spec": {
+                            "f:predictor": {
+                                "f:minReplicas": {},
+                                "f:tolerations": {},
+                                "f:containers": {
+                                    'k:{"name":"kserve-container"}': {
+                                        ".": {},
+                                        "f:image": {},
+                                        "f:name": {},
+                                        "f:env": {'k:{"name":"A"}': {".": {}, "f:name": {}, "f:value": {}}},
+                                    }
+                                },
+                            }
+                        },
+                    },
+                },
                 {"manager": "kserve", "operation": "Update", "fieldsV1": {"f:status": {"f:url": {}}}},
             ],
         },
-        "spec": spec if spec is not None else {"predictor": {
-            "minReplicas": 1, "tolerations": [{"key": "gpu", "operator": "Exists"}],
-            "containers": [{"name": "kserve-container", "image": "img:1", "env": [{"name": "A", "value": "1"}]}]}},
+        "spec": spec
+        if spec is not None
+        else {
+            "predictor": {
+                "minReplicas": 1,
+                "tolerations": [{"key": "gpu", "operator": "Exists"}],
+                "containers": [{"name": "kserve-container", "image": "img:1", "env": [{"name": "A", "value": "1"}]}],
+            }
+        },
     }
 
 
@@ -135,10 +197,21 @@ def test_the_compact_store_keeps_what_needs_apply_reads_of_managed_fields():
     for obj in served.values():
         store.upsert(ISVC, copy.deepcopy(obj))
     a, b = store.get(ISVC, "ns", "a"), store.get(ISVC, "ns", "b")
-    assert owned_fields(a, MANAGER) == owned_fields(served["a"], MANAGER) == {
-        ("metadata",), ("metadata", "labels"), ("metadata", "labels", "aim.eai.amd.com/service"),
-        ("metadata", "ownerReferences"), ("spec",), ("spec", "predictor"), ("spec", "predictor", "minReplicas"),
-        ("spec", "predictor", "tolerations"), ("spec", "predictor", "containers")}
+    assert (
+        owned_fields(a, MANAGER)
+        == owned_fields(served["a"], MANAGER)
+        == {
+            ("metadata",),
+            ("metadata", "labels"),
+            ("metadata", "labels", "aim.eai.amd.com/service"),
+            ("metadata", "ownerReferences"),
+            ("spec",),
+            ("spec", "predictor"),
+            ("spec", "predictor", "minReplicas"),
+            ("spec", "predictor", "tolerations"),
+            ("spec", "predictor", "containers"),
+        }
+    )
     # What the engine decides from the stored object is what it decides from the server's: in step, ...
     body = {k: v for k, v in served["a"].items() if k != "status"}
     body["metadata"] = {k: served["a"]["metadata"][k] for k in ("name", "namespace", "labels", "ownerReferences")}
@@ -192,7 +265,9 @@ def test_the_shared_values_table_stays_bounded_and_correct(monkeypatch):
         if i % 2:
             store.delete(ISVC, "ns", f"s{i}")
     assert len(store._shared) < 8
-    assert [store.get(ISVC, "ns", f"s{i}")["spec"] for i in range(0, 40, 2)] == [{"replicas": i} for i in range(0, 40, 2)]
+    assert [store.get(ISVC, "ns", f"s{i}")["spec"] for i in range(0, 40, 2)] == [
+        {"replicas": i} for i in range(0, 40, 2)
+    ]
     store.upsert(ISVC, obj("ns", "again", replicas=0))
     assert store.get(ISVC, "ns", "again")["spec"] == {"replicas": 0}
     assert store.damaged_shares() == []
@@ -200,7 +275,9 @@ def test_the_shared_values_table_stays_bounded_and_correct(monkeypatch):
 
 def test_indexes_follow_objects_sharing_a_value_and_objects_with_a_value_of_their_own():
     store = Store()
-    store.add_index(SERVICES, "model", lambda o: [o["spec"]["model"], o["spec"]["model"]] if o["spec"].get("model") else [])
+    store.add_index(
+        SERVICES, "model", lambda o: [o["spec"]["model"], o["spec"]["model"]] if o["spec"].get("model") else []
+    )
     store.add_index(SERVICES, "name", lambda o: [(o["metadata"]["namespace"], o["metadata"]["name"].upper())])
 
     def names(index, value):
@@ -228,8 +305,14 @@ def test_equal_maps_in_statuses_are_shared():
     store = Store(field_managers={MANAGER}, compact=True)
 
     def service(name, template):
-        return {**obj("ns", name), "status": {"status": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                                              "resolvedTemplate": {"kind": "AIMServiceTemplate", "name": template}}}
+        return {
+            **obj("ns", name),
+            "status": {
+                "status": "Running",
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "resolvedTemplate": {"kind": "AIMServiceTemplate", "name": template},
+            },
+        }
 
     for name, template in (("a", "t1"), ("b", "t1"), ("c", "t2")):
         store.upsert(SERVICES, service(name, template))
@@ -244,24 +327,49 @@ def serving_pod() -> dict:
     env = [{"name": f"VAR_{i}", "value": "x" * 40} for i in range(30)]
     probe = {"httpGet": {"path": "/health", "port": 8000}, "initialDelaySeconds": 30, "periodSeconds": 10}
     return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "qwen-predictor-abc", "namespace": "llm", "uid": "u1", "resourceVersion": "7",
-                     "labels": {"serving.kserve.io/inferenceservice": "qwen"},
-                     "ownerReferences": [{"kind": "ReplicaSet", "name": "qwen-predictor-6d9f", "uid": "r1"}]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "qwen-predictor-abc",
+            "namespace": "llm",
+            "uid": "u1",
+            "resourceVersion": "7",
+            "labels": {"serving.kserve.io/inferenceservice": "qwen"},
+            "ownerReferences": [{"kind": "ReplicaSet", "name": "qwen-predictor-6d9f", "uid": "r1"}],
+        },
         "spec": {
             "nodeName": "gpu-node-1",
-            "volumes": [{"name": "model-cache", "persistentVolumeClaim": {"claimName": "cache-qwen"}},
-                        {"name": "dshm", "emptyDir": {"medium": "Memory"}},
-                        {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}],
+            "volumes": [
+                {"name": "model-cache", "persistentVolumeClaim": {"claimName": "cache-qwen"}},
+                {"name": "dshm", "emptyDir": {"medium": "Memory"}},
+                {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}},
+            ],
             "initContainers": [{"name": "storage-initializer", "image": "kserve/storage-initializer", "env": env}],
-            "containers": [{"name": "kserve-container", "image": "aim:0.8.5", "env": env, "args": ["--port", "8000"],
-                            "readinessProbe": probe, "livenessProbe": probe,
-                            "resources": {"limits": {"amd.com/gpu": "1"}},
-                            "volumeMounts": [{"name": "model-cache", "mountPath": "/workspace/model-cache"}]}],
+            "containers": [
+                {
+                    "name": "kserve-container",
+                    "image": "aim:0.8.5",
+                    "env": env,
+                    "args": ["--port", "8000"],
+                    "readinessProbe": probe,
+                    "livenessProbe": probe,
+                    "resources": {"limits": {"amd.com/gpu": "1"}},
+                    "volumeMounts": [{"name": "model-cache", "mountPath": "/workspace/model-cache"}],
+                }
+            ],
         },
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                   "containerStatuses": [{"name": "kserve-container", "ready": True, "restartCount": 0,
-                                          "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}}}]},
+        "status": {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "containerStatuses": [
+                {
+                    "name": "kserve-container",
+                    "ready": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+                }
+            ],
+        },
     }
 
 

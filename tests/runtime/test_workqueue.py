@@ -1,6 +1,5 @@
 import asyncio
 
-
 from aim_core.runtime.workqueue import WorkQueue
 
 
@@ -78,9 +77,11 @@ def test_backoff_doubles_and_caps():
     delays = []
     loop = asyncio.new_event_loop()
     try:
+
         async def collect():
             for _ in range(5):
                 delays.append(queue.backoff("x"))
+
         loop.run_until_complete(collect())
     finally:
         loop.close()

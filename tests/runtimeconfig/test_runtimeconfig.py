@@ -9,42 +9,78 @@ from aim_core.runtimeconfig.resolution import config_name, merge_specs, normaliz
 
 
 def rc(name, spec, ns="team", uid="u-ns"):
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-            "metadata": {"name": name, "namespace": ns, "uid": uid}, "spec": spec}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": name, "namespace": ns, "uid": uid},
+        "spec": spec,
+    }
 
 
 def crc(name, spec, uid="u-cl"):
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
-            "metadata": {"name": name, "uid": uid}, "spec": spec}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMClusterRuntimeConfig",
+        "metadata": {"name": name, "uid": uid},
+        "spec": spec,
+    }
 
 
-@pytest.mark.parametrize("spec,expected", [(None, "default"), ({}, "default"), ({"runtimeConfigName": " "}, "default"),
-                                           ({"runtimeConfigName": "gpu"}, "gpu")])
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        (None, "default"),
+        ({}, "default"),
+        ({"runtimeConfigName": " "}, "default"),
+        ({"runtimeConfigName": "gpu"}, "gpu"),
+    ],
+)
 def test_config_name(spec, expected):
     assert config_name(spec) == expected
 
 
 def test_namespace_fields_win_and_unset_fields_fall_through():
-    cluster = {"routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "infra"}, "requestTimeout": "60s"},
-               "storage": {"defaultStorageClassName": "fast"}, "labelPropagation": {"enabled": True, "match": ["team.io/*"]}}
-    namespaced = {"routing": {"pathTemplate": "/{.metadata.namespace}/{.metadata.name}", "enabled": False},
-                  "labelPropagation": {"match": ["cost-center"]}}
+    cluster = {
+        "routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "infra"}, "requestTimeout": "60s"},
+        "storage": {"defaultStorageClassName": "fast"},
+        "labelPropagation": {"enabled": True, "match": ["team.io/*"]},
+    }
+    namespaced = {
+        "routing": {"pathTemplate": "/{.metadata.namespace}/{.metadata.name}", "enabled": False},
+        "labelPropagation": {"match": ["cost-center"]},
+    }
     merged = merge_specs(cluster, namespaced)
-    assert merged["routing"] == {"enabled": False, "gatewayRef": {"name": "gw", "namespace": "infra"},
-                                 "requestTimeout": "60s", "pathTemplate": "/{.metadata.namespace}/{.metadata.name}"}
+    assert merged["routing"] == {
+        "enabled": False,
+        "gatewayRef": {"name": "gw", "namespace": "infra"},
+        "requestTimeout": "60s",
+        "pathTemplate": "/{.metadata.namespace}/{.metadata.name}",
+    }
     assert merged["storage"] == {"defaultStorageClassName": "fast"}
     assert merged["labelPropagation"] == {"enabled": True, "match": ["cost-center"]}  # lists replace
 
 
 def test_gateway_ref_is_replaced_whole_not_mixed():
-    merged = merge_specs({"routing": {"gatewayRef": {"name": "a", "namespace": "x", "sectionName": "https"}}},
-                         {"routing": {"gatewayRef": {"name": "b"}}})
+    merged = merge_specs(
+        {"routing": {"gatewayRef": {"name": "a", "namespace": "x", "sectionName": "https"}}},
+        {"routing": {"gatewayRef": {"name": "b"}}},
+    )
     assert merged["routing"]["gatewayRef"] == {"name": "b"}
 
 
 def test_env_merges_by_name_with_engine_args_deep_merge():
-    cluster = {"env": [{"name": "HF_HOME", "value": "/c"}, {"name": "AIM_ENGINE_ARGS", "value": json.dumps({"a": 1, "n": {"x": 1}})}]}
-    namespaced = {"env": [{"name": "AIM_ENGINE_ARGS", "value": json.dumps({"b": 2, "n": {"y": 2}})}, {"name": "NEW", "value": "1"}]}
+    cluster = {
+        "env": [
+            {"name": "HF_HOME", "value": "/c"},
+            {"name": "AIM_ENGINE_ARGS", "value": json.dumps({"a": 1, "n": {"x": 1}})},
+        ]
+    }
+    namespaced = {
+        "env": [
+            {"name": "AIM_ENGINE_ARGS", "value": json.dumps({"b": 2, "n": {"y": 2}})},
+            {"name": "NEW", "value": "1"},
+        ]
+    }
     merged = merge_specs(cluster, namespaced)
     assert [e["name"] for e in merged["env"]] == ["HF_HOME", "AIM_ENGINE_ARGS", "NEW"]
     assert json.loads(merged["env"][1]["value"]) == {"a": 1, "b": 2, "n": {"x": 1, "y": 2}}
@@ -52,9 +88,11 @@ def test_env_merges_by_name_with_engine_args_deep_merge():
 
 def test_deprecated_storage_fields_move_into_storage_unless_set():
     assert normalize({"defaultStorageClassName": "old", "pvcHeadroomPercent": 25}) == {
-        "storage": {"defaultStorageClassName": "old", "pvcHeadroomPercent": 25}}
+        "storage": {"defaultStorageClassName": "old", "pvcHeadroomPercent": 25}
+    }
     assert normalize({"defaultStorageClassName": "old", "storage": {"defaultStorageClassName": "new"}}) == {
-        "storage": {"defaultStorageClassName": "new"}}
+        "storage": {"defaultStorageClassName": "new"}
+    }
 
 
 def test_missing_default_is_fine_missing_named_is_a_missing_reference():
@@ -82,9 +120,14 @@ def test_resolved_reference_scope(ns_obj, cl_obj, scope, kind):
     assert ("namespace" in ref) == (ns_obj is not None)
 
 
-@pytest.mark.parametrize("service,config,expected", [
-    (None, {}, False), ({"enabled": True}, {}, True), ({"enabled": False}, {"routing": {"enabled": True}}, False),
-    ({}, {"routing": {"enabled": True}}, True),
-])
+@pytest.mark.parametrize(
+    "service,config,expected",
+    [
+        (None, {}, False),
+        ({"enabled": True}, {}, True),
+        ({"enabled": False}, {"routing": {"enabled": True}}, False),
+        ({}, {"routing": {"enabled": True}}, True),
+    ],
+)
 def test_routing_enabled(service, config, expected):
     assert routing_enabled(service, config) is expected

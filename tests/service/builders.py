@@ -23,13 +23,13 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
-from aim_core.service.controller import ServiceController
-from aim_core.runtime.engine import build_status
-from aim_core.reconcile.gpu import GpuInventory
 from aim_core.plugin.manager import get_plugin_manager
+from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.naming import dedicated_cache_name, shared_cache_name
 from aim_core.reconcile.plan import Plan
+from aim_core.runtime.engine import build_status
 from aim_core.runtimeconfig.resolution import config_name, resolve
+from aim_core.service.controller import ServiceController
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 
@@ -37,14 +37,22 @@ API = "aim.eai.amd.com/v1alpha1"
 NS = "ml-team"
 NOW = datetime.datetime(2026, 3, 1, 12, 0, 0, tzinfo=datetime.UTC)
 IMAGE = "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
-GATEWAY = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "kserve-ingress-gateway",
-           "namespace": "kgateway-system"}
+GATEWAY = {
+    "group": "gateway.networking.k8s.io",
+    "kind": "Gateway",
+    "name": "kserve-ingress-gateway",
+    "namespace": "kgateway-system",
+}
 MI300X_IDS = ["74a1", "74a9", "74b5", "74bd"]
 POD_METRIC = {
     "type": "PodMetric",
     "podmetric": {
-        "metric": {"backend": "opentelemetry", "metricNames": ["vllm:num_requests_running"],
-                   "query": "vllm:num_requests_running", "operationOverTime": "avg"},
+        "metric": {
+            "backend": "opentelemetry",
+            "metricNames": ["vllm:num_requests_running"],
+            "query": "vllm:num_requests_running",
+            "operationOverTime": "avg",
+        },
         "target": {"type": "Value", "value": "1"},
     },
 }
@@ -112,8 +120,15 @@ class ServiceBuilder(Obj):
         self["spec"]["runtimeConfigName"] = name
         return self
 
-    def routing(self, enabled: bool | None = True, *, gateway: Mapping[str, Any] | None = None,
-                path: str | None = None, timeout: str | None = None, **extra: Any) -> Self:
+    def routing(
+        self,
+        enabled: bool | None = True,
+        *,
+        gateway: Mapping[str, Any] | None = None,
+        path: str | None = None,
+        timeout: str | None = None,
+        **extra: Any,
+    ) -> Self:
         routing: dict[str, Any] = {}
         if enabled is not None:
             routing["enabled"] = enabled
@@ -139,8 +154,7 @@ class ServiceBuilder(Obj):
         self["spec"]["replicas"] = n
         return self
 
-    def scaling(self, minimum: int | None = None, maximum: int | None = None, *metrics: Mapping[str, Any]
-                ) -> Self:
+    def scaling(self, minimum: int | None = None, maximum: int | None = None, *metrics: Mapping[str, Any]) -> Self:
         if minimum is not None:
             self["spec"]["minReplicas"] = minimum
         if maximum is not None:
@@ -149,8 +163,14 @@ class ServiceBuilder(Obj):
             self["spec"]["autoScaling"] = {"metrics": [copy.deepcopy(dict(m)) for m in metrics]}
         return self
 
-    def overrides(self, *, gpu: str | None = None, count: int | None = None, metric: str | None = None,
-                  precision: str | None = None) -> Self:
+    def overrides(
+        self,
+        *,
+        gpu: str | None = None,
+        count: int | None = None,
+        metric: str | None = None,
+        precision: str | None = None,
+    ) -> Self:
         o: dict[str, Any] = {}
         if metric:
             o["metric"] = metric
@@ -220,8 +240,17 @@ class TemplateBuilder(Obj):
         status = self.setdefault("status", {})
         status["resolvedHardware"] = {"gpu": dict(hw)}
         status["hardwareSummary"] = f"{count} x {model}"
-        status["resolvedNodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "amd.com/gpu.device-id", "operator": "In", "values": list(device_ids)}]}]}}
+        status["resolvedNodeAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "amd.com/gpu.device-id", "operator": "In", "values": list(device_ids)}
+                        ]
+                    }
+                ]
+            }
+        }
         return self
 
     def metric(self, value: str) -> Self:
@@ -238,7 +267,8 @@ class TemplateBuilder(Obj):
 
     def sources(self, model_id: str, size: str = "33Gi") -> Self:
         self.setdefault("status", {})["modelSources"] = [
-            {"modelId": model_id, "sourceUri": f"hf://{model_id}", "size": size}]
+            {"modelId": model_id, "sourceUri": f"hf://{model_id}", "size": size}
+        ]
         return self
 
     @property
@@ -260,21 +290,27 @@ def cluster_template(name: str, model: str = "qwen3-32b") -> TemplateBuilder:
 class CacheBuilder(Obj):
     def artifact(self, model_id: str, pvc: str | None = None, state: str = "Ready") -> Self:
         name = model_id.lower().replace("/", "-").replace(".", "-")
-        entry = {"name": name, "uid": uid_of("AIMArtifact", self.meta.get("namespace"), name), "model": model_id,
-                 "status": state}
+        entry = {
+            "name": name,
+            "uid": uid_of("AIMArtifact", self.meta.get("namespace"), name),
+            "model": model_id,
+            "status": state,
+        }
         entry["persistentVolumeClaim"] = pvc or f"{name}-cache"
         self.setdefault("status", {}).setdefault("artifacts", {})[name] = entry
         return self
 
     def owned_by(self, svc: Mapping[str, Any]) -> Self:
         m = svc["metadata"]
-        self.meta["ownerReferences"] = [{"apiVersion": API, "kind": "AIMService", "name": m["name"],
-                                         "uid": m["uid"], "controller": True}]
+        self.meta["ownerReferences"] = [
+            {"apiVersion": API, "kind": "AIMService", "name": m["name"], "uid": m["uid"], "controller": True}
+        ]
         return self
 
 
-def cache(name: str, template_name: str, *, mode: str = "Shared", scope: str = "Cluster",
-          namespace: str = NS) -> CacheBuilder:
+def cache(
+    name: str, template_name: str, *, mode: str = "Shared", scope: str = "Cluster", namespace: str = NS
+) -> CacheBuilder:
     c = CacheBuilder("AIMTemplateCache", name, namespace)
     c["spec"] = {"templateName": template_name, "templateScope": scope, "mode": mode}
     return c
@@ -288,15 +324,15 @@ def cache_for(svc: Mapping[str, Any], tpl: TemplateBuilder, mode: str = "Shared"
         return cache(name, tpl.name, mode=mode, scope=tpl.scope, namespace=m["namespace"]).owned_by(svc)
     name = shared_cache_name(tpl.name, m["namespace"])
     return cache(name, tpl.name, mode=mode, scope=tpl.scope, namespace=m["namespace"]).label(
-        "aim.eai.amd.com/service", m["name"])
+        "aim.eai.amd.com/service", m["name"]
+    )
 
 
 # ---------------------------------------------------------------- runtime configs
 
 
 class ConfigBuilder(Obj):
-    def routing(self, enabled: bool = True, *, gateway: Mapping[str, Any] | None = GATEWAY, **extra: Any
-                ) -> Self:
+    def routing(self, enabled: bool = True, *, gateway: Mapping[str, Any] | None = GATEWAY, **extra: Any) -> Self:
         routing: dict[str, Any] = {"enabled": enabled}
         if gateway is not None:
             routing["gatewayRef"] = dict(gateway)
@@ -323,19 +359,33 @@ def cluster_config(name: str = "default") -> ConfigBuilder:
 def amd_node(name: str, gpus: int = 8, device_id: str = "74a1", vram: str = "192G") -> dict[str, Any]:
     """A Node as the AMD GPU operator's labeller and device plugin leave it (MI300X by default)."""
     labels = {
-        "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "feature.node.kubernetes.io/amd-gpu": "true",
-        "amd.com/gpu.device-id": device_id, "amd.com/gpu.family": "AI", "amd.com/gpu.vram": vram,
-        "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM", f"beta.amd.com/gpu.device-id.{device_id}": str(gpus),
-        "beta.amd.com/gpu.family.AI": str(gpus), f"beta.amd.com/gpu.vram.{vram}": str(gpus),
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "feature.node.kubernetes.io/amd-gpu": "true",
+        "amd.com/gpu.device-id": device_id,
+        "amd.com/gpu.family": "AI",
+        "amd.com/gpu.vram": vram,
+        "amd.com/gpu.product-name": "AMD_Instinct_MI300X_OAM",
+        f"beta.amd.com/gpu.device-id.{device_id}": str(gpus),
+        "beta.amd.com/gpu.family.AI": str(gpus),
+        f"beta.amd.com/gpu.vram.{vram}": str(gpus),
     }
     resources = {"amd.com/gpu": str(gpus), "cpu": "192", "memory": "2113291472Ki", "pods": "110"}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-            "status": {"capacity": dict(resources), "allocatable": dict(resources)}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"capacity": dict(resources), "allocatable": dict(resources)},
+    }
 
 
 def cpu_node(name: str = "cpu-node-01") -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/os": "linux"}},
-            "status": {"capacity": {"cpu": "64"}, "allocatable": {"cpu": "64"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/os": "linux"}},
+        "status": {"capacity": {"cpu": "64"}, "allocatable": {"cpu": "64"}},
+    }
 
 
 MI300X_CLUSTER = (amd_node("gpu-node-01"), amd_node("gpu-node-02"), cpu_node())
@@ -349,31 +399,46 @@ def live(desired: Mapping[str, Any], *, ready: bool | None = None, uid: str | No
     meta.setdefault("resourceVersion", "1")
     if ready is not None:
         status = "True" if ready else "False"
-        obj["status"] = {"conditions": [{"type": "Ready", "status": status,
-                                         **({} if ready else {"reason": "PredictorNotReady"})}]}
+        obj["status"] = {
+            "conditions": [{"type": "Ready", "status": status, **({} if ready else {"reason": "PredictorNotReady"})}]
+        }
     return obj
 
 
 def pod(isvc_name: str, *, ready: bool = True, namespace: str = NS, index: int = 0) -> dict[str, Any]:
     condition = {"type": "Ready", "status": "True" if ready else "False"}
     return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": f"{isvc_name}-predictor-7c9d8f-{index}", "namespace": namespace,
-                     "labels": {"serving.kserve.io/inferenceservice": isvc_name}},
-        "status": {"phase": "Running", "conditions": [condition],
-                   "containerStatuses": [{"name": "kserve-container", "ready": ready, "state": {"running": {}}}]},
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{isvc_name}-predictor-7c9d8f-{index}",
+            "namespace": namespace,
+            "labels": {"serving.kserve.io/inferenceservice": isvc_name},
+        },
+        "status": {
+            "phase": "Running",
+            "conditions": [condition],
+            "containerStatuses": [{"name": "kserve-container", "ready": ready, "state": {"running": {}}}],
+        },
     }
 
 
-def hpa(isvc_name: str, *, minimum: int, maximum: int, current: int, desired: int, active: bool = True,
-        namespace: str = NS) -> dict[str, Any]:
+def hpa(
+    isvc_name: str, *, minimum: int, maximum: int, current: int, desired: int, active: bool = True, namespace: str = NS
+) -> dict[str, Any]:
     return {
-        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": f"keda-hpa-{isvc_name}-predictor", "namespace": namespace},
         "spec": {"minReplicas": minimum, "maxReplicas": maximum},
-        "status": {"currentReplicas": current, "desiredReplicas": desired, "conditions": [
-            {"type": "AbleToScale", "status": "True"},
-            {"type": "ScalingActive", "status": "True" if active else "False"}]},
+        "status": {
+            "currentReplicas": current,
+            "desiredReplicas": desired,
+            "conditions": [
+                {"type": "AbleToScale", "status": "True"},
+                {"type": "ScalingActive", "status": "True" if active else "False"},
+            ],
+        },
     }
 
 
@@ -493,8 +558,16 @@ def qwen_model() -> ModelBuilder:
 
 def qwen_template(name: str = QWEN_TEMPLATE, gpus: int = 1) -> TemplateBuilder:
     """A Ready, optimized cluster template: N x MI300X, latency, fp8, as discovery leaves it."""
-    return (cluster_template(name, QWEN).ready().optimized().gpu("MI300X", gpus).metric("latency")
-            .precision("fp8").profile_id("vllm-mi300x-fp8-tp1-latency").sources(QWEN_SOURCE))
+    return (
+        cluster_template(name, QWEN)
+        .ready()
+        .optimized()
+        .gpu("MI300X", gpus)
+        .metric("latency")
+        .precision("fp8")
+        .profile_id("vllm-mi300x-fp8-tp1-latency")
+        .sources(QWEN_SOURCE)
+    )
 
 
 def ready_cache(svc: Mapping[str, Any], tpl: TemplateBuilder, mode: str = "Shared") -> CacheBuilder:

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from aim_core.reconcile.naming import artifact_name
-from aim_testing.crdschema import crd_errors
 from aim_core.service.adapters import volume_name
+from aim_testing.crdschema import crd_errors
 from tests.service.builders import (
     NS,
     QWEN,
@@ -44,8 +44,17 @@ def with_adapters(svc: Obj, *adapters: tuple[str, str], **limits: Any) -> Obj:
     return svc
 
 
-def artifact(source: str, state: str = "Ready", *, base: str | None = QWEN_SOURCE, rank: int | None = 16,
-             name: str | None = None, reason_: str = "", message: str = "", **status: Any) -> Obj:
+def artifact(
+    source: str,
+    state: str = "Ready",
+    *,
+    base: str | None = QWEN_SOURCE,
+    rank: int | None = 16,
+    name: str | None = None,
+    reason_: str = "",
+    message: str = "",
+    **status: Any,
+) -> Obj:
     art = Obj("AIMArtifact", name or artifact_name(source), NS)
     art["spec"] = {"sourceUri": source}
     st: dict[str, Any] = {"status": state, **status}
@@ -118,12 +127,20 @@ def test_ready_adapters_are_mounted_read_only_and_passed_to_the_engine() -> None
     assert all(m["readOnly"] for m in mounts.values())
     volumes = {v["name"]: v for v in predictor["volumes"]}
     assert volumes[volume_name("sql")]["persistentVolumeClaim"] == {
-        "claimName": f"{artifact_name(SQL)}-cache-0123abcd", "readOnly": True}
+        "claimName": f"{artifact_name(SQL)}-cache-0123abcd",
+        "readOnly": True,
+    }
     args = engine_args(predictor)
     assert args == {
-        "enable-lora": True, "max-loras": 2, "max-lora-rank": 64, "max-model-len": 8192,  # the user's kept
-        "lora-modules": [f"sql={mounts[volume_name('sql')]['mountPath']}",
-                         f"chat-tuned={mounts[volume_name('chat-tuned')]['mountPath']}"]}
+        "enable-lora": True,
+        "max-loras": 2,
+        "max-lora-rank": 64,
+        "max-model-len": 8192,  # the user's kept
+        "lora-modules": [
+            f"sql={mounts[volume_name('sql')]['mountPath']}",
+            f"chat-tuned={mounts[volume_name('chat-tuned')]['mountPath']}",
+        ],
+    }
     assert not applied(plan, "AIMArtifact")
     assert states(status) == {"sql": ("Ready", "Served"), "chat-tuned": ("Ready", "Served")}
     assert [a["artifact"] for a in status["adapters"]] == [artifact_name(SQL), artifact_name(CHAT)]
@@ -145,8 +162,15 @@ def test_a_second_service_with_the_same_adapter_reuses_its_artifact() -> None:
 
 def test_an_artifact_owned_by_something_else_is_not_taken() -> None:
     dedicated = artifact(SQL, name="dedicated-one")
-    dedicated.meta["ownerReferences"] = [{"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-                                          "name": "x", "uid": "u", "controller": True}]
+    dedicated.meta["ownerReferences"] = [
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMTemplateCache",
+            "name": "x",
+            "uid": "u",
+            "controller": True,
+        }
+    ]
     svc = with_adapters(service("chat").model_name(QWEN), ("sql", SQL))
 
     plan, _ = running(svc, dedicated)
@@ -165,8 +189,11 @@ def test_a_base_model_mismatch_and_an_unreachable_source_each_fail_their_adapter
 
     plan, status = running(svc, artifact(SQL), mismatch, unreachable)
 
-    assert states(status) == {"sql": ("Ready", "Served"), "llama": ("Failed", "AdapterBaseModelMismatch"),
-                              "chat-tuned": ("Failed", "AdapterDownloadFailed")}
+    assert states(status) == {
+        "sql": ("Ready", "Served"),
+        "llama": ("Failed", "AdapterBaseModelMismatch"),
+        "chat-tuned": ("Failed", "AdapterDownloadFailed"),
+    }
     by_name = {a["name"]: a for a in status["adapters"]}
     assert "meta-llama/Llama-3.1-8B-Instruct" in by_name["llama"]["message"]
     assert QWEN_SOURCE in by_name["llama"]["message"]
@@ -242,8 +269,11 @@ def test_removing_an_adapter_drops_its_mount_and_engine_argument_and_its_referen
     assert [m.split("=")[0] for m in engine_args(predictor)["lora-modules"]] == ["sql"]
     assert [a["artifact"] for a in status["adapters"]] == [artifact_name(SQL)]
     # the cache volume is still carried over from the live object
-    assert any(v["name"].startswith("qwen") or "persistentVolumeClaim" in v for v in predictor["volumes"]
-               if not v["name"].startswith("adapter-"))
+    assert any(
+        v["name"].startswith("qwen") or "persistentVolumeClaim" in v
+        for v in predictor["volumes"]
+        if not v["name"].startswith("adapter-")
+    )
 
 
 def test_adding_an_adapter_changes_nothing_until_its_weights_are_ready() -> None:
@@ -253,8 +283,13 @@ def test_adding_an_adapter_changes_nothing_until_its_weights_are_ready() -> None
     isvc = live(prepared(first, svc, "InferenceService"), ready=True)
 
     more = with_adapters(service("chat").model_name(QWEN), ("sql", SQL), ("chat-tuned", CHAT))
-    downloading, status = run(more, *objects, artifact(CHAT, "Progressing", progress={"percentage": 40}),
-                              runtime=isvc, pods=[pod(isvc["metadata"]["name"])])
+    downloading, status = run(
+        more,
+        *objects,
+        artifact(CHAT, "Progressing", progress={"percentage": 40}),
+        runtime=isvc,
+        pods=[pod(isvc["metadata"]["name"])],
+    )
     assert serving(downloading, more) == isvc["spec"]["predictor"]
     assert states(status)["chat-tuned"] == ("Downloading", "Downloading")
     assert status["adapters"][1]["message"] == f"artifact {artifact_name(CHAT)} is Progressing"
@@ -283,21 +318,27 @@ def test_a_service_without_adapters_reports_nothing_about_them() -> None:
 @pytest.fixture(scope="module")
 def service_crd(tmp_path_factory) -> Path:
     path = Path(__file__).resolve().parents[2] / "aim_core" / "crds" / "aim.eai.amd.com_crds.yaml"
-    crd = next(d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d["spec"]["names"]["kind"] == "AIMService")
+    crd = next(
+        d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d["spec"]["names"]["kind"] == "AIMService"
+    )
     out = tmp_path_factory.mktemp("crd") / "aimservice.yaml"
     out.write_text(yaml.safe_dump(crd), encoding="utf-8")
     return out
 
 
-@pytest.mark.parametrize("adapters", [
-    [{"name": "has space", "sourceUri": SQL}],
-    [{"name": "a=b", "sourceUri": SQL}],
-    [{"name": "-leading", "sourceUri": SQL}],
-    [{"name": "x" * 129, "sourceUri": SQL}],
-    [{"name": "sql", "sourceUri": "ftp://x/y"}],
-    [{"name": "sql"}],
-    [{"name": "sql", "sourceUri": SQL}, {"name": "sql", "sourceUri": CHAT}],
-], ids=["space", "equals", "leading-dash", "too-long", "scheme", "no-source", "duplicate"])
+@pytest.mark.parametrize(
+    "adapters",
+    [
+        [{"name": "has space", "sourceUri": SQL}],
+        [{"name": "a=b", "sourceUri": SQL}],
+        [{"name": "-leading", "sourceUri": SQL}],
+        [{"name": "x" * 129, "sourceUri": SQL}],
+        [{"name": "sql", "sourceUri": "ftp://x/y"}],
+        [{"name": "sql"}],
+        [{"name": "sql", "sourceUri": SQL}, {"name": "sql", "sourceUri": CHAT}],
+    ],
+    ids=["space", "equals", "leading-dash", "too-long", "scheme", "no-source", "duplicate"],
+)
 def test_the_api_server_refuses_bad_adapters(service_crd, adapters) -> None:
     svc = service("chat").model_name(QWEN)
     svc["spec"]["adapters"] = adapters
@@ -305,8 +346,9 @@ def test_the_api_server_refuses_bad_adapters(service_crd, adapters) -> None:
 
 
 def test_the_api_server_accepts_openai_style_names_and_vllm_limits(service_crd) -> None:
-    svc = with_adapters(service("chat").model_name(QWEN), ("ft:qwen3:acme:sql", SQL), ("acme/chat.v2", CHAT),
-                        maxLoaded=2, maxRank=64)
+    svc = with_adapters(
+        service("chat").model_name(QWEN), ("ft:qwen3:acme:sql", SQL), ("acme/chat.v2", CHAT), maxLoaded=2, maxRank=64
+    )
     assert crd_errors(dict(svc), service_crd) == []
     svc["spec"]["adapterLimits"]["maxRank"] = 48  # not a rank vLLM accepts
     assert crd_errors(dict(svc), service_crd)

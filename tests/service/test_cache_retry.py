@@ -25,8 +25,15 @@ from tests.service.builders import (
 def failed_cache(svc, tpl, *, minutes_ago: float):
     c = cache_for(svc, tpl).status("Failed")
     when = (NOW - datetime.timedelta(minutes=minutes_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    c["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": "DownloadFailed",
-                                  "message": "artifact download failed", "lastTransitionTime": when}]
+    c["status"]["conditions"] = [
+        {
+            "type": "Ready",
+            "status": "False",
+            "reason": "DownloadFailed",
+            "message": "artifact download failed",
+            "lastTransitionTime": when,
+        }
+    ]
     return c
 
 

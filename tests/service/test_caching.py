@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from aim_core.reconcile.health import State
 from aim_core.reconcile import naming
+from aim_core.reconcile.health import State
 from aim_core.service.caching import (
     DEDICATED,
     SHARED,
@@ -37,22 +37,36 @@ class Service(dict):
 
 
 def make_service(name: str = "chat", uid: str = "svc-uid-1") -> Service:
-    return Service({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-                    "metadata": {"name": name, "namespace": NS, "uid": uid},
-                    "spec": {"model": {"name": "qwen"}}})
+    return Service(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "metadata": {"name": name, "namespace": NS, "uid": uid},
+            "spec": {"model": {"name": "qwen"}},
+        }
+    )
 
 
-def make_cache(name: str, template: str = TEMPLATE, mode: str | None = SHARED, status: str | None = None,
-               owner_uid: str | None = None, deleting: bool = False) -> dict[str, Any]:
-    cache: dict[str, Any] = {"metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
-                             "spec": {"templateName": template, "templateScope": "Namespace"}}
+def make_cache(
+    name: str,
+    template: str = TEMPLATE,
+    mode: str | None = SHARED,
+    status: str | None = None,
+    owner_uid: str | None = None,
+    deleting: bool = False,
+) -> dict[str, Any]:
+    cache: dict[str, Any] = {
+        "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
+        "spec": {"templateName": template, "templateScope": "Namespace"},
+    }
     if mode is not None:
         cache["spec"]["mode"] = mode
     if status is not None:
         cache["status"] = {"status": status}
     if owner_uid:
-        cache["metadata"]["ownerReferences"] = [{"kind": "AIMService", "name": "chat", "uid": owner_uid,
-                                                 "controller": True}]
+        cache["metadata"]["ownerReferences"] = [
+            {"kind": "AIMService", "name": "chat", "uid": owner_uid, "controller": True}
+        ]
     if deleting:
         cache["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
     return cache
@@ -72,10 +86,18 @@ def make_template(name: str = TEMPLATE, env=None, caching_env=None, cluster: boo
 # ---------------------------------------------------------------- mode
 
 
-@pytest.mark.parametrize("mode,expected", [
-    (None, SHARED), ("", SHARED), ("Shared", SHARED), ("Dedicated", DEDICATED),
-    ("Always", SHARED), ("Auto", SHARED), ("Never", DEDICATED),
-])
+@pytest.mark.parametrize(
+    "mode,expected",
+    [
+        (None, SHARED),
+        ("", SHARED),
+        ("Shared", SHARED),
+        ("Dedicated", DEDICATED),
+        ("Always", SHARED),
+        ("Auto", SHARED),
+        ("Never", DEDICATED),
+    ],
+)
 def test_caching_mode_maps_legacy_values(mode, expected):
     assert caching_mode(make_service().caching(mode)) == expected
 
@@ -107,18 +129,31 @@ def test_cache_names_follow_spec_2_5():
 SHARED_NAME = naming.shared_cache_name(TEMPLATE, NS)
 
 
-@pytest.mark.parametrize("caches,expected", [
-    ([], None),
-    ([make_cache("other", template="other-template")], None),
-    ([make_cache("dedicated-one", mode=DEDICATED, status="Ready")], None),
-    ([make_cache("manual", mode=None)], "manual"),  # the CRD defaults mode to Shared
-    ([make_cache("a", status="Failed"), make_cache("b", status="Progressing")], "b"),
-    ([make_cache("a", status="Progressing"), make_cache("z", status="Ready")], "z"),
-    ([make_cache("a", status="Ready"), make_cache(SHARED_NAME, status="Ready")], SHARED_NAME),
-    ([make_cache("a"), make_cache("b")], "a"),
-    ([make_cache("going", status="Ready", deleting=True)], None),
-], ids=["none", "other-template", "dedicated-ignored", "default-mode", "healthiest", "ready-wins",
-        "own-name-on-tie", "by-name-on-tie", "deleting-skipped"])
+@pytest.mark.parametrize(
+    "caches,expected",
+    [
+        ([], None),
+        ([make_cache("other", template="other-template")], None),
+        ([make_cache("dedicated-one", mode=DEDICATED, status="Ready")], None),
+        ([make_cache("manual", mode=None)], "manual"),  # the CRD defaults mode to Shared
+        ([make_cache("a", status="Failed"), make_cache("b", status="Progressing")], "b"),
+        ([make_cache("a", status="Progressing"), make_cache("z", status="Ready")], "z"),
+        ([make_cache("a", status="Ready"), make_cache(SHARED_NAME, status="Ready")], SHARED_NAME),
+        ([make_cache("a"), make_cache("b")], "a"),
+        ([make_cache("going", status="Ready", deleting=True)], None),
+    ],
+    ids=[
+        "none",
+        "other-template",
+        "dedicated-ignored",
+        "default-mode",
+        "healthiest",
+        "ready-wins",
+        "own-name-on-tie",
+        "by-name-on-tie",
+        "deleting-skipped",
+    ],
+)
 def test_shared_lookup_takes_the_healthiest_shared_cache_of_the_template(caches, expected):
     found = find_cache(make_service(), TEMPLATE, SHARED, caches)
     assert (found or {}).get("metadata", {}).get("name") == expected
@@ -147,10 +182,17 @@ def test_shared_cache_content():
     svc = make_service("Chat.Bot", uid="u1").with_spec(runtimeConfigName="gpu")
     obj = desired_cache(svc, make_template(), "Namespace", {}, SHARED)
     assert obj["kind"] == "AIMTemplateCache"
-    assert obj["metadata"] == {"name": naming.shared_cache_name(TEMPLATE, NS), "namespace": NS,
-                               "labels": {"aim.eai.amd.com/service": "chat.bot"}}
-    assert obj["spec"] == {"templateName": TEMPLATE, "templateScope": "Namespace", "mode": SHARED,
-                           "runtimeConfigName": "gpu"}
+    assert obj["metadata"] == {
+        "name": naming.shared_cache_name(TEMPLATE, NS),
+        "namespace": NS,
+        "labels": {"aim.eai.amd.com/service": "chat.bot"},
+    }
+    assert obj["spec"] == {
+        "templateName": TEMPLATE,
+        "templateScope": "Namespace",
+        "mode": SHARED,
+        "runtimeConfigName": "gpu",
+    }
     assert "ownerReferences" not in obj["metadata"]  # ownership is decided by cache_owned()
 
 
@@ -162,11 +204,14 @@ def test_dedicated_cache_content_for_a_cluster_template():
     assert "runtimeConfigName" not in obj["spec"] and "storageClassName" not in obj["spec"]
 
 
-@pytest.mark.parametrize("service_class,config,expected", [
-    ("fast", {"storage": {"defaultStorageClassName": "slow"}}, "fast"),
-    (None, {"storage": {"defaultStorageClassName": "slow"}}, "slow"),
-    (None, {}, None),
-])
+@pytest.mark.parametrize(
+    "service_class,config,expected",
+    [
+        ("fast", {"storage": {"defaultStorageClassName": "slow"}}, "fast"),
+        (None, {"storage": {"defaultStorageClassName": "slow"}}, "slow"),
+        (None, {}, None),
+    ],
+)
 def test_storage_class_comes_from_the_service_then_the_config(service_class, config, expected):
     svc = make_service()
     if service_class:
@@ -178,8 +223,10 @@ def test_storage_class_comes_from_the_service_then_the_config(service_class, con
 def test_env_layers_template_then_template_caching_then_service_in_place():
     template = make_template(
         env=[{"name": "A", "value": "t"}, {"name": "B", "value": "t"}, {"name": "C", "value": "t"}],
-        caching_env=[{"name": "B", "value": "cache"}, {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
-            "name": "hf", "key": "token"}}}],
+        caching_env=[
+            {"name": "B", "value": "cache"},
+            {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
+        ],
     )
     svc = make_service().with_spec(env=[{"name": "C", "value": "svc"}, {"name": "Z", "value": "svc"}])
     env = desired_cache(svc, template, "Namespace", {}, SHARED)["spec"]["env"]
@@ -211,19 +258,23 @@ def test_desired_cache_does_not_alias_its_inputs():
 
 
 def with_ready(cache: dict[str, Any], message: str) -> dict[str, Any]:
-    cache.setdefault("status", {})["conditions"] = [{"type": "Ready", "status": "False", "reason": "X",
-                                                     "message": message}]
+    cache.setdefault("status", {})["conditions"] = [
+        {"type": "Ready", "status": "False", "reason": "X", "message": message}
+    ]
     return cache
 
 
-@pytest.mark.parametrize("status,state,reason", [
-    ("Ready", State.READY, "CacheReady"),
-    ("Progressing", State.PROGRESSING, "CacheNotReady"),
-    ("Failed", State.FAILED, "CacheFailed"),
-    ("Pending", State.PROGRESSING, "CacheCreating"),
-    ("NotAvailable", State.PROGRESSING, "CacheCreating"),
-    (None, State.PROGRESSING, "CacheCreating"),
-])
+@pytest.mark.parametrize(
+    "status,state,reason",
+    [
+        ("Ready", State.READY, "CacheReady"),
+        ("Progressing", State.PROGRESSING, "CacheNotReady"),
+        ("Failed", State.FAILED, "CacheFailed"),
+        ("Pending", State.PROGRESSING, "CacheCreating"),
+        ("NotAvailable", State.PROGRESSING, "CacheCreating"),
+        (None, State.PROGRESSING, "CacheCreating"),
+    ],
+)
 def test_cache_health_by_cache_status(status, state, reason):
     health = cache_health(make_cache("c", status=status), False, SHARED)
     assert (health.state, health.reason) == (state, reason)
@@ -235,24 +286,30 @@ def test_failed_cache_health_carries_the_cache_message():
     assert health.reason == "CacheFailed" and "401" in health.message
 
 
-@pytest.mark.parametrize("volumes,mode,state,reason", [
-    (False, SHARED, State.PROGRESSING, "CacheCreating"),
-    (False, DEDICATED, State.PROGRESSING, "CacheCreating"),
-    (True, SHARED, State.DEGRADED, "CacheLost"),
-    (True, DEDICATED, State.DEGRADED, "CacheCreating"),
-])
+@pytest.mark.parametrize(
+    "volumes,mode,state,reason",
+    [
+        (False, SHARED, State.PROGRESSING, "CacheCreating"),
+        (False, DEDICATED, State.PROGRESSING, "CacheCreating"),
+        (True, SHARED, State.DEGRADED, "CacheLost"),
+        (True, DEDICATED, State.DEGRADED, "CacheCreating"),
+    ],
+)
 def test_missing_cache_health_depends_on_live_volumes(volumes, mode, state, reason):
     health = cache_health(None, volumes, mode)
     assert (health.state, health.reason) == (state, reason)
     assert health.category is None  # a lost cache is re-planned, not an error that blocks applying
 
 
-@pytest.mark.parametrize("isvc,expected", [
-    (None, False),
-    ({"spec": {"predictor": {}}}, False),
-    ({"spec": {"predictor": {"volumes": [{"name": "shm", "emptyDir": {}}]}}}, False),
-    ({"spec": {"predictor": {"volumes": [{"name": "hf-x", "persistentVolumeClaim": {"claimName": "p"}}]}}}, True),
-])
+@pytest.mark.parametrize(
+    "isvc,expected",
+    [
+        (None, False),
+        ({"spec": {"predictor": {}}}, False),
+        ({"spec": {"predictor": {"volumes": [{"name": "shm", "emptyDir": {}}]}}}, False),
+        ({"spec": {"predictor": {"volumes": [{"name": "hf-x", "persistentVolumeClaim": {"claimName": "p"}}]}}}, True),
+    ],
+)
 def test_has_cache_volumes(isvc, expected):
     assert has_cache_volumes(isvc) is expected
 
@@ -260,8 +317,15 @@ def test_has_cache_volumes(isvc, expected):
 def test_cache_status_only_for_a_ready_cache():
     assert cache_status(None) is None
     assert cache_status(make_cache("c", status="Progressing")) is None
-    assert cache_status(make_cache("c", status="Ready")) == {"templateCacheRef": {
-        "kind": "AIMTemplateCache", "name": "c", "namespace": NS, "uid": "uid-c", "scope": "Namespace"}}
+    assert cache_status(make_cache("c", status="Ready")) == {
+        "templateCacheRef": {
+            "kind": "AIMTemplateCache",
+            "name": "c",
+            "namespace": NS,
+            "uid": "uid-c",
+            "scope": "Namespace",
+        }
+    }
 
 
 def test_cache_status_fits_the_service_status_model():

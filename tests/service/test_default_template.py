@@ -22,8 +22,10 @@ def test_the_models_default_wins_over_a_better_ranked_template() -> None:
     plan, status = run(svc, model_with_default("b-default"), best, default, ready_cache(svc, default))
     assert served(plan) == "b-default"
     assert status["resolvedTemplate"]["name"] == "b-default"
-    assert "default template 'b-default' of AIMClusterModel qwen3-32b (spec.defaultServiceTemplate)" in condition(
-        status, "TemplateReady")["message"]
+    assert (
+        "default template 'b-default' of AIMClusterModel qwen3-32b (spec.defaultServiceTemplate)"
+        in condition(status, "TemplateReady")["message"]
+    )
 
 
 def test_a_missing_default_is_reported_not_replaced_by_auto_selection() -> None:
@@ -38,8 +40,9 @@ def test_a_missing_default_is_reported_not_replaced_by_auto_selection() -> None:
 
 def test_a_default_that_is_not_ready_is_waited_for() -> None:
     svc = service("chat").model_name(QWEN)
-    plan, status = run(svc, model_with_default("b-default"), qwen_template("a-best"),
-                       qwen_template("b-default").status("Progressing"))
+    plan, status = run(
+        svc, model_with_default("b-default"), qwen_template("a-best"), qwen_template("b-default").status("Progressing")
+    )
     assert not [d for d in plan.apply if d.resource.kind == "InferenceService"]
     assert condition(status, "TemplateReady")["status"] == "False"
     assert "b-default" in condition(status, "TemplateReady")["message"]

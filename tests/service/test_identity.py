@@ -22,11 +22,18 @@ def world(svc, *, model_spec=None, template_spec=None):
 def test_model_and_template_pull_secrets_are_merged_with_the_services_deduplicated_by_name() -> None:
     svc = service("chat").model_name(QWEN)
     svc["spec"]["imagePullSecrets"] = [{"name": "team-pull"}, {"name": "shared"}]
-    objects = world(svc, model_spec={"imagePullSecrets": [{"name": "vendor-pull"}, {"name": "shared"}]},
-                    template_spec={"imagePullSecrets": [{"name": "shared"}, {"name": "tpl-pull"}]})
+    objects = world(
+        svc,
+        model_spec={"imagePullSecrets": [{"name": "vendor-pull"}, {"name": "shared"}]},
+        template_spec={"imagePullSecrets": [{"name": "shared"}, {"name": "tpl-pull"}]},
+    )
     plan, _ = run(svc, *objects)
-    assert predictor(plan)["imagePullSecrets"] == [{"name": "team-pull"}, {"name": "shared"}, {"name": "tpl-pull"},
-                                                   {"name": "vendor-pull"}]
+    assert predictor(plan)["imagePullSecrets"] == [
+        {"name": "team-pull"},
+        {"name": "shared"},
+        {"name": "tpl-pull"},
+        {"name": "vendor-pull"},
+    ]
     assert "pull secrets: vendor-pull, shared from model qwen3-32b" in plan.notes
 
 
@@ -40,8 +47,9 @@ def test_service_account_is_the_services_else_the_templates_else_the_models() ->
     svc = service("chat").model_name(QWEN)
     plan, _ = run(svc, *world(svc, model_spec={"serviceAccountName": "model-sa"}))
     assert predictor(plan)["serviceAccountName"] == "model-sa"
-    plan, _ = run(svc, *world(svc, model_spec={"serviceAccountName": "model-sa"},
-                              template_spec={"serviceAccountName": "tpl-sa"}))
+    plan, _ = run(
+        svc, *world(svc, model_spec={"serviceAccountName": "model-sa"}, template_spec={"serviceAccountName": "tpl-sa"})
+    )
     assert predictor(plan)["serviceAccountName"] == "tpl-sa"
     assert "service account: tpl-sa from template" in "\n".join(plan.notes)
     svc["spec"]["serviceAccountName"] = "own-sa"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from aim_core.reconcile.health import Category, State
 from aim_core.reconcile import naming
+from aim_core.reconcile.health import Category, State
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import MODELS
 from aim_core.service.models import (
@@ -39,13 +39,24 @@ class ServiceBuilder(dict):
         self["spec"]["model"] = {"image": image}
         return self
 
-    def with_custom(self, base_image: str = DUMMY, model_id: str = "inline/test-model",
-                    uri: str = "hf://sshleifer/tiny-gpt2", endpoint: str = "", gpus: int = 1) -> ServiceBuilder:
+    def with_custom(
+        self,
+        base_image: str = DUMMY,
+        model_id: str = "inline/test-model",
+        uri: str = "hf://sshleifer/tiny-gpt2",
+        endpoint: str = "",
+        gpus: int = 1,
+    ) -> ServiceBuilder:
         source: dict[str, Any] = {"modelId": model_id, "sourceUri": uri}
         if endpoint:
             source["env"] = [{"name": "AWS_ENDPOINT_URL", "value": endpoint}]
-        self["spec"]["model"] = {"custom": {"baseImage": base_image, "modelSources": [source],
-                                            "hardware": {"gpu": {"requests": gpus, "model": "MI300X"}}}}
+        self["spec"]["model"] = {
+            "custom": {
+                "baseImage": base_image,
+                "modelSources": [source],
+                "hardware": {"gpu": {"requests": gpus, "model": "MI300X"}},
+            }
+        }
         return self
 
     def with_spec(self, **fields: Any) -> ServiceBuilder:
@@ -60,8 +71,12 @@ class ServiceBuilder(dict):
 
 
 def make_service(name: str = "svc", namespace: str = NS) -> ServiceBuilder:
-    return ServiceBuilder(apiVersion="aim.eai.amd.com/v1alpha1", kind="AIMService",
-                          metadata={"name": name, "namespace": namespace, "uid": "svc-uid"}, spec={})
+    return ServiceBuilder(
+        apiVersion="aim.eai.amd.com/v1alpha1",
+        kind="AIMService",
+        metadata={"name": name, "namespace": namespace, "uid": "svc-uid"},
+        spec={},
+    )
 
 
 class ModelBuilder(dict):
@@ -115,8 +130,12 @@ def resolve(service: dict[str, Any], *models: dict[str, Any]) -> ModelResolution
         pytest.param([make_model("qwen")], "Namespace", "qwen", id="namespaced"),
         pytest.param([cluster_model("qwen")], "Cluster", "qwen", id="cluster"),
         pytest.param([cluster_model("qwen", LLAMA), make_model("qwen")], "Namespace", "qwen", id="namespace-first"),
-        pytest.param([make_model("qwen", namespace="other"), cluster_model("qwen")], "Cluster", "qwen",
-                     id="other-namespace-ignored"),
+        pytest.param(
+            [make_model("qwen", namespace="other"), cluster_model("qwen")],
+            "Cluster",
+            "qwen",
+            id="other-namespace-ignored",
+        ),
     ],
 )
 def test_by_name_prefers_namespace_then_cluster(models, expected_scope, expected_name):
@@ -154,21 +173,36 @@ def test_by_image_single_match_is_used():
 
     assert res.model["metadata"]["name"] == "my-qwen"
     assert res.health.reason == "ModelResolved"
-    assert res.reference == {"kind": "AIMModel", "name": "my-qwen", "namespace": NS, "scope": "Namespace",
-                             "uid": "uid-my-qwen"}
+    assert res.reference == {
+        "kind": "AIMModel",
+        "name": "my-qwen",
+        "namespace": NS,
+        "scope": "Namespace",
+        "uid": "uid-my-qwen",
+    }
 
 
 def test_by_image_none_plans_unowned_namespaced_model_copying_service_settings():
-    service = make_service().with_image(DUMMY).with_spec(
-        runtimeConfigName="team", imagePullSecrets=[{"name": "regcred"}], serviceAccountName="puller")
+    service = (
+        make_service()
+        .with_image(DUMMY)
+        .with_spec(runtimeConfigName="team", imagePullSecrets=[{"name": "regcred"}], serviceAccountName="puller")
+    )
 
     res = resolve(service, make_model("other", LLAMA))
 
     assert res.create == {
-        "metadata": {"name": "aim-dummy-0-1-10-9bf80281", "namespace": NS,
-                     "labels": {"aim.eai.amd.com/origin": "auto-generated"}},
-        "spec": {"image": DUMMY, "runtimeConfigName": "team", "imagePullSecrets": [{"name": "regcred"}],
-                 "serviceAccountName": "puller"},
+        "metadata": {
+            "name": "aim-dummy-0-1-10-9bf80281",
+            "namespace": NS,
+            "labels": {"aim.eai.amd.com/origin": "auto-generated"},
+        },
+        "spec": {
+            "image": DUMMY,
+            "runtimeConfigName": "team",
+            "imagePullSecrets": [{"name": "regcred"}],
+            "serviceAccountName": "puller",
+        },
     }
     assert res.health.state is State.PENDING
     assert res.health.reason == "CreatingModel"
@@ -180,7 +214,8 @@ def test_by_image_none_plans_unowned_namespaced_model_copying_service_settings()
     res.contribute(plan)
     assert plan.components["Model"] == res.health
     assert [(d.resource, d.owned, d.obj["metadata"]["name"]) for d in plan.apply] == [
-        (MODELS, False, "aim-dummy-0-1-10-9bf80281")]
+        (MODELS, False, "aim-dummy-0-1-10-9bf80281")
+    ]
     assert plan.issues == []
 
 
@@ -201,15 +236,20 @@ def test_by_image_single_cluster_match_is_used():
     res = resolve(make_service().with_image(QWEN), cluster_model("qwen-cluster"))
 
     assert res.scope == "Cluster"
-    assert res.reference == {"kind": "AIMClusterModel", "name": "qwen-cluster", "scope": "Cluster",
-                             "uid": "uid-qwen-cluster"}
+    assert res.reference == {
+        "kind": "AIMClusterModel",
+        "name": "qwen-cluster",
+        "scope": "Cluster",
+        "uid": "uid-qwen-cluster",
+    }
 
 
 @pytest.mark.parametrize(
     ("models", "where", "names"),
     [
-        pytest.param([make_model("b"), make_model("a"), cluster_model("c")], "namespace 'ml-team'", "a, b",
-                     id="namespace"),
+        pytest.param(
+            [make_model("b"), make_model("a"), cluster_model("c")], "namespace 'ml-team'", "a, b", id="namespace"
+        ),
         pytest.param([cluster_model("y"), cluster_model("x")], "the cluster", "x, y", id="cluster"),
     ],
 )
@@ -286,9 +326,16 @@ def test_recorded_model_is_dropped_when_not_ready_or_replaced():
 
 
 def test_custom_none_plans_labelled_unowned_model_from_the_inline_definition():
-    service = make_service("chat").with_custom().with_spec(
-        runtimeConfigName="team", imagePullSecrets=[{"name": "regcred"}], serviceAccountName="sa",
-        env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}])
+    service = (
+        make_service("chat")
+        .with_custom()
+        .with_spec(
+            runtimeConfigName="team",
+            imagePullSecrets=[{"name": "regcred"}],
+            serviceAccountName="sa",
+            env=[{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}],
+        )
+    )
 
     res = resolve(service, make_model("unrelated", DUMMY))
 
@@ -297,8 +344,11 @@ def test_custom_none_plans_labelled_unowned_model_from_the_inline_definition():
         "metadata": {
             "name": "inline-test-model-2cfa2a00",
             "namespace": NS,
-            "labels": {"aim.eai.amd.com/origin": "auto-generated", "aim.eai.amd.com/custom-model": "true",
-                       "aim.eai.amd.com/service": "chat"},
+            "labels": {
+                "aim.eai.amd.com/origin": "auto-generated",
+                "aim.eai.amd.com/custom-model": "true",
+                "aim.eai.amd.com/service": "chat",
+            },
         },
         "spec": {
             "image": DUMMY,
@@ -323,8 +373,9 @@ def _existing_custom(name: str, endpoint: str = "", image: str = DUMMY, status: 
     ("existing", "service_endpoint", "reused"),
     [
         pytest.param(_existing_custom("hand-made"), "", True, id="same-sources"),
-        pytest.param(_existing_custom("hand-made", endpoint="http://minio:9000"), "http://minio:9000", True,
-                     id="same-endpoint"),
+        pytest.param(
+            _existing_custom("hand-made", endpoint="http://minio:9000"), "http://minio:9000", True, id="same-endpoint"
+        ),
         pytest.param(_existing_custom("hand-made", endpoint="http://minio:9000"), "", False, id="endpoint-differs"),
         pytest.param(_existing_custom("hand-made", image=QWEN), "", False, id="image-differs"),
     ],
@@ -350,7 +401,8 @@ def test_custom_prefers_the_model_it_would_have_created():
 
 def test_custom_cluster_models_never_match():
     cluster = cluster_model("c", DUMMY).with_sources(
-        {"modelId": "inline/test-model", "sourceUri": "hf://sshleifer/tiny-gpt2"})
+        {"modelId": "inline/test-model", "sourceUri": "hf://sshleifer/tiny-gpt2"}
+    )
 
     assert resolve(make_service().with_custom(), cluster).create is not None
 
@@ -378,7 +430,8 @@ def test_custom_bad_base_image_is_invalid_image_reference():
 
 def test_custom_auto_name_held_by_a_different_model_conflicts():
     squatter = make_model("inline-test-model-2cfa2a00", DUMMY).with_sources(
-        {"modelId": "inline/other", "sourceUri": "hf://other/model"})
+        {"modelId": "inline/other", "sourceUri": "hf://other/model"}
+    )
 
     assert resolve(make_service().with_custom(), squatter).health.reason == "ModelNameConflict"
 

@@ -20,8 +20,8 @@ from tests.service.builders import (
     pod,
     prepared,
     qwen_model,
-    reason,
     ready_world,
+    reason,
     run,
     service,
 )
@@ -35,19 +35,31 @@ def _running_isvc(svc: Any, world: tuple[Any, ...], *, ready: bool = False) -> d
 
 def _isvc_warning(isvc: dict[str, Any], reason_: str, message: str) -> dict[str, Any]:
     meta = isvc["metadata"]
-    return {"apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{meta['name']}.1", "namespace": meta["namespace"]},
-            "involvedObject": {"kind": "InferenceService", "name": meta["name"], "namespace": meta["namespace"],
-                               "uid": meta["uid"]},
-            "reason": reason_, "message": message, "type": "Warning", "lastTimestamp": "2026-03-01T11:59:00Z"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{meta['name']}.1", "namespace": meta["namespace"]},
+        "involvedObject": {
+            "kind": "InferenceService",
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta["uid"],
+        },
+        "reason": reason_,
+        "message": message,
+        "type": "Warning",
+        "lastTimestamp": "2026-03-01T11:59:00Z",
+    }
 
 
 # ---------------------------------------------------------------- 2. GPU preference (2.11)
 
 
 def _mi355x_and_mi325x() -> tuple[Any, ...]:
-    return (cluster_template("qwen-mi355x", QWEN).ready().optimized().gpu("MI355X", 1, ["75a3"]),
-            cluster_template("qwen-mi325x", QWEN).ready().optimized().gpu("MI325X", 1, ["74a5"]))
+    return (
+        cluster_template("qwen-mi355x", QWEN).ready().optimized().gpu("MI355X", 1, ["75a3"]),
+        cluster_template("qwen-mi325x", QWEN).ready().optimized().gpu("MI325X", 1, ["74a5"]),
+    )
 
 
 NEW_AND_OLDER_NODES = (amd_node("new", device_id="75a3", vram="288G"), amd_node("older", device_id="74a5", vram="256G"))
@@ -86,10 +98,21 @@ def test_an_image_pull_timeout_makes_the_service_degraded_not_failed() -> None:
     world = ready_world(svc)
     isvc = _running_isvc(svc, world)
     stuck = pod(isvc["metadata"]["name"], ready=False)
-    stuck["status"] = {"phase": "Pending", "containerStatuses": [{
-        "name": "kserve-container", "ready": False, "state": {"waiting": {
-            "reason": "ErrImagePull",
-            "message": 'Get "https://registry.example/v2/": dial tcp 10.0.0.1:443: i/o timeout'}}}]}
+    stuck["status"] = {
+        "phase": "Pending",
+        "containerStatuses": [
+            {
+                "name": "kserve-container",
+                "ready": False,
+                "state": {
+                    "waiting": {
+                        "reason": "ErrImagePull",
+                        "message": 'Get "https://registry.example/v2/": dial tcp 10.0.0.1:443: i/o timeout',
+                    }
+                },
+            }
+        ],
+    }
 
     _, status = run(svc, *world, runtime=isvc, pods=[stuck])
 
@@ -125,9 +148,12 @@ def test_a_kserve_optimistic_lock_conflict_is_transient() -> None:
     svc = service("chat").model_name(QWEN)
     world = ready_world(svc)
     isvc = _running_isvc(svc, world)
-    conflict = _isvc_warning(isvc, "InternalError",
-                             f'Operation cannot be fulfilled on inferenceservices.serving.kserve.io '
-                             f'"{isvc["metadata"]["name"]}": StorageError: invalid object, Code: 4')
+    conflict = _isvc_warning(
+        isvc,
+        "InternalError",
+        f"Operation cannot be fulfilled on inferenceservices.serving.kserve.io "
+        f'"{isvc["metadata"]["name"]}": StorageError: invalid object, Code: 4',
+    )
 
     _, status = run(svc, *world, runtime=isvc, events=[conflict])
 
@@ -261,14 +287,18 @@ def test_the_template_cache_env_copies_the_services_engine_args_verbatim() -> No
 
     svc = service("chat").model_name(QWEN).env("AIM_ENGINE_ARGS", '{"max-model-len": 8192}')
     tpl = qwen_template()
-    tpl["spec"]["env"] = [{"name": "AIM_ENGINE_ARGS", "value": '{"gpu-memory-utilization": 0.9}'},
-                          {"name": "HF_HUB_OFFLINE", "value": "0"}]
+    tpl["spec"]["env"] = [
+        {"name": "AIM_ENGINE_ARGS", "value": '{"gpu-memory-utilization": 0.9}'},
+        {"name": "HF_HUB_OFFLINE", "value": "0"},
+    ]
 
     plan, _ = run(svc, qwen_model(), tpl)
 
     cache_env = one(plan, "AIMTemplateCache")["spec"]["env"]
-    assert cache_env == [{"name": "AIM_ENGINE_ARGS", "value": '{"max-model-len": 8192}'},  # verbatim, in place
-                         {"name": "HF_HUB_OFFLINE", "value": "0"}]
+    assert cache_env == [
+        {"name": "AIM_ENGINE_ARGS", "value": '{"max-model-len": 8192}'},  # verbatim, in place
+        {"name": "HF_HUB_OFFLINE", "value": "0"},
+    ]
 
 
 def test_the_inference_service_env_still_deep_merges_engine_args() -> None:
@@ -307,8 +337,11 @@ def test_a_changed_cache_does_not_swap_the_volumes_of_a_running_inference_servic
     plan, _ = run(svc, *world, replaced, runtime=running)
 
     assert _volumes(one(plan, "InferenceService")) == _volumes(running)  # kept as they are: no pod roll
-    claims = [v["persistentVolumeClaim"]["claimName"] for v in _volumes(one(plan, "InferenceService"))[0]
-              if "persistentVolumeClaim" in v]
+    claims = [
+        v["persistentVolumeClaim"]["claimName"]
+        for v in _volumes(one(plan, "InferenceService"))[0]
+        if "persistentVolumeClaim" in v
+    ]
     assert claims == ["qwen-qwen3-32b-fp8-cache-bcc76768"]
 
 
@@ -318,16 +351,25 @@ def test_a_ready_artifact_without_a_model_is_mounted_under_its_volume_name() -> 
     svc = service("chat").model_name(QWEN)
     tpl = qwen_template()
     cache = ready_cache(svc, tpl)
-    cache["status"]["artifacts"] = {"s3---bucket.weights-0a1b2c3d4e": {
-        "name": "s3---bucket.weights-0a1b2c3d4e", "status": "Ready", "persistentVolumeClaim": "weights-cache-1234abcd"}}
+    cache["status"]["artifacts"] = {
+        "s3---bucket.weights-0a1b2c3d4e": {
+            "name": "s3---bucket.weights-0a1b2c3d4e",
+            "status": "Ready",
+            "persistentVolumeClaim": "weights-cache-1234abcd",
+        }
+    }
 
     plan, _ = run(svc, qwen_model(), tpl, cache)
 
     volumes, mounts = _volumes(one(plan, "InferenceService"))
-    assert {"name": "s3---bucket-weights-0a1b2c3d4e",
-            "persistentVolumeClaim": {"claimName": "weights-cache-1234abcd"}} in volumes
-    assert {"name": "s3---bucket-weights-0a1b2c3d4e",
-            "mountPath": "/workspace/cache/s3---bucket-weights-0a1b2c3d4e"} in mounts
+    assert {
+        "name": "s3---bucket-weights-0a1b2c3d4e",
+        "persistentVolumeClaim": {"claimName": "weights-cache-1234abcd"},
+    } in volumes
+    assert {
+        "name": "s3---bucket-weights-0a1b2c3d4e",
+        "mountPath": "/workspace/cache/s3---bucket-weights-0a1b2c3d4e",
+    } in mounts
 
 
 # ---------------------------------------------------------------- 14. own-spec errors at once
@@ -339,10 +381,14 @@ OWN_SPEC_ERRORS = {
     "min-replicas-zero": (lambda s: s.scaling(0), "spec.minReplicas is 0; it must be at least 1"),
     "replicas-beyond-int32": (lambda s: s.replicas(2**31), "spec.replicas is 2147483648; at most 2147483647"),
     "max-beyond-int32": (lambda s: s.scaling(1, 2**31), "spec.maxReplicas is 2147483648"),
-    "engine-args-service": (lambda s: s.env("AIM_ENGINE_ARGS", "--max-model-len 8192"),
-                            "AIM_ENGINE_ARGS in AIMService ml-team/chat spec.env is not valid JSON"),
-    "engine-args-array": (lambda s: s.env("AIM_ENGINE_ARGS", '["--max-model-len", "8192"]'),
-                          "is JSON but not an object"),
+    "engine-args-service": (
+        lambda s: s.env("AIM_ENGINE_ARGS", "--max-model-len 8192"),
+        "AIM_ENGINE_ARGS in AIMService ml-team/chat spec.env is not valid JSON",
+    ),
+    "engine-args-array": (
+        lambda s: s.env("AIM_ENGINE_ARGS", '["--max-model-len", "8192"]'),
+        "is JSON but not an object",
+    ),
 }
 
 
@@ -405,23 +451,44 @@ def test_an_engine_args_error_in_a_template_that_is_not_ready_yet_is_reported() 
 
 def _pull_failure(isvc: dict[str, Any], message: str) -> tuple[dict[str, Any], dict[str, Any]]:
     stuck = pod(isvc["metadata"]["name"], ready=False)
-    stuck["status"] = {"phase": "Pending", "containerStatuses": [{
-        "name": "kserve-container", "ready": False,
-        "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}]}
-    event = {"apiVersion": "v1", "kind": "Event",
-             "metadata": {"name": "pull.1", "namespace": stuck["metadata"]["namespace"]},
-             "involvedObject": {"kind": "Pod", "name": stuck["metadata"]["name"],
-                                "namespace": stuck["metadata"]["namespace"]},
-             "reason": "Failed", "type": "Warning", "message": message, "lastTimestamp": "2026-03-01T11:59:00Z"}
+    stuck["status"] = {
+        "phase": "Pending",
+        "containerStatuses": [
+            {
+                "name": "kserve-container",
+                "ready": False,
+                "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}},
+            }
+        ],
+    }
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "pull.1", "namespace": stuck["metadata"]["namespace"]},
+        "involvedObject": {
+            "kind": "Pod",
+            "name": stuck["metadata"]["name"],
+            "namespace": stuck["metadata"]["namespace"],
+        },
+        "reason": "Failed",
+        "type": "Warning",
+        "message": message,
+        "lastTimestamp": "2026-03-01T11:59:00Z",
+    }
     return stuck, event
 
 
-@pytest.mark.parametrize(("message", "reason_"), [
-    ('Failed to pull image "x": failed to authorize: 401 Unauthorized', "ImagePullAuthFailure"),
-    ('Failed to pull image "x": rpc error: code = NotFound desc = x: not found', "ImageNotFound"),
-], ids=["auth", "not-found"])
-def test_a_failing_child_fails_the_service_but_a_fix_on_the_service_still_reaches_it(message: str,
-                                                                                     reason_: str) -> None:
+@pytest.mark.parametrize(
+    ("message", "reason_"),
+    [
+        ('Failed to pull image "x": failed to authorize: 401 Unauthorized', "ImagePullAuthFailure"),
+        ('Failed to pull image "x": rpc error: code = NotFound desc = x: not found', "ImageNotFound"),
+    ],
+    ids=["auth", "not-found"],
+)
+def test_a_failing_child_fails_the_service_but_a_fix_on_the_service_still_reaches_it(
+    message: str, reason_: str
+) -> None:
     from aim_core.reconcile import status as statusing
     from tests.service.builders import one
 
@@ -447,8 +514,17 @@ def test_a_route_the_gateway_refuses_fails_the_service_but_the_inference_service
     svc = service("chat").model_name(QWEN).routing(gateway=GATEWAY)
     world = ready_world(svc)
     route = live(prepared(run(svc, *world)[0], svc, "HTTPRoute"))
-    route["status"] = {"parents": [{"parentRef": GATEWAY, "controllerName": "kgateway.dev/kgateway", "conditions": [
-        {"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners", "message": "no listener"}]}]}
+    route["status"] = {
+        "parents": [
+            {
+                "parentRef": GATEWAY,
+                "controllerName": "kgateway.dev/kgateway",
+                "conditions": [
+                    {"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners", "message": "no listener"}
+                ],
+            }
+        ]
+    }
 
     plan, status = run(svc, *world, route=route)
 
@@ -538,8 +614,9 @@ def test_a_derived_template_merges_the_override_hardware_into_the_bases() -> Non
 
 def test_gpus_outside_the_preference_tie_and_the_remaining_keys_decide() -> None:
     svc = service("chat").model_name(QWEN)
-    newest = cluster_template("qwen-mi355x-thr", QWEN).ready().optimized().gpu("MI355X", 1, ["75a3"]).metric(
-        "throughput")
+    newest = (
+        cluster_template("qwen-mi355x-thr", QWEN).ready().optimized().gpu("MI355X", 1, ["75a3"]).metric("throughput")
+    )
     newer = cluster_template("qwen-mi350x-lat", QWEN).ready().optimized().gpu("MI350X", 1, ["75a0"]).metric("latency")
     nodes = (amd_node("a", device_id="75a3", vram="288G"), amd_node("b", device_id="75a0", vram="288G"))
 

@@ -44,8 +44,11 @@ def node_terms(pred: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def required(*expressions: dict[str, Any]) -> dict[str, Any]:
-    return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": list(expressions)}]}}
+    return {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": list(expressions)}]
+        }
+    }
 
 
 def test_without_placement_fields_a_gpu_pod_gets_the_gpu_affinity_and_tolerates_the_gpu_taint_only() -> None:
@@ -57,14 +60,23 @@ def test_without_placement_fields_a_gpu_pod_gets_the_gpu_affinity_and_tolerates_
     # Kubernetes' ExtendedResourceToleration admission plugin would add
     assert pred["tolerations"] == [{"key": "amd.com/gpu", "operator": "Exists"}]
     assert node_terms(pred)[0]["matchExpressions"] == [
-        {"key": "amd.com/gpu.device-id", "operator": "In", "values": MI300X_IDS}]
+        {"key": "amd.com/gpu.device-id", "operator": "In", "values": MI300X_IDS}
+    ]
 
 
 def test_service_fields_win_over_the_namespace_config_which_wins_over_the_cluster_config_per_field() -> None:
     cluster = cluster_config()
-    cluster["spec"].update(nodeSelector={"example.com/pool": "cluster", "disk": "ssd"}, tolerations=[POOL_TAINT],
-                           affinity={"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                               {"weight": 10, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}]}})
+    cluster["spec"].update(
+        nodeSelector={"example.com/pool": "cluster", "disk": "ssd"},
+        tolerations=[POOL_TAINT],
+        affinity={
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 10, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}
+                ]
+            }
+        },
+    )
     namespaced = namespace_config()
     namespaced["spec"]["nodeSelector"] = {"example.com/pool": "team"}
     svc = service("chat").model_name(QWEN)
@@ -75,8 +87,10 @@ def test_service_fields_win_over_the_namespace_config_which_wins_over_the_cluste
     # the namespace's selector replaces the cluster's whole: no "disk: ssd" merged in
     assert pred["nodeSelector"] == {"example.com/pool": "team"}
     # the service's tolerations replace the configs'; the GPU one is still added
-    assert pred["tolerations"] == [{"key": "team", "operator": "Exists", "effect": "NoSchedule"},
-                                   {"key": "amd.com/gpu", "operator": "Exists"}]
+    assert pred["tolerations"] == [
+        {"key": "team", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "amd.com/gpu", "operator": "Exists"},
+    ]
     # the cluster's affinity (no node part) with the GPU node affinity
     assert pred["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["weight"] == 10
     assert node_terms(pred)[0]["matchExpressions"][0]["key"] == "amd.com/gpu.device-id"
@@ -89,20 +103,30 @@ def test_service_fields_win_over_the_namespace_config_which_wins_over_the_cluste
 
 def test_the_users_node_affinity_is_combined_with_the_gpu_affinity_so_both_hold() -> None:
     svc = service("chat").model_name(QWEN)
-    svc["spec"]["affinity"] = {"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [ZONE]},
-            {"matchExpressions": [{"key": "example.com/spare", "operator": "Exists"}]}]},
-        "preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 5, "preference": {"matchExpressions": [ZONE]}}]}}
+    svc["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [ZONE]},
+                    {"matchExpressions": [{"key": "example.com/spare", "operator": "Exists"}]},
+                ]
+            },
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "preference": {"matchExpressions": [ZONE]}}
+            ],
+        }
+    }
     plan, _ = run(svc, *ready_world(svc))
     pred = predictor(plan)
     gpu = {"key": "amd.com/gpu.device-id", "operator": "In", "values": MI300X_IDS}
     # (gpu AND zone) OR (gpu AND spare): never the user's terms alone
-    assert node_terms(pred) == [{"matchExpressions": [gpu, ZONE]},
-                                {"matchExpressions": [gpu, {"key": "example.com/spare", "operator": "Exists"}]}]
+    assert node_terms(pred) == [
+        {"matchExpressions": [gpu, ZONE]},
+        {"matchExpressions": [gpu, {"key": "example.com/spare", "operator": "Exists"}]},
+    ]
     assert pred["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] == [
-        {"weight": 5, "preference": {"matchExpressions": [ZONE]}}]
+        {"weight": 5, "preference": {"matchExpressions": [ZONE]}}
+    ]
     assert "combined with the user's (both must hold)" in "\n".join(plan.notes)
 
 
@@ -118,7 +142,8 @@ def test_a_cpu_only_request_tolerates_no_gpu_taint() -> None:
     assert gpu_tolerations({"requests": {"cpu": "4"}}, {"amd.com/gpu"}) == []
     assert gpu_tolerations({"limits": {"amd.com/gpu": "0"}}, {"amd.com/gpu"}) == []
     assert gpu_tolerations({"limits": {"amd.com/gpu": "1"}}, {"amd.com/gpu"}) == [
-        {"key": "amd.com/gpu", "operator": "Exists"}]
+        {"key": "amd.com/gpu", "operator": "Exists"}
+    ]
 
 
 @attrs.frozen
@@ -151,13 +176,17 @@ def test_a_third_party_vendor_says_which_resources_it_owns_and_their_taints_are_
     svc = service("chat").model_name(QWEN)
     svc["spec"]["resources"] = {"limits": {"acme.example/npu": "1"}}
     plan, _ = run(svc, *ready_world(svc), with_providers=chosen)
-    assert predictor(plan)["tolerations"] == [{"key": "acme.example/npu", "operator": "Exists"},
-                                              {"key": "amd.com/gpu", "operator": "Exists"}]
+    assert predictor(plan)["tolerations"] == [
+        {"key": "acme.example/npu", "operator": "Exists"},
+        {"key": "amd.com/gpu", "operator": "Exists"},
+    ]
 
 
 def test_namespace_config_replaces_the_cluster_configs_selector_and_affinity_whole() -> None:
-    merged = merge_specs({"nodeSelector": {"a": "1", "b": "2"}, "affinity": {"podAffinity": {"x": 1}}},
-                         {"nodeSelector": {"a": "3"}, "affinity": {"nodeAffinity": {"y": 2}}})
+    merged = merge_specs(
+        {"nodeSelector": {"a": "1", "b": "2"}, "affinity": {"podAffinity": {"x": 1}}},
+        {"nodeSelector": {"a": "3"}, "affinity": {"nodeAffinity": {"y": 2}}},
+    )
     assert merged == {"nodeSelector": {"a": "3"}, "affinity": {"nodeAffinity": {"y": 2}}}
 
 
@@ -166,6 +195,7 @@ def test_combining_with_only_one_side_keeps_it() -> None:
     assert combine_node_affinity(gpu, None) == gpu
     assert combine_node_affinity(None, gpu) == gpu
     assert combine_node_affinity(None, None) is None
-    preferred = {"preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 1, "preference": {"matchExpressions": [ZONE]}}]}
+    preferred = {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": {"matchExpressions": [ZONE]}}]
+    }
     assert combine_node_affinity(gpu, preferred) == {**gpu, **preferred}

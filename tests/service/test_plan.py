@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from aim_core.runtime.applyset import needs_apply
 from aim_core.reconcile.naming import derived_template_name, inference_service_name
+from aim_core.runtime.applyset import needs_apply
 from tests.service.builders import (
     GATEWAY,
     IMAGE,
@@ -42,9 +42,6 @@ from tests.service.builders import (
     template,
 )
 
-
-
-
 # ---------------------------------------------------------------- happy path
 
 
@@ -63,9 +60,13 @@ def test_ready_model_template_and_cache_plan_the_documented_inference_service() 
     assert isvc["metadata"]["name"] == inference_service_name("chat", NS) == "chat-a04542d9"
     assert isvc["metadata"]["namespace"] == NS
     assert isvc["metadata"]["labels"] == {
-        "aim.eai.amd.com/template": QWEN_TEMPLATE, "aim.eai.amd.com/service": "chat",
-        "aim.eai.amd.com/model": QWEN, "aim.eai.amd.com/metric": "latency", "aim.eai.amd.com/precision": "fp8",
-        "app.kubernetes.io/component": "inference", "app.kubernetes.io/managed-by": "aim-engine",
+        "aim.eai.amd.com/template": QWEN_TEMPLATE,
+        "aim.eai.amd.com/service": "chat",
+        "aim.eai.amd.com/model": QWEN,
+        "aim.eai.amd.com/metric": "latency",
+        "aim.eai.amd.com/precision": "fp8",
+        "app.kubernetes.io/component": "inference",
+        "app.kubernetes.io/managed-by": "aim-engine",
     }
     assert isvc["metadata"]["annotations"] == {"serving.kserve.io/autoscalerClass": "none"}
     predictor = isvc["spec"]["predictor"]
@@ -100,8 +101,12 @@ def test_ready_model_template_and_cache_plan_the_documented_inference_service() 
         {"name": "qwen-qwen3-32b-fp8", "mountPath": "/workspace/cache/Qwen/Qwen3-32B-FP8"},
     ]
     assert predictor["affinity"] == {"nodeAffinity": tpl["status"]["resolvedNodeAffinity"]}
-    assert predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == MI300X_IDS
+    assert (
+        predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0][
+            "matchExpressions"
+        ][0]["values"]
+        == MI300X_IDS
+    )
 
     assert status["status"] == "Starting"
     assert reason(status, "Ready") == ("False", "Progressing")
@@ -113,13 +118,26 @@ def test_ready_model_template_and_cache_plan_the_documented_inference_service() 
     assert condition(status, "HTTPRouteReady") is None and condition(status, "HPAReady") is None
     assert reason(status, "RuntimeConfigReady") == ("True", "RuntimeConfigResolved")
     assert status["resolvedRuntimeConfig"]["kind"] == "AIMClusterRuntimeConfig"
-    assert status["resolvedModel"] == {"kind": "AIMClusterModel", "name": QWEN, "scope": "Cluster",
-                                       "uid": model["metadata"]["uid"]}
-    assert status["resolvedTemplate"] == {"kind": "AIMClusterServiceTemplate", "name": QWEN_TEMPLATE,
-                                          "scope": "Cluster", "uid": tpl["metadata"]["uid"]}
+    assert status["resolvedModel"] == {
+        "kind": "AIMClusterModel",
+        "name": QWEN,
+        "scope": "Cluster",
+        "uid": model["metadata"]["uid"],
+    }
+    assert status["resolvedTemplate"] == {
+        "kind": "AIMClusterServiceTemplate",
+        "name": QWEN_TEMPLATE,
+        "scope": "Cluster",
+        "uid": tpl["metadata"]["uid"],
+    }
     assert status["cache"]["templateCacheRef"]["name"] == cache["metadata"]["name"]
-    assert status["runtime"] == {"currentReplicas": 2, "desiredReplicas": 2, "minReplicas": 2, "maxReplicas": 2,
-                                 "replicas": "2"}
+    assert status["runtime"] == {
+        "currentReplicas": 2,
+        "desiredReplicas": 2,
+        "minReplicas": 2,
+        "maxReplicas": 2,
+        "replicas": "2",
+    }
 
 
 def test_a_ready_inference_service_with_ready_pods_makes_the_service_running_and_writes_nothing() -> None:
@@ -139,11 +157,15 @@ def test_a_ready_inference_service_with_ready_pods_makes_the_service_running_and
     assert not needs_apply(prepared(plan, svc, "InferenceService"), isvc, controller().field_manager)
 
 
-@pytest.mark.parametrize(("isvc_ready", "pods", "component", "expected"), [
-    (False, [], "InferenceServiceReady", ("False", "CreatingRuntime")),
-    (True, [], "InferenceServicePodsReady", ("False", "NoPods")),
-    (True, [False], "InferenceServicePodsReady", ("False", "PodsStarting")),
-], ids=["isvc-not-ready", "no-pods-yet", "pod-not-ready"])
+@pytest.mark.parametrize(
+    ("isvc_ready", "pods", "component", "expected"),
+    [
+        (False, [], "InferenceServiceReady", ("False", "CreatingRuntime")),
+        (True, [], "InferenceServicePodsReady", ("False", "NoPods")),
+        (True, [False], "InferenceServicePodsReady", ("False", "PodsStarting")),
+    ],
+    ids=["isvc-not-ready", "no-pods-yet", "pod-not-ready"],
+)
 def test_until_the_inference_service_and_its_pods_are_ready_the_service_is_starting(
     isvc_ready: bool, pods: list[bool], component: str, expected: tuple[str, str]
 ) -> None:
@@ -166,8 +188,14 @@ def test_an_existing_inference_service_is_reapplied_while_the_model_is_unhealthy
     running = live(prepared(run(svc, model, tpl, cache)[0], svc, "InferenceService"), ready=True)
     svc.replicas(3)
 
-    plan, status = run(svc, qwen_model().status("Degraded", "registry unreachable"), tpl, cache, runtime=running,
-                       pods=[pod(running["metadata"]["name"])])
+    plan, status = run(
+        svc,
+        qwen_model().status("Degraded", "registry unreachable"),
+        tpl,
+        cache,
+        runtime=running,
+        pods=[pod(running["metadata"]["name"])],
+    )
 
     assert one(plan, "InferenceService")["spec"]["predictor"]["minReplicas"] == 3
     assert status["status"] == "Failed"
@@ -183,17 +211,30 @@ ROUTE_CASES: dict[str, tuple[Callable[[], Any], Callable[[], Any], str, str | No
     "via-runtime-config": (
         lambda: service("chat").model_name(QWEN),
         lambda: cluster_config().routing(requestTimeout="120s"),
-        "/ml-team/{uid}", "2m0s"),
+        "/ml-team/{uid}",
+        "2m0s",
+    ),
     "via-service": (
-        lambda: service("chat").model_name(QWEN).labels(**{"example.com/team": "nlp"}).routing(
-            gateway=GATEWAY, path="/{.metadata.namespace}/{.metadata.labels['example.com/team']}/{.metadata.name}",
-            timeout="300s"),
+        lambda: (
+            service("chat")
+            .model_name(QWEN)
+            .labels(**{"example.com/team": "nlp"})
+            .routing(
+                gateway=GATEWAY,
+                path="/{.metadata.namespace}/{.metadata.labels['example.com/team']}/{.metadata.name}",
+                timeout="300s",
+            )
+        ),
         lambda: cluster_config(),
-        "/ml-team/nlp/chat", "5m0s"),
+        "/ml-team/nlp/chat",
+        "5m0s",
+    ),
     "service-path-over-config": (
         lambda: service("chat").model_name(QWEN).routing(None, path="/models/{.metadata.name}"),
         lambda: cluster_config().routing(pathTemplate="/cfg/{.metadata.name}"),
-        "/models/chat", None),
+        "/models/chat",
+        None,
+    ),
 }
 
 
@@ -209,13 +250,17 @@ def test_routing_on_plans_an_owned_httproute_to_the_predictor(case: str) -> None
     route = one(plan, "HTTPRoute")
     isvc_name = one(plan, "InferenceService")["metadata"]["name"]
     assert route["metadata"]["name"] == isvc_name  # same derived name for short names
-    assert route["metadata"]["labels"] == {"aim.eai.amd.com/service": "chat", "app.kubernetes.io/component": "routing",
-                                           "app.kubernetes.io/managed-by": "aim-engine"}
+    assert route["metadata"]["labels"] == {
+        "aim.eai.amd.com/service": "chat",
+        "app.kubernetes.io/component": "routing",
+        "app.kubernetes.io/managed-by": "aim-engine",
+    }
     assert route["spec"]["parentRefs"] == [GATEWAY]
     [rule] = route["spec"]["rules"]
     assert rule["matches"] == [{"path": {"type": "PathPrefix", "value": path.format(uid=svc["metadata"]["uid"])}}]
-    assert rule["filters"] == [{"type": "URLRewrite", "urlRewrite": {
-        "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}]
+    assert rule["filters"] == [
+        {"type": "URLRewrite", "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}}}
+    ]
     assert rule["backendRefs"] == [{"kind": "Service", "name": f"{isvc_name}-predictor", "namespace": NS, "port": 80}]
     assert rule.get("timeouts") == ({"request": timeout} if timeout else None)
     assert reason(status, "HTTPRouteReady") == ("False", "HTTPRouteCreating")
@@ -237,8 +282,15 @@ def test_an_accepted_route_is_ready_and_its_path_is_published() -> None:
     svc = service("chat").model_name(QWEN)
     config = cluster_config().routing()
     route = live(prepared(run(svc, *ready_world(svc), config)[0], svc, "HTTPRoute"))
-    route["status"] = {"parents": [{"parentRef": GATEWAY, "controllerName": "kgateway.dev/kgateway",
-                                    "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}]}
+    route["status"] = {
+        "parents": [
+            {
+                "parentRef": GATEWAY,
+                "controllerName": "kgateway.dev/kgateway",
+                "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}],
+            }
+        ]
+    }
 
     _, status = run(svc, *ready_world(svc), config, route=route)
 
@@ -281,8 +333,13 @@ def test_an_explicit_namespaced_template_is_used_and_recorded_with_its_namespace
 
     assert _isvc_template(plan) == "team-qwen"
     assert one(plan, "InferenceService")["metadata"]["labels"]["aim.eai.amd.com/metric"] == "throughput"
-    assert status["resolvedTemplate"] == {"kind": "AIMServiceTemplate", "name": "team-qwen", "namespace": NS,
-                                          "scope": "Namespace", "uid": tpl["metadata"]["uid"]}
+    assert status["resolvedTemplate"] == {
+        "kind": "AIMServiceTemplate",
+        "name": "team-qwen",
+        "namespace": NS,
+        "scope": "Namespace",
+        "uid": tpl["metadata"]["uid"],
+    }
 
 
 def test_an_explicit_cluster_template_is_used_even_when_unoptimized() -> None:
@@ -298,18 +355,30 @@ def test_an_explicit_cluster_template_is_used_even_when_unoptimized() -> None:
 
 AUTO_CASES = {
     # id: (templates, expected winner)
-    "optimized-before-unoptimized": (lambda: [qwen_template("a-unopt").unoptimized().precision("fp4"),
-                                              qwen_template("b-opt")], "b-opt"),
-    "latency-before-throughput": (lambda: [qwen_template("a-thr").metric("throughput"), qwen_template("b-lat")],
-                                  "b-lat"),
+    "optimized-before-unoptimized": (
+        lambda: [qwen_template("a-unopt").unoptimized().precision("fp4"), qwen_template("b-opt")],
+        "b-opt",
+    ),
+    "latency-before-throughput": (
+        lambda: [qwen_template("a-thr").metric("throughput"), qwen_template("b-lat")],
+        "b-lat",
+    ),
     "fp8-before-fp16": (lambda: [qwen_template("a-fp16").precision("fp16"), qwen_template("b-fp8")], "b-fp8"),
     "gpu-not-in-cluster-rejected": (
-        lambda: [qwen_template("a-mi325x").gpu("MI325X", 1, ["74a5"]), qwen_template("b-mi300x")], "b-mi300x"),
+        lambda: [qwen_template("a-mi325x").gpu("MI325X", 1, ["74a5"]), qwen_template("b-mi300x")],
+        "b-mi300x",
+    ),
     "namespaced-beats-better-cluster": (
-        lambda: [qwen_template("a-cluster"),
-                 template("b-team", QWEN).ready().optimized().gpu("MI300X", 1).metric("throughput")], "b-team"),
-    "not-ready-skipped": (lambda: [qwen_template("a-failed").status("Failed"),
-                                   qwen_template("b-ready").precision("bf16")], "b-ready"),
+        lambda: [
+            qwen_template("a-cluster"),
+            template("b-team", QWEN).ready().optimized().gpu("MI300X", 1).metric("throughput"),
+        ],
+        "b-team",
+    ),
+    "not-ready-skipped": (
+        lambda: [qwen_template("a-failed").status("Failed"), qwen_template("b-ready").precision("bf16")],
+        "b-ready",
+    ),
 }
 
 
@@ -363,8 +432,15 @@ def test_overrides_plan_an_owned_derived_template_and_use_it_once_ready() -> Non
     assert derived in condition(status, "Ready")["message"]
     assert "resolvedTemplate" not in status
 
-    made = template(derived, QWEN).label("aim.eai.amd.com/origin", "derived").ready().optimized().gpu(
-        "MI300X", 1).metric("throughput").precision("fp8")
+    made = (
+        template(derived, QWEN)
+        .label("aim.eai.amd.com/origin", "derived")
+        .ready()
+        .optimized()
+        .gpu("MI300X", 1)
+        .metric("throughput")
+        .precision("fp8")
+    )
     plan, status = run(svc, qwen_model(), base, made, ready_cache(svc, made))
 
     assert kinds(plan) == ["AIMServiceTemplate", "InferenceService"]  # the copy stays applied
@@ -407,6 +483,10 @@ def test_a_not_ready_inference_service_is_not_looked_at_again_on_a_timer() -> No
     isvc = live(prepared(first, svc, "InferenceService"), ready=False)
     plan, _ = run(svc, *world, runtime=isvc)
     assert plan.requeue_after is None
-    ready, _ = run(svc, *world, runtime=live(prepared(first, svc, "InferenceService"), ready=True),
-                   pods=[pod(isvc["metadata"]["name"])])
+    ready, _ = run(
+        svc,
+        *world,
+        runtime=live(prepared(first, svc, "InferenceService"), ready=True),
+        pods=[pod(isvc["metadata"]["name"])],
+    )
     assert ready.requeue_after is None  # a Ready one is left alone until something changes

@@ -15,17 +15,16 @@ from typing import Any
 import attrs
 import pytest
 
-from aim_core.runtime.applyset import needs_apply
 from aim_core.reconcile import status as statusing
+from aim_core.runtime.applyset import needs_apply
 from aim_core.service.observed import Providers
 from aim_core.service.plan import plan_service
 from tests.service.builders import (
-    cluster_template,
-    run,
     IMAGE,
     QWEN,
     QWEN_TEMPLATE,
     cluster_config,
+    cluster_template,
     condition,
     controller,
     drift,
@@ -40,6 +39,7 @@ from tests.service.builders import (
     qwen_template,
     ready_cache,
     ready_world,
+    run,
     service,
     status_of,
 )
@@ -83,9 +83,12 @@ def long_namespace() -> tuple[Any, list[Any], dict[str, Any]]:
 
 def no_runtime_builder() -> tuple[Any, list[Any], dict[str, Any]]:
     p = providers()
-    without = Providers(route=p.route, autoscaler=p.autoscaler, gpu_vendors=p.gpu_vendors,
-                        missing={"aim_runtime_builders": "no plugin provides aim_runtime_builders; "
-                                                         "is the kserve plugin installed?"})
+    without = Providers(
+        route=p.route,
+        autoscaler=p.autoscaler,
+        gpu_vendors=p.gpu_vendors,
+        missing={"aim_runtime_builders": "no plugin provides aim_runtime_builders; is the kserve plugin installed?"},
+    )
     return world(_svc(), with_providers=without)
 
 
@@ -94,6 +97,7 @@ def malformed(field: str, value: Any) -> Callable[[], tuple[Any, list[Any], dict
         svc = _svc()
         svc["spec"][field] = value
         return world(svc)
+
     return make
 
 
@@ -105,83 +109,187 @@ ALL_REFS = REFS
 CASES: dict[str, Case] = {
     # ---- missing references: Failed, nothing applied
     "model-name-missing": Case(
-        lambda: world(_svc(model_name="llama-4")), "Failed", "ReferenceNotFound", "model 'llama-4' not found",
-        ("ModelReady", "ModelNotFound")),
+        lambda: world(_svc(model_name="llama-4")),
+        "Failed",
+        "ReferenceNotFound",
+        "model 'llama-4' not found",
+        ("ModelReady", "ModelNotFound"),
+    ),
     "template-name-missing": Case(
-        lambda: world(_svc(template_name="qwen-mi999")), "Failed", "ReferenceNotFound",
-        "template 'qwen-mi999' not found", ("TemplateReady", "TemplateNotFound"), refs=("resolvedModel",)),
+        lambda: world(_svc(template_name="qwen-mi999")),
+        "Failed",
+        "ReferenceNotFound",
+        "template 'qwen-mi999' not found",
+        ("TemplateReady", "TemplateNotFound"),
+        refs=("resolvedModel",),
+    ),
     "runtime-config-missing": Case(
-        lambda: world(_svc(runtime_config="team-x")), "Failed", "ReferenceNotFound",
-        "runtime config 'team-x' not found", ("RuntimeConfigReady", "ReferenceNotFound"), refs=ALL_REFS),
+        lambda: world(_svc(runtime_config="team-x")),
+        "Failed",
+        "ReferenceNotFound",
+        "runtime config 'team-x' not found",
+        ("RuntimeConfigReady", "ReferenceNotFound"),
+        refs=ALL_REFS,
+    ),
     # ---- routing
     "routing-without-gateway-on-service": Case(
-        lambda: world(_svc(routing=True)), "Failed", "InvalidSpec", "no gateway is configured",
-        ("HTTPRouteReady", "GatewayNotConfigured"), refs=ALL_REFS),
+        lambda: world(_svc(routing=True)),
+        "Failed",
+        "InvalidSpec",
+        "no gateway is configured",
+        ("HTTPRouteReady", "GatewayNotConfigured"),
+        refs=ALL_REFS,
+    ),
     "routing-without-gateway-in-config": Case(
-        lambda: world(_svc(), cluster_config().routing(gateway=None)), "Failed", "InvalidSpec",
-        "no gateway is configured", ("HTTPRouteReady", "GatewayNotConfigured"), refs=ALL_REFS),
+        lambda: world(_svc(), cluster_config().routing(gateway=None)),
+        "Failed",
+        "InvalidSpec",
+        "no gateway is configured",
+        ("HTTPRouteReady", "GatewayNotConfigured"),
+        refs=ALL_REFS,
+    ),
     "path-template-invalid": Case(
-        lambda: world(_svc(), cluster_config().routing(pathTemplate="/{.metadata.labels['team']}")), "Degraded",
-        "PathTemplateInvalid", "has no key 'labels'", ("HTTPRouteReady", "PathTemplateInvalid"),
-        sends=("InferenceService",), refs=ALL_REFS),  # serving goes on; no route on a path nobody asked for
+        lambda: world(_svc(), cluster_config().routing(pathTemplate="/{.metadata.labels['team']}")),
+        "Degraded",
+        "PathTemplateInvalid",
+        "has no key 'labels'",
+        ("HTTPRouteReady", "PathTemplateInvalid"),
+        sends=("InferenceService",),
+        refs=ALL_REFS,
+    ),  # serving goes on; no route on a path nobody asked for
     "request-timeout-invalid": Case(
-        lambda: world(_svc(), cluster_config().routing(requestTimeout="soon")), "Degraded", "InvalidRequestTimeout",
-        "request timeout 'soon'", ("HTTPRouteReady", "InvalidRequestTimeout"), sends=("InferenceService",),
-        refs=ALL_REFS),
+        lambda: world(_svc(), cluster_config().routing(requestTimeout="soon")),
+        "Degraded",
+        "InvalidRequestTimeout",
+        "request timeout 'soon'",
+        ("HTTPRouteReady", "InvalidRequestTimeout"),
+        sends=("InferenceService",),
+        refs=ALL_REFS,
+    ),
     # ---- templates
     "override-gpu-not-in-cluster": Case(
-        lambda: world(_svc().overrides(gpu="MI325X")), "Pending", "Progressing",
-        "spec.overrides (GPU MI325X)", ("TemplateReady", "TemplateNotFound"), refs=("resolvedModel",)),
+        lambda: world(_svc().overrides(gpu="MI325X")),
+        "Pending",
+        "Progressing",
+        "spec.overrides (GPU MI325X)",
+        ("TemplateReady", "TemplateNotFound"),
+        refs=("resolvedModel",),
+    ),
     "template-not-available-by-name": Case(
-        lambda: with_objects(_svc(template_name=QWEN_TEMPLATE), qwen_model(),
-                             qwen_template().status("NotAvailable", "no MI300X node has a free GPU")),
-        "Pending", "TemplateNotReady", f"{QWEN_TEMPLATE} is NotAvailable", ("TemplateReady", "TemplateNotReady"),
-        refs=("resolvedModel",)),
+        lambda: with_objects(
+            _svc(template_name=QWEN_TEMPLATE),
+            qwen_model(),
+            qwen_template().status("NotAvailable", "no MI300X node has a free GPU"),
+        ),
+        "Pending",
+        "TemplateNotReady",
+        f"{QWEN_TEMPLATE} is NotAvailable",
+        ("TemplateReady", "TemplateNotReady"),
+        refs=("resolvedModel",),
+    ),
     "template-not-available-auto": Case(
         lambda: with_objects(_svc(), qwen_model(), qwen_template().status("NotAvailable")),
-        "Pending", "Progressing", f"{QWEN_TEMPLATE} (NotAvailable)", ("TemplateReady", "TemplateNotReady"),
-        refs=("resolvedModel",)),
+        "Pending",
+        "Progressing",
+        f"{QWEN_TEMPLATE} (NotAvailable)",
+        ("TemplateReady", "TemplateNotReady"),
+        refs=("resolvedModel",),
+    ),
     "template-failed-by-name": Case(
-        lambda: with_objects(_svc(template_name=QWEN_TEMPLATE), qwen_model(),
-                             qwen_template().status("Failed", "discovery job failed")),
-        "Failed", "TemplateNotReady", "discovery job failed", ("TemplateReady", "TemplateNotReady"),
-        refs=("resolvedModel",)),
+        lambda: with_objects(
+            _svc(template_name=QWEN_TEMPLATE), qwen_model(), qwen_template().status("Failed", "discovery job failed")
+        ),
+        "Failed",
+        "TemplateNotReady",
+        "discovery job failed",
+        ("TemplateReady", "TemplateNotReady"),
+        refs=("resolvedModel",),
+    ),
     # ---- models
     "model-failed": Case(
         lambda: with_objects(_svc(), cluster_model_in("Failed", "image not found"), qwen_template()),
-        "Failed", "ModelNotReady", "image not found", ("ModelReady", "ModelNotReady"),
-        sends=("AIMTemplateCache",), refs=("resolvedTemplate",)),
+        "Failed",
+        "ModelNotReady",
+        "image not found",
+        ("ModelReady", "ModelNotReady"),
+        sends=("AIMTemplateCache",),
+        refs=("resolvedTemplate",),
+    ),
     "model-degraded": Case(
         lambda: with_objects(_svc(), cluster_model_in("Degraded"), qwen_template()),
-        "Failed", "ModelNotReady", "is Degraded", ("ModelReady", "ModelNotReady"),
-        sends=("AIMTemplateCache",), refs=("resolvedTemplate",)),
+        "Failed",
+        "ModelNotReady",
+        "is Degraded",
+        ("ModelReady", "ModelNotReady"),
+        sends=("AIMTemplateCache",),
+        refs=("resolvedTemplate",),
+    ),
     "model-name-and-image": Case(  # the CRD's CEL rule; an object written around it must not pick one silently
-        lambda: world(service("chat").model_name(QWEN).model_image(IMAGE)), "Failed", "InvalidSpec",
-        "exactly one of name, image or custom", ("ModelReady", "InvalidSpec")),
+        lambda: world(service("chat").model_name(QWEN).model_image(IMAGE)),
+        "Failed",
+        "InvalidSpec",
+        "exactly one of name, image or custom",
+        ("ModelReady", "InvalidSpec"),
+    ),
     "model-image-ambiguous": Case(
-        lambda: with_objects(service("chat").model_image(IMAGE), model("qwen-a").ready(), model("qwen-b").ready(),
-                             qwen_template()),
-        "Failed", "InvalidSpec", "(qwen-a, qwen-b)", ("ModelReady", "AmbiguousModelImage")),
+        lambda: with_objects(
+            service("chat").model_image(IMAGE), model("qwen-a").ready(), model("qwen-b").ready(), qwen_template()
+        ),
+        "Failed",
+        "InvalidSpec",
+        "(qwen-a, qwen-b)",
+        ("ModelReady", "AmbiguousModelImage"),
+    ),
     # ---- names and env
-    "namespace-too-long": Case(long_namespace, "Failed", "InvalidSpec", "is too long (45 chars)",
-                               ("InferenceServiceReady", "NamespaceTooLong"), refs=ALL_REFS),
+    "namespace-too-long": Case(
+        long_namespace,
+        "Failed",
+        "InvalidSpec",
+        "is too long (45 chars)",
+        ("InferenceServiceReady", "NamespaceTooLong"),
+        refs=ALL_REFS,
+    ),
     "engine-args-not-json": Case(
-        lambda: world(_svc(env=("AIM_ENGINE_ARGS", "{max-model-len: 8192}"))), "Failed", "InvalidSpec",
+        lambda: world(_svc(env=("AIM_ENGINE_ARGS", "{max-model-len: 8192}"))),
+        "Failed",
+        "InvalidSpec",
         "AIM_ENGINE_ARGS in AIMService ml-team/chat spec.env is not valid JSON",
-        ("InferenceServiceReady", "InvalidEngineArgs"), refs=ALL_REFS),
+        ("InferenceServiceReady", "InvalidEngineArgs"),
+        refs=ALL_REFS,
+    ),
     "engine-args-not-an-object": Case(
-        lambda: world(_svc(env=("AIM_ENGINE_ARGS", '["--max-model-len", "8192"]'))), "Failed", "InvalidSpec",
-        "is JSON but not an object", ("InferenceServiceReady", "InvalidEngineArgs"), refs=ALL_REFS),
+        lambda: world(_svc(env=("AIM_ENGINE_ARGS", '["--max-model-len", "8192"]'))),
+        "Failed",
+        "InvalidSpec",
+        "is JSON but not an object",
+        ("InferenceServiceReady", "InvalidEngineArgs"),
+        refs=ALL_REFS,
+    ),
     "engine-args-before-the-cache-exists": Case(  # no shared cache is created for a service that cannot run
-        lambda: with_objects(_svc(env=("AIM_ENGINE_ARGS", "{bad")), qwen_model(), qwen_template()), "Failed",
-        "InvalidSpec", "is not valid JSON", ("InferenceServiceReady", "InvalidEngineArgs"),
-        refs=("resolvedModel", "resolvedTemplate")),
+        lambda: with_objects(_svc(env=("AIM_ENGINE_ARGS", "{bad")), qwen_model(), qwen_template()),
+        "Failed",
+        "InvalidSpec",
+        "is not valid JSON",
+        ("InferenceServiceReady", "InvalidEngineArgs"),
+        refs=("resolvedModel", "resolvedTemplate"),
+    ),
     "engine-args-in-runtime-config": Case(
-        lambda: world(_svc(), cluster_config().env("AIM_ENGINE_ARGS", "max-model-len=8192")), "Failed",
-        "InvalidSpec", "runtime config 'default' env", ("InferenceServiceReady", "InvalidEngineArgs"), refs=ALL_REFS),
+        lambda: world(_svc(), cluster_config().env("AIM_ENGINE_ARGS", "max-model-len=8192")),
+        "Failed",
+        "InvalidSpec",
+        "runtime config 'default' env",
+        ("InferenceServiceReady", "InvalidEngineArgs"),
+        refs=ALL_REFS,
+    ),
     # ---- plugins
-    "no-runtime-builder": Case(no_runtime_builder, "Failed", "InvalidSpec", "is the kserve plugin installed?",
-                               ("InferenceServiceReady", "RuntimeBuilderMissing"), refs=ALL_REFS),
+    "no-runtime-builder": Case(
+        no_runtime_builder,
+        "Failed",
+        "InvalidSpec",
+        "is the kserve plugin installed?",
+        ("InferenceServiceReady", "RuntimeBuilderMissing"),
+        refs=ALL_REFS,
+    ),
 }
 
 
@@ -217,8 +325,10 @@ def test_an_impossible_gpu_override_on_a_template_naming_no_gpu_names_the_overri
 
     assert status["status"] == "Pending"
     assert condition(status, "TemplateReady")["reason"] == "TemplateNotFound"
-    assert "spec.overrides asks for GPU MI325X, which is not in the cluster (found: MI300X)" in \
-        condition(status, "Ready")["message"]
+    assert (
+        "spec.overrides asks for GPU MI325X, which is not in the cluster (found: MI300X)"
+        in condition(status, "Ready")["message"]
+    )
 
 
 def test_an_edited_inference_service_is_set_back_to_exactly_the_desired_values() -> None:
@@ -255,14 +365,22 @@ def test_an_inference_service_stripped_of_owner_and_labels_is_relabelled() -> No
     plan = plan_service(svc, observed(svc, *objects, runtime=stripped))
     again = prepared(plan, svc, "InferenceService")
 
-    assert again["metadata"]["ownerReferences"] == [{
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService", "name": "chat",
-        "uid": svc["metadata"]["uid"], "controller": True}]
+    assert again["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "name": "chat",
+            "uid": svc["metadata"]["uid"],
+            "controller": True,
+        }
+    ]
     assert again["metadata"]["labels"]["aim.eai.amd.com/service.name"] == "chat"
     assert again["metadata"]["labels"]["aim.eai.amd.com/service"] == "chat"
     assert again["metadata"]["labels"]["example.com/team"] == "nlp"  # propagated by the runtime config
-    assert drift(again, stripped) == {("metadata", "ownerReferences"), *(
-        ("metadata", "labels", k) for k in again["metadata"]["labels"] if k != "app.kubernetes.io/component")}
+    assert drift(again, stripped) == {
+        ("metadata", "ownerReferences"),
+        *(("metadata", "labels", k) for k in again["metadata"]["labels"] if k != "app.kubernetes.io/component"),
+    }
     assert needs_apply(again, stripped, controller().field_manager)
 
 
@@ -276,16 +394,19 @@ def test_inputs_are_not_mutated_by_planning() -> None:
     assert (svc, objects) == before
 
 
-@pytest.mark.parametrize(("field", "value", "path"), [
-    ("replicas", "many", "$.spec.replicas"),
-    ("minReplicas", "two", "$.spec.minReplicas"),
-    ("model", QWEN, "$.spec.model"),
-    ("template", QWEN_TEMPLATE, "$.spec.template"),
-    ("env", {"VLLM_LOGGING_LEVEL": "DEBUG"}, "$.spec.env"),
-    ("routing", "on", "$.spec.routing"),
-    ("resources", {"requests": "4 GPUs"}, "$.spec.resources"),
-    ("overrides", {"hardware": {"gpu": {"requests": "four"}}}, "$.spec.overrides"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "path"),
+    [
+        ("replicas", "many", "$.spec.replicas"),
+        ("minReplicas", "two", "$.spec.minReplicas"),
+        ("model", QWEN, "$.spec.model"),
+        ("template", QWEN_TEMPLATE, "$.spec.template"),
+        ("env", {"VLLM_LOGGING_LEVEL": "DEBUG"}, "$.spec.env"),
+        ("routing", "on", "$.spec.routing"),
+        ("resources", {"requests": "4 GPUs"}, "$.spec.resources"),
+        ("overrides", {"hardware": {"gpu": {"requests": "four"}}}, "$.spec.overrides"),
+    ],
+)
 def test_a_spec_the_schema_would_reject_is_invalid_spec_not_an_exception(field: str, value: Any, path: str) -> None:
     """Objects from an older CRD (or written around validation) reach the plan; it must not crash on them."""
     svc, objects, _ = malformed(field, value)()

@@ -29,8 +29,6 @@ from tests.service.builders import (
 )
 
 
-
-
 def cache_desired(plan: Any) -> Any:
     [desired] = [d for d in plan.apply if d.resource.kind == "AIMTemplateCache"]
     return desired
@@ -66,19 +64,27 @@ def test_shared_mode_reuses_a_ready_cache_another_service_created() -> None:
 
     assert kinds(plan) == ["InferenceService"]
     assert status["cache"]["templateCacheRef"] == {
-        "kind": "AIMTemplateCache", "name": shared["metadata"]["name"], "namespace": NS, "scope": "Namespace",
-        "uid": shared["metadata"]["uid"]}
+        "kind": "AIMTemplateCache",
+        "name": shared["metadata"]["name"],
+        "namespace": NS,
+        "scope": "Namespace",
+        "uid": shared["metadata"]["uid"],
+    }
     claim = one(plan, "InferenceService")["spec"]["predictor"]["volumes"][1]["persistentVolumeClaim"]["claimName"]
     assert claim == "qwen-qwen3-32b-fp8-cache-bcc76768"
 
 
-@pytest.mark.parametrize(("state", "condition_reason", "root"), [
-    ("Progressing", "CacheNotReady", "Starting"),
-    ("Pending", "CacheCreating", "Starting"),
-    ("Failed", "CacheFailed", "Failed"),
-])
-def test_a_cache_that_is_not_ready_holds_back_the_inference_service(state: str, condition_reason: str,
-                                                                    root: str) -> None:
+@pytest.mark.parametrize(
+    ("state", "condition_reason", "root"),
+    [
+        ("Progressing", "CacheNotReady", "Starting"),
+        ("Pending", "CacheCreating", "Starting"),
+        ("Failed", "CacheFailed", "Failed"),
+    ],
+)
+def test_a_cache_that_is_not_ready_holds_back_the_inference_service(
+    state: str, condition_reason: str, root: str
+) -> None:
     svc = service("chat").model_name("qwen3-32b")
     tpl = qwen_template()
 
@@ -117,12 +123,14 @@ def test_dedicated_mode_creates_an_owned_cache_named_after_the_service_uid_and_i
 
 
 @pytest.mark.parametrize(("mode", "cache_reason"), [("Shared", "CacheLost"), ("Dedicated", "CacheCreating")])
-def test_a_lost_cache_degrades_the_service_but_the_running_deployment_keeps_its_volumes(mode: str,
-                                                                                         cache_reason: str) -> None:
+def test_a_lost_cache_degrades_the_service_but_the_running_deployment_keeps_its_volumes(
+    mode: str, cache_reason: str
+) -> None:
     svc = service("chat").model_name("qwen3-32b").caching(mode)
     tpl = qwen_template()
-    running = live(prepared(run(svc, qwen_model(), tpl, ready_cache(svc, tpl, mode))[0], svc, "InferenceService"),
-                   ready=True)
+    running = live(
+        prepared(run(svc, qwen_model(), tpl, ready_cache(svc, tpl, mode))[0], svc, "InferenceService"), ready=True
+    )
     name = running["metadata"]["name"]
 
     plan, status = run(svc, qwen_model(), tpl, runtime=running, pods=[pod(name)])  # the cache is gone
@@ -171,8 +179,13 @@ def test_bounds_and_a_pod_metric_go_to_kserve_keda_with_opentelemetry() -> None:
     assert predictor["autoScaling"] == {"metrics": [POD_METRIC]}  # 1:1, 'podmetric' spelled in lower case
     assert reason(status, "HPAReady") == ("False", "HPANotFound")
     # Q14: without an HPA the configured bounds are reported (upstream would say 1-1)
-    assert status["runtime"] == {"currentReplicas": 1, "desiredReplicas": 1, "minReplicas": 1, "maxReplicas": 3,
-                                 "replicas": "1/1 (1-3)"}
+    assert status["runtime"] == {
+        "currentReplicas": 1,
+        "desiredReplicas": 1,
+        "minReplicas": 1,
+        "maxReplicas": 3,
+        "replicas": "1/1 (1-3)",
+    }
 
 
 def test_bounds_without_metrics_scale_on_cpu_through_keda() -> None:
@@ -185,8 +198,14 @@ def test_bounds_without_metrics_scale_on_cpu_through_keda() -> None:
     assert isvc["metadata"]["annotations"] == {"serving.kserve.io/autoscalerClass": "keda"}  # no OTel sidecar
     predictor = isvc["spec"]["predictor"]
     assert (predictor["minReplicas"], predictor["maxReplicas"]) == (2, 5)
-    assert predictor["autoScaling"] == {"metrics": [{"type": "Resource", "resource": {
-        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}
+    assert predictor["autoScaling"] == {
+        "metrics": [
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+            }
+        ]
+    }
     assert status["runtime"]["replicas"] == "2/2 (2-5)"
 
 
@@ -210,18 +229,25 @@ def _autoscaled_with_hpa(isvc_ready: bool, active: bool) -> dict[str, Any]:
 def test_a_live_hpa_reports_the_replicas_and_makes_the_scaler_ready() -> None:
     status = _autoscaled_with_hpa(isvc_ready=True, active=True)
 
-    assert status["runtime"] == {"currentReplicas": 3, "desiredReplicas": 4, "minReplicas": 2, "maxReplicas": 5,
-                                 "replicas": "3/4 (2-5)"}
+    assert status["runtime"] == {
+        "currentReplicas": 3,
+        "desiredReplicas": 4,
+        "minReplicas": 2,
+        "maxReplicas": 5,
+        "replicas": "3/4 (2-5)",
+    }
     assert reason(status, "HPAReady") == ("True", "HPAOperational")
     assert status["status"] == "Running"
 
 
-@pytest.mark.parametrize(("isvc_ready", "hpa_reason", "root"), [
-    (False, "WaitingForMetrics", "Starting"),
-    (True, "MetricsFailed", "Failed"),
-])
-def test_an_hpa_without_metrics_waits_for_the_runtime_then_fails(isvc_ready: bool, hpa_reason: str,
-                                                                  root: str) -> None:
+@pytest.mark.parametrize(
+    ("isvc_ready", "hpa_reason", "root"),
+    [
+        (False, "WaitingForMetrics", "Starting"),
+        (True, "MetricsFailed", "Failed"),
+    ],
+)
+def test_an_hpa_without_metrics_waits_for_the_runtime_then_fails(isvc_ready: bool, hpa_reason: str, root: str) -> None:
     status = _autoscaled_with_hpa(isvc_ready=isvc_ready, active=False)
 
     assert reason(status, "HPAReady") == ("False", hpa_reason)

@@ -28,8 +28,10 @@ def test_the_models_resources_are_a_baseline_under_the_template_and_the_service(
     svc = service("chat").model_name(QWEN)
     svc["spec"]["resources"] = {"limits": {"cpu": "16"}}
     model, tpl, cache = ready_world(svc)
-    model["spec"]["resources"] = {"requests": {"memory": "40Gi", "ephemeral-storage": "50Gi"},
-                                  "limits": {"memory": "60Gi", "cpu": "8"}}
+    model["spec"]["resources"] = {
+        "requests": {"memory": "40Gi", "ephemeral-storage": "50Gi"},
+        "limits": {"memory": "60Gi", "cpu": "8"},
+    }
     tpl["spec"]["resources"] = {"limits": {"memory": "80Gi"}}
     plan, _ = run(svc, model, tpl, cache)
     assert container(plan)["resources"] == {

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from aim_core.reconcile.health import Category, State
 from aim_core.plugin.providers import RouteRequest
+from aim_core.reconcile.health import Category, State
 from aim_core.reconcile.naming import route_name
 from aim_core.reconcile.plan import Issue
 from aim_core.service.routing import (
@@ -22,8 +22,12 @@ from aim_testing.crdschema import third_party_crd, validate_against_crd
 
 ROUTE_CRD = "gateway.networking.k8s.io_httproutes.yaml"
 BACKEND = "qwen-chat-3f1c2e5a-predictor"
-GATEWAY = {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference-gateway",
-           "namespace": "kgateway-system"}
+GATEWAY = {
+    "group": "gateway.networking.k8s.io",
+    "kind": "Gateway",
+    "name": "inference-gateway",
+    "namespace": "kgateway-system",
+}
 TEAM_GATEWAY = {"name": "team-gateway", "namespace": "ml-team"}
 UID = "8f0e2a4c-5b1d-4e6f-9a7b-3c2d1e0f9a8b"
 
@@ -193,8 +197,13 @@ def test_an_empty_service_path_template_means_the_default_path_not_the_configs()
     ],
 )
 def test_invalid_path_templates_are_path_template_invalid(template, problem):
-    svc = Service().labels(empty="").annotations(up="../other").routing(pathTemplate=template, extra=["a", "b"],
-                                                                        **ON).build()
+    svc = (
+        Service()
+        .labels(empty="")
+        .annotations(up="../other")
+        .routing(pathTemplate=template, extra=["a", "b"], **ON)
+        .build()
+    )
     with pytest.raises(PathTemplateError) as raised:
         render_path(template, svc)
     assert problem in str(raised.value)
@@ -259,7 +268,9 @@ def test_annotations_merge_config_and_service_service_winning():
     svc = Service().routing(annotations={"example.com/rate-limit": "100", "example.com/team": "nlp"}).build()
     cfg = config(annotations={"example.com/rate-limit": "10", "example.com/waf": "on"}, **ON)
     assert route(svc, cfg).annotations == {
-        "example.com/rate-limit": "100", "example.com/team": "nlp", "example.com/waf": "on",
+        "example.com/rate-limit": "100",
+        "example.com/team": "nlp",
+        "example.com/waf": "on",
     }
 
 
@@ -270,8 +281,14 @@ def test_annotations_merge_config_and_service_service_winning():
     "svc",
     [
         Service().build(),
-        Service().labels(team="nlp").routing(pathTemplate="/{.metadata.namespace}/{.metadata.labels['team']}",
-                                              requestTimeout="90s", annotations={"example.com/a": "b"}).build(),
+        Service()
+        .labels(team="nlp")
+        .routing(
+            pathTemplate="/{.metadata.namespace}/{.metadata.labels['team']}",
+            requestTimeout="90s",
+            annotations={"example.com/a": "b"},
+        )
+        .build(),
     ],
 )
 def test_built_http_route_is_valid(svc):

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from aim_core.reconcile.health import Category
 from aim_core.plugin.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
+from aim_core.reconcile.health import Category
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Issue
 from aim_core.service.runtime import (
@@ -36,8 +36,12 @@ AFFINITY = {
 POD_METRIC = {
     "type": "PodMetric",
     "podmetric": {
-        "metric": {"backend": "opentelemetry", "metricNames": ["vllm:num_requests_running"],
-                   "query": "vllm:num_requests_running", "operationOverTime": "avg"},
+        "metric": {
+            "backend": "opentelemetry",
+            "metricNames": ["vllm:num_requests_running"],
+            "query": "vllm:num_requests_running",
+            "operationOverTime": "avg",
+        },
         "target": {"type": "Value", "value": "1"},
     },
 }
@@ -82,18 +86,34 @@ def template(gpus: int = 1, name: str = "qwen3-32b-mi300x-lat-fp8", namespace: s
     return (
         Obj(kind, name, namespace)
         .spec(modelName="qwen3-32b", metric="latency", precision="fp8")
-        .status(status="Ready", resolvedHardware=hardware,
-                profile={"metadata": {"metric": "latency", "precision": "fp8"}})
+        .status(
+            status="Ready", resolvedHardware=hardware, profile={"metadata": {"metric": "latency", "precision": "fp8"}}
+        )
     )
 
 
 MODEL = Obj("AIMModel", "qwen3-32b").spec(image=IMAGE).build()
 
 
-def request(svc: dict | None = None, tpl: dict | None = None, *, config: dict | None = None, cache: dict | None = None,
-            live: dict | None = None, scope: str = "Namespace", labels: dict | None = None) -> RuntimeRequest:
+def request(
+    svc: dict | None = None,
+    tpl: dict | None = None,
+    *,
+    config: dict | None = None,
+    cache: dict | None = None,
+    live: dict | None = None,
+    scope: str = "Namespace",
+    labels: dict | None = None,
+) -> RuntimeRequest:
     result = runtime_request(
-        svc or service().build(), MODEL, tpl or template().build(), scope, config or {}, cache, live, labels,
+        svc or service().build(),
+        MODEL,
+        tpl or template().build(),
+        scope,
+        config or {},
+        cache,
+        live,
+        labels,
         default_gpu_resource=GPU,
     )
     assert isinstance(result, RuntimeRequest), result
@@ -109,12 +129,25 @@ def by_name(entries) -> dict[str, str]:
 
 def test_env_layers_in_f49_order_sorted_by_name():
     svc = service().spec(env=env(SVC="s")).build()
-    tpl = template().spec(profileId="vllm-mi300x-fp8-tp1-latency", env=env(TPL="t"),
-                          modelSources=[{"modelId": "Qwen/Qwen3-32B", "sourceUri": "hf://Qwen/Qwen3-32B"}]).build()
+    tpl = (
+        template()
+        .spec(
+            profileId="vllm-mi300x-fp8-tp1-latency",
+            env=env(TPL="t"),
+            modelSources=[{"modelId": "Qwen/Qwen3-32B", "sourceUri": "hf://Qwen/Qwen3-32B"}],
+        )
+        .build()
+    )
     result = request(svc, tpl, config={"env": env(CFG="c")})
     assert result.env == env(
-        AIM_CACHE_PATH="/workspace/cache", AIM_METRIC="latency", AIM_MODEL_ID="Qwen/Qwen3-32B",
-        AIM_PRECISION="fp8", AIM_PROFILE_ID="vllm-mi300x-fp8-tp1-latency", CFG="c", SVC="s", TPL="t",
+        AIM_CACHE_PATH="/workspace/cache",
+        AIM_METRIC="latency",
+        AIM_MODEL_ID="Qwen/Qwen3-32B",
+        AIM_PRECISION="fp8",
+        AIM_PROFILE_ID="vllm-mi300x-fp8-tp1-latency",
+        CFG="c",
+        SVC="s",
+        TPL="t",
         VLLM_ENABLE_METRICS="true",
     )
 
@@ -137,10 +170,14 @@ def test_env_layers_in_f49_order_sorted_by_name():
 )
 def test_env_precedence(variable, config, template_env, service_env, winner):
     svc = service().spec(env=env(**{variable: service_env}) if service_env else None).build()
-    tpl = template().spec(
-        env=env(**{variable: template_env}) if template_env else None,
-        modelSources=[{"modelId": "org/source", "sourceUri": "hf://org/source"}],
-    ).build()
+    tpl = (
+        template()
+        .spec(
+            env=env(**{variable: template_env}) if template_env else None,
+            modelSources=[{"modelId": "org/source", "sourceUri": "hf://org/source"}],
+        )
+        .build()
+    )
     result = request(svc, tpl, config={"env": env(**{variable: config})} if config else {})
     assert by_name(result.env)[variable] == winner
     assert [e["name"] for e in result.env].count(variable) == 1
@@ -178,8 +215,17 @@ def test_malformed_engine_args_become_an_invalid_spec_issue_naming_the_layer(whe
     bad = env(AIM_ENGINE_ARGS='{"max-model-len": 8192,')
     svc = service().spec(env=bad if where == "service" else None).build()
     tpl = template().spec(env=bad if where == "template" else None).build()
-    result = runtime_request(svc, MODEL, tpl, "Namespace", {"env": bad} if where == "config" else {}, None, None,
-                             None, default_gpu_resource=GPU)
+    result = runtime_request(
+        svc,
+        MODEL,
+        tpl,
+        "Namespace",
+        {"env": bad} if where == "config" else {},
+        None,
+        None,
+        None,
+        default_gpu_resource=GPU,
+    )
     assert isinstance(result, Issue)
     assert (result.category, result.reason) == (Category.INVALID_SPEC, "InvalidEngineArgs")
     assert layer_text in result.message
@@ -218,29 +264,43 @@ def test_engine_args_not_checked(entry):
         (0, None, None, {}),
         (0, {"requests": {"cpu": "2", "memory": "8Gi"}}, None, {"requests": {"cpu": "2", "memory": "8Gi"}}),
         (
-            1, None, None,
+            1,
+            None,
+            None,
             {"requests": {"cpu": "4", "memory": "32Gi", GPU: "1"}, "limits": {"memory": "48Gi", GPU: "1"}},
         ),
         (
-            2, None, None,
+            2,
+            None,
+            None,
             {"requests": {"cpu": "8", "memory": "64Gi", GPU: "2"}, "limits": {"memory": "96Gi", GPU: "2"}},
         ),
         (  # template overrides per resource name, requests and limits separately
-            2, {"requests": {"memory": "100Gi"}, "limits": {"cpu": "16"}}, None,
-            {"requests": {"cpu": "8", "memory": "100Gi", GPU: "2"},
-             "limits": {"memory": "96Gi", GPU: "2", "cpu": "16"}},
+            2,
+            {"requests": {"memory": "100Gi"}, "limits": {"cpu": "16"}},
+            None,
+            {
+                "requests": {"cpu": "8", "memory": "100Gi", GPU: "2"},
+                "limits": {"memory": "96Gi", GPU: "2", "cpu": "16"},
+            },
         ),
         (  # service wins over template
-            1, {"requests": {"memory": "40Gi"}}, {"requests": {"memory": "50Gi"}},
+            1,
+            {"requests": {"memory": "40Gi"}},
+            {"requests": {"memory": "50Gi"}},
             {"requests": {"cpu": "4", "memory": "50Gi", GPU: "1"}, "limits": {"memory": "48Gi", GPU: "1"}},
         ),
         (  # service changes the GPU count in both sections
-            1, None, {"requests": {GPU: "4"}, "limits": {GPU: "4"}},
+            1,
+            None,
+            {"requests": {GPU: "4"}, "limits": {GPU: "4"}},
             {"requests": {"cpu": "4", "memory": "32Gi", GPU: "4"}, "limits": {"memory": "48Gi", GPU: "4"}},
         ),
         (  # ... or in one: the other follows, since Kubernetes needs request == limit for GPUs; written as
             # Kubernetes prints quantities (issue 18)
-            1, None, {"limits": {GPU: 2}},
+            1,
+            None,
+            {"limits": {GPU: 2}},
             {"requests": {"cpu": "4", "memory": "32Gi", GPU: "2"}, "limits": {"memory": "48Gi", GPU: "2"}},
         ),
         (0, None, {"requests": {GPU: "1"}}, {"requests": {GPU: "1"}, "limits": {GPU: "1"}}),
@@ -279,18 +339,22 @@ def artifact(name: str, model: str, status: str = "Ready", pvc: str | None = "pv
 
 
 def cache(*artifacts: dict) -> dict:
-    return Obj("AIMTemplateCache", "qwen3-32b-1080a608").status(
-        status="Ready", artifacts={a["name"]: a for a in artifacts}
-    ).build()
+    return (
+        Obj("AIMTemplateCache", "qwen3-32b-1080a608")
+        .status(status="Ready", artifacts={a["name"]: a for a in artifacts})
+        .build()
+    )
 
 
 def test_cache_volumes_only_for_ready_artifacts_with_a_claim():
-    volumes, mounts = cache_volumes(cache(
-        artifact("hf---qwen-qwen3-32b-fc6a9647bb", "Qwen/Qwen3-32B", pvc="hf-qwen-cache-1a2b3c4d"),
-        artifact("hf---other-downloading", "org/downloading", status="Progressing"),
-        artifact("hf---other-failed", "org/failed", status="Failed"),
-        artifact("hf---no-claim", "org/no-claim", pvc=None),
-    ))
+    volumes, mounts = cache_volumes(
+        cache(
+            artifact("hf---qwen-qwen3-32b-fc6a9647bb", "Qwen/Qwen3-32B", pvc="hf-qwen-cache-1a2b3c4d"),
+            artifact("hf---other-downloading", "org/downloading", status="Progressing"),
+            artifact("hf---other-failed", "org/failed", status="Failed"),
+            artifact("hf---no-claim", "org/no-claim", pvc=None),
+        )
+    )
     assert volumes == [
         {"name": "hf---qwen-qwen3-32b-fc6a9647bb", "persistentVolumeClaim": {"claimName": "hf-qwen-cache-1a2b3c4d"}}
     ]
@@ -354,21 +418,35 @@ def test_name_fits_predictor_host_label(name, namespace):
 
 def test_too_long_namespace_is_an_issue_not_a_crash():
     namespace = "n" * 43
-    result = runtime_request(service("qwen-chat", namespace).build(), MODEL, template().build(), "Namespace", {},
-                             None, None, None, default_gpu_resource=GPU)
+    result = runtime_request(
+        service("qwen-chat", namespace).build(),
+        MODEL,
+        template().build(),
+        "Namespace",
+        {},
+        None,
+        None,
+        None,
+        default_gpu_resource=GPU,
+    )
     assert isinstance(result, Issue)
     assert (result.category, result.reason) == (Category.INVALID_SPEC, "NamespaceTooLong")
     assert namespace in result.message
 
 
 def test_pod_settings_come_from_the_service_and_affinity_from_the_template():
-    svc = service().spec(imagePullSecrets=[{"name": "regcred"}], serviceAccountName="inference",
-                         priorityClassName="high").build()
+    svc = (
+        service()
+        .spec(imagePullSecrets=[{"name": "regcred"}], serviceAccountName="inference", priorityClassName="high")
+        .build()
+    )
     tpl = template().spec(imagePullSecrets=[{"name": "template-secret"}], serviceAccountName="template-sa")
     result = request(svc, tpl.status(resolvedNodeAffinity=AFFINITY).build())
     # issue 20: the template's (and model's) pull secrets join the service's; upstream used the service's only
-    assert (result.image, list(result.image_pull_secrets)) == (IMAGE, [{"name": "regcred"},
-                                                                       {"name": "template-secret"}])
+    assert (result.image, list(result.image_pull_secrets)) == (
+        IMAGE,
+        [{"name": "regcred"}, {"name": "template-secret"}],
+    )
     assert (result.service_account_name, result.priority_class_name) == ("inference", "high")
     assert result.node_affinity == AFFINITY
     bare = request()
@@ -389,8 +467,11 @@ def test_pod_settings_come_from_the_service_and_affinity_from_the_template():
         ({"maxReplicas": 5}, None, ScalingRequest(1, 5)),
         ({"minReplicas": 4, "maxReplicas": 2}, None, ScalingRequest(4, 4)),  # max never below min
         ({"autoScaling": {}}, None, ScalingRequest(1, 1)),
-        ({"replicas": 3, "minReplicas": 1, "maxReplicas": 3, "autoScaling": {"metrics": [POD_METRIC]}},
-         None, ScalingRequest(1, 3, (POD_METRIC,))),
+        (
+            {"replicas": 3, "minReplicas": 1, "maxReplicas": 3, "autoScaling": {"metrics": [POD_METRIC]}},
+            None,
+            ScalingRequest(1, 3, (POD_METRIC,)),
+        ),
     ],
 )
 def test_replicas(spec, replicas, scaling):
@@ -416,8 +497,9 @@ def test_replicas(spec, replicas, scaling):
 )
 def test_runtime_status(spec, counts, expected):
     status = runtime_status(service().spec(**spec).build(), counts)
-    assert status == dict(zip(("currentReplicas", "desiredReplicas", "minReplicas", "maxReplicas", "replicas"),
-                              expected))
+    assert status == dict(
+        zip(("currentReplicas", "desiredReplicas", "minReplicas", "maxReplicas", "replicas"), expected)
+    )
 
 
 # ---------------------------------------------------------------- the plugins' objects
@@ -434,8 +516,11 @@ def build_isvc(req: RuntimeRequest, scaling: ScalingRequest | None) -> dict:
 
 
 def test_fixed_service_with_cache_and_affinity_builds_a_valid_inference_service():
-    svc = service().spec(replicas=2, env=env(AIM_ENGINE_ARGS='{"max-model-len": 8192}'),
-                         imagePullSecrets=[{"name": "regcred"}]).build()
+    svc = (
+        service()
+        .spec(replicas=2, env=env(AIM_ENGINE_ARGS='{"max-model-len": 8192}'), imagePullSecrets=[{"name": "regcred"}])
+        .build()
+    )
     tpl = template(2).status(resolvedNodeAffinity=AFFINITY).build()
     req = request(svc, tpl, cache=cache(artifact("hf---qwen", "Qwen/Qwen3-32B", pvc="qwen-pvc")))
     isvc = build_isvc(req, scaling_request(svc))
@@ -472,5 +557,7 @@ def test_cache_volumes_of_the_live_object_survive_a_build_without_the_cache():
     first = build_isvc(request(cache=cache(artifact("hf---qwen", "Qwen/Qwen3-32B", pvc="qwen-pvc"))), None)
     again = build_isvc(request(live=first), None)
     assert again["spec"]["predictor"]["volumes"] == first["spec"]["predictor"]["volumes"]
-    assert again["spec"]["predictor"]["containers"][0]["volumeMounts"] == \
-        first["spec"]["predictor"]["containers"][0]["volumeMounts"]
+    assert (
+        again["spec"]["predictor"]["containers"][0]["volumeMounts"]
+        == first["spec"]["predictor"]["containers"][0]["volumeMounts"]
+    )

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from aim_core import GpuDevice
+from aim_core.plugin.manager import get_plugin_manager, providers
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Category, State
-from aim_core.plugin.manager import get_plugin_manager, providers
 from aim_core.reconcile.naming import derived_template_name
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import TEMPLATES
@@ -119,8 +119,12 @@ class ServiceBuilder(dict):
 
 
 def service(name: str = "svc") -> ServiceBuilder:
-    return ServiceBuilder(apiVersion="aim.eai.amd.com/v1alpha1", kind="AIMService",
-                          metadata={"name": name, "namespace": NS, "uid": "svc-uid"}, spec={"model": {"name": "m"}})
+    return ServiceBuilder(
+        apiVersion="aim.eai.amd.com/v1alpha1",
+        kind="AIMService",
+        metadata={"name": name, "namespace": NS, "uid": "svc-uid"},
+        spec={"model": {"name": "m"}},
+    )
 
 
 def gpu_override(model: str | None = None, count: int | None = None) -> dict[str, Any]:
@@ -129,10 +133,21 @@ def gpu_override(model: str | None = None, count: int | None = None) -> dict[str
 
 # ---------------------------------------------------------------- cluster GPUs from the real vendors
 
-AMD_IDS = {"MI355X": "75a3", "MI325X": "74a5", "MI300X": "74a1", "MI250X": "7408", "MI210": "740f",
-           "MI308X": "74a2", "MI100": "738c"}
-NVIDIA_PRODUCTS = {"B200": "NVIDIA-B200", "H100": "NVIDIA-H100-80GB-HBM3", "A100": "NVIDIA-A100-SXM4-40GB",
-                   "L4": "NVIDIA-L4"}
+AMD_IDS = {
+    "MI355X": "75a3",
+    "MI325X": "74a5",
+    "MI300X": "74a1",
+    "MI250X": "7408",
+    "MI210": "740f",
+    "MI308X": "74a2",
+    "MI100": "738c",
+}
+NVIDIA_PRODUCTS = {
+    "B200": "NVIDIA-B200",
+    "H100": "NVIDIA-H100-80GB-HBM3",
+    "A100": "NVIDIA-A100-SXM4-40GB",
+    "L4": "NVIDIA-L4",
+}
 
 
 @functools.cache
@@ -147,20 +162,34 @@ def node(model: str) -> dict[str, Any]:
     else:
         labels = {"nvidia.com/gpu.product": NVIDIA_PRODUCTS[model], "nvidia.com/gpu.count": "8"}
         capacity = {"nvidia.com/gpu": "8"}
-    return {"metadata": {"name": f"node-{model.lower()}", "labels": labels},
-            "status": {"capacity": capacity, "allocatable": capacity}}
+    return {
+        "metadata": {"name": f"node-{model.lower()}", "labels": labels},
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
 
 
 def gpus(*models: str) -> GpuInventory:
     return GpuInventory.from_nodes([node(m) for m in models], vendors())
 
 
-def select(*templates: dict[str, Any], cluster_gpus: tuple[str, ...] = ("MI300X",), allow_unoptimized: bool = False,
-           overrides: dict[str, Any] | None = None, model: str = "m"):
+def select(
+    *templates: dict[str, Any],
+    cluster_gpus: tuple[str, ...] = ("MI300X",),
+    allow_unoptimized: bool = False,
+    overrides: dict[str, Any] | None = None,
+    model: str = "m",
+):
     namespaced = [t for t in templates if t["kind"] == "AIMServiceTemplate"]
     cluster = [t for t in templates if t["kind"] == "AIMClusterServiceTemplate"]
-    return select_template(model, namespaced, cluster, gpus(*cluster_gpus), allow_unoptimized=allow_unoptimized,
-                           overrides=overrides, namespace=NS)
+    return select_template(
+        model,
+        namespaced,
+        cluster,
+        gpus(*cluster_gpus),
+        allow_unoptimized=allow_unoptimized,
+        overrides=overrides,
+        namespace=NS,
+    )
 
 
 def by_name(*templates: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -181,49 +210,141 @@ def test_the_real_vendors_are_installed():
 @pytest.mark.parametrize(
     ("row", "templates", "kwargs", "chosen", "rejected"),
     [
-        ("not Ready", [good("a"), good("b").status("Progressing")], {}, "a",
-         {"b": (Filter.READY, "not Ready (Progressing)")}),
-        ("NotAvailable is not Ready", [good("a"), good("b").status("NotAvailable")], {}, "a",
-         {"b": (Filter.READY, "not Ready (NotAvailable)")}),
-        ("no status yet", [good("a"), template("b").gpu("MI300X")], {}, "a",
-         {"b": (Filter.READY, "not Ready (Pending)")}),
-        ("unoptimized", [good("a"), good("b").unoptimized()], {}, "a",
-         {"b": (Filter.OPTIMIZATION, "profile type unoptimized")}),
-        ("preview does not pass either", [good("a"), good("b").preview()], {}, "a",
-         {"b": (Filter.OPTIMIZATION, "profile type preview")}),
-        ("no profile counts as unoptimized", [good("a"), template("b").ready().gpu("MI300X")], {}, "a",
-         {"b": (Filter.OPTIMIZATION, "profile type unoptimized")}),
-        ("metric override", [good("a"), good("b").metric("throughput")], {"overrides": {"metric": "latency"}}, "a",
-         {"b": (Filter.OVERRIDES, "metric throughput (overrides ask latency)")}),
-        ("profile metric beats spec metric", [good("a").metric("throughput").profile(metric="latency"),
-                                              good("b").profile(metric="throughput")],
-         {"overrides": {"metric": "latency"}}, "a", {"b": (Filter.OVERRIDES, "metric throughput")}),
-        ("metric compares case-insensitively", [good("a").metric("Latency")], {"overrides": {"metric": "LATENCY"}},
-         "a", {}),
-        ("unknown metric differs", [good("a"), good("b").with_spec(metric=None)],
-         {"overrides": {"metric": "latency"}}, "a", {"b": (Filter.OVERRIDES, "metric unset (overrides ask latency)")}),
-        ("precision override", [good("a").precision("fp8"), good("b")], {"overrides": {"precision": "fp8"}}, "a",
-         {"b": (Filter.OVERRIDES, "precision fp16 (overrides ask fp8)")}),
-        ("GPU model override", [good("a"), good("b", "MI210")],
-         {"overrides": {"hardware": gpu_override("mi300x")}, "cluster_gpus": ("MI300X", "MI210")}, "a",
-         {"b": (Filter.OVERRIDES, "GPU MI210 (overrides ask mi300x)")}),
-        ("GPU count override", [good("a").gpu("MI300X", 4), good("b")],
-         {"overrides": {"hardware": gpu_override(count=4)}}, "a",
-         {"b": (Filter.OVERRIDES, "1 GPUs (overrides ask 4)")}),
-        ("unknown GPU count passes a count override", [good("a").gpu("MI300X", None)],
-         {"overrides": {"hardware": gpu_override(count=4)}}, "a", {}),
-        ("GPU absent from the cluster", [good("a"), good("b", "MI325X")], {}, "a",
-         {"b": (Filter.GPU, "GPU MI325X is not in the cluster")}),
-        ("profile GPU when the spec names none", [good("a"), good("b").gpu(None).profile(gpu="MI325X")], {}, "a",
-         {"b": (Filter.GPU, "GPU MI325X is not in the cluster")}),
+        (
+            "not Ready",
+            [good("a"), good("b").status("Progressing")],
+            {},
+            "a",
+            {"b": (Filter.READY, "not Ready (Progressing)")},
+        ),
+        (
+            "NotAvailable is not Ready",
+            [good("a"), good("b").status("NotAvailable")],
+            {},
+            "a",
+            {"b": (Filter.READY, "not Ready (NotAvailable)")},
+        ),
+        (
+            "no status yet",
+            [good("a"), template("b").gpu("MI300X")],
+            {},
+            "a",
+            {"b": (Filter.READY, "not Ready (Pending)")},
+        ),
+        (
+            "unoptimized",
+            [good("a"), good("b").unoptimized()],
+            {},
+            "a",
+            {"b": (Filter.OPTIMIZATION, "profile type unoptimized")},
+        ),
+        (
+            "preview does not pass either",
+            [good("a"), good("b").preview()],
+            {},
+            "a",
+            {"b": (Filter.OPTIMIZATION, "profile type preview")},
+        ),
+        (
+            "no profile counts as unoptimized",
+            [good("a"), template("b").ready().gpu("MI300X")],
+            {},
+            "a",
+            {"b": (Filter.OPTIMIZATION, "profile type unoptimized")},
+        ),
+        (
+            "metric override",
+            [good("a"), good("b").metric("throughput")],
+            {"overrides": {"metric": "latency"}},
+            "a",
+            {"b": (Filter.OVERRIDES, "metric throughput (overrides ask latency)")},
+        ),
+        (
+            "profile metric beats spec metric",
+            [good("a").metric("throughput").profile(metric="latency"), good("b").profile(metric="throughput")],
+            {"overrides": {"metric": "latency"}},
+            "a",
+            {"b": (Filter.OVERRIDES, "metric throughput")},
+        ),
+        (
+            "metric compares case-insensitively",
+            [good("a").metric("Latency")],
+            {"overrides": {"metric": "LATENCY"}},
+            "a",
+            {},
+        ),
+        (
+            "unknown metric differs",
+            [good("a"), good("b").with_spec(metric=None)],
+            {"overrides": {"metric": "latency"}},
+            "a",
+            {"b": (Filter.OVERRIDES, "metric unset (overrides ask latency)")},
+        ),
+        (
+            "precision override",
+            [good("a").precision("fp8"), good("b")],
+            {"overrides": {"precision": "fp8"}},
+            "a",
+            {"b": (Filter.OVERRIDES, "precision fp16 (overrides ask fp8)")},
+        ),
+        (
+            "GPU model override",
+            [good("a"), good("b", "MI210")],
+            {"overrides": {"hardware": gpu_override("mi300x")}, "cluster_gpus": ("MI300X", "MI210")},
+            "a",
+            {"b": (Filter.OVERRIDES, "GPU MI210 (overrides ask mi300x)")},
+        ),
+        (
+            "GPU count override",
+            [good("a").gpu("MI300X", 4), good("b")],
+            {"overrides": {"hardware": gpu_override(count=4)}},
+            "a",
+            {"b": (Filter.OVERRIDES, "1 GPUs (overrides ask 4)")},
+        ),
+        (
+            "unknown GPU count passes a count override",
+            [good("a").gpu("MI300X", None)],
+            {"overrides": {"hardware": gpu_override(count=4)}},
+            "a",
+            {},
+        ),
+        (
+            "GPU absent from the cluster",
+            [good("a"), good("b", "MI325X")],
+            {},
+            "a",
+            {"b": (Filter.GPU, "GPU MI325X is not in the cluster")},
+        ),
+        (
+            "profile GPU when the spec names none",
+            [good("a"), good("b").gpu(None).profile(gpu="MI325X")],
+            {},
+            "a",
+            {"b": (Filter.GPU, "GPU MI325X is not in the cluster")},
+        ),
         ("GPU names are case-insensitive", [good("a", "mi300x")], {}, "a", {}),
         ("templates without a GPU model pass", [good("a").gpu(None, 1)], {"cluster_gpus": ()}, "a", {}),
-        ("derived templates are never auto-selected", [good("a"), good("b").derived()], {}, "a",
-         {"b": (Filter.DERIVED, "derived by a service")}),
-        ("namespaced beats a better cluster template", [good("a", "MI210"), good("c", "MI325X", cluster=True)],
-         {"cluster_gpus": ("MI325X", "MI210")}, "a", {"c": (Filter.SCOPE, "a namespaced one is usable")}),
-        ("allowUnoptimized lets unoptimized and preview through",
-         [good("a").unoptimized(), good("b").preview().metric("throughput")], {"allow_unoptimized": True}, "b", {}),
+        (
+            "derived templates are never auto-selected",
+            [good("a"), good("b").derived()],
+            {},
+            "a",
+            {"b": (Filter.DERIVED, "derived by a service")},
+        ),
+        (
+            "namespaced beats a better cluster template",
+            [good("a", "MI210"), good("c", "MI325X", cluster=True)],
+            {"cluster_gpus": ("MI325X", "MI210")},
+            "a",
+            {"c": (Filter.SCOPE, "a namespaced one is usable")},
+        ),
+        (
+            "allowUnoptimized lets unoptimized and preview through",
+            [good("a").unoptimized(), good("b").preview().metric("throughput")],
+            {"allow_unoptimized": True},
+            "b",
+            {},
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
@@ -246,8 +367,12 @@ def test_templates_of_other_models_are_not_candidates():
 def test_a_cluster_template_is_chosen_when_no_namespaced_one_is_usable():
     result = select(good("a").status("Failed"), good("c", cluster=True))
     assert (result.chosen.name, result.scope) == ("c", Scope.CLUSTER)
-    assert result.chosen.reference() == {"kind": "AIMClusterServiceTemplate", "name": "c", "scope": "Cluster",
-                                         "uid": "uid-c"}
+    assert result.chosen.reference() == {
+        "kind": "AIMClusterServiceTemplate",
+        "name": "c",
+        "scope": "Cluster",
+        "uid": "uid-c",
+    }
 
 
 # ---------------------------------------------------------------- auto-selection: ranking (spec 2.11)
@@ -323,8 +448,15 @@ def test_metric_ranks_latency_before_throughput():
 
 @pytest.mark.parametrize(
     ("better", "worse"),
-    [("fp4", "int4"), ("int4", "fp8"), ("fp8", "int8"), ("int8", "fp16"), ("fp16", "bf16"), ("bf16", "fp32"),
-     ("fp32", "auto")],
+    [
+        ("fp4", "int4"),
+        ("int4", "fp8"),
+        ("fp8", "int8"),
+        ("int8", "fp16"),
+        ("fp16", "bf16"),
+        ("bf16", "fp32"),
+        ("fp32", "auto"),
+    ],
 )
 def test_precision_ranks_fp4_int4_fp8_int8_fp16_bf16_fp32_then_the_rest(better, worse):
     result = pair(good("b").precision(better), good("w").precision(worse))
@@ -345,8 +477,9 @@ def test_keys_compare_lexicographically(row, better, worse):
 
 
 def test_profile_values_rank_before_spec_values():
-    result = pair(good("b").metric("throughput").profile(metric="latency", precision="fp8"),
-                  good("w").profile(precision="fp16"))
+    result = pair(
+        good("b").metric("throughput").profile(metric="latency", precision="fp8"), good("w").profile(precision="fp16")
+    )
     assert fates_why(result, "w") == "outranked by b on precision: fp8 before fp16"
 
 
@@ -361,7 +494,8 @@ def test_a_tie_on_every_key_selects_nothing_and_says_so():
     assert result.health.category is None and result.health.upstream
     assert result.health.message == (
         "2 templates for model 'm' rank equally (optimized, MI300X, latency, fp16): a, b; "
-        "set spec.template.name to choose one, or remove the duplicates")
+        "set spec.template.name to choose one, or remove the duplicates"
+    )
 
 
 def test_unranked_gpus_tie_like_upstream_others():
@@ -377,31 +511,81 @@ def test_tied_cluster_templates_are_ambiguous_too():
 @pytest.mark.parametrize(
     ("row", "templates", "kwargs", "state", "reason", "message"),
     [
-        ("no template at all", [], {}, State.PENDING, "TemplateNotFound",
-         "no template for model 'm' exists: no AIMServiceTemplate in namespace 'ml-team' and no "
-         "AIMClusterServiceTemplate has this modelName; waiting for one"),
-        ("only derived ones", [good("a").derived()], {}, State.PENDING, "TemplateNotFound",
-         "no template for model 'm' exists"),
-        ("none Ready", [good("a").status("Progressing"), good("b").status("NotAvailable")], {}, State.PROGRESSING,
-         "TemplateNotReady", "no template for model 'm' is Ready yet: a (Progressing), b (NotAvailable)"),
-        ("none optimized", [good("a").unoptimized(), good("b").preview()], {}, State.PENDING, "TemplateNotFound",
-         "2 templates for model 'm' are Ready but none is optimized (a: unoptimized, b: preview); "
-         "set spec.template.allowUnoptimized: true to use them"),
-        ("overrides contradict every template", [good("a"), good("b").precision("bf16")],
-         {"overrides": {"precision": "fp8"}}, State.PENDING, "TemplateNotFound",
-         "no usable template for model 'm' matches spec.overrides (precision fp8): "
-         "a: precision fp16 (overrides ask fp8), b: precision bf16 (overrides ask fp8)"),
-        ("template GPUs absent", [good("a", "MI300X"), good("b", "MI325X")], {"cluster_gpus": ("MI210",)},
-         State.PENDING, "TemplateNotFound",
-         "no template's GPU (MI300X, MI325X) is present in the cluster (found: MI210)"),
-        ("no GPUs at all", [good("a")], {"cluster_gpus": ()}, State.PENDING, "TemplateNotFound",
-         "no template's GPU (MI300X) is present in the cluster (found: no GPUs)"),
-        ("impossible GPU override", [good("a").gpu(None, 1)], {"overrides": {"hardware": gpu_override("MI325X")}},
-         State.PENDING, "TemplateNotFound",
-         "spec.overrides asks for GPU MI325X, which is not in the cluster (found: MI300X)"),
-        ("GPU override matching no template", [good("a")], {"overrides": {"hardware": gpu_override("MI325X")},
-                                                            "cluster_gpus": ("MI300X", "MI325X")},
-         State.PENDING, "TemplateNotFound", "a: GPU MI300X (overrides ask MI325X)"),
+        (
+            "no template at all",
+            [],
+            {},
+            State.PENDING,
+            "TemplateNotFound",
+            "no template for model 'm' exists: no AIMServiceTemplate in namespace 'ml-team' and no "
+            "AIMClusterServiceTemplate has this modelName; waiting for one",
+        ),
+        (
+            "only derived ones",
+            [good("a").derived()],
+            {},
+            State.PENDING,
+            "TemplateNotFound",
+            "no template for model 'm' exists",
+        ),
+        (
+            "none Ready",
+            [good("a").status("Progressing"), good("b").status("NotAvailable")],
+            {},
+            State.PROGRESSING,
+            "TemplateNotReady",
+            "no template for model 'm' is Ready yet: a (Progressing), b (NotAvailable)",
+        ),
+        (
+            "none optimized",
+            [good("a").unoptimized(), good("b").preview()],
+            {},
+            State.PENDING,
+            "TemplateNotFound",
+            "2 templates for model 'm' are Ready but none is optimized (a: unoptimized, b: preview); "
+            "set spec.template.allowUnoptimized: true to use them",
+        ),
+        (
+            "overrides contradict every template",
+            [good("a"), good("b").precision("bf16")],
+            {"overrides": {"precision": "fp8"}},
+            State.PENDING,
+            "TemplateNotFound",
+            "no usable template for model 'm' matches spec.overrides (precision fp8): "
+            "a: precision fp16 (overrides ask fp8), b: precision bf16 (overrides ask fp8)",
+        ),
+        (
+            "template GPUs absent",
+            [good("a", "MI300X"), good("b", "MI325X")],
+            {"cluster_gpus": ("MI210",)},
+            State.PENDING,
+            "TemplateNotFound",
+            "no template's GPU (MI300X, MI325X) is present in the cluster (found: MI210)",
+        ),
+        (
+            "no GPUs at all",
+            [good("a")],
+            {"cluster_gpus": ()},
+            State.PENDING,
+            "TemplateNotFound",
+            "no template's GPU (MI300X) is present in the cluster (found: no GPUs)",
+        ),
+        (
+            "impossible GPU override",
+            [good("a").gpu(None, 1)],
+            {"overrides": {"hardware": gpu_override("MI325X")}},
+            State.PENDING,
+            "TemplateNotFound",
+            "spec.overrides asks for GPU MI325X, which is not in the cluster (found: MI300X)",
+        ),
+        (
+            "GPU override matching no template",
+            [good("a")],
+            {"overrides": {"hardware": gpu_override("MI325X")}, "cluster_gpus": ("MI300X", "MI325X")},
+            State.PENDING,
+            "TemplateNotFound",
+            "a: GPU MI300X (overrides ask MI325X)",
+        ),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
@@ -414,14 +598,14 @@ def test_when_nothing_is_selected_the_message_says_exactly_why(row, templates, k
 
 
 def test_explain_lists_every_candidate_with_its_fate():
-    result = select(good("a"), good("b").status("Progressing"), good("c").metric("throughput"),
-                    good("d", cluster=True))
+    result = select(good("a"), good("b").status("Progressing"), good("c").metric("throughput"), good("d", cluster=True))
     lines = result.explain()
     assert lines[0].startswith("template for model m: Resolved: selected AIMServiceTemplate ml-team/a")
     assert lines[1] == "  + AIMServiceTemplate ml-team/a: selected: best (optimized, MI300X, latency, fp16)"
     assert lines[2] == "  - AIMServiceTemplate ml-team/b: rejected [ready]: not Ready (Progressing)"
-    assert lines[3] == ("  - AIMServiceTemplate ml-team/c: outranked: outranked by a on metric: "
-                        "latency before throughput")
+    assert lines[3] == (
+        "  - AIMServiceTemplate ml-team/c: outranked: outranked by a on metric: latency before throughput"
+    )
     assert lines[4].startswith("  - AIMClusterServiceTemplate d: rejected [scope]")
 
 
@@ -453,11 +637,19 @@ def test_a_template_without_status_is_pending_and_cluster_templates_are_named_as
 
 def test_resolved_reference_has_a_namespace_only_for_namespaced_templates():
     assert resolved_reference(template("t"), Scope.NAMESPACE) == {
-        "kind": "AIMServiceTemplate", "name": "t", "namespace": NS, "scope": "Namespace", "uid": "uid-t"}
+        "kind": "AIMServiceTemplate",
+        "name": "t",
+        "namespace": NS,
+        "scope": "Namespace",
+        "uid": "uid-t",
+    }
     cluster = template("c", cluster=True)
     del cluster["metadata"]["uid"]
     assert resolved_reference(cluster, Scope.CLUSTER) == {
-        "kind": "AIMClusterServiceTemplate", "name": "c", "scope": "Cluster"}
+        "kind": "AIMClusterServiceTemplate",
+        "name": "c",
+        "scope": "Cluster",
+    }
 
 
 # ---------------------------------------------------------------- sticky (F45)
@@ -472,8 +664,13 @@ REF_A = {"name": "a", "namespace": NS, "scope": "Namespace", "uid": "uid-a"}
         ("no longer Ready", REF_A, [good("a").status("Degraded")], [], None),
         ("deleted", REF_A, [], [], None),
         ("recreated under the same name", REF_A, [good("a").with_spec()], [], None),
-        ("cluster scope looks only cluster-wide", {"name": "a", "scope": "Cluster"}, [good("a")],
-         [good("a", cluster=True)], ("a", Scope.CLUSTER)),
+        (
+            "cluster scope looks only cluster-wide",
+            {"name": "a", "scope": "Cluster"},
+            [good("a")],
+            [good("a", cluster=True)],
+            ("a", Scope.CLUSTER),
+        ),
         ("no scope: namespace first", {"name": "a"}, [good("a")], [good("a", cluster=True)], ("a", Scope.NAMESPACE)),
         ("nothing recorded", None, [good("a")], [], None),
     ],
@@ -497,8 +694,13 @@ def explicit(svc: dict[str, Any], namespaced=(), cluster=(), cluster_gpus=("MI30
 def test_an_explicit_namespaced_template_wins_over_a_cluster_one_of_the_same_name():
     result = explicit(service().named("t"), [good("t")], [good("t", cluster=True)])
     assert (result.template.scope, result.health.reason, result.ready) == (Scope.NAMESPACE, "Resolved", True)
-    assert result.reference == {"kind": "AIMServiceTemplate", "name": "t", "namespace": NS, "scope": "Namespace",
-                                "uid": "uid-t"}
+    assert result.reference == {
+        "kind": "AIMServiceTemplate",
+        "name": "t",
+        "namespace": NS,
+        "scope": "Namespace",
+        "uid": "uid-t",
+    }
     assert result.derived is None and result.selection is None
 
 
@@ -516,9 +718,13 @@ def test_an_explicit_template_that_is_not_ready_is_used_but_not_recorded():
 def test_a_missing_explicit_template_is_a_missing_reference_naming_both_lookups():
     result = explicit(service().named("t"))
     assert (result.health.state, result.health.reason, result.health.category) == (
-        State.FAILED, "TemplateNotFound", Category.MISSING_UPSTREAM)
-    assert result.health.message == ("template 't' not found: no AIMServiceTemplate 't' in namespace 'ml-team' "
-                                      "and no AIMClusterServiceTemplate 't'")
+        State.FAILED,
+        "TemplateNotFound",
+        Category.MISSING_UPSTREAM,
+    )
+    assert result.health.message == (
+        "template 't' not found: no AIMServiceTemplate 't' in namespace 'ml-team' and no AIMClusterServiceTemplate 't'"
+    )
     plan = Plan()
     result.contribute(plan)
     assert [(i.category, i.reason) for i in plan.issues] == [(Category.MISSING_UPSTREAM, "TemplateNotFound")]
@@ -542,10 +748,15 @@ def test_overrides_on_an_explicit_ready_base_plan_the_derived_template_and_wait_
     assert waiting.derived is not None and waiting.derived["metadata"]["name"] == name
     assert waiting.derived["spec"]["precision"] == "fp8"
     assert (waiting.health.state, waiting.health.reason, waiting.health.upstream) == (
-        State.PROGRESSING, "TemplateNotReady", True)
+        State.PROGRESSING,
+        "TemplateNotReady",
+        True,
+    )
     where = "AIMClusterServiceTemplate t" if cluster else "AIMServiceTemplate ml-team/t"
-    assert waiting.health.message == f"creating AIMServiceTemplate ml-team/{name} from {where} with overrides " \
-                                     "(precision fp8)"
+    assert (
+        waiting.health.message == f"creating AIMServiceTemplate ml-team/{name} from {where} with overrides "
+        "(precision fp8)"
+    )
     assert waiting.template is None and waiting.reference is None
 
     created = template(name).derived().status("Progressing")
@@ -554,21 +765,28 @@ def test_overrides_on_an_explicit_ready_base_plan_the_derived_template_and_wait_
     assert discovering.derived is not None  # still planned, so our fields stay ours
 
     ready = explicit(svc, [*namespaced, copy.deepcopy(created).ready()], clustered)
-    assert ready.ready and ready.reference == {"kind": "AIMServiceTemplate", "name": name, "namespace": NS,
-                                               "scope": "Namespace", "uid": f"uid-{name}"}
+    assert ready.ready and ready.reference == {
+        "kind": "AIMServiceTemplate",
+        "name": name,
+        "namespace": NS,
+        "scope": "Namespace",
+        "uid": f"uid-{name}",
+    }
 
 
 def test_overrides_wait_for_a_base_that_is_not_ready():
     result = explicit(service().named("t").overrides(precision="fp8"), [good("t").status("Progressing")])
     assert result.derived is None and result.template is None
     assert (result.health.state, result.health.reason) == (State.PROGRESSING, "TemplateNotReady")
-    assert result.health.message == "base of spec.overrides (precision fp8): AIMServiceTemplate ml-team/t is " \
-                                    "Progressing"
+    assert (
+        result.health.message == "base of spec.overrides (precision fp8): AIMServiceTemplate ml-team/t is Progressing"
+    )
 
 
 def test_a_gpu_override_derives_from_a_not_available_base():
-    result = explicit(service().named("t").overrides(hardware=gpu_override("MI300X")),
-                      [good("t", "MI325X").status("NotAvailable")])
+    result = explicit(
+        service().named("t").overrides(hardware=gpu_override("MI300X")), [good("t", "MI325X").status("NotAvailable")]
+    )
     assert result.derived is not None and result.derived["spec"]["hardware"]["gpu"]["model"] == "MI300X"
 
 
@@ -579,8 +797,10 @@ def test_an_existing_derived_template_is_used_when_its_base_is_gone():
 
 
 def test_overrides_that_change_nothing_use_the_base():
-    result = explicit(service().named("t").overrides(precision="FP16", metric="latency",
-                                                     hardware=gpu_override("mi300x", 1)), [good("t")])
+    result = explicit(
+        service().named("t").overrides(precision="FP16", metric="latency", hardware=gpu_override("mi300x", 1)),
+        [good("t")],
+    )
     assert result.template.name == "t" and result.derived is None and result.ready
 
 
@@ -593,8 +813,14 @@ def test_a_derived_template_named_explicitly_is_not_derived_again():
 
 
 def test_the_derived_template_follows_the_naming_rule_and_carries_the_overrides():
-    base = template("my-template").ready().gpu("MI210", 1).metric("latency").precision("fp16").with_spec(
-        profileId="p-1", env=[{"name": "A", "value": "1"}])
+    base = (
+        template("my-template")
+        .ready()
+        .gpu("MI210", 1)
+        .metric("latency")
+        .precision("fp16")
+        .with_spec(profileId="p-1", env=[{"name": "A", "value": "1"}])
+    )
     base["spec"]["hardware"]["gpu"]["resourceName"] = "amd.com/gpu"
     overrides = {"metric": "throughput", "precision": "fp8", "hardware": gpu_override("MI300X", 4)}
     before = copy.deepcopy(base)
@@ -635,8 +861,10 @@ def test_the_profile_id_stays_when_the_overrides_keep_the_profile():
 def test_the_runtime_config_comes_from_the_service_then_the_base(service_config, base_config, expected):
     svc = service().with_spec(runtimeConfigName=service_config)
     base = good("t").with_spec(runtimeConfigName=base_config)
-    assert derived_template(base, Scope.NAMESPACE, svc, {"precision": "fp8"}, False)["spec"]["runtimeConfigName"] \
+    assert (
+        derived_template(base, Scope.NAMESPACE, svc, {"precision": "fp8"}, False)["spec"]["runtimeConfigName"]
         == expected
+    )
 
 
 def test_pull_secrets_and_resources_come_from_the_service_when_set():
@@ -694,8 +922,10 @@ def test_a_recorded_template_stays_when_a_better_one_appears():
     svc = service().resolved(resolved_reference(old, Scope.NAMESPACE))
     result = choose(svc, [old, good("new", "MI325X")], cluster_gpus=("MI210", "MI325X"))
     assert result.template.name == "old" and result.ready
-    assert result.health.message == ("keeping AIMServiceTemplate ml-team/old recorded in status.resolvedTemplate "
-                                     "while it is Ready (auto-selection would now choose AIMServiceTemplate ml-team/new)")
+    assert result.health.message == (
+        "keeping AIMServiceTemplate ml-team/old recorded in status.resolvedTemplate "
+        "while it is Ready (auto-selection would now choose AIMServiceTemplate ml-team/new)"
+    )
 
 
 def test_keeping_the_template_auto_selection_still_picks_says_what_the_first_pass_said():
@@ -730,7 +960,8 @@ def test_auto_selection_with_overrides_adding_a_gpu_model_uses_a_derived_copy():
     plan = Plan()
     result.contribute(plan)
     assert [(d.resource, d.obj["metadata"]["name"], d.owned) for d in plan.apply] == [
-        (TEMPLATES, result.derived["metadata"]["name"], True)]
+        (TEMPLATES, result.derived["metadata"]["name"], True)
+    ]
 
 
 def test_auto_selection_with_overrides_the_base_already_meets_makes_no_copy():

@@ -23,7 +23,8 @@ def _package() -> ModuleType:
     """The example's package, from the source tree (not from any installed copy)."""
     if PACKAGE not in sys.modules:
         spec = importlib.util.spec_from_file_location(
-            PACKAGE, EXAMPLE / PACKAGE / "__init__.py", submodule_search_locations=[str(EXAMPLE / PACKAGE)])
+            PACKAGE, EXAMPLE / PACKAGE / "__init__.py", submodule_search_locations=[str(EXAMPLE / PACKAGE)]
+        )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[PACKAGE] = module
@@ -43,7 +44,12 @@ AcmeVendor = importlib.import_module(f"{PACKAGE}.vendor").AcmeGpuVendor
 
 def acme_node(model: str = "x9", count: int = 4) -> dict[str, Any]:
     """A Node with ``count`` Acme accelerators of product ``model``, as Acme's device plugin labels it."""
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": "acme-1", "labels": {"acme.example/accel.model": model,
-                                                      "acme.example/accel.count": str(count)}},
-            "status": {"allocatable": {"acme.example/accel": str(count)}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": "acme-1",
+            "labels": {"acme.example/accel.model": model, "acme.example/accel.count": str(count)},
+        },
+        "status": {"allocatable": {"acme.example/accel": str(count)}},
+    }

@@ -20,8 +20,21 @@ def test_names_have_the_gpu_replaced_or_a_suffix():
 
 
 def test_the_examples_mi300x_templates_are_cloned_for_mi308x_from_files(capsys):
-    assert main(["templates", "clone", "--from-gpu", "MI300X", "--to-gpu", "MI308X",
-                 "-f", str(ROOT / "examples" / "templates.yaml")]) == 0
+    assert (
+        main(
+            [
+                "templates",
+                "clone",
+                "--from-gpu",
+                "MI300X",
+                "--to-gpu",
+                "MI308X",
+                "-f",
+                str(ROOT / "examples" / "templates.yaml"),
+            ]
+        )
+        == 0
+    )
     clones = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
     by_name = {c["metadata"]["name"]: c for c in clones}
     clone = by_name[MI300X_LATENCY.replace("mi300x", "mi308x")]
@@ -35,14 +48,30 @@ def test_the_examples_mi300x_templates_are_cloned_for_mi308x_from_files(capsys):
 
 
 def test_no_template_of_that_gpu_is_an_error(capsys):
-    assert main(["templates", "clone", "--from-gpu", "H100", "--to-gpu", "H200",
-                 "-f", str(ROOT / "examples" / "templates.yaml")]) == 1
+    assert (
+        main(
+            [
+                "templates",
+                "clone",
+                "--from-gpu",
+                "H100",
+                "--to-gpu",
+                "H200",
+                "-f",
+                str(ROOT / "examples" / "templates.yaml"),
+            ]
+        )
+        == 1
+    )
     assert "no AIMClusterServiceTemplate for GPU H100" in capsys.readouterr().err
 
 
 def test_copies_that_exist_already_are_not_printed_again():
-    original = {"kind": "AIMClusterServiceTemplate", "metadata": {"name": "t-mi300x"},
-                "spec": {"modelName": "m", "hardware": {"gpu": {"model": "MI300X", "requests": 1}}}}
+    original = {
+        "kind": "AIMClusterServiceTemplate",
+        "metadata": {"name": "t-mi300x"},
+        "spec": {"modelName": "m", "hardware": {"gpu": {"model": "MI300X", "requests": 1}}},
+    }
     [clone] = clone_templates([original], "mi300x", "MI308X")
     assert clone["metadata"]["name"] == "t-mi308x"
     assert clone_templates([original, clone], "MI300X", "MI308X") == []

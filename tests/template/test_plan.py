@@ -8,8 +8,8 @@ import json
 import pytest
 
 from aim_core.reconcile.health import State
-from aim_core.reconcile.status import derive
 from aim_core.reconcile.resources import JOBS, TEMPLATE_CACHES
+from aim_core.reconcile.status import derive
 from aim_core.template.observed import Slot
 from aim_core.template.plan import plan_template
 from tests.template.builders import (
@@ -23,13 +23,27 @@ from tests.template.builders import (
     pod_of,
 )
 
-OUTPUT = json.dumps([{
-    "filename": "p.yaml",
-    "profile": {"model": "org/m", "metadata": {"engine": "vllm", "gpu": "MI300X", "precision": "fp8", "gpu_count": 1,
-                                                 "metric": "latency", "type": "optimized"},
-                "engine_args": {"tp": 1}, "env_vars": {"A": "1"}},
-    "models": [{"name": "org/m", "source": "hf://org/m", "size_gb": 16}],
-}])
+OUTPUT = json.dumps(
+    [
+        {
+            "filename": "p.yaml",
+            "profile": {
+                "model": "org/m",
+                "metadata": {
+                    "engine": "vllm",
+                    "gpu": "MI300X",
+                    "precision": "fp8",
+                    "gpu_count": 1,
+                    "metric": "latency",
+                    "type": "optimized",
+                },
+                "engine_args": {"tp": 1},
+                "env_vars": {"A": "1"},
+            },
+            "models": [{"name": "org/m", "source": "hf://org/m", "size_gb": 16}],
+        }
+    ]
+)
 
 
 def root(plan):
@@ -67,21 +81,29 @@ def test_a_cluster_template_binds_to_the_cluster_model_and_discovers_in_the_oper
     t = make_template(cluster=True).with_gpu()
     plan = plan_template(t, observed(t, nodes=[amd_node()]))
     assert plan.components["ClusterModel"].reason == "ClusterModelFound"
-    assert plan.status["resolvedModel"] == {"name": "m", "kind": "AIMClusterModel", "scope": "Cluster",
-                                            "uid": "uid-model-m"}
+    assert plan.status["resolvedModel"] == {
+        "name": "m",
+        "kind": "AIMClusterModel",
+        "scope": "Cluster",
+        "uid": "uid-model-m",
+    }
     assert jobs(plan)[0]["metadata"]["namespace"] == "aim-system"
 
 
 def test_a_model_failing_on_its_own_fails_the_template_but_not_one_waiting_for_templates():
     t = make_template()
     bad = make_model(status="Failed")
-    bad["status"]["conditions"] = [{"type": "ImageMetadataReady", "status": "False", "reason": "ImageNotFound"},
-                                   {"type": "Ready", "status": "False", "reason": "ImageNotFound", "message": "gone"}]
+    bad["status"]["conditions"] = [
+        {"type": "ImageMetadataReady", "status": "False", "reason": "ImageNotFound"},
+        {"type": "Ready", "status": "False", "reason": "ImageNotFound", "message": "gone"},
+    ]
     plan = plan_template(t, observed(t, model=bad))
     assert plan.components["Model"].reason == "ModelFailed" and not jobs(plan)
     waiting = make_model(status="Failed")
-    waiting["status"]["conditions"] = [{"type": "ServiceTemplatesReady", "status": "False", "reason": "AllTemplatesFailed"},
-                                       {"type": "Ready", "status": "False", "reason": "AllTemplatesFailed"}]
+    waiting["status"]["conditions"] = [
+        {"type": "ServiceTemplatesReady", "status": "False", "reason": "AllTemplatesFailed"},
+        {"type": "Ready", "status": "False", "reason": "AllTemplatesFailed"},
+    ]
     plan = plan_template(t, observed(t, model=waiting))
     assert plan.components["Model"].ready and jobs(plan)
 
@@ -101,11 +123,18 @@ def test_inline_sources_are_ready_without_a_job():
     plan = plan_template(t, observed(t, nodes=[amd_node()]))
     assert root(plan) == (State.READY, "AllComponentsReady") and not jobs(plan)
     assert plan.status["modelSources"][0]["sourceUri"] == "hf://org/model"
-    assert plan.status["profile"]["metadata"] == {"gpu": "MI300X", "gpuCount": 1, "metric": "latency",
-                                                  "precision": "fp8"}
+    assert plan.status["profile"]["metadata"] == {
+        "gpu": "MI300X",
+        "gpuCount": 1,
+        "metric": "latency",
+        "precision": "fp8",
+    }
     cond = discovered(plan)
-    assert (cond.status, cond.reason, cond.message) == ("True", "InlineModelSources",
-                                                        "Model sources provided in-line in spec")
+    assert (cond.status, cond.reason, cond.message) == (
+        "True",
+        "InlineModelSources",
+        "Model sources provided in-line in spec",
+    )
     assert plan.status["discovery"] is None and plan.status["hardwareSummary"] == "1 x MI300X"
     assert "DiscoveryJob" not in plan.components
 
@@ -113,14 +142,17 @@ def test_inline_sources_are_ready_without_a_job():
 # ---------------------------------------------------------------- GPU gating (F40)
 
 
-@pytest.mark.parametrize("gpu, nodes, reason", [
-    ({"model": "MI325X", "requests": 1}, [amd_node()], "GPUNotAvailable"),
-    ({"model": None, "requests": 1}, [], "GPUNotAvailable"),
-    ({"model": None, "requests": 1, "minVram": "256Gi"}, [amd_node()], "VRAMNotAvailable"),
-    ({"model": "MI300X", "requests": 16}, [amd_node(count=8)], "GPUNotAvailable"),
-    ({"model": "MI300X", "requests": 2_147_483_647}, [amd_node(count=None)], "GPUNotAvailable"),
-    ({"model": "H100", "requests": 1}, [amd_node()], "GPUNotAvailable"),
-])
+@pytest.mark.parametrize(
+    "gpu, nodes, reason",
+    [
+        ({"model": "MI325X", "requests": 1}, [amd_node()], "GPUNotAvailable"),
+        ({"model": None, "requests": 1}, [], "GPUNotAvailable"),
+        ({"model": None, "requests": 1, "minVram": "256Gi"}, [amd_node()], "VRAMNotAvailable"),
+        ({"model": "MI300X", "requests": 16}, [amd_node(count=8)], "GPUNotAvailable"),
+        ({"model": "MI300X", "requests": 2_147_483_647}, [amd_node(count=None)], "GPUNotAvailable"),
+        ({"model": "H100", "requests": 1}, [amd_node()], "GPUNotAvailable"),
+    ],
+)
 def test_templates_that_no_node_can_run_are_not_available_and_start_no_job(gpu, nodes, reason):
     t = make_template().with_gpu(**gpu)
     plan = plan_template(t, observed(t, nodes=nodes))
@@ -128,13 +160,16 @@ def test_templates_that_no_node_can_run_are_not_available_and_start_no_job(gpu, 
     assert plan.components["GPU"].reason == reason and not jobs(plan)
 
 
-@pytest.mark.parametrize("gpu, nodes", [
-    ({"model": "mi300x", "requests": 2}, [amd_node()]),
-    ({"model": "AMD Instinct MI300X", "requests": 1}, [amd_node()]),
-    ({"model": None, "requests": 1, "minVram": "192Gi"}, [amd_node()]),
-    ({"model": None, "requests": 1, "minVram": "100G"}, [amd_node()]),
-    ({"model": "MI300X", "requests": 4}, [amd_node(count=None)]),  # labels only: the count is unknown
-])
+@pytest.mark.parametrize(
+    "gpu, nodes",
+    [
+        ({"model": "mi300x", "requests": 2}, [amd_node()]),
+        ({"model": "AMD Instinct MI300X", "requests": 1}, [amd_node()]),
+        ({"model": None, "requests": 1, "minVram": "192Gi"}, [amd_node()]),
+        ({"model": None, "requests": 1, "minVram": "100G"}, [amd_node()]),
+        ({"model": "MI300X", "requests": 4}, [amd_node(count=None)]),  # labels only: the count is unknown
+    ],
+)
 def test_templates_a_node_can_run_are_gpu_available(gpu, nodes):
     t = make_template().with_gpu(**gpu)
     plan = plan_template(t, observed(t, nodes=nodes))
@@ -159,8 +194,9 @@ def test_an_h100_template_is_available_on_an_h100_node_with_nvidia_resources_and
     assert root(plan) == (State.READY, "AllComponentsReady")
     assert plan.status["resolvedHardware"]["gpu"]["resourceName"] == "nvidia.com/gpu"
     term = plan.status["resolvedNodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert term == [{"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
-                                           "values": ["NVIDIA-H100-80GB-HBM3"]}]}]
+    assert term == [
+        {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": ["NVIDIA-H100-80GB-HBM3"]}]}
+    ]
     plan = plan_template(t, observed(t, nodes=[nvidia_node(product="NVIDIA-A100-SXM4-80GB")]))
     assert root(plan) == (State.NOT_AVAILABLE, "GPUNotAvailable")
 
@@ -169,38 +205,61 @@ def test_min_vram_affinity_spans_vendors_with_enough_memory():
     t = make_template().with_gpu(model=None, requests=1, minVram="80Gi").inline()
     plan = plan_template(t, observed(t, nodes=[nvidia_node(), amd_node()]))
     terms = plan.status["resolvedNodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert {e["key"] for term in terms for e in term["matchExpressions"]} == {"amd.com/gpu.device-id",
-                                                                              "nvidia.com/gpu.product"}
+    assert {e["key"] for term in terms for e in term["matchExpressions"]} == {
+        "amd.com/gpu.device-id",
+        "nvidia.com/gpu.product",
+    }
 
 
 # ---------------------------------------------------------------- the discovery Job (F33)
 
 
 def test_the_discovery_job_runs_the_model_image_locked_down():
-    t = make_template().with_gpu().with_spec(
-        env=[{"name": "HF_TOKEN", "value": "x"}], imagePullSecrets=[{"name": "tpl-pull"}], profileId="p1",
-        customProfile={"engineArgs": {"tp": 2}, "envVars": {"X": "1"}})
+    t = (
+        make_template()
+        .with_gpu()
+        .with_spec(
+            env=[{"name": "HF_TOKEN", "value": "x"}],
+            imagePullSecrets=[{"name": "tpl-pull"}],
+            profileId="p1",
+            customProfile={"engineArgs": {"tp": 2}, "envVars": {"X": "1"}},
+        )
+    )
     model = make_model(imagePullSecrets=[{"name": "model-pull"}], serviceAccountName="model-sa")
     plan = plan_template(t, observed(t, model=model, nodes=[amd_node()]))
     job = jobs(plan)[0]
     assert len(job["metadata"]["name"]) <= 63 and job["metadata"]["name"].startswith("discover-tpl-")
     labels = job["metadata"]["labels"]
-    assert labels == {"app.kubernetes.io/name": "aim-discovery", "app.kubernetes.io/component": "discovery",
-                      "app.kubernetes.io/managed-by": "aim-controller", "aim.eai.amd.com/template": "tpl"}
+    assert labels == {
+        "app.kubernetes.io/name": "aim-discovery",
+        "app.kubernetes.io/component": "discovery",
+        "app.kubernetes.io/managed-by": "aim-controller",
+        "aim.eai.amd.com/template": "tpl",
+    }
     assert job["spec"]["backoffLimit"] == 0 and job["spec"]["ttlSecondsAfterFinished"] == 60
     pod = job["spec"]["template"]["spec"]
     assert job["spec"]["template"]["metadata"]["labels"]["aim.eai.amd.com/template"] == "tpl"
     assert pod["restartPolicy"] == "Never"
-    assert pod["securityContext"] == {"runAsNonRoot": True, "runAsUser": 65532,
-                                      "seccompProfile": {"type": "RuntimeDefault"}}
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
     (container,) = pod["containers"]
     assert container["image"] == model["spec"]["image"] and container["args"] == ["dry-run", "--format=json"]
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     env = [(e["name"], e.get("value")) for e in container["env"]]
-    assert env == [("AIM_LOG_LEVEL_ROOT", "CRITICAL"), ("AIM_LOG_LEVEL", "CRITICAL"), ("HF_TOKEN", "x"),
-                   ("AIM_METRIC", "latency"), ("AIM_PRECISION", "fp8"), ("AIM_GPU_MODEL", "MI300X"),
-                   ("AIM_GPU_COUNT", "1"), ("AIM_PROFILE_ID", "p1")]
+    assert env == [
+        ("AIM_LOG_LEVEL_ROOT", "CRITICAL"),
+        ("AIM_LOG_LEVEL", "CRITICAL"),
+        ("HF_TOKEN", "x"),
+        ("AIM_METRIC", "latency"),
+        ("AIM_PRECISION", "fp8"),
+        ("AIM_GPU_MODEL", "MI300X"),
+        ("AIM_GPU_COUNT", "1"),
+        ("AIM_PROFILE_ID", "p1"),
+    ]
     assert pod["imagePullSecrets"] == [{"name": "tpl-pull"}, {"name": "model-pull"}]
     assert pod["serviceAccountName"] == "model-sa"  # its own namespace's account
     assert pod["automountServiceAccountToken"] is False  # discovery never talks to the API server
@@ -216,8 +275,9 @@ def test_a_long_template_name_gives_a_job_name_and_labels_that_fit():
     assert len(job["metadata"]["labels"]["aim.eai.amd.com/template"]) <= 63
 
 
-@pytest.mark.parametrize("slot, reason, requeue", [(Slot.LIMIT_REACHED, "JobNotCreated", 5.0),
-                                                   (Slot.LOCK_BUSY, "JobNotCreated", 2.0)])
+@pytest.mark.parametrize(
+    "slot, reason, requeue", [(Slot.LIMIT_REACHED, "JobNotCreated", 5.0), (Slot.LOCK_BUSY, "JobNotCreated", 2.0)]
+)
 def test_no_slot_means_no_job_pending_and_a_look_again(slot, reason, requeue):
     t = make_template().with_gpu()
     plan = plan_template(t, observed(t, nodes=[amd_node()], slot=slot))
@@ -231,8 +291,9 @@ def test_no_slot_means_no_job_pending_and_a_look_again(slot, reason, requeue):
 def _succeeded(t, output, nodes=None):
     first = plan_template(t, observed(t, nodes=nodes or [amd_node()]))
     job = job_from(jobs(first)[0], created=-30, state="Complete")
-    return plan_template(t, observed(t, nodes=nodes or [amd_node()], jobs=[job], pods=[pod_of(job)], output=output,
-                                     slot=Slot.NOT_ASKED)), job
+    return plan_template(
+        t, observed(t, nodes=nodes or [amd_node()], jobs=[job], pods=[pod_of(job)], output=output, slot=Slot.NOT_ASKED)
+    ), job
 
 
 def test_a_successful_discovery_fills_profile_sources_and_hardware():
@@ -240,8 +301,14 @@ def test_a_successful_discovery_fills_profile_sources_and_hardware():
     plan, _ = _succeeded(t, "INFO starting\n" + OUTPUT + "\nbye\n")
     assert root(plan) == (State.READY, "AllComponentsReady")
     assert plan.status["modelSources"] == [{"modelId": "org/m", "sourceUri": "hf://org/m", "size": "16Gi"}]
-    assert plan.status["profile"]["metadata"] == {"engine": "vllm", "gpu": "MI300X", "gpuCount": 1,
-                                                  "metric": "latency", "precision": "fp8", "type": "optimized"}
+    assert plan.status["profile"]["metadata"] == {
+        "engine": "vllm",
+        "gpu": "MI300X",
+        "gpuCount": 1,
+        "metric": "latency",
+        "precision": "fp8",
+        "type": "optimized",
+    }
     assert plan.status["profile"]["engine_args"] == {"tp": 1}
     assert (discovered(plan).status, discovered(plan).reason) == ("True", "DiscoveryComplete")  # Q1
 
@@ -255,16 +322,25 @@ def test_once_discovered_the_template_stays_ready_without_reading_again():
     assert again.status["modelSources"] == plan.status["modelSources"]
 
 
-@pytest.mark.parametrize("output, reason", [
-    ("", "DiscoveryOutputEmpty"),
-    ("[]", "DiscoveryOutputEmpty"),
-    ("Traceback (most recent call last):\n  boom", "DiscoveryOutputMalformed"),
-    (OUTPUT[: len(OUTPUT) // 2], "DiscoveryOutputIncomplete"),
-    (json.dumps([{"profile": {"metadata": {}}}]), "DiscoveryOutputIncomplete"),
-    (json.dumps([{"profile": {}, "models": [{"name": "org/m"}]}]), "DiscoveryOutputIncomplete"),
-    (json.dumps([{"profile": {}, "models": [{"name": "org/..", "source": "hf://org/m"}]}]), "DiscoveryOutputInvalid"),
-    (json.dumps([{"profile": {}, "models": [{"name": "org/m", "source": "file:///etc"}]}]), "DiscoveryOutputInvalid"),
-])
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("", "DiscoveryOutputEmpty"),
+        ("[]", "DiscoveryOutputEmpty"),
+        ("Traceback (most recent call last):\n  boom", "DiscoveryOutputMalformed"),
+        (OUTPUT[: len(OUTPUT) // 2], "DiscoveryOutputIncomplete"),
+        (json.dumps([{"profile": {"metadata": {}}}]), "DiscoveryOutputIncomplete"),
+        (json.dumps([{"profile": {}, "models": [{"name": "org/m"}]}]), "DiscoveryOutputIncomplete"),
+        (
+            json.dumps([{"profile": {}, "models": [{"name": "org/..", "source": "hf://org/m"}]}]),
+            "DiscoveryOutputInvalid",
+        ),
+        (
+            json.dumps([{"profile": {}, "models": [{"name": "org/m", "source": "file:///etc"}]}]),
+            "DiscoveryOutputInvalid",
+        ),
+    ],
+)
 def test_unusable_output_fails_the_attempt_with_a_specific_reason(output, reason):
     t = make_template().with_gpu()
     plan, _ = _succeeded(t, output)
@@ -288,8 +364,9 @@ def test_profile_values_outside_the_api_enums_are_dropped_not_written():
 def _failed_once(t):
     first = plan_template(t, observed(t, nodes=[amd_node()]))
     job = job_from(jobs(first)[0], created=-30, state="Failed")
-    plan = plan_template(t, observed(t, nodes=[amd_node()], jobs=[job], pods=[pod_of(job, "Failed")],
-                                     slot=Slot.NOT_ASKED))
+    plan = plan_template(
+        t, observed(t, nodes=[amd_node()], jobs=[job], pods=[pod_of(job, "Failed")], slot=Slot.NOT_ASKED)
+    )
     return plan, job
 
 
@@ -310,8 +387,9 @@ def test_a_failed_job_is_counted_once_and_backs_off_exponentially():
     assert jobs(retry)
     # a second failure doubles the wait
     second = job_from(jobs(retry)[0], created=61, state="Failed")
-    after = plan_template(t, observed(t, nodes=[amd_node()], jobs=[second], now=NOW + datetime.timedelta(seconds=90),
-                                      slot=Slot.NOT_ASKED))
+    after = plan_template(
+        t, observed(t, nodes=[amd_node()], jobs=[second], now=NOW + datetime.timedelta(seconds=90), slot=Slot.NOT_ASKED)
+    )
     assert after.status["discovery"]["attempts"] == 2 and after.requeue_after == 120
 
 
@@ -339,11 +417,16 @@ def test_a_caching_template_gets_its_cache_once_sources_are_known():
     plan = plan_template(t, observed(t, nodes=[amd_node()]))
     (cache,) = [d for d in plan.apply if d.resource == TEMPLATE_CACHES]
     assert cache.owned and cache.obj["metadata"] == {"name": "tpl", "namespace": "team"}
-    assert cache.obj["spec"] == {"templateName": "tpl", "templateScope": "Namespace", "mode": "Shared",
-                                 "env": [{"name": "A", "value": "1"}]}
+    assert cache.obj["spec"] == {
+        "templateName": "tpl",
+        "templateScope": "Namespace",
+        "mode": "Shared",
+        "env": [{"name": "A", "value": "1"}],
+    }
     waiting = make_template().with_gpu().with_spec(caching={"enabled": True})
-    assert not [d for d in plan_template(waiting, observed(waiting, nodes=[amd_node()])).apply
-                if d.resource == TEMPLATE_CACHES]
+    assert not [
+        d for d in plan_template(waiting, observed(waiting, nodes=[amd_node()])).apply if d.resource == TEMPLATE_CACHES
+    ]
 
 
 def test_a_cache_of_the_same_name_made_by_someone_else_is_left_alone():
@@ -405,8 +488,11 @@ def test_model_sources_written_by_hand_while_discovery_runs_are_kept():
     # sources that were inline before (spec.modelSources removed since) are not taken for hand-written ones
     inline = make_template().with_gpu().inline()
     first = plan_template(inline, observed(inline, nodes=[amd_node()]))
-    inline.with_status(**{k: v for k, v in first.status.items() if v is not None}, status="Ready",
-                       conditions=[{"type": "Discovered", "status": "True", "reason": "InlineModelSources"}])
+    inline.with_status(
+        **{k: v for k, v in first.status.items() if v is not None},
+        status="Ready",
+        conditions=[{"type": "Discovered", "status": "True", "reason": "InlineModelSources"}],
+    )
     del inline["spec"]["modelSources"]
     assert jobs(plan_template(inline, observed(inline, nodes=[amd_node()])))
     # a status with no record of ours and no results is still discovered

@@ -7,12 +7,9 @@ from typing import Any
 
 import pytest
 
-from aim_core.runtime.controller import Context
-from aim_core.templatecache.controller import TemplateCacheController
-from aim_core.templatecache.plan import Observed, cleanup_targets, find_template
-from aim_core.reconcile.health import Category, State
 from aim_core.reconcile import naming
 from aim_core.reconcile import status as statusing
+from aim_core.reconcile.health import Category, State
 from aim_core.reconcile.resources import (
     ARTIFACTS,
     CLUSTER_RUNTIME_CONFIGS,
@@ -22,14 +19,21 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtimeconfig.resolution import resolve
+from aim_core.runtime.controller import Context
 from aim_core.runtime.store import Store
+from aim_core.runtimeconfig.resolution import resolve
+from aim_core.templatecache.controller import TemplateCacheController
+from aim_core.templatecache.plan import Observed, cleanup_targets, find_template
 
 NS = "ml-team"
 NOW = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
 TINY = {"modelId": "sshleifer/tiny-gpt2", "sourceUri": "hf://sshleifer/tiny-gpt2"}
-QWEN = {"modelId": "Qwen/Qwen3-32B", "sourceUri": "hf://Qwen/Qwen3-32B", "size": "64Gi",
-        "env": [{"name": "HF_TOKEN", "value": "source"}]}
+QWEN = {
+    "modelId": "Qwen/Qwen3-32B",
+    "sourceUri": "hf://Qwen/Qwen3-32B",
+    "size": "64Gi",
+    "env": [{"name": "HF_TOKEN", "value": "source"}],
+}
 
 # ---------------------------------------------------------------- builders
 
@@ -44,20 +48,32 @@ class Cache(dict):
         return self
 
     def with_artifacts(self, names: list[str]) -> Cache:
-        self.setdefault("status", {})["artifacts"] = {n: {"name": n, "uid": "x", "model": "m", "status": "Ready"}
-                                                      for n in names}
+        self.setdefault("status", {})["artifacts"] = {
+            n: {"name": n, "uid": "x", "model": "m", "status": "Ready"} for n in names
+        }
         return self
 
 
 def make_cache(name: str = "tc", template: str = "tmpl", scope: str = "Namespace") -> Cache:
-    return Cache({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-                  "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}", "generation": 1},
-                  "spec": {"templateName": template, "templateScope": scope}})
+    return Cache(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMTemplateCache",
+            "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}", "generation": 1},
+            "spec": {"templateName": template, "templateScope": scope},
+        }
+    )
 
 
-def make_template(name: str = "tmpl", sources: list[dict] | None = None, ready: str | None = "True",
-                  status: str | None = "Ready", reason: str = "AllComponentsReady", message: str = "",
-                  cluster: bool = False) -> dict[str, Any]:
+def make_template(
+    name: str = "tmpl",
+    sources: list[dict] | None = None,
+    ready: str | None = "True",
+    status: str | None = "Ready",
+    reason: str = "AllComponentsReady",
+    message: str = "",
+    cluster: bool = False,
+) -> dict[str, Any]:
     st: dict[str, Any] = {}
     if status:
         st["status"] = status
@@ -67,16 +83,31 @@ def make_template(name: str = "tmpl", sources: list[dict] | None = None, ready: 
         st["conditions"] = [{"type": "Ready", "status": ready, "reason": reason, "message": message}]
     meta = {"name": name} if cluster else {"name": name, "namespace": NS}
     kind = "AIMClusterServiceTemplate" if cluster else "AIMServiceTemplate"
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": kind, "metadata": meta,
-            "spec": {"modelName": "m"}, "status": st}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": kind,
+        "metadata": meta,
+        "spec": {"modelName": "m"},
+        "status": st,
+    }
 
 
-def make_artifact(name: str, source: dict = TINY, status: str | None = "Ready", owner_uid: str | None = None,
-                  storage_class: str | None = None, reason: str = "", message: str = "",
-                  cache_label: str | None = None) -> dict[str, Any]:
-    art: dict[str, Any] = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMArtifact",
-                           "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
-                           "spec": {"sourceUri": source["sourceUri"], "modelId": source["modelId"]}}
+def make_artifact(
+    name: str,
+    source: dict = TINY,
+    status: str | None = "Ready",
+    owner_uid: str | None = None,
+    storage_class: str | None = None,
+    reason: str = "",
+    message: str = "",
+    cache_label: str | None = None,
+) -> dict[str, Any]:
+    art: dict[str, Any] = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMArtifact",
+        "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}"},
+        "spec": {"sourceUri": source["sourceUri"], "modelId": source["modelId"]},
+    }
     if storage_class:
         art["spec"]["storageClassName"] = storage_class
     if status:
@@ -84,16 +115,24 @@ def make_artifact(name: str, source: dict = TINY, status: str | None = "Ready", 
         if reason:
             art["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": reason, "message": message}]
     if owner_uid:
-        art["metadata"]["ownerReferences"] = [{"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-                                               "name": "tc", "uid": owner_uid, "controller": True}]
+        art["metadata"]["ownerReferences"] = [
+            {
+                "apiVersion": "aim.eai.amd.com/v1alpha1",
+                "kind": "AIMTemplateCache",
+                "name": "tc",
+                "uid": owner_uid,
+                "controller": True,
+            }
+        ]
     if cache_label:
         art["metadata"]["labels"] = {"aim.eai.amd.com/template-cache.name": cache_label}
     return art
 
 
 def observed(template=None, artifacts=(), config=None, scope="Namespace") -> Observed:
-    return Observed(template, scope if template is not None else "", config or resolve("default", None, None),
-                    tuple(artifacts))
+    return Observed(
+        template, scope if template is not None else "", config or resolve("default", None, None), tuple(artifacts)
+    )
 
 
 def run(cache, obs):
@@ -113,15 +152,18 @@ def shared_name(source: dict, env=None, storage_class: str = "") -> str:
 NAMESPACED, CLUSTER = make_template(), make_template(cluster=True)
 
 
-@pytest.mark.parametrize("scope,namespaced,cluster,expected", [
-    ("Namespace", NAMESPACED, CLUSTER, "Namespace"),
-    ("Namespace", None, CLUSTER, ""),
-    ("Cluster", NAMESPACED, CLUSTER, "Cluster"),
-    ("Cluster", NAMESPACED, None, ""),
-    ("Unknown", NAMESPACED, CLUSTER, "Namespace"),
-    ("Unknown", None, CLUSTER, "Cluster"),
-    ("", None, None, ""),
-])
+@pytest.mark.parametrize(
+    "scope,namespaced,cluster,expected",
+    [
+        ("Namespace", NAMESPACED, CLUSTER, "Namespace"),
+        ("Namespace", None, CLUSTER, ""),
+        ("Cluster", NAMESPACED, CLUSTER, "Cluster"),
+        ("Cluster", NAMESPACED, None, ""),
+        ("Unknown", NAMESPACED, CLUSTER, "Namespace"),
+        ("Unknown", None, CLUSTER, "Cluster"),
+        ("", None, None, ""),
+    ],
+)
 def test_template_scope_rules(scope, namespaced, cluster, expected):
     template, found = find_template({"templateScope": scope}, namespaced, cluster)
     assert found == expected
@@ -140,17 +182,33 @@ def test_missing_template_fails_the_cache_with_reference_not_found():
     assert plan.apply == [] and "resolvedTemplateKind" not in plan.status
 
 
-@pytest.mark.parametrize("template,cond_status,cond_reason,root", [
-    (make_template(sources=[]), "True", "AllComponentsReady", State.READY),
-    (make_template(sources=[], ready="False", status="NotAvailable", reason="GPUUnavailable"),
-     "False", "GPUUnavailable", State.NOT_AVAILABLE),
-    (make_template(sources=[], ready="False", status=None, reason="DiscoveryFailed"),
-     "False", "DiscoveryFailed", State.FAILED),
-    (make_template(sources=[], ready="False", status="Progressing", reason="Progressing"),
-     "False", "Progressing", State.PENDING),
-    (make_template(sources=[], ready=None, status="Progressing"), "False", "ResourceFound", State.PENDING),
-    (make_template(sources=[], ready=None, status="Ready"), "True", "ResourceFound", State.READY),
-], ids=["ready", "not-available", "failed-without-status", "progressing", "no-condition", "no-condition-ready"])
+@pytest.mark.parametrize(
+    "template,cond_status,cond_reason,root",
+    [
+        (make_template(sources=[]), "True", "AllComponentsReady", State.READY),
+        (
+            make_template(sources=[], ready="False", status="NotAvailable", reason="GPUUnavailable"),
+            "False",
+            "GPUUnavailable",
+            State.NOT_AVAILABLE,
+        ),
+        (
+            make_template(sources=[], ready="False", status=None, reason="DiscoveryFailed"),
+            "False",
+            "DiscoveryFailed",
+            State.FAILED,
+        ),
+        (
+            make_template(sources=[], ready="False", status="Progressing", reason="Progressing"),
+            "False",
+            "Progressing",
+            State.PENDING,
+        ),
+        (make_template(sources=[], ready=None, status="Progressing"), "False", "ResourceFound", State.PENDING),
+        (make_template(sources=[], ready=None, status="Ready"), "True", "ResourceFound", State.READY),
+    ],
+    ids=["ready", "not-available", "failed-without-status", "progressing", "no-condition", "no-condition-ready"],
+)
 def test_template_health_mirrors_the_template(template, cond_status, cond_reason, root):
     _, derived, cond = run(make_cache(), observed(template))
     assert (cond["ServiceTemplateReady"].status, cond["ServiceTemplateReady"].reason) == (cond_status, cond_reason)
@@ -183,18 +241,29 @@ def test_unready_template_without_sources_yet_waits():
 
 
 def test_shared_cache_creates_one_unowned_artifact_per_missing_source():
-    cache = make_cache().with_spec(env=[{"name": "HF_TOKEN", "value": "cache"}, {"name": "A", "value": "1"}],
-                                   storageClassName="nfs", runtimeConfigName="gpu")
+    cache = make_cache().with_spec(
+        env=[{"name": "HF_TOKEN", "value": "cache"}, {"name": "A", "value": "1"}],
+        storageClassName="nfs",
+        runtimeConfigName="gpu",
+    )
     plan, derived, cond = run(cache, observed(make_template(sources=[TINY, QWEN])))
     assert [d.owned for d in plan.apply] == [False, False]
     tiny, qwen = (d.obj for d in plan.apply)
     assert tiny["metadata"]["name"] == shared_name(TINY, cache["spec"]["env"], "nfs")
     assert tiny["metadata"]["labels"] == {
-        "template-created": "true", "aim.eai.amd.com/template.name": "tmpl",
-        "aim.eai.amd.com/template.scope": "Namespace", "aim.eai.amd.com/template.index": "0",
-        "aim.eai.amd.com/template-cache.name": "tc"}
-    assert tiny["spec"] == {"sourceUri": TINY["sourceUri"], "modelId": TINY["modelId"], "storageClassName": "nfs",
-                            "env": cache["spec"]["env"], "runtimeConfigName": "gpu"}
+        "template-created": "true",
+        "aim.eai.amd.com/template.name": "tmpl",
+        "aim.eai.amd.com/template.scope": "Namespace",
+        "aim.eai.amd.com/template.index": "0",
+        "aim.eai.amd.com/template-cache.name": "tc",
+    }
+    assert tiny["spec"] == {
+        "sourceUri": TINY["sourceUri"],
+        "modelId": TINY["modelId"],
+        "storageClassName": "nfs",
+        "env": cache["spec"]["env"],
+        "runtimeConfigName": "gpu",
+    }
     # source env wins over cache env, in place; the name hashes the merged env
     merged = [{"name": "HF_TOKEN", "value": "source"}, {"name": "A", "value": "1"}]
     assert qwen["spec"]["env"] == merged and qwen["spec"]["size"] == "64Gi"
@@ -231,16 +300,23 @@ def test_index_label_counts_only_missing_sources():
 
 def test_missing_runtime_config_blocks_creation():
     config = resolve("gpu", None, None)
-    plan, derived, cond = run(make_cache().with_spec(runtimeConfigName="gpu"),
-                              observed(make_template(sources=[TINY]), config=config))
+    plan, derived, cond = run(
+        make_cache().with_spec(runtimeConfigName="gpu"), observed(make_template(sources=[TINY]), config=config)
+    )
     assert plan.apply == []
     assert cond["RuntimeConfigReady"].reason == "ReferenceNotFound"
     assert derived.state is State.FAILED
 
 
 def test_runtime_config_reference_and_label_propagation_come_from_the_config():
-    config = resolve("default", None, {"metadata": {"name": "default", "uid": "c1"},
-                                       "spec": {"labelPropagation": {"enabled": True, "match": ["team.io/*"]}}})
+    config = resolve(
+        "default",
+        None,
+        {
+            "metadata": {"name": "default", "uid": "c1"},
+            "spec": {"labelPropagation": {"enabled": True, "match": ["team.io/*"]}},
+        },
+    )
     plan, _, cond = run(make_cache(), observed(make_template(sources=[]), config=config))
     assert plan.labels.enabled and plan.labels.patterns == ("team.io/*",)
     assert plan.status["resolvedRuntimeConfig"]["kind"] == "AIMClusterRuntimeConfig"
@@ -250,15 +326,25 @@ def test_runtime_config_reference_and_label_propagation_come_from_the_config():
 # ---------------------------------------------------------------- matching (F67)
 
 
-@pytest.mark.parametrize("mode,artifact,matched", [
-    ("Shared", make_artifact("any-name", TINY), True),
-    ("Shared", make_artifact("owned", TINY, owner_uid="uid-tc"), False),
-    ("Shared", make_artifact("no-status", TINY, status=None), False),
-    ("Dedicated", make_artifact("owned", TINY, owner_uid="uid-tc"), True),
-    ("Dedicated", make_artifact("shared", TINY), False),
-    ("Dedicated", make_artifact("other-owner", TINY, owner_uid="uid-other"), False),
-], ids=["shared-unowned", "shared-skips-owned", "needs-status", "dedicated-own", "dedicated-skips-shared",
-        "dedicated-skips-others"])
+@pytest.mark.parametrize(
+    "mode,artifact,matched",
+    [
+        ("Shared", make_artifact("any-name", TINY), True),
+        ("Shared", make_artifact("owned", TINY, owner_uid="uid-tc"), False),
+        ("Shared", make_artifact("no-status", TINY, status=None), False),
+        ("Dedicated", make_artifact("owned", TINY, owner_uid="uid-tc"), True),
+        ("Dedicated", make_artifact("shared", TINY), False),
+        ("Dedicated", make_artifact("other-owner", TINY, owner_uid="uid-other"), False),
+    ],
+    ids=[
+        "shared-unowned",
+        "shared-skips-owned",
+        "needs-status",
+        "dedicated-own",
+        "dedicated-skips-shared",
+        "dedicated-skips-others",
+    ],
+)
 def test_ownership_and_status_decide_reuse(mode, artifact, matched):
     plan, _, _ = run(make_cache().mode(mode), observed(make_template(sources=[TINY]), [artifact]))
     assert (plan.apply == []) is matched
@@ -267,8 +353,9 @@ def test_ownership_and_status_decide_reuse(mode, artifact, matched):
 
 def test_storage_class_must_match_when_the_cache_sets_one():
     other_class = make_artifact("other", TINY, storage_class="slow")
-    plan, _, _ = run(make_cache().with_spec(storageClassName="fast"), observed(make_template(sources=[TINY]),
-                                                                                [other_class]))
+    plan, _, _ = run(
+        make_cache().with_spec(storageClassName="fast"), observed(make_template(sources=[TINY]), [other_class])
+    )
     assert len(plan.apply) == 1
     # a cache without a class takes any class
     plan, _, _ = run(make_cache(), observed(make_template(sources=[TINY]), [other_class]))
@@ -279,9 +366,15 @@ def test_best_status_wins_and_status_map_lists_it():
     failed = make_artifact("a-failed", TINY, status="Failed")
     ready = make_artifact("b-ready", TINY)
     plan, derived, cond = run(make_cache(), observed(make_template(sources=[TINY]), [failed, ready]))
-    assert plan.status["artifacts"] == {"b-ready": {"name": "b-ready", "uid": "uid-b-ready",
-                                                    "model": TINY["modelId"], "status": "Ready",
-                                                    "persistentVolumeClaim": "b-ready-cache-1234"}}
+    assert plan.status["artifacts"] == {
+        "b-ready": {
+            "name": "b-ready",
+            "uid": "uid-b-ready",
+            "model": TINY["modelId"],
+            "status": "Ready",
+            "persistentVolumeClaim": "b-ready-cache-1234",
+        }
+    }
     assert (cond["ArtifactsReady"].status, cond["ArtifactsReady"].reason) == ("True", "AllCachesReady")
     assert derived.state is State.READY and cond["Ready"].reason == "AllComponentsReady"
 
@@ -299,12 +392,15 @@ def test_existing_artifact_without_status_is_not_reapplied():
 # ---------------------------------------------------------------- artifact status (F68)
 
 
-@pytest.mark.parametrize("status,reason,message,state,cond_reason", [
-    ("Failed", "AuthError", "401 from huggingface.co", State.FAILED, "AuthError"),
-    ("Progressing", "Downloading", "42 %", State.PROGRESSING, "Downloading"),
-    ("Pending", "", "", State.PENDING, "CachesNotReady"),
-    ("Degraded", "", "", State.DEGRADED, "CachesNotReady"),
-])
+@pytest.mark.parametrize(
+    "status,reason,message,state,cond_reason",
+    [
+        ("Failed", "AuthError", "401 from huggingface.co", State.FAILED, "AuthError"),
+        ("Progressing", "Downloading", "42 %", State.PROGRESSING, "Downloading"),
+        ("Pending", "", "", State.PENDING, "CachesNotReady"),
+        ("Degraded", "", "", State.DEGRADED, "CachesNotReady"),
+    ],
+)
 def test_worst_artifact_explains_artifacts_ready(status, reason, message, state, cond_reason):
     artifacts = [make_artifact("ok", TINY), make_artifact("bad", QWEN, status=status, reason=reason, message=message)]
     _, derived, cond = run(make_cache(), observed(make_template(sources=[TINY, QWEN]), artifacts))
@@ -337,16 +433,23 @@ def test_artifacts_that_left_the_cache_are_removed_from_status():
 LIVE_NS = {"metadata": {"name": NS}, "status": {"phase": "Active"}}
 
 
-@pytest.mark.parametrize("namespace,expected", [
-    (LIVE_NS, ["failed", "pending"]),
-    (None, []),
-    ({"metadata": {"name": NS}, "status": {"phase": "Terminating"}}, []),
-    ({"metadata": {"name": NS, "deletionTimestamp": "2025-01-01T00:00:00Z"}, "status": {"phase": "Active"}}, []),
-], ids=["alive", "gone", "terminating", "being-deleted"])
+@pytest.mark.parametrize(
+    "namespace,expected",
+    [
+        (LIVE_NS, ["failed", "pending"]),
+        (None, []),
+        ({"metadata": {"name": NS}, "status": {"phase": "Terminating"}}, []),
+        ({"metadata": {"name": NS, "deletionTimestamp": "2025-01-01T00:00:00Z"}, "status": {"phase": "Active"}}, []),
+    ],
+    ids=["alive", "gone", "terminating", "being-deleted"],
+)
 def test_cleanup_deletes_only_non_ready_artifacts_of_this_cache_while_the_namespace_lives(namespace, expected):
-    labelled = [make_artifact("ready", cache_label="tc"), make_artifact("failed", status="Failed", cache_label="tc"),
-                make_artifact("pending", status=None, cache_label="tc"),
-                make_artifact("other-cache", status="Failed", cache_label="other")]
+    labelled = [
+        make_artifact("ready", cache_label="tc"),
+        make_artifact("failed", status="Failed", cache_label="tc"),
+        make_artifact("pending", status=None, cache_label="tc"),
+        make_artifact("other-cache", status="Failed", cache_label="other"),
+    ]
     assert cleanup_targets(make_cache(), namespace, labelled) == expected
 
 
@@ -387,8 +490,10 @@ async def test_observe_reads_template_config_and_candidate_artifacts_from_the_st
         (CLUSTER_RUNTIME_CONFIGS, {"metadata": {"name": "default", "uid": "c1"}, "spec": {}}),
         (ARTIFACTS, make_artifact("tiny", TINY)),
         (ARTIFACTS, make_artifact("qwen", QWEN)),  # the template does not need it
-        (ARTIFACTS, {**make_artifact("tiny-elsewhere", TINY), "metadata": {"name": "tiny-elsewhere",
-                                                                         "namespace": "other"}}),
+        (
+            ARTIFACTS,
+            {**make_artifact("tiny-elsewhere", TINY), "metadata": {"name": "tiny-elsewhere", "namespace": "other"}},
+        ),
     )
     obs = await controller.observe(Context(store, None, None, "aim-system"), make_cache())
     assert obs.template_scope == "Namespace" and obs.template["metadata"]["name"] == "tmpl"
@@ -404,15 +509,17 @@ def keys(controller, ref, obj):
 def test_template_changes_retrigger_the_caches_using_them():
     other_ns = make_cache("elsewhere")
     other_ns["metadata"]["namespace"] = "other"
-    store, controller = store_with((TEMPLATE_CACHES, make_cache("a")), (TEMPLATE_CACHES, make_cache("b", "x")),
-                                   (TEMPLATE_CACHES, other_ns))
+    store, controller = store_with(
+        (TEMPLATE_CACHES, make_cache("a")), (TEMPLATE_CACHES, make_cache("b", "x")), (TEMPLATE_CACHES, other_ns)
+    )
     assert keys(controller, TEMPLATES, make_template()) == {(NS, "a")}
     assert keys(controller, CLUSTER_TEMPLATES, make_template(cluster=True)) == {(NS, "a"), ("other", "elsewhere")}
 
 
 def test_runtime_config_changes_retrigger_the_caches_using_them():
-    store, controller = store_with((TEMPLATE_CACHES, make_cache("a").with_spec(runtimeConfigName="gpu")),
-                                   (TEMPLATE_CACHES, make_cache("b")))
+    store, controller = store_with(
+        (TEMPLATE_CACHES, make_cache("a").with_spec(runtimeConfigName="gpu")), (TEMPLATE_CACHES, make_cache("b"))
+    )
     assert keys(controller, RUNTIME_CONFIGS, {"metadata": {"name": "gpu", "namespace": NS}}) == {(NS, "a")}
     assert keys(controller, CLUSTER_RUNTIME_CONFIGS, {"metadata": {"name": "default"}}) == {(NS, "b")}
 

@@ -8,13 +8,13 @@ from typing import Any
 import attrs
 import pytest_asyncio
 
-from aim_core.runtime.controller import Context
-from aim_core.templatecache.controller import TemplateCacheController
-from aim_core.runtime.engine import Engine
 from aim_core.kube import Credentials, Kube
 from aim_core.reconcile import naming
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
+from aim_core.runtime.controller import Context
+from aim_core.runtime.engine import Engine
 from aim_core.runtime.store import Store
+from aim_core.templatecache.controller import TemplateCacheController
 
 NS = "ml-team"
 ART = "aim.eai.amd.com/v1alpha1/aimartifacts"
@@ -50,23 +50,39 @@ async def harness(kube) -> AsyncIterator[Harness]:
     client = Kube(Credentials(server=kube.url, insecure=True))
     store, controller = Store(), TemplateCacheController()
     engine = Engine(Context(store, client, None, "aim-system"), [controller])
-    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS},
-                     "status": {"phase": "Active"}})
-    kube.put_object({
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMServiceTemplate",
-        "metadata": {"name": "tmpl", "namespace": NS}, "spec": {"modelName": "m"},
-        "status": {"status": "Ready", "modelSources": [TINY, QWEN],
-                   "conditions": [{"type": "Ready", "status": "True", "reason": "AllComponentsReady",
-                                   "message": "", "lastTransitionTime": "2025-01-01T00:00:00Z"}]},
-    })
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMServiceTemplate",
+            "metadata": {"name": "tmpl", "namespace": NS},
+            "spec": {"modelName": "m"},
+            "status": {
+                "status": "Ready",
+                "modelSources": [TINY, QWEN],
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "True",
+                        "reason": "AllComponentsReady",
+                        "message": "",
+                        "lastTransitionTime": "2025-01-01T00:00:00Z",
+                    }
+                ],
+            },
+        }
+    )
     yield Harness(kube, client, store, controller, engine)
     await client.aclose()
 
 
 def make_cache(mode: str = "Shared") -> dict[str, Any]:
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-            "metadata": {"name": "tc", "namespace": NS},
-            "spec": {"templateName": "tmpl", "templateScope": "Namespace", "mode": mode, "storageClassName": "nfs"}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMTemplateCache",
+        "metadata": {"name": "tc", "namespace": NS},
+        "spec": {"templateName": "tmpl", "templateScope": "Namespace", "mode": mode, "storageClassName": "nfs"},
+    }
 
 
 def condition(obj: dict[str, Any], type_: str) -> dict[str, Any]:
@@ -107,9 +123,13 @@ async def test_shared_cache_lifecycle_on_the_wire(harness: Harness):
     cache = kube.get(CACHES, NS, "tc")
     assert cache["status"]["status"] == "Ready"
     assert condition(cache, "ArtifactsReady")["reason"] == "AllCachesReady"
-    assert cache["status"]["artifacts"][tiny] == {"name": tiny, "uid": arts[tiny]["metadata"]["uid"],
-                                                  "model": TINY["modelId"], "status": "Ready",
-                                                  "persistentVolumeClaim": "tiny-pvc"}
+    assert cache["status"]["artifacts"][tiny] == {
+        "name": tiny,
+        "uid": arts[tiny]["metadata"]["uid"],
+        "model": TINY["modelId"],
+        "status": "Ready",
+        "persistentVolumeClaim": "tiny-pvc",
+    }
 
     # Steady state writes nothing.
     mark = kube.mark()
@@ -117,9 +137,19 @@ async def test_shared_cache_lifecycle_on_the_wire(harness: Harness):
     assert kube.writes(since=mark) == 0
 
     # One download fails; the cache says which and why.
-    await harness.set_artifact_status(qwen, "Failed", conditions=[
-        {"type": "Ready", "status": "False", "reason": "SourceNotFound", "message": "repository not found",
-         "lastTransitionTime": "2025-01-01T00:00:00Z"}])
+    await harness.set_artifact_status(
+        qwen,
+        "Failed",
+        conditions=[
+            {
+                "type": "Ready",
+                "status": "False",
+                "reason": "SourceNotFound",
+                "message": "repository not found",
+                "lastTransitionTime": "2025-01-01T00:00:00Z",
+            }
+        ],
+    )
     await harness.reconcile()
     cache = kube.get(CACHES, NS, "tc")
     assert cache["status"]["status"] == "Failed"
@@ -158,8 +188,9 @@ async def test_terminating_namespace_skips_cleanup(harness: Harness):
     kube.put_object(make_cache())
     await harness.reconcile()
     assert len(harness.artifacts()) == 2
-    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS},
-                     "status": {"phase": "Terminating"}})
+    kube.put_object(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Terminating"}}
+    )
     mark = kube.mark()
     await harness.client.delete(TEMPLATE_CACHES, NS, "tc")
     await harness.reconcile()

@@ -6,7 +6,7 @@ import pytest
 
 from aim_testing.dockerfile import Dockerfile
 
-SAMPLE = r'''# syntax=docker/dockerfile:1
+SAMPLE = r"""# syntax=docker/dockerfile:1
 ARG BASE=python:3.11-slim
 FROM ${BASE} AS build
 ARG PLUGINS="a b"
@@ -25,7 +25,7 @@ ENV LEGACY value with spaces
 USER 65532:65532
 ENTRYPOINT ["tool", "run"]
 CMD --flag value
-'''
+"""
 
 
 @pytest.fixture()
@@ -45,8 +45,13 @@ def test_stages_args_and_continuations(image):
 
 
 def test_env_in_both_forms_with_expansion(image):
-    assert image.final.env() == {"PATH": "/opt/x/bin:", "A": "two words", "B": "two words-b", "C": "fallback",
-                                 "LEGACY": "value with spaces"}
+    assert image.final.env() == {
+        "PATH": "/opt/x/bin:",
+        "A": "two words",
+        "B": "two words-b",
+        "C": "fallback",
+        "LEGACY": "value with spaces",
+    }
 
 
 def test_copy_flags_and_words_and_command_forms(image):
@@ -58,11 +63,14 @@ def test_copy_flags_and_words_and_command_forms(image):
     assert image.final.last("USER").args == "65532:65532"
 
 
-@pytest.mark.parametrize("text, message", [
-    ("RUN echo\n", "before the first FROM"),
-    ("FROM x\nRUN a \\\n", "ends inside"),
-    ("", "no FROM"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("RUN echo\n", "before the first FROM"),
+        ("FROM x\nRUN a \\\n", "ends inside"),
+        ("", "no FROM"),
+    ],
+)
 def test_broken_files_are_refused(tmp_path, text, message):
     path = tmp_path / "Dockerfile"
     path.write_text(text)

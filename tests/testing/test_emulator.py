@@ -28,13 +28,23 @@ STRATEGIC = {"Content-Type": "application/strategic-merge-patch+json"}
 
 def crd(plural: str, kind: str, subresources: dict[str, Any]) -> dict[str, Any]:
     return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
         "metadata": {"name": f"{plural}.example.com"},
-        "spec": {"group": "example.com", "scope": "Namespaced",
-                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "shortNames": [kind[:2].lower()]},
-                 "versions": [{"name": "v1", "served": True, "storage": True, "subresources": subresources,
-                               "schema": {"openAPIV3Schema": {"type": "object",
-                                                              "x-kubernetes-preserve-unknown-fields": True}}}]},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": plural, "singular": kind.lower(), "kind": kind, "shortNames": [kind[:2].lower()]},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": subresources,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+                }
+            ],
+        },
     }
 
 
@@ -48,11 +58,13 @@ def widget(name: str = "w1", **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec}
 
 
-async def apply(api: httpx.AsyncClient, body: dict[str, Any], manager: str = "aim-engine",
-                path: str = WIDGETS, sub: str = "") -> httpx.Response:
+async def apply(
+    api: httpx.AsyncClient, body: dict[str, Any], manager: str = "aim-engine", path: str = WIDGETS, sub: str = ""
+) -> httpx.Response:
     url = f"{path}/{body['metadata']['name']}{sub}"
-    return await api.patch(url, params={"fieldManager": manager, "force": "true"}, headers=APPLY,
-                           content=json.dumps(body))
+    return await api.patch(
+        url, params={"fieldManager": manager, "force": "true"}, headers=APPLY, content=json.dumps(body)
+    )
 
 
 async def create(api: httpx.AsyncClient, body: dict[str, Any], path: str = WIDGETS) -> dict[str, Any]:
@@ -139,8 +151,10 @@ async def test_apply_to_status_changes_only_the_status(api: httpx.AsyncClient) -
     created = (await apply(api, body)).json()
     assert "status" not in created  # the main resource ignores the status
     body = widget(size=99)
-    body["status"] = {"phase": "Ready", "conditions": [{"type": "Ready", "status": "True"},
-                                                       {"type": "Progressing", "status": "False"}]}
+    body["status"] = {
+        "phase": "Ready",
+        "conditions": [{"type": "Ready", "status": "True"}, {"type": "Progressing", "status": "False"}],
+    }
     obj = (await apply(api, body, sub="/status")).json()
     assert obj["status"]["phase"] == "Ready"
     assert obj["spec"] == {"size": 1}
@@ -161,8 +175,9 @@ async def test_status_subresource_separates_spec_and_status(api: httpx.AsyncClie
     assert "status" not in created
     main = await api.patch(f"{WIDGETS}/w1", headers=MERGE, json={"spec": {"size": 2}, "status": {"phase": "X"}})
     assert main.json()["spec"] == {"size": 2} and "status" not in main.json()
-    status = await api.patch(f"{WIDGETS}/w1/status", headers=MERGE,
-                             json={"spec": {"size": 3}, "status": {"phase": "Ready"}})
+    status = await api.patch(
+        f"{WIDGETS}/w1/status", headers=MERGE, json={"spec": {"size": 3}, "status": {"phase": "Ready"}}
+    )
     assert status.json()["spec"] == {"size": 2}
     assert status.json()["status"] == {"phase": "Ready"}
     assert status.json()["metadata"]["generation"] == 2  # the status write did not count
@@ -191,26 +206,42 @@ async def test_merge_patch_null_deletes_keys(api: httpx.AsyncClient) -> None:
 async def test_json_patch_applies_and_a_failed_test_is_unprocessable(api: httpx.AsyncClient) -> None:
     created = await create(api, widget(size=1))
     rv = created["metadata"]["resourceVersion"]
-    ok = await api.patch(f"{WIDGETS}/w1", headers=JSON_PATCH, json=[
-        {"op": "test", "path": "/metadata/resourceVersion", "value": rv},
-        {"op": "replace", "path": "/spec/size", "value": 2}])
+    ok = await api.patch(
+        f"{WIDGETS}/w1",
+        headers=JSON_PATCH,
+        json=[
+            {"op": "test", "path": "/metadata/resourceVersion", "value": rv},
+            {"op": "replace", "path": "/spec/size", "value": 2},
+        ],
+    )
     assert ok.json()["spec"] == {"size": 2}
-    stale = await api.patch(f"{WIDGETS}/w1", headers=JSON_PATCH, json=[
-        {"op": "test", "path": "/metadata/resourceVersion", "value": rv},
-        {"op": "replace", "path": "/spec/size", "value": 3}])
+    stale = await api.patch(
+        f"{WIDGETS}/w1",
+        headers=JSON_PATCH,
+        json=[
+            {"op": "test", "path": "/metadata/resourceVersion", "value": rv},
+            {"op": "replace", "path": "/spec/size", "value": 3},
+        ],
+    )
     assert stale.status_code == 422
 
 
 async def test_strategic_merge_is_for_built_in_types_only(api: httpx.AsyncClient) -> None:
     await create(api, widget(size=1))
     assert (await api.patch(f"{WIDGETS}/w1", headers=STRATEGIC, json={"spec": {}})).status_code == 415
-    assert (await api.patch(f"{WIDGETS}/w1", headers={"Content-Type": "application/json"},
-                            json={"spec": {}})).status_code == 415
-    pod = {"metadata": {"name": "p1"}, "spec": {"containers": [{"name": "a", "image": "a:1"},
-                                                               {"name": "b", "image": "b:1"}]}}
+    assert (
+        await api.patch(f"{WIDGETS}/w1", headers={"Content-Type": "application/json"}, json={"spec": {}})
+    ).status_code == 415
+    pod = {
+        "metadata": {"name": "p1"},
+        "spec": {"containers": [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:1"}]},
+    }
     await create(api, pod, path="/api/v1/namespaces/ns1/pods")
-    patched = await api.patch("/api/v1/namespaces/ns1/pods/p1", headers=STRATEGIC,
-                              json={"spec": {"containers": [{"name": "b", "image": "b:2"}]}})
+    patched = await api.patch(
+        "/api/v1/namespaces/ns1/pods/p1",
+        headers=STRATEGIC,
+        json={"spec": {"containers": [{"name": "b", "image": "b:2"}]}},
+    )
     assert patched.json()["spec"]["containers"] == [{"name": "a", "image": "a:1"}, {"name": "b", "image": "b:2"}]
 
 
@@ -237,8 +268,11 @@ async def test_stale_writes_conflict(api: httpx.AsyncClient) -> None:
     stale_put = await api.put(f"{WIDGETS}/w1", json=created)
     assert stale_put.status_code == 409
     assert stale_put.json()["kind"] == "Status" and stale_put.json()["reason"] == "Conflict"
-    stale_patch = await api.patch(f"{WIDGETS}/w1", headers=MERGE, json={
-        "metadata": {"resourceVersion": created["metadata"]["resourceVersion"]}, "spec": {"size": 3}})
+    stale_patch = await api.patch(
+        f"{WIDGETS}/w1",
+        headers=MERGE,
+        json={"metadata": {"resourceVersion": created["metadata"]["resourceVersion"]}, "spec": {"size": 3}},
+    )
     assert stale_patch.status_code == 409
     unversioned = await api.put(f"{WIDGETS}/w1", json=widget(size=4))
     assert unversioned.status_code == 422  # custom resources need a resourceVersion on PUT
@@ -258,17 +292,20 @@ async def test_errors_are_kubernetes_statuses(api: httpx.AsyncClient) -> None:
 # --------------------------------------------------------------------------- selectors
 
 
-@pytest.mark.parametrize(("selector", "expected"), [
-    ("app=web", ["a", "b"]),
-    ("app==web", ["a", "b"]),
-    ("app!=web", ["c", "d"]),
-    ("tier in (gpu, cpu)", ["a", "b"]),
-    ("tier notin (gpu)", ["b", "c", "d"]),
-    ("tier", ["a", "b"]),
-    ("!tier", ["c", "d"]),
-    ("app=web,tier=gpu", ["a"]),
-    ("app in (web,db),!tier", ["c"]),
-])
+@pytest.mark.parametrize(
+    ("selector", "expected"),
+    [
+        ("app=web", ["a", "b"]),
+        ("app==web", ["a", "b"]),
+        ("app!=web", ["c", "d"]),
+        ("tier in (gpu, cpu)", ["a", "b"]),
+        ("tier notin (gpu)", ["b", "c", "d"]),
+        ("tier", ["a", "b"]),
+        ("!tier", ["c", "d"]),
+        ("app=web,tier=gpu", ["a"]),
+        ("app in (web,db),!tier", ["c"]),
+    ],
+)
 async def test_label_selectors_on_list(api: httpx.AsyncClient, kube: Kube, selector: str, expected: list[str]) -> None:
     labels = {"a": {"app": "web", "tier": "gpu"}, "b": {"app": "web", "tier": "cpu"}, "c": {"app": "db"}, "d": {}}
     for name, values in labels.items():
@@ -312,7 +349,10 @@ async def test_watch_resumes_from_the_list_version(api: httpx.AsyncClient) -> No
         await api.delete(f"{WIDGETS}/new")
         events = await read_events(response, 3)
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
-        ("ADDED", "new"), ("MODIFIED", "new"), ("DELETED", "new")]
+        ("ADDED", "new"),
+        ("MODIFIED", "new"),
+        ("DELETED", "new"),
+    ]
     assert events[0]["object"]["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
     assert events[1]["object"]["metadata"]["resourceVersion"] == patched["metadata"]["resourceVersion"]
     assert int(events[2]["object"]["metadata"]["resourceVersion"]) > int(patched["metadata"]["resourceVersion"])
@@ -328,7 +368,10 @@ async def test_watch_with_a_label_selector_sees_objects_enter_and_leave(api: htt
         await api.patch(f"{WIDGETS}/w1", headers=MERGE, json={"metadata": {"labels": None}})
         events = await read_events(response, 3)
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
-        ("ADDED", "w1"), ("MODIFIED", "w1"), ("DELETED", "w1")]
+        ("ADDED", "w1"),
+        ("MODIFIED", "w1"),
+        ("DELETED", "w1"),
+    ]
 
 
 async def test_watch_without_a_version_starts_with_the_current_objects_and_times_out(api: httpx.AsyncClient) -> None:
@@ -341,12 +384,16 @@ async def test_watch_without_a_version_starts_with_the_current_objects_and_times
 
 
 async def test_a_watch_from_a_compacted_version_gets_410_gone_and_a_list_gives_a_fresh_one(
-        api: httpx.AsyncClient, kube: Kube) -> None:
+    api: httpx.AsyncClient, kube: Kube
+) -> None:
     await create(api, widget("w1"))
     old = (await api.get(WIDGETS)).json()["metadata"]["resourceVersion"]
     await create(api, widget("w2"))
     kube.emulator.compact()
-    async with asyncio.timeout(3), api.stream("GET", WIDGETS, params={"watch": "true", "resourceVersion": old}) as response:
+    async with (
+        asyncio.timeout(3),
+        api.stream("GET", WIDGETS, params={"watch": "true", "resourceVersion": old}) as response,
+    ):
         lines = [json.loads(line) async for line in response.aiter_lines() if line.strip()]
     assert [(e["type"], e["object"]["code"], e["object"]["reason"]) for e in lines] == [("ERROR", 410, "Expired")]
     fresh = (await api.get(WIDGETS)).json()["metadata"]["resourceVersion"]
@@ -357,15 +404,17 @@ async def test_a_watch_from_a_compacted_version_gets_410_gone_and_a_list_gives_a
 
 
 async def test_a_quiet_watch_that_allows_bookmarks_gets_them_with_the_current_version(
-        api: httpx.AsyncClient, kube: Kube) -> None:
+    api: httpx.AsyncClient, kube: Kube
+) -> None:
     kube.emulator.bookmark_interval = 0.05
     rv = (await api.get(WIDGETS)).json()["metadata"]["resourceVersion"]
     params = {"watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": "5"}
     async with asyncio.timeout(3), api.stream("GET", WIDGETS, params=params) as response:
         lines = (json.loads(line) async for line in response.aiter_lines() if line.strip())
         bookmark = await anext(lines)
-        await create(api, {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g1"}},
-                     path=GADGETS)  # another resource: moves the version only
+        await create(
+            api, {"apiVersion": "example.com/v1", "kind": "Gadget", "metadata": {"name": "g1"}}, path=GADGETS
+        )  # another resource: moves the version only
         later = [await anext(lines)]
     assert bookmark["type"] == "BOOKMARK" and bookmark["object"]["metadata"]["resourceVersion"] == rv
     assert later[0]["type"] == "BOOKMARK"
@@ -384,18 +433,33 @@ async def test_event_field_selectors_take_only_the_fields_the_api_server_indexes
 
 
 async def test_secrets_and_pods_are_selected_by_the_fields_the_api_server_supports(
-        api: httpx.AsyncClient, kube: Kube) -> None:
+    api: httpx.AsyncClient, kube: Kube
+) -> None:
     for name, kind in (("pull", "kubernetes.io/dockerconfigjson"), ("helm", "helm.sh/release.v1"), ("plain", None)):
-        kube.put_object({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": "ns1"},
-                         **({"type": kind} if kind else {})})
+        kube.put_object(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": name, "namespace": "ns1"},
+                **({"type": kind} if kind else {}),
+            }
+        )
     selected = await api.get("/api/v1/secrets", params={"fieldSelector": "type=kubernetes.io/dockerconfigjson"})
     assert [s["metadata"]["name"] for s in selected.json()["items"]] == ["pull"]
     refused = await api.get("/api/v1/secrets", params={"fieldSelector": "data.token=x"})
     assert refused.status_code == 400 and "field label not supported: data.token" in refused.json()["message"]
-    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns1"},
-                     "spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})
-    assert (await api.get("/api/v1/pods", params={"fieldSelector": "status.phase=Running,spec.nodeName=n1"})
-            ).json()["items"][0]["metadata"]["name"] == "p"
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns1"},
+            "spec": {"nodeName": "n1"},
+            "status": {"phase": "Running"},
+        }
+    )
+    assert (await api.get("/api/v1/pods", params={"fieldSelector": "status.phase=Running,spec.nodeName=n1"})).json()[
+        "items"
+    ][0]["metadata"]["name"] == "p"
     refused = await api.get("/api/v1/pods", params={"watch": "true", "fieldSelector": "spec.volumes=x"})
     assert refused.status_code == 400
 
@@ -420,8 +484,13 @@ async def test_finalizers_hold_deletion_and_owners_take_dependents_along(api: ht
 
 
 async def test_events_are_stored_and_found_by_object(api: httpx.AsyncClient, kube: Kube) -> None:
-    core = {"metadata": {"generateName": "aim-"}, "involvedObject": {"kind": "Widget", "name": "w1"},
-            "reason": "Created", "message": "made it", "type": "Normal"}
+    core = {
+        "metadata": {"generateName": "aim-"},
+        "involvedObject": {"kind": "Widget", "name": "w1"},
+        "reason": "Created",
+        "message": "made it",
+        "type": "Normal",
+    }
     response = await api.post("/api/v1/namespaces/ns1/events", json=core)
     assert response.json()["metadata"]["name"].startswith("aim-")
     new = {"metadata": {"name": "e2"}, "regarding": {"kind": "Widget", "name": "w1"}, "reason": "Ready", "note": "."}
@@ -439,7 +508,8 @@ async def test_discovery_serves_declared_crds_and_builtins(api: httpx.AsyncClien
     core = {r["name"] for r in (await api.get("/api/v1")).json()["resources"]}
     assert {"namespaces", "events", "pods", "pods/log", "nodes", "secrets"} <= core
     assert kube.path("aimservices", "ns", "s", "status") == (
-        "/apis/aim.eai.amd.com/v1alpha1/namespaces/ns/aimservices/s/status")
+        "/apis/aim.eai.amd.com/v1alpha1/namespaces/ns/aimservices/s/status"
+    )
     assert kube.path("nodes", "ignored", "n1") == "/api/v1/nodes/n1"
 
 
@@ -447,15 +517,27 @@ async def test_namespaces_and_pod_logs_over_http(api: httpx.AsyncClient, kube: K
     assert (await api.post("/api/v1/namespaces", json={"metadata": {"name": "team"}})).status_code == 201
     assert (await api.get("/api/v1/namespaces/team")).json()["metadata"]["name"] == "team"
     assert [n["metadata"]["name"] for n in (await api.get("/api/v1/namespaces")).json()["items"]] == ["team"]
-    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team"},
-                     "status": {"phase": "Running"}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "team"},
+            "status": {"phase": "Running"},
+        }
+    )
     kube.set_log("team", "p", "hello\n")
     assert (await api.get("/api/v1/namespaces/team/pods/p/log")).text == "hello\n"
 
 
 async def test_seeding_reading_and_counting(api: httpx.AsyncClient, kube: Kube) -> None:
-    seeded = kube.put_object({"apiVersion": "example.com/v1", "kind": "Widget",
-                              "metadata": {"name": "w1", "namespace": "ns1"}, "status": {"phase": "Seeded"}})
+    seeded = kube.put_object(
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Widget",
+            "metadata": {"name": "w1", "namespace": "ns1"},
+            "status": {"phase": "Seeded"},
+        }
+    )
     assert seeded["metadata"]["uid"] and seeded["metadata"]["resourceVersion"]
     assert kube.get("Widget", "ns1", "w1")["status"] == {"phase": "Seeded"}  # status kept when seeding
     assert kube.get("widgets", "ns1", "missing") is None
@@ -470,7 +552,12 @@ async def test_seeding_reading_and_counting(api: httpx.AsyncClient, kube: Kube) 
     assert kube.count("get", resource="example.com/v1/widgets", since=since) == 1
     last = kube.calls[-1]
     assert (last.verb, last.resource, last.namespace, last.name, last.subresource) == (
-        "patch", "example.com/v1/widgets", "ns1", "w1", "status")
+        "patch",
+        "example.com/v1/widgets",
+        "ns1",
+        "w1",
+        "status",
+    )
 
 
 async def test_kubeconfig_points_the_kubernetes_client_at_the_emulator(kube: Kube, kubeconfig: Path) -> None:
@@ -491,7 +578,8 @@ async def test_kubeconfig_points_the_kubernetes_client_at_the_emulator(kube: Kub
 
 @pytest.mark.parametrize("scope", [["-A"], ["--namespace=ns*"]], ids=["cluster-wide", "namespace-glob"])
 async def test_kopf_sees_a_new_object_and_patches_its_status(
-        api: httpx.AsyncClient, kube: Kube, scope: list[str]) -> None:
+    api: httpx.AsyncClient, kube: Kube, scope: list[str]
+) -> None:
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns1"}})
     registry = kopf.OperatorRegistry()
 
@@ -513,8 +601,10 @@ async def test_kopf_sees_a_new_object_and_patches_its_status(
             while not kube.count("watch", resource="example.com/v1/widgets"):
                 await asyncio.sleep(0.02)
             await create(api, widget("watched", size=7))  # delivered by kopf's watch
-            while any("status" not in kube.get("widgets", "ns1", name) or not kube.events_for(name)
-                      for name in ("listed", "watched")):
+            while any(
+                "status" not in kube.get("widgets", "ns1", name) or not kube.events_for(name)
+                for name in ("listed", "watched")
+            ):
                 await asyncio.sleep(0.02)
     finally:
         await asyncio.to_thread(runner.__exit__, None, None, None)

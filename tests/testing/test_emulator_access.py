@@ -9,12 +9,24 @@ SA = "system:serviceaccount:aim-system:operator"
 SA_GROUPS = ["system:serviceaccounts", "system:serviceaccounts:aim-system", "system:authenticated"]
 
 
-def ask(verb: str, resource: str, *, group: str = "", namespace: str | None = None, name: str | None = None,
-        subresource: str | None = None, user: str = SA, groups: list[str] = SA_GROUPS) -> dict[str, Any]:
+def ask(
+    verb: str,
+    resource: str,
+    *,
+    group: str = "",
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+    user: str = SA,
+    groups: list[str] = SA_GROUPS,
+) -> dict[str, Any]:
     attributes = {"verb": verb, "group": group, "resource": resource}
     attributes.update({k: v for k, v in (("namespace", namespace), ("name", name), ("subresource", subresource)) if v})
-    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-            "spec": {"user": user, "groups": groups, "resourceAttributes": attributes}}
+    return {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {"user": user, "groups": groups, "resourceAttributes": attributes},
+    }
 
 
 async def allowed(api, body) -> tuple[bool, str]:
@@ -25,30 +37,59 @@ async def allowed(api, body) -> tuple[bool, str]:
 
 
 def seed(kube) -> None:
-    kube.put_object({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "reader"},
-                     "rules": [{"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list"]},
-                               {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["*"]},
-                               {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                                "resourceNames": ["mine"], "verbs": ["update"]}]})
-    kube.put_object({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                     "metadata": {"name": "operator-reads"},
-                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "reader"},
-                     "subjects": [{"kind": "ServiceAccount", "name": "operator", "namespace": "aim-system"}]})
-    kube.put_object({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                     "metadata": {"name": "cm-writer", "namespace": "team"},
-                     "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]})
-    kube.put_object({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                     "metadata": {"name": "all-sa-write-cm", "namespace": "team"},
-                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
-                     "subjects": [{"kind": "Group", "name": "system:serviceaccounts"}]})
+    kube.put_object(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "reader"},
+            "rules": [
+                {"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get", "list"]},
+                {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["*"]},
+                {
+                    "apiGroups": ["coordination.k8s.io"],
+                    "resources": ["leases"],
+                    "resourceNames": ["mine"],
+                    "verbs": ["update"],
+                },
+            ],
+        }
+    )
+    kube.put_object(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "operator-reads"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "reader"},
+            "subjects": [{"kind": "ServiceAccount", "name": "operator", "namespace": "aim-system"}],
+        }
+    )
+    kube.put_object(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": {"name": "cm-writer", "namespace": "team"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}],
+        }
+    )
+    kube.put_object(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "all-sa-write-cm", "namespace": "team"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm-writer"},
+            "subjects": [{"kind": "Group", "name": "system:serviceaccounts"}],
+        }
+    )
 
 
 async def test_a_cluster_role_binding_allows_and_names_itself(kube, api):
     seed(kube)
     ok, reason = await allowed(api, ask("get", "pods", namespace="anywhere"))
     assert ok
-    assert reason == ('RBAC: allowed by ClusterRoleBinding "operator-reads" of ClusterRole "reader" '
-                      'to ServiceAccount "operator/aim-system"')
+    assert reason == (
+        'RBAC: allowed by ClusterRoleBinding "operator-reads" of ClusterRole "reader" '
+        'to ServiceAccount "operator/aim-system"'
+    )
     assert (await allowed(api, ask("get", "pods", subresource="log", namespace="x")))[0]
     assert (await allowed(api, ask("deletecollection", "jobs", group="batch")))[0]  # verbs: "*"
     assert await allowed(api, ask("delete", "pods")) == (False, "")
@@ -58,7 +99,9 @@ async def test_a_cluster_role_binding_allows_and_names_itself(kube, api):
 async def test_resource_names_limit_a_rule(kube, api):
     seed(kube)
     assert (await allowed(api, ask("update", "leases", group="coordination.k8s.io", namespace="n", name="mine")))[0]
-    assert not (await allowed(api, ask("update", "leases", group="coordination.k8s.io", namespace="n", name="theirs")))[0]
+    assert not (await allowed(api, ask("update", "leases", group="coordination.k8s.io", namespace="n", name="theirs")))[
+        0
+    ]
     assert not (await allowed(api, ask("update", "leases", group="coordination.k8s.io", namespace="n")))[0]
 
 

@@ -12,9 +12,15 @@ BINDINGS = "/apis/rbac.authorization.k8s.io/v1/namespaces/ns1/rolebindings"
 
 
 def job(image: str) -> dict:
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "namespace": "ns1"},
-            "spec": {"backoffLimit": 2, "template": {"spec": {"restartPolicy": "Never",
-                                                              "containers": [{"name": "c", "image": image}]}}}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ns1"},
+        "spec": {
+            "backoffLimit": 2,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": image}]}},
+        },
+    }
 
 
 async def test_a_job_pod_template_cannot_change(api: httpx.AsyncClient):
@@ -23,18 +29,22 @@ async def test_a_job_pod_template_cannot_change(api: httpx.AsyncClient):
     assert changed.status_code == 422 and "spec.template" in changed.json()["message"]
     same = await api.patch(f"{JOBS}/j?fieldManager=t", json=job("a:1"), headers=APPLY)
     assert same.status_code == 200
-    labels = await api.patch(f"{JOBS}/j", json={"metadata": {"labels": {"x": "y"}}, "spec": {"backoffLimit": 3}},
-                             headers=MERGE)
+    labels = await api.patch(
+        f"{JOBS}/j", json={"metadata": {"labels": {"x": "y"}}, "spec": {"backoffLimit": 3}}, headers=MERGE
+    )
     assert labels.status_code == 200  # metadata and other spec fields may change
     status = await api.patch(f"{JOBS}/j/status", json={"status": {"succeeded": 1}}, headers=MERGE)
     assert status.status_code == 200
 
 
 async def test_a_role_binding_cannot_change_its_role(api: httpx.AsyncClient):
-    body = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-            "metadata": {"name": "rb", "namespace": "ns1"},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "a"},
-            "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "ns1"}]}
+    body = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "rb", "namespace": "ns1"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "a"},
+        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "ns1"}],
+    }
     assert (await api.post(BINDINGS, json=body)).status_code == 201
     body["roleRef"]["name"] = "b"
     response = await api.patch(f"{BINDINGS}/rb?fieldManager=t", json=body, headers=APPLY)
@@ -42,9 +52,16 @@ async def test_a_role_binding_cannot_change_its_role(api: httpx.AsyncClient):
 
 
 async def test_a_claim_may_only_change_its_requests(api: httpx.AsyncClient):
-    body = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "ns1"},
-            "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "nfs",
-                     "resources": {"requests": {"storage": "1Gi"}}}}
+    body = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "c", "namespace": "ns1"},
+        "spec": {
+            "accessModes": ["ReadWriteMany"],
+            "storageClassName": "nfs",
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
     assert (await api.post(PVCS, json=body)).status_code == 201
     grow = await api.patch(f"{PVCS}/c", json={"spec": {"resources": {"requests": {"storage": "2Gi"}}}}, headers=MERGE)
     assert grow.status_code == 200
@@ -54,8 +71,12 @@ async def test_a_claim_may_only_change_its_requests(api: httpx.AsyncClient):
 
 async def test_aim_fields_under_a_transition_rule_cannot_change_once_set(api: httpx.AsyncClient):
     services = "/apis/aim.eai.amd.com/v1alpha1/namespaces/ns1/aimservices"
-    body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-            "metadata": {"name": "s", "namespace": "ns1"}, "spec": {"model": {"name": "qwen"}}}
+    body = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": "s", "namespace": "ns1"},
+        "spec": {"model": {"name": "qwen"}},
+    }
     assert (await api.post(services, json=body)).status_code == 201
     model = await api.patch(f"{services}/s", json={"spec": {"model": {"name": "llama"}}}, headers=MERGE)
     assert model.status_code == 422 and "model selection is immutable after creation" in model.json()["message"]

@@ -17,20 +17,26 @@ def configmap(name: str, labels: dict[str, str] | None = None) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {}}
 
 
-@pytest.mark.parametrize("name,labels", [
-    ("Upper", None),
-    ("a" * 254, None),
-    ("ok", {"aim.eai.amd.com/service": "s" * 64}),
-    ("ok", {"aim.eai.amd.com/service": "-leading"}),
-    ("ok", {"bad key!": "v"}),
-    ("ok", {"Bad.Prefix/key": "v"}),
-])
+@pytest.mark.parametrize(
+    "name,labels",
+    [
+        ("Upper", None),
+        ("a" * 254, None),
+        ("ok", {"aim.eai.amd.com/service": "s" * 64}),
+        ("ok", {"aim.eai.amd.com/service": "-leading"}),
+        ("ok", {"bad key!": "v"}),
+        ("ok", {"Bad.Prefix/key": "v"}),
+    ],
+)
 async def test_creating_an_object_with_a_bad_name_or_label_is_invalid(api: httpx.AsyncClient, name, labels):
     response = await api.post(CONFIGMAPS, json=configmap(name, labels))
     assert response.status_code == 422, response.text
     assert response.json()["reason"] == "Invalid"
-    applied = await api.patch(f"{CONFIGMAPS}/{name[:50].lower() or 'x'}?fieldManager=t",
-                              json=configmap(name[:50].lower(), labels or {"x": "-"}), headers=APPLY)
+    applied = await api.patch(
+        f"{CONFIGMAPS}/{name[:50].lower() or 'x'}?fieldManager=t",
+        json=configmap(name[:50].lower(), labels or {"x": "-"}),
+        headers=APPLY,
+    )
     assert applied.status_code == 422, applied.text
 
 

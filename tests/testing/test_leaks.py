@@ -28,15 +28,18 @@ def dockerconfigjson(host: str = "127.0.0.1:5000") -> str:
     return base64.b64encode(json.dumps(config).encode()).decode()
 
 
-@pytest.mark.parametrize("text", [
-    f"pull failed for alice with {PASSWORD}",  # plain
-    f'{{"message": "bad \\"{PASSWORD}\\""}}',  # inside JSON
-    f"GET /v2/?password={PASSWORD}",  # percent-encoding of this one is itself
-    f"Authorization: Basic {base64.b64encode(f'{USER}:{PASSWORD}'.encode()).decode()}",
-    f"data: {dockerconfigjson()}",  # the whole pull secret, base64 of JSON holding it
-    f"data: {dockerconfigjson('registry.example.com:443')}",  # another alignment
-    f"token={base64.urlsafe_b64encode(b'x' + TOKEN.encode()).decode()}",  # url-safe, offset 1
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"pull failed for alice with {PASSWORD}",  # plain
+        f'{{"message": "bad \\"{PASSWORD}\\""}}',  # inside JSON
+        f"GET /v2/?password={PASSWORD}",  # percent-encoding of this one is itself
+        f"Authorization: Basic {base64.b64encode(f'{USER}:{PASSWORD}'.encode()).decode()}",
+        f"data: {dockerconfigjson()}",  # the whole pull secret, base64 of JSON holding it
+        f"data: {dockerconfigjson('registry.example.com:443')}",  # another alignment
+        f"token={base64.urlsafe_b64encode(b'x' + TOKEN.encode()).decode()}",  # url-safe, offset 1
+    ],
+)
 def test_a_planted_secret_is_found_in_every_form(text):
     leaks = scanner().scan_text("a log", text)
     assert leaks, text
@@ -63,16 +66,44 @@ def test_short_secrets_are_refused():
 
 def test_the_emulator_scan_finds_status_events_and_request_bodies_but_skips_secrets(kube):
     found = scanner()
-    kube.put_object({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "regcred", "namespace": "ns"},
-                     "type": "kubernetes.io/dockerconfigjson", "data": {".dockerconfigjson": dockerconfigjson()}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "regcred", "namespace": "ns"},
+            "type": "kubernetes.io/dockerconfigjson",
+            "data": {".dockerconfigjson": dockerconfigjson()},
+        }
+    )
     assert found.scan_emulator(kube.emulator) == []
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel",
-                     "metadata": {"name": "m", "namespace": "ns"}, "spec": {"image": "x/y:1"},
-                     "status": {"conditions": [{"type": "AuthValid", "status": "False", "reason": "AuthFailed",
-                                                "message": f"denied for {USER}:{PASSWORD}"}]}})
-    kube.put_object({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1", "namespace": "ns"},
-                     "involvedObject": {"kind": "AIMModel", "name": "m", "namespace": "ns"},
-                     "reason": "Failed", "message": f"token {TOKEN} refused"})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMModel",
+            "metadata": {"name": "m", "namespace": "ns"},
+            "spec": {"image": "x/y:1"},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "AuthValid",
+                        "status": "False",
+                        "reason": "AuthFailed",
+                        "message": f"denied for {USER}:{PASSWORD}",
+                    }
+                ]
+            },
+        }
+    )
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "e1", "namespace": "ns"},
+            "involvedObject": {"kind": "AIMModel", "name": "m", "namespace": "ns"},
+            "reason": "Failed",
+            "message": f"token {TOKEN} refused",
+        }
+    )
     leaks = found.scan_emulator(kube.emulator)
     assert {leak.secret for leak in leaks} >= {"registry basic auth", "registry password", "hf token"}
     assert any(leak.where.startswith("aimmodels ns/m") for leak in leaks)
@@ -81,13 +112,26 @@ def test_the_emulator_scan_finds_status_events_and_request_bodies_but_skips_secr
 
 async def test_the_emulator_scan_reads_request_bodies(kube, api):
     found = scanner()
-    response = await api.post(kube.path("v1/configmaps", "ns"), json={
-        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "ns"}, "data": {"a": "1"}})
+    response = await api.post(
+        kube.path("v1/configmaps", "ns"),
+        json={
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "c", "namespace": "ns"},
+            "data": {"a": "1"},
+        },
+    )
     assert response.status_code == 201, response.text
-    await api.patch(kube.path("v1/configmaps", "ns", "c"), json={"data": {"b": TOKEN}},
-                    headers={"Content-Type": "application/merge-patch+json"})
-    await api.patch(kube.path("v1/configmaps", "ns", "c"), json={"data": {"b": "gone again"}},
-                    headers={"Content-Type": "application/merge-patch+json"})
+    await api.patch(
+        kube.path("v1/configmaps", "ns", "c"),
+        json={"data": {"b": TOKEN}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    await api.patch(
+        kube.path("v1/configmaps", "ns", "c"),
+        json={"data": {"b": "gone again"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     leaks = found.scan_emulator(kube.emulator)
     assert [leak.where.split()[0] for leak in leaks] == ["request"]  # only the body sent, not what is there now
 

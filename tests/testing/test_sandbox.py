@@ -28,4 +28,9 @@ def test_a_file_the_uid_writes_is_found_and_root_folders_are_read_only_to_it(tmp
 def test_remap_moves_values_below_a_mount_only():
     env = {"HOME": "/tmp", "HF_HOME": "/tmp/.hf", "OTHER": "/tmpfoo", "TARGET_DIR": "/cache", "X": "1"}
     assert remap(env, {"/tmp": "/s", "/cache": "/c"}) == {
-        "HOME": "/s", "HF_HOME": "/s/.hf", "OTHER": "/tmpfoo", "TARGET_DIR": "/c", "X": "1"}
+        "HOME": "/s",
+        "HF_HOME": "/s/.hf",
+        "OTHER": "/tmpfoo",
+        "TARGET_DIR": "/c",
+        "X": "1",
+    }

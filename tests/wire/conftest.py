@@ -34,8 +34,15 @@ class Operator:
         def main() -> None:
             try:
                 self.runtime = asyncio.run(
-                    operate(settings, login_override=login, stop_flag=self.stop, ready_flag=self.ready,
-                            on_runtime=self._keep, plugins=plugins, on_endpoints=self._keep_endpoints)
+                    operate(
+                        settings,
+                        login_override=login,
+                        stop_flag=self.stop,
+                        ready_flag=self.ready,
+                        on_runtime=self._keep,
+                        plugins=plugins,
+                        on_endpoints=self._keep_endpoints,
+                    )
                 )
             except BaseException as exc:  # noqa: BLE001 - reported by the fixture
                 self.error = exc

@@ -30,8 +30,9 @@ def artifact_of(kube, source: str) -> dict:
     return found[0]
 
 
-async def downloaded(kube, operator, source: str, *, base: str = "Qwen/Qwen3-32B", rank: int = 16,
-                     failed: str = "") -> dict:
+async def downloaded(
+    kube, operator, source: str, *, base: str = "Qwen/Qwen3-32B", rank: int = 16, failed: str = ""
+) -> dict:
     """Play the download of ``source``'s artifact: Ready with the adapter's config, or Failed with a reason.
 
     The artifact is paused first and the operator left to finish what it was doing with it, so its
@@ -44,12 +45,24 @@ async def downloaded(kube, operator, source: str, *, base: str = "Qwen/Qwen3-32B
     art = copy.deepcopy(artifact_of(kube, source))
     name = art["metadata"]["name"]
     if failed:
-        art["status"] = {"status": "Failed", "conditions": [
-            {"type": "Ready", "status": "False", "reason": failed, "message": f"{source}: not found",
-             "lastTransitionTime": "2026-03-01T12:00:00Z"}]}
+        art["status"] = {
+            "status": "Failed",
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": failed,
+                    "message": f"{source}: not found",
+                    "lastTransitionTime": "2026-03-01T12:00:00Z",
+                }
+            ],
+        }
     else:
-        art["status"] = {"status": "Ready", "persistentVolumeClaim": f"{name}-cache-0123abcd",
-                         "adapter": {"baseModel": base, "rank": rank}}
+        art["status"] = {
+            "status": "Ready",
+            "persistentVolumeClaim": f"{name}-cache-0123abcd",
+            "adapter": {"baseModel": base, "rank": rank},
+        }
     return kube.put_object(art)
 
 
@@ -72,16 +85,46 @@ def serve(kube, isvc: dict) -> None:
     name = isvc["metadata"]["name"]
     service = isvc["metadata"]["labels"]["aim.eai.amd.com/service"]
     for route in kube.list(ROUTE, NS, label_selector=f"aim.eai.amd.com/service={service}"):
-        kube.put_object({**route, "status": {"parents": [{
-            "parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
-            "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
-                            "lastTransitionTime": "2026-03-01T12:00:00Z"}]}]}})
+        kube.put_object(
+            {
+                **route,
+                "status": {
+                    "parents": [
+                        {
+                            "parentRef": route["spec"]["parentRefs"][0],
+                            "controllerName": "x/y",
+                            "conditions": [
+                                {
+                                    "type": "Accepted",
+                                    "status": "True",
+                                    "reason": "Accepted",
+                                    "message": "",
+                                    "lastTransitionTime": "2026-03-01T12:00:00Z",
+                                }
+                            ],
+                        }
+                    ]
+                },
+            }
+        )
     kube.put_object({**isvc, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": f"{name}-predictor-0", "namespace": NS, "labels": {"serving.kserve.io/inferenceservice": name}},
-        "spec": {"containers": [{"name": "kserve-container", "image": "x"}]},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                   "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}]}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-predictor-0",
+                "namespace": NS,
+                "labels": {"serving.kserve.io/inferenceservice": name},
+            },
+            "spec": {"containers": [{"name": "kserve-container", "image": "x"}]},
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}],
+            },
+        }
+    )
 
 
 def states(svc: dict) -> dict[str, tuple[str, str]]:
@@ -94,8 +137,12 @@ async def test_adapters_download_then_roll_in_and_a_second_service_shares_one(ku
     await create(api, kube, body)
 
     # two artifacts, unowned, named by source; the base model serves meanwhile
-    arts = await eventually(lambda: len(kube.list(ART, NS, label_selector="aim.eai.amd.com/adapter=true")) == 2
-                            and kube.list(ART, NS, label_selector="aim.eai.amd.com/adapter=true"))
+    arts = await eventually(
+        lambda: (
+            len(kube.list(ART, NS, label_selector="aim.eai.amd.com/adapter=true")) == 2
+            and kube.list(ART, NS, label_selector="aim.eai.amd.com/adapter=true")
+        )
+    )
     assert {a["metadata"]["name"] for a in arts} == {artifact_name(SQL), artifact_name(CHAT)}
     assert not any(a["metadata"].get("ownerReferences") for a in arts)
     isvc = await eventually(lambda: isvc_of(kube, "qwen-chat"))
@@ -148,8 +195,9 @@ async def test_adapters_download_then_roll_in_and_a_second_service_shares_one(ku
     assert len(kube.list(ART, NS, label_selector="aim.eai.amd.com/adapter=true")) == 2
 
 
-async def test_a_mismatched_base_and_an_unreachable_source_fail_alone_and_removal_rolls_out(kube, api, cluster,
-                                                                                            operator):
+async def test_a_mismatched_base_and_an_unreachable_source_fail_alone_and_removal_rolls_out(
+    kube, api, cluster, operator
+):
     body = copy.deepcopy(cluster["qwen-chat"])
     body["spec"]["adapters"] = adapters(("sql", SQL), ("llama", LLAMA), ("chat-tuned", CHAT))
     await create(api, kube, body)
@@ -160,8 +208,11 @@ async def test_a_mismatched_base_and_an_unreachable_source_fail_alone_and_remova
 
     def degraded():
         svc = kube.get(SVC, NS, "qwen-chat")
-        assert states(svc) == {"sql": ("Ready", "Served"), "llama": ("Failed", "AdapterBaseModelMismatch"),
-                               "chat-tuned": ("Failed", "AdapterDownloadFailed")}
+        assert states(svc) == {
+            "sql": ("Ready", "Served"),
+            "llama": ("Failed", "AdapterBaseModelMismatch"),
+            "chat-tuned": ("Failed", "AdapterDownloadFailed"),
+        }
         assert svc["status"]["status"] == "Degraded"
         assert condition(svc, "AdaptersReady")["status"] == "False"
         return svc
@@ -173,14 +224,20 @@ async def test_a_mismatched_base_and_an_unreachable_source_fail_alone_and_remova
     assert args["lora-modules"] == [f"sql=/workspace/adapters/{volume_name('sql')}"]
 
     # the failed adapters removed: the service recovers; then sql removed too: the predictor drops it
-    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), json={"spec": {"adapters": adapters(("sql", SQL))}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(SVC, NS, "qwen-chat"),
+        json={"spec": {"adapters": adapters(("sql", SQL))}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
     await eventually(lambda: states(kube.get(SVC, NS, "qwen-chat")) == {"sql": ("Ready", "Served")}, timeout=REACT)
     assert condition(kube.get(SVC, NS, "qwen-chat"), "AdaptersReady")["status"] == "True"
 
-    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), json={"spec": {"adapters": None}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(SVC, NS, "qwen-chat"),
+        json={"spec": {"adapters": None}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
 
     def dropped():
@@ -196,8 +253,7 @@ async def test_a_mismatched_base_and_an_unreachable_source_fail_alone_and_remova
     assert kube.get(ART, NS, artifact_name(SQL)) is not None  # left for reuse (or eviction)
 
 
-async def test_describe_service_shows_each_adapter_and_its_artifact(kube, api, cluster, operator, kubeconfig,
-                                                                    capsys):
+async def test_describe_service_shows_each_adapter_and_its_artifact(kube, api, cluster, operator, kubeconfig, capsys):
     import asyncio
 
     from aim_core.cli import main
@@ -215,7 +271,8 @@ async def test_describe_service_shows_each_adapter_and_its_artifact(kube, api, c
     assert (found["sql"]["state"], found["sql"]["reason"]) == ("Ready", "Served")
     assert found["sql"]["details"] == {"sourceUri": SQL, "baseModel": "Qwen/Qwen3-32B", "rank": 8}
     assert [(a["kind"], a["name"], a["state"]) for a in found["sql"]["children"]] == [
-        ("AIMArtifact", artifact_name(SQL), "Ready")]
+        ("AIMArtifact", artifact_name(SQL), "Ready")
+    ]
     assert found["chat-tuned"]["state"] in ("Pending", "Downloading")
     assert found["chat-tuned"]["children"][0]["name"] == artifact_name(CHAT)
 
@@ -242,13 +299,26 @@ async def test_the_api_server_refuses_bad_adapter_names_duplicates_and_ranks(kub
         "duplicate": {"adapters": [good, {**good, "sourceUri": CHAT}]},
         "rank": {"adapters": [good], "adapterLimits": {"maxRank": 48}},
         "base-name": {"adapters": [{"name": "m", "sourceUri": SQL}]},
-        "fine": {"adapters": [good, {"name": "acme/chat.v2", "sourceUri": CHAT}],
-                 "adapterLimits": {"maxLoaded": 2, "maxRank": 64}},
+        "fine": {
+            "adapters": [good, {"name": "acme/chat.v2", "sourceUri": CHAT}],
+            "adapterLimits": {"maxLoaded": 2, "maxRank": 64},
+        },
     }
     codes = {}
     for case, extra in cases.items():
-        body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-                "metadata": {"name": f"bad-{case}", "namespace": NS}, "spec": {"model": {"name": "m"}, **extra}}
+        body = {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "metadata": {"name": f"bad-{case}", "namespace": NS},
+            "spec": {"model": {"name": "m"}, **extra},
+        }
         codes[case] = (await api.post(kube.path(SVC, NS), json=body)).status_code
-    assert codes == {"space": 422, "equals": 422, "scheme": 422, "duplicate": 422, "rank": 422, "base-name": 422,
-                     "fine": 201}
+    assert codes == {
+        "space": 422,
+        "equals": 422,
+        "scheme": 422,
+        "duplicate": 422,
+        "rank": 422,
+        "base-name": 422,
+        "fine": 201,
+    }

@@ -36,8 +36,9 @@ async def test_without_with_status_only_the_spec_is_applied(kube, kubeconfig, ca
     template = kube.get(TEMPLATES, None, NAME)
     assert (template.get("status") or {}).get("status") != "Ready"
     assert "aim.eai.amd.com/reconciliation-paused" not in (template["metadata"].get("annotations") or {})
-    assert await asyncio.to_thread(main, ["apply", "-f", str(ROOT / "examples" / "templates.yaml"),
-                                          "--status-only"]) == 0
+    assert (
+        await asyncio.to_thread(main, ["apply", "-f", str(ROOT / "examples" / "templates.yaml"), "--status-only"]) == 0
+    )
     assert kube.get(TEMPLATES, None, NAME)["status"]["status"] == "Ready"
 
 

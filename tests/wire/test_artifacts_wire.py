@@ -32,23 +32,41 @@ async def _complete(api, kube, job: dict[str, Any], log: str = "") -> None:
     """Play the Job controller and the kubelet: one pod that succeeded, then the Job Complete."""
     name = job["metadata"]["name"]
     template = job["spec"]["template"]
-    kube.put_object({"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": f"{name[:50]}-x1", "namespace": NS,
-                                  "labels": {**template["metadata"]["labels"], "job-name": name}},
-                     "spec": template["spec"], "status": {"phase": "Succeeded"}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name[:50]}-x1",
+                "namespace": NS,
+                "labels": {**template["metadata"]["labels"], "job-name": name},
+            },
+            "spec": template["spec"],
+            "status": {"phase": "Succeeded"},
+        }
+    )
     if log:
         kube.set_log(NS, f"{name[:50]}-x1", log)
-    response = await api.patch(kube.path(JOBS, NS, name, "status"),
-                               json={"status": {"conditions": [{"type": "Complete", "status": "True"}]}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(JOBS, NS, name, "status"),
+        json={"status": {"conditions": [{"type": "Complete", "status": "True"}]}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
 
 
 async def test_artifact_goes_from_size_check_to_ready_driven_by_watch_events(kube, api, operator):
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
-    created = await _create(api, kube, {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMArtifact",
-                                        "metadata": {"name": "tiny", "namespace": NS},
-                                        "spec": {"sourceUri": "hf://sshleifer/tiny-gpt2"}})
+    created = await _create(
+        api,
+        kube,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMArtifact",
+            "metadata": {"name": "tiny", "namespace": NS},
+            "spec": {"sourceUri": "hf://sshleifer/tiny-gpt2"},
+        },
+    )
     uid = created["metadata"]["uid"]
     check = await eventually(lambda: kube.get(JOBS, NS, naming.check_size_job_name("tiny", uid)))
     await _complete(api, kube, check, '{"url":"hf://sshleifer/tiny-gpt2","sizeBytes":2469200}')
@@ -59,11 +77,17 @@ async def test_artifact_goes_from_size_check_to_ready_driven_by_watch_events(kub
     assert kube.get("rolebindings", NS, "aim-engine-artifact-status-updater") is not None
     assert kube.get(ART, NS, "tiny")["status"]["discoveredSizeBytes"] == 2469200
 
-    await api.patch(kube.path(PVCS, NS, naming.artifact_pvc_name("tiny", uid), "status"),
-                    json={"status": {"phase": "Bound"}}, headers={"Content-Type": "application/merge-patch+json"})
+    await api.patch(
+        kube.path(PVCS, NS, naming.artifact_pvc_name("tiny", uid), "status"),
+        json={"status": {"phase": "Bound"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     # the downloader reports all bytes there: noticed through the watch, not by polling
-    await api.patch(kube.path(ART, NS, "tiny", "status"), headers={"Content-Type": "application/merge-patch+json"},
-                    json={"status": {"progress": {"percentage": 100, "displayPercentage": "100 %"}}})
+    await api.patch(
+        kube.path(ART, NS, "tiny", "status"),
+        headers={"Content-Type": "application/merge-patch+json"},
+        json={"status": {"progress": {"percentage": 100, "displayPercentage": "100 %"}}},
+    )
     await eventually(lambda: _condition(kube.get(ART, NS, "tiny"), "DownloadComplete")["reason"] == "Verifying")
     await _complete(api, kube, download)
 
@@ -91,8 +115,13 @@ async def test_a_service_without_a_warm_cache_runs_once_its_artifact_is_download
         doc = copy.deepcopy(doc)
         if doc["kind"] == "AIMService" and doc["metadata"]["name"] == "qwen-chat":
             service = doc
-        if doc["kind"] in ("AIMService", "AIMClusterModelSource", "AIMTemplateCache", "AIMArtifact",
-                           "PersistentVolumeClaim"):
+        if doc["kind"] in (
+            "AIMService",
+            "AIMClusterModelSource",
+            "AIMTemplateCache",
+            "AIMArtifact",
+            "PersistentVolumeClaim",
+        ):
             continue  # no warm cache this time
         if doc["kind"] in ("AIMModel", "AIMClusterModel", "AIMServiceTemplate", "AIMClusterServiceTemplate"):
             doc["metadata"].setdefault("annotations", {})["aim.eai.amd.com/reconciliation-paused"] = "true"
@@ -117,17 +146,24 @@ async def test_a_service_without_a_warm_cache_runs_once_its_artifact_is_download
     assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "hf-token"  # the team's runtime config
     assert not kube.list("serving.kserve.io/v1beta1/inferenceservices", NS)  # the service waits for its cache
 
-    await api.patch(kube.path(PVCS, NS, claim, "status"), json={"status": {"phase": "Bound"}},
-                    headers={"Content-Type": "application/merge-patch+json"})
+    await api.patch(
+        kube.path(PVCS, NS, claim, "status"),
+        json={"status": {"phase": "Bound"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     await _complete(api, kube, download)
 
     def served():
-        found = kube.list("serving.kserve.io/v1beta1/inferenceservices", NS,
-                          label_selector="aim.eai.amd.com/service=qwen-chat")
+        found = kube.list(
+            "serving.kserve.io/v1beta1/inferenceservices", NS, label_selector="aim.eai.amd.com/service=qwen-chat"
+        )
         assert len(found) == 1, found
         isvc = found[0]
-        claims = [v["persistentVolumeClaim"]["claimName"] for v in isvc["spec"]["predictor"].get("volumes") or []
-                  if "persistentVolumeClaim" in v]
+        claims = [
+            v["persistentVolumeClaim"]["claimName"]
+            for v in isvc["spec"]["predictor"].get("volumes") or []
+            if "persistentVolumeClaim" in v
+        ]
         assert claims == [claim], claims
         return isvc
 

@@ -25,12 +25,24 @@ MERGE = {"Content-Type": "application/merge-patch+json"}
 async def complete_job(api, kube, job):
     """Play the Job controller and the kubelet: one pod that succeeded, then the Job Complete."""
     name, template = job["metadata"]["name"], job["spec"]["template"]
-    kube.put_object({"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": f"{name[:50]}-x1", "namespace": NS,
-                                  "labels": {**template["metadata"]["labels"], "job-name": name}},
-                     "spec": template["spec"], "status": {"phase": "Succeeded"}})
-    response = await api.patch(kube.path(JOBS, NS, name, "status"), headers=MERGE,
-                               json={"status": {"conditions": [{"type": "Complete", "status": "True"}]}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name[:50]}-x1",
+                "namespace": NS,
+                "labels": {**template["metadata"]["labels"], "job-name": name},
+            },
+            "spec": template["spec"],
+            "status": {"phase": "Succeeded"},
+        }
+    )
+    response = await api.patch(
+        kube.path(JOBS, NS, name, "status"),
+        headers=MERGE,
+        json={"status": {"conditions": [{"type": "Complete", "status": "True"}]}},
+    )
     assert response.status_code == 200, response.text
 
 
@@ -40,13 +52,26 @@ async def test_a_service_on_a_registry_image_runs_all_the_way_to_an_inference_se
     namespaces(kube, NS)
     kube.put_object(discovery.gpu_node(count=8))  # MI300X: both recommended deployments fit
     pushed = oci_registry.push_image(unique_repo, "2.0", labels=LABELS)
-    await create(api, kube, SERVICES, {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService", "metadata": {"name": "by-image", "namespace": NS},
-        "spec": {"model": {"image": pushed.reference}}})
+    await create(
+        api,
+        kube,
+        SERVICES,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "metadata": {"name": "by-image", "namespace": NS},
+            "spec": {"model": {"image": pushed.reference}},
+        },
+    )
 
     model = await eventually(
-        lambda: [m for m in kube.list(MODELS, NS) if m["spec"]["image"] == pushed.reference
-                 and (m.get("status") or {}).get("imageMetadata")][0], timeout=30)
+        lambda: [
+            m
+            for m in kube.list(MODELS, NS)
+            if m["spec"]["image"] == pushed.reference and (m.get("status") or {}).get("imageMetadata")
+        ][0],
+        timeout=30,
+    )
     name = model["metadata"]["name"]
 
     def two_templates():
@@ -58,9 +83,16 @@ async def test_a_service_on_a_registry_image_runs_all_the_way_to_an_inference_se
         tname = tpl["metadata"]["name"]
         (job,) = await eventually(lambda: discovery.jobs_of(kube, tname, NS), timeout=30)
         gpu = tpl["spec"]["hardware"]["gpu"]
-        discovery.finish(kube, job, log=discovery.output(
-            model_id="org/registry-wire", count=gpu["requests"], metric=tpl["spec"]["metric"],
-            precision=tpl["spec"]["precision"]))
+        discovery.finish(
+            kube,
+            job,
+            log=discovery.output(
+                model_id="org/registry-wire",
+                count=gpu["requests"],
+                metric=tpl["spec"]["metric"],
+                precision=tpl["spec"]["precision"],
+            ),
+        )
 
     # A Ready template is chosen for the cluster's GPUs; the service goes on to its template cache.
     def chose_a_template():

@@ -37,14 +37,44 @@ async def running_chat(kube, api, cluster, body=None):  # noqa: F811 - the fixtu
     route = await eventually(lambda: kube.list(ROUTE, NS, label_selector=f"aim.eai.amd.com/service={service}")[0])
     name = isvc["metadata"]["name"]
     kube.put_object({**isvc, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": f"{name}-predictor-0", "namespace": NS, "labels": {"serving.kserve.io/inferenceservice": name}},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                   "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}]}})
-    kube.put_object({**route, "status": {"parents": [{
-        "parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
-        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
-                        "lastTransitionTime": "2025-01-01T00:00:00Z"}]}]}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-predictor-0",
+                "namespace": NS,
+                "labels": {"serving.kserve.io/inferenceservice": name},
+            },
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}],
+            },
+        }
+    )
+    kube.put_object(
+        {
+            **route,
+            "status": {
+                "parents": [
+                    {
+                        "parentRef": route["spec"]["parentRefs"][0],
+                        "controllerName": "x/y",
+                        "conditions": [
+                            {
+                                "type": "Accepted",
+                                "status": "True",
+                                "reason": "Accepted",
+                                "message": "",
+                                "lastTransitionTime": "2025-01-01T00:00:00Z",
+                            }
+                        ],
+                    }
+                ]
+            },
+        }
+    )
     if not body["spec"].get("maxReplicas"):
         await eventually(lambda: kube.get(SVC, NS, service)["status"]["status"] == "Running")
     return name, route["metadata"]["name"]
@@ -65,8 +95,10 @@ async def test_a_running_service_shows_its_whole_chain(kube, api, cluster, opera
     assert lines_with(out, f"InferenceService {NS}/{isvc}", "Ready")
     assert lines_with(out, f"HTTPRoute {NS}/{route}", "Ready")
     # the tree: the model under the service, the template under the model, the cache under the template
-    order = [next(i for i, line in enumerate(out.splitlines()) if word in line)
-             for word in ("AIMService ", "Model ", "Template ", "AIMTemplateCache", "AIMArtifact")]
+    order = [
+        next(i for i, line in enumerate(out.splitlines()) if word in line)
+        for word in ("AIMService ", "Model ", "Template ", "AIMTemplateCache", "AIMArtifact")
+    ]
     assert order == sorted(order)
 
     assert await describe("qwen-chat", "-n", NS, "-o", "json") == 0
@@ -81,8 +113,12 @@ async def test_a_running_service_shows_its_whole_chain(kube, api, cluster, opera
 
 
 async def test_a_service_whose_model_does_not_exist_says_so(kube, api, cluster, operator, kubeconfig, capsys):  # noqa: F811
-    body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-            "metadata": {"name": "lost", "namespace": NS}, "spec": {"model": {"name": "no-such-model"}}}
+    body = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": "lost", "namespace": NS},
+        "spec": {"model": {"name": "no-such-model"}},
+    }
     await create(api, kube, body)
     await eventually(lambda: condition(kube.get(SVC, NS, "lost"), "ModelReady")["status"] == "False")
     assert await describe("lost", "-n", NS) == 0
@@ -122,11 +158,26 @@ async def test_colours_on_a_terminal_unless_no_color(kube, kubeconfig, monkeypat
     import io
     import sys
 
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-                     "metadata": {"name": "bare", "namespace": NS}, "spec": {"model": {"name": "m"}},
-                     "status": {"status": "Failed", "conditions": [
-                         {"type": "Ready", "status": "False", "reason": "ReferenceNotFound", "message": "no m",
-                          "lastTransitionTime": "2025-01-01T00:00:00Z"}]}})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "metadata": {"name": "bare", "namespace": NS},
+            "spec": {"model": {"name": "m"}},
+            "status": {
+                "status": "Failed",
+                "conditions": [
+                    {
+                        "type": "Ready",
+                        "status": "False",
+                        "reason": "ReferenceNotFound",
+                        "message": "no m",
+                        "lastTransitionTime": "2025-01-01T00:00:00Z",
+                    }
+                ],
+            },
+        }
+    )
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
@@ -146,26 +197,50 @@ async def test_colours_on_a_terminal_unless_no_color(kube, kubeconfig, monkeypat
         assert bool(colour) is coloured, shown  # NO_COLOR keeps bold, drops colours (no-color.org)
 
 
-POD_METRIC = {"type": "PodMetric", "podmetric": {
-    "metric": {"backend": "opentelemetry", "metricNames": ["vllm:num_requests_running"],
-               "query": "vllm:num_requests_running", "operationOverTime": "avg"},
-    "target": {"type": "Value", "value": "1"}}}
+POD_METRIC = {
+    "type": "PodMetric",
+    "podmetric": {
+        "metric": {
+            "backend": "opentelemetry",
+            "metricNames": ["vllm:num_requests_running"],
+            "query": "vllm:num_requests_running",
+            "operationOverTime": "avg",
+        },
+        "target": {"type": "Value", "value": "1"},
+    },
+}
 
 
 def scaled_object(isvc: str, conditions: list[dict]) -> dict:
     """The ScaledObject KServe builds for the InferenceService (wire-facts 2.7), with KEDA's status."""
     query = f'sum(vllm:num_requests_running{{namespace="{NS}", deployment="{isvc}-predictor"}})'
-    return {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
-            "metadata": {"name": f"{isvc}-predictor", "namespace": NS},
-            "spec": {"scaleTargetRef": {"name": f"{isvc}-predictor"}, "minReplicaCount": 1, "maxReplicaCount": 3,
-                     "triggers": [{"type": "external", "metadata": {
-                         "scalerAddress": "keda-otel-scaler.keda.svc:4318", "metricQuery": query, "targetValue": "1",
-                         "operationOverTime": "avg"}}]},
-            "status": {"conditions": conditions}}
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": f"{isvc}-predictor", "namespace": NS},
+        "spec": {
+            "scaleTargetRef": {"name": f"{isvc}-predictor"},
+            "minReplicaCount": 1,
+            "maxReplicaCount": 3,
+            "triggers": [
+                {
+                    "type": "external",
+                    "metadata": {
+                        "scalerAddress": "keda-otel-scaler.keda.svc:4318",
+                        "metricQuery": query,
+                        "targetValue": "1",
+                        "operationOverTime": "avg",
+                    },
+                }
+            ],
+        },
+        "status": {"conditions": conditions},
+    }
 
 
 async def test_a_keda_autoscaled_service_shows_its_scaledobject_above_the_hpa(
-        kube, api, cluster, operator, kubeconfig, capsys):  # noqa: F811
+    kube, api, cluster, operator, kubeconfig, capsys
+):  # noqa: F811
     body = copy.deepcopy(cluster["qwen-chat"])
     body["metadata"]["name"] = "scaled"
     body["spec"].update(minReplicas=1, maxReplicas=3, autoScaling={"metrics": [POD_METRIC]})
@@ -179,17 +254,38 @@ async def test_a_keda_autoscaled_service_shows_its_scaledobject_above_the_hpa(
     assert "Missing" in missing and "the operator does not create it" in missing
 
     # KServe builds it, KEDA accepts it (not active: no load) and creates the HPA.
-    kube.put_object(scaled_object(isvc, [
-        {"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ScaledObject is ready"},
-        {"type": "Active", "status": "False", "reason": "ScalerNotActive", "message": "triggers are not active"},
-        {"type": "Fallback", "status": "False", "reason": "NoFallbackFound"}]))
-    kube.put_object({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-                     "metadata": {"name": f"keda-hpa-{isvc}-predictor", "namespace": NS},
-                     "spec": {"minReplicas": 1, "maxReplicas": 3,
-                              "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
-                                                 "name": f"{isvc}-predictor"}},
-                     "status": {"currentReplicas": 1, "desiredReplicas": 1, "conditions": [
-                         {"type": "AbleToScale", "status": "True"}, {"type": "ScalingActive", "status": "True"}]}})
+    kube.put_object(
+        scaled_object(
+            isvc,
+            [
+                {"type": "Ready", "status": "True", "reason": "ScaledObjectReady", "message": "ScaledObject is ready"},
+                {
+                    "type": "Active",
+                    "status": "False",
+                    "reason": "ScalerNotActive",
+                    "message": "triggers are not active",
+                },
+                {"type": "Fallback", "status": "False", "reason": "NoFallbackFound"},
+            ],
+        )
+    )
+    kube.put_object(
+        {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": f"keda-hpa-{isvc}-predictor", "namespace": NS},
+            "spec": {
+                "minReplicas": 1,
+                "maxReplicas": 3,
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": f"{isvc}-predictor"},
+            },
+            "status": {
+                "currentReplicas": 1,
+                "desiredReplicas": 1,
+                "conditions": [{"type": "AbleToScale", "status": "True"}, {"type": "ScalingActive", "status": "True"}],
+            },
+        }
+    )
 
     assert await describe("scaled", "-n", NS) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -197,8 +293,10 @@ async def test_a_keda_autoscaled_service_shows_its_scaledobject_above_the_hpa(
     assert "  Ready  ScalerNotActive: ready, not active" in lines[at]
     facts = lines[at + 1]
     assert "minReplicas=1  maxReplicas=3" in facts
-    assert (f'triggers: external sum(vllm:num_requests_running{{namespace="{NS}", deployment="{isvc}-predictor"}}) '
-            "target 1 via keda-otel-scaler.keda.svc:4318") in facts
+    assert (
+        f'triggers: external sum(vllm:num_requests_running{{namespace="{NS}", deployment="{isvc}-predictor"}}) '
+        "target 1 via keda-otel-scaler.keda.svc:4318"
+    ) in facts
     assert "conditions: Ready=True Active=False Fallback=False" in facts
     [hpa] = [i for i, line in enumerate(lines) if f"HorizontalPodAutoscaler {NS}/keda-hpa-{isvc}-predictor" in line]
     assert "Ready  HPAOperational" in lines[hpa]
@@ -217,8 +315,19 @@ async def test_a_keda_autoscaled_service_shows_its_scaledobject_above_the_hpa(
     assert [(c["kind"], c["state"]) for c in scaler["children"]] == [("HorizontalPodAutoscaler", "Ready")]
 
     # KEDA refuses the object: describe says so, with KEDA's reason.
-    kube.put_object(scaled_object(isvc, [{"type": "Ready", "status": "False", "reason": "ScaledObjectCheckFailed",
-                                          "message": "failed to ensure HPA is correctly created"}]))
+    kube.put_object(
+        scaled_object(
+            isvc,
+            [
+                {
+                    "type": "Ready",
+                    "status": "False",
+                    "reason": "ScaledObjectCheckFailed",
+                    "message": "failed to ensure HPA is correctly created",
+                }
+            ],
+        )
+    )
     assert await describe("scaled", "-n", NS) == 0
     [refused] = lines_with(capsys.readouterr().out, f"ScaledObject {NS}/{isvc}-predictor")
     assert "Failed  ScaledObjectCheckFailed: failed to ensure HPA is correctly created" in refused

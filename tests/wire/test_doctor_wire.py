@@ -24,14 +24,22 @@ from tests.service.builders import amd_node, cpu_node
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD_RESOURCE = "apiextensions.k8s.io/v1/customresourcedefinitions"
-THIRD_PARTY = ["serving.kserve.io_inferenceservices.yaml", "gateway.networking.k8s.io_httproutes.yaml",
-               "gateway.networking.k8s.io_gateways.yaml", "keda.sh_scaledobjects.yaml"]
+THIRD_PARTY = [
+    "serving.kserve.io_inferenceservices.yaml",
+    "gateway.networking.k8s.io_httproutes.yaml",
+    "gateway.networking.k8s.io_gateways.yaml",
+    "keda.sh_scaledobjects.yaml",
+]
 
 
 def established(crd: dict[str, Any]) -> dict[str, Any]:
     crd = copy.deepcopy(dict(crd))
-    crd["status"] = {"conditions": [{"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
-                                    {"type": "Established", "status": "True", "reason": "InitialNamesAccepted"}]}
+    crd["status"] = {
+        "conditions": [
+            {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts"},
+            {"type": "Established", "status": "True", "reason": "InitialNamesAccepted"},
+        ]
+    }
     return crd
 
 
@@ -54,9 +62,14 @@ def cluster(kube, kubeconfig, request):
         kube.put_object(established(crd), resource=CRD_RESOURCE)
     for name in THIRD_PARTY:
         kube.put_object(established(load_crd(str(third_party_crd(name)))), resource=CRD_RESOURCE)
-    kube.put_object({"apiVersion": "v1", "kind": "ConfigMap",
-                     "metadata": {"name": "inferenceservice-config", "namespace": "kserve"},
-                     "data": {"deploy": json.dumps({"defaultDeploymentMode": "Standard"})}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "inferenceservice-config", "namespace": "kserve"},
+            "data": {"deploy": json.dumps({"defaultDeploymentMode": "Standard"})},
+        }
+    )
     kube.put_object(amd_node("gpu-node-01"))
     kube.put_object(cpu_node())
     for name in ("role.yaml", "role_binding.yaml", "leader_election_role.yaml", "leader_election_role_binding.yaml"):
@@ -109,14 +122,22 @@ async def test_missing_kserve_fails_with_the_install_command(cluster, capsys):
     await _delete(cluster, "inferenceservices.serving.kserve.io")
     assert await doctor() == 1
     out = capsys.readouterr().out
-    assert "FAIL  CRD inferenceservices.serving.kserve.io is not installed (InferenceService serving.kserve.io/v1beta1)" in out
+    assert (
+        "FAIL  CRD inferenceservices.serving.kserve.io is not installed (InferenceService serving.kserve.io/v1beta1)"
+        in out
+    )
     assert "fix: helm install kserve-crd oci://ghcr.io/kserve/charts/kserve-crd --version v0.16.0" in out
 
 
 async def test_kserve_in_serverless_mode_fails_with_the_patch_that_sets_standard(cluster, capsys):
-    cluster.put_object({"apiVersion": "v1", "kind": "ConfigMap",
-                        "metadata": {"name": "inferenceservice-config", "namespace": "kserve"},
-                        "data": {"deploy": json.dumps({"defaultDeploymentMode": "Serverless"})}})
+    cluster.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "inferenceservice-config", "namespace": "kserve"},
+            "data": {"deploy": json.dumps({"defaultDeploymentMode": "Serverless"})},
+        }
+    )
     assert await doctor() == 1
     out = capsys.readouterr().out
     assert "FAIL  KServe's default deployment mode is Serverless" in out
@@ -130,16 +151,21 @@ async def test_a_crd_that_does_not_serve_the_version_we_write_fails(cluster, cap
     cluster.put_object(crd, resource=CRD_RESOURCE)
     assert await doctor() == 1
     out = capsys.readouterr().out
-    assert ("FAIL  CRD httproutes.gateway.networking.k8s.io does not serve gateway.networking.k8s.io/v1 "
-            "(serves v1beta1)") in out
+    assert (
+        "FAIL  CRD httproutes.gateway.networking.k8s.io does not serve gateway.networking.k8s.io/v1 (serves v1beta1)"
+    ) in out
     assert "fix: kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases" in out
 
 
 async def test_a_crd_that_is_not_established_fails(cluster, capsys):
     crd = load_crd(str(third_party_crd("serving.kserve.io_inferenceservices.yaml")))
     crd = established(crd)
-    crd["status"]["conditions"][1] = {"type": "Established", "status": "False", "reason": "Installing",
-                                      "message": "the initial names have not been accepted"}
+    crd["status"]["conditions"][1] = {
+        "type": "Established",
+        "status": "False",
+        "reason": "Installing",
+        "message": "the initial names have not been accepted",
+    }
     cluster.put_object(crd, resource=CRD_RESOURCE)
     assert await doctor() == 1
     assert "CRD inferenceservices.serving.kserve.io is not Established: Installing" in capsys.readouterr().out
@@ -155,9 +181,14 @@ async def test_missing_keda_is_a_warning_until_a_service_autoscales(cluster, cap
     assert await doctor("--strict") == 1
     capsys.readouterr()
 
-    cluster.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-                        "metadata": {"name": "chat", "namespace": "ml"},
-                        "spec": {"model": {"name": "qwen"}, "minReplicas": 1, "maxReplicas": 3}})
+    cluster.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "metadata": {"name": "chat", "namespace": "ml"},
+            "spec": {"model": {"name": "qwen"}, "minReplicas": 1, "maxReplicas": 3},
+        }
+    )
     assert await doctor() == 1
     out = capsys.readouterr().out
     assert "FAIL  CRD scaledobjects.keda.sh is not installed" in out
@@ -216,8 +247,12 @@ async def test_without_access_reviews_the_roles_in_the_cluster_are_compared(clus
 
 
 async def test_gpu_nodes_without_product_labels_are_named(cluster, capsys):
-    bare = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-node-02", "labels": {}},
-            "status": {"capacity": {"amd.com/gpu": "8", "cpu": "96"}, "allocatable": {"amd.com/gpu": "8"}}}
+    bare = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "gpu-node-02", "labels": {}},
+        "status": {"capacity": {"amd.com/gpu": "8", "cpu": "96"}, "allocatable": {"amd.com/gpu": "8"}},
+    }
     cluster.put_object(bare)
     assert await doctor() == 0
     out = capsys.readouterr().out
@@ -241,11 +276,18 @@ async def test_only_installed_plugins_are_checked(cluster, capsys, monkeypatch):
 
 async def test_an_unreachable_api_server_exits_1_saying_so(tmp_path, monkeypatch, capsys):
     config = tmp_path / "kubeconfig"
-    config.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "gone",
-        "clusters": [{"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}}],
-        "users": [{"name": "u", "user": {"token": "t"}}],
-        "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "u"}}]}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "gone",
+                "clusters": [{"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}}],
+                "users": [{"name": "u", "user": {"token": "t"}}],
+                "contexts": [{"name": "gone", "context": {"cluster": "gone", "user": "u"}}],
+            }
+        )
+    )
     assert await doctor("--kubeconfig", str(config)) == 1
     assert "aim-engine: cannot reach the API server" in capsys.readouterr().err
 
@@ -260,19 +302,31 @@ async def _delete(kube, name: str, resource: str = "customresourcedefinitions") 
 
     res = kube.emulator.resolve(resource)
     async with httpx.AsyncClient(base_url=kube.url) as client:
-        response = await client.delete(kube.path(str(res.plural if res.group == "" else f"{res.group}/{res.version}/{res.plural}"), None, name))
+        response = await client.delete(
+            kube.path(str(res.plural if res.group == "" else f"{res.group}/{res.version}/{res.plural}"), None, name)
+        )
         assert response.status_code == 200, response.text
 
 
 async def test_a_gateway_that_routing_names_but_does_not_exist_warns(cluster, capsys):
-    cluster.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
-                        "metadata": {"name": "default"},
-                        "spec": {"routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "edge"}}}})
+    cluster.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMClusterRuntimeConfig",
+            "metadata": {"name": "default"},
+            "spec": {"routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "edge"}}},
+        }
+    )
     assert await doctor() == 0
     out = capsys.readouterr().out
     assert "WARN  Gateway edge/gw does not exist; routing of AIMClusterRuntimeConfig default points at it" in out
-    cluster.put_object({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway",
-                        "metadata": {"name": "gw", "namespace": "edge"},
-                        "spec": {"gatewayClassName": "x", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]}})
+    cluster.put_object(
+        {
+            "apiVersion": "gateway.networking.k8s.io/v1",
+            "kind": "Gateway",
+            "metadata": {"name": "gw", "namespace": "edge"},
+            "spec": {"gatewayClassName": "x", "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]},
+        }
+    )
     assert await doctor() == 0
     assert "Gateway edge/gw" not in capsys.readouterr().out

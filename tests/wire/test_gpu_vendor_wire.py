@@ -26,6 +26,7 @@ async def test_a_template_for_a_third_party_gpu_follows_its_nodes(kube, api, clu
             t = kube.get(TPL, NS, "accel")
             assert t["status"]["status"] == want, t["status"]
             return t
+
         return check
 
     t = await eventually(state("NotAvailable"))

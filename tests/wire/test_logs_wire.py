@@ -44,8 +44,13 @@ def operator_lines(lines: OperatorLines) -> list[str]:
     return [f"{r.name}: {r.getMessage()}" for r in lines.records]
 
 
-async def test_a_fleet_of_services_logs_a_few_info_lines_each_and_none_per_request(kube, api, cluster, lines,  # noqa: F811
-                                                                                  operator):
+async def test_a_fleet_of_services_logs_a_few_info_lines_each_and_none_per_request(
+    kube,
+    api,
+    cluster,
+    lines,  # noqa: F811
+    operator,
+):
     """Many services on one Ready model, template and cache, as a fleet runs (and the benchmark measures)."""
     names = [f"chat-{i}" for i in range(6)]
     for name in names:
@@ -85,8 +90,11 @@ async def test_every_write_is_one_line_and_no_request_is(kube, api, cluster, lin
     messages = operator_lines(lines)
     assert [m for m in messages if PER_REQUEST.search(m)] == []
     for resource in (ISVC, "batch/v1/jobs", "v1/persistentvolumeclaims", "aimtemplatecaches", "aimartifacts"):
-        created = [o for o in kube.list(resource, NS)
-                   if any(m["manager"].startswith("aim-") for m in o["metadata"].get("managedFields") or ())]
+        created = [
+            o
+            for o in kube.list(resource, NS)
+            if any(m["manager"].startswith("aim-") for m in o["metadata"].get("managedFields") or ())
+        ]
         assert created, resource  # by the operator, not seeded
         for obj in created:
             said = [m for m in messages if f": created {obj['kind']} {obj['metadata']['name']}" in m]

@@ -14,9 +14,9 @@ import pytest
 import trustme
 import yaml
 
-from aim_core.operator.probes import Endpoints, Readiness
-from aim_core.metrics import Metrics
 from aim_core.kube import Credentials, Kube
+from aim_core.metrics import Metrics
+from aim_core.operator.probes import Endpoints, Readiness
 from aim_core.operator.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,17 +30,30 @@ pytestmark = pytest.mark.emulator_only("scrapers' tokens are made up through emu
 
 @pytest.fixture()
 def operator_settings() -> Settings:
-    return Settings(operator_namespace="aim-system", workers=2, metrics_bind_address="127.0.0.1:0",
-                    health_probe_bind_address="127.0.0.1:0", metrics_secure=True)
+    return Settings(
+        operator_namespace="aim-system",
+        workers=2,
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="127.0.0.1:0",
+        metrics_secure=True,
+    )
 
 
 def grant_reader(kube) -> None:
     kube.put_object(READER)
-    kube.put_object({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                     "metadata": {"name": "prometheus-aim-engine-metrics"},
-                     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
-                                 "name": READER["metadata"]["name"]},
-                     "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"}]})
+    kube.put_object(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "prometheus-aim-engine-metrics"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": READER["metadata"]["name"],
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"}],
+        }
+    )
 
 
 async def test_metrics_need_https_a_known_token_and_the_reader_role(kube, operator):
@@ -80,15 +93,23 @@ async def test_a_mounted_certificate_is_served(kube, tmp_path):
     grant_reader(kube)
     client_of_operator = Kube(Credentials(server=kube.url))
     readiness = Readiness(client=lambda: client_of_operator)
-    endpoints = Endpoints(Metrics(), readiness, metrics_address="127.0.0.1:0", probe_address="0",
-                          metrics_secure=True, cert_dir=str(tmp_path))
+    endpoints = Endpoints(
+        Metrics(),
+        readiness,
+        metrics_address="127.0.0.1:0",
+        probe_address="0",
+        metrics_secure=True,
+        cert_dir=str(tmp_path),
+    )
     await endpoints.start()
     try:
         host, port = endpoints.addresses["metrics"]
-        async with httpx.AsyncClient(verify=ssl.create_default_context(cafile=str(tmp_path / "ca.crt")),
-                                     timeout=10) as client:
-            answer = await client.get(f"https://localhost:{port}/metrics",
-                                      headers={"Authorization": "Bearer prometheus-token"})
+        async with httpx.AsyncClient(
+            verify=ssl.create_default_context(cafile=str(tmp_path / "ca.crt")), timeout=10
+        ) as client:
+            answer = await client.get(
+                f"https://localhost:{port}/metrics", headers={"Authorization": "Bearer prometheus-token"}
+            )
         assert answer.status_code == 200
     finally:
         await endpoints.stop()
@@ -98,8 +119,14 @@ async def test_a_mounted_certificate_is_served(kube, tmp_path):
 async def test_a_missing_certificate_is_an_error_naming_the_flags(tmp_path):
     from aim_core.operator.probes import EndpointError
 
-    endpoints = Endpoints(Metrics(), Readiness(), metrics_address="127.0.0.1:0", probe_address="0",
-                          metrics_secure=True, cert_dir=str(tmp_path / "absent"))
+    endpoints = Endpoints(
+        Metrics(),
+        Readiness(),
+        metrics_address="127.0.0.1:0",
+        probe_address="0",
+        metrics_secure=True,
+        cert_dir=str(tmp_path / "absent"),
+    )
     try:
         with pytest.raises(EndpointError, match="--metrics-cert-path"):
             await endpoints.start()

@@ -12,9 +12,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from aim_core.operator import probes
 from aim_core.operator import run as operator_run
-from aim_core.runtime.leader import LEASE_NAME
 from aim_core.operator.settings import Settings
 from aim_core.reconcile.resources import AIM_RESOURCES
+from aim_core.runtime.leader import LEASE_NAME
 from aim_testing.fixtures import aim_crds
 from tests.wire.conftest import Operator, eventually
 from tests.wire.test_services_wire import ISVC, NS, ROUTE, SVC, cluster, create  # noqa: F401 - fixture
@@ -23,22 +23,41 @@ LOOPBACK = "127.0.0.1:0"
 
 # Every family docs/metrics.md promises; a scrape must show each (labelled ones at least declared).
 FAMILIES = {
-    "controller_runtime_reconcile_total", "controller_runtime_reconcile_errors_total",
-    "controller_runtime_reconcile_time_seconds", "controller_runtime_max_concurrent_reconciles",
-    "controller_runtime_active_workers", "workqueue_depth", "workqueue_adds_total",
-    "workqueue_queue_duration_seconds", "workqueue_work_duration_seconds", "workqueue_retries_total",
-    "workqueue_unfinished_work_seconds", "workqueue_longest_running_processor_seconds",
-    "rest_client_requests_total", "rest_client_request_duration_seconds", "leader_election_master_status",
-    "aim_objects", "aim_registry_requests_total", "aim_registry_failures_total", "aim_jobs_created_total",
-    "aim_jobs_finished_total", "aim_plugin_hook_calls_total", "aim_plugin_hook_errors_total",
+    "controller_runtime_reconcile_total",
+    "controller_runtime_reconcile_errors_total",
+    "controller_runtime_reconcile_time_seconds",
+    "controller_runtime_max_concurrent_reconciles",
+    "controller_runtime_active_workers",
+    "workqueue_depth",
+    "workqueue_adds_total",
+    "workqueue_queue_duration_seconds",
+    "workqueue_work_duration_seconds",
+    "workqueue_retries_total",
+    "workqueue_unfinished_work_seconds",
+    "workqueue_longest_running_processor_seconds",
+    "rest_client_requests_total",
+    "rest_client_request_duration_seconds",
+    "leader_election_master_status",
+    "aim_objects",
+    "aim_registry_requests_total",
+    "aim_registry_failures_total",
+    "aim_jobs_created_total",
+    "aim_jobs_finished_total",
+    "aim_plugin_hook_calls_total",
+    "aim_plugin_hook_errors_total",
     "aim_plugin_hook_duration_seconds",
 }
 
 
 @pytest.fixture()
 def operator_settings() -> Settings:
-    return Settings(operator_namespace="aim-system", workers=4, leader_election=True,
-                    metrics_bind_address=LOOPBACK, health_probe_bind_address=LOOPBACK)
+    return Settings(
+        operator_namespace="aim-system",
+        workers=4,
+        leader_election=True,
+        metrics_bind_address=LOOPBACK,
+        health_probe_bind_address=LOOPBACK,
+    )
 
 
 async def scrape(op: Operator) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
@@ -79,14 +98,36 @@ async def test_a_scrape_while_services_reconcile_shows_every_family(kube, api, c
     obj = await eventually(isvc)
     route = await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
     kube.put_object({**obj, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": f"{obj['metadata']['name']}-predictor-0", "namespace": NS,
-        "labels": {"serving.kserve.io/inferenceservice": obj["metadata"]["name"]}},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                   "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}]}})
-    kube.put_object({**route, "status": {"parents": [{
-        "parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
-        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}]}]}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{obj['metadata']['name']}-predictor-0",
+                "namespace": NS,
+                "labels": {"serving.kserve.io/inferenceservice": obj["metadata"]["name"]},
+            },
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}],
+            },
+        }
+    )
+    kube.put_object(
+        {
+            **route,
+            "status": {
+                "parents": [
+                    {
+                        "parentRef": route["spec"]["parentRefs"][0],
+                        "controllerName": "x/y",
+                        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}],
+                    }
+                ]
+            },
+        }
+    )
     await eventually(lambda: kube.get(SVC, NS, "qwen-chat")["status"]["status"] == "Running")
     await operator.settle()
 
@@ -133,8 +174,15 @@ def _crd(ref, established: bool | None):
     crd = next(c for c in aim_crds() if c["spec"]["names"]["plural"] == ref.plural)
     crd = {**crd, "metadata": {**crd["metadata"]}}
     if established is not None:
-        crd["status"] = {"conditions": [{"type": "Established", "status": "True" if established else "False",
-                                         "reason": "InitialNamesAccepted" if established else "Installing"}]}
+        crd["status"] = {
+            "conditions": [
+                {
+                    "type": "Established",
+                    "status": "True" if established else "False",
+                    "reason": "InitialNamesAccepted" if established else "Installing",
+                }
+            ]
+        }
     return crd
 
 
@@ -149,8 +197,10 @@ async def test_readyz_turns_200_once_plugins_are_loaded_and_the_crds_established
 
     monkeypatch.setattr(operator_run, "get_plugin_manager", slow_plugins)
     op = Operator()
-    op.start(Settings(operator_namespace="aim-system", metrics_bind_address="0",
-                      health_probe_bind_address=LOOPBACK), kube.url)
+    op.start(
+        Settings(operator_namespace="aim-system", metrics_bind_address="0", health_probe_bind_address=LOOPBACK),
+        kube.url,
+    )
     try:
         await eventually(lambda: op.endpoints is not None and "probes" in op.endpoints.addresses)
         assert "metrics" not in op.endpoints.addresses  # "0" turns it off

@@ -24,10 +24,12 @@ NS = "ml-team"
 LABELS = {
     "com.amd.aim.model.canonicalName": "org/dummy",
     "com.amd.aim.title": "Dummy",
-    "com.amd.aim.model.recommendedDeployments": json.dumps([
-        {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp8"},
-        {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp16"},
-    ]),
+    "com.amd.aim.model.recommendedDeployments": json.dumps(
+        [
+            {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp8"},
+            {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp16"},
+        ]
+    ),
     "org.opencontainers.image.version": "1.0",
 }
 
@@ -48,8 +50,12 @@ def model_body(name, image, secret=None):
     spec = {"image": image}
     if secret:
         spec["imagePullSecrets"] = [{"name": secret}]
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel", "metadata": {"name": name, "namespace": NS},
-            "spec": spec}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMModel",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": spec,
+    }
 
 
 def with_metadata(kube, name):
@@ -57,6 +63,7 @@ def with_metadata(kube, name):
         m = kube.get(MODELS, NS, name)
         assert m["status"]["imageMetadata"]["model"]
         return m
+
     return check
 
 
@@ -77,8 +84,9 @@ async def stop_operator(op: Operator) -> None:
     assert op.error is None
 
 
-async def test_basic_auth_image_read_in_three_requests_and_never_again(kube, api, oci_registry_basic,
-                                                                        registry_front, unique_repo):
+async def test_basic_auth_image_read_in_three_requests_and_never_again(
+    kube, api, oci_registry_basic, registry_front, unique_repo
+):
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     front = registry_front(oci_registry_basic)
     pushed = front.registry.push_image(unique_repo, "1.0", labels=LABELS)
@@ -115,8 +123,9 @@ async def test_basic_auth_image_read_in_three_requests_and_never_again(kube, api
 async def test_token_auth_and_a_multi_arch_index(kube, api, oci_registry_token, unique_repo, operator):
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     repo = f"private/{unique_repo}"
-    oci_registry_token.push_index(repo, "multi", {"linux/arm64": {"com.amd.aim.title": "arm"},
-                                                  "linux/amd64": {"com.amd.aim.title": "amd"}})
+    oci_registry_token.push_index(
+        repo, "multi", {"linux/arm64": {"com.amd.aim.title": "arm"}, "linux/amd64": {"com.amd.aim.title": "amd"}}
+    )
     await create(api, kube, SECRETS, oci_registry_token.pull_secret("regcred", NS))
     await create(api, kube, MODELS, model_body("multi", oci_registry_token.image(repo, "multi"), "regcred"))
     m = await eventually(with_metadata(kube, "multi"), timeout=15)
@@ -124,8 +133,9 @@ async def test_token_auth_and_a_multi_arch_index(kube, api, oci_registry_token, 
     assert m["status"]["status"] == "Ready"  # no recommended deployments: no templates expected
 
 
-async def test_registry_errors_name_the_image_and_never_the_credentials(kube, api, oci_registry_basic, unique_repo,
-                                                                         operator):
+async def test_registry_errors_name_the_image_and_never_the_credentials(
+    kube, api, oci_registry_basic, unique_repo, operator
+):
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     pushed = oci_registry_basic.push_image(unique_repo, "1.0", labels=LABELS)
     missing = oci_registry_basic.image(unique_repo, "9.9")
@@ -135,29 +145,35 @@ async def test_registry_errors_name_the_image_and_never_the_credentials(kube, ap
     await create(api, kube, MODELS, model_body("gone", missing, "regcred"))
     await create(api, kube, MODELS, model_body("denied", pushed.reference, "badcred"))
 
-    gone = await eventually(lambda: (m := kube.get(MODELS, NS, "gone"))["status"]["status"] == "Degraded" and m,
-                            timeout=15)
+    gone = await eventually(
+        lambda: (m := kube.get(MODELS, NS, "gone"))["status"]["status"] == "Degraded" and m, timeout=15
+    )
     assert condition(gone, "ImageMetadataReady")["reason"] == "ImageNotFound"
     assert missing in condition(gone, "ImageMetadataReady")["message"]
-    denied = await eventually(lambda: (m := kube.get(MODELS, NS, "denied"))["status"]["status"] == "Failed" and m,
-                              timeout=15)
+    denied = await eventually(
+        lambda: (m := kube.get(MODELS, NS, "denied"))["status"]["status"] == "Failed" and m, timeout=15
+    )
     assert condition(denied, "AuthValid")["status"] == "False"
     assert oci_registry_basic.host in condition(denied, "ImageMetadataReady")["message"]
     assert "n0pe-n0pe" not in json.dumps(denied) + json.dumps(kube.events_for("denied", NS))
 
 
-async def test_a_custom_model_whose_image_does_not_exist_is_degraded(kube, api, oci_registry_token, unique_repo,
-                                                                     operator):
+async def test_a_custom_model_whose_image_does_not_exist_is_degraded(
+    kube, api, oci_registry_token, unique_repo, operator
+):
     # upstream's aimmodel/custom-models/nonexistent-image (Q8, issue 18): a public registry answers an anonymous
     # request for a repository it does not know with 401 insufficient_scope, as for a private one.
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     body = model_body("custom-missing", oci_registry_token.image(f"private/{unique_repo}", "0.0.1"))
-    body["spec"].update(modelSources=[{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}],
-                        custom={"hardware": {"gpu": {"requests": 1, "model": "MI300X"}}})
+    body["spec"].update(
+        modelSources=[{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}],
+        custom={"hardware": {"gpu": {"requests": 1, "model": "MI300X"}}},
+    )
     await create(api, kube, MODELS, body)
 
-    m = await eventually(lambda: (m := kube.get(MODELS, NS, "custom-missing"))["status"]["status"] == "Degraded" and m,
-                         timeout=15)
+    m = await eventually(
+        lambda: (m := kube.get(MODELS, NS, "custom-missing"))["status"]["status"] == "Degraded" and m, timeout=15
+    )
     ready = condition(m, "ImageMetadataReady")
     assert ready["status"] == "False" and "may not exist" in ready["message"], ready
     assert condition(m, "AuthValid") is None or condition(m, "AuthValid")["status"] != "False"

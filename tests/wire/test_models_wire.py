@@ -34,10 +34,12 @@ HOST = "registry.test"
 IMAGE = f"{HOST}/org/aim-dummy:1.0"
 LABELS = {
     "com.amd.aim.model.canonicalName": "org/dummy",
-    "com.amd.aim.model.recommendedDeployments": json.dumps([
-        {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp8", "profileId": "p-lat"},
-        {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp16"},
-    ]),
+    "com.amd.aim.model.recommendedDeployments": json.dumps(
+        [
+            {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp8", "profileId": "p-lat"},
+            {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp16"},
+        ]
+    ),
     "org.opencontainers.image.vendor": "AMD",
 }
 
@@ -110,18 +112,28 @@ async def create(api, kube, resource, body):
 
 
 def model_body(name="dummy", image=IMAGE, **spec):
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel",
-            "metadata": {"name": name, "namespace": NS}, "spec": {"image": image, **spec}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMModel",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"image": image, **spec},
+    }
 
 
 def pull_secret(name, user, password, host=HOST, type_="kubernetes.io/dockerconfigjson"):
     config = {"auths": {host: {"username": user, "password": password}}}
-    return {"apiVersion": "v1", "kind": "Secret", "type": type_, "metadata": {"name": name, "namespace": NS},
-            "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": type_,
+        "metadata": {"name": name, "namespace": NS},
+        "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()},
+    }
 
 
-async def test_a_model_gets_its_metadata_and_templates_and_goes_ready_with_them(kube, api, namespace, registry,
-                                                                                 operator):
+async def test_a_model_gets_its_metadata_and_templates_and_goes_ready_with_them(
+    kube, api, namespace, registry, operator
+):
     kube.put_object(discovery.gpu_node(count=8))  # the templates' MI300X x1 and x8 fit on it
     await create(api, kube, MODELS, model_body())
 
@@ -151,8 +163,12 @@ async def test_a_model_gets_its_metadata_and_templates_and_goes_ready_with_them(
     assert lat["metadata"]["name"].startswith("registry-test-org-aim-dummy-1-0-1x-mi300x-lat-fp8-")
 
     # the model follows its templates' status (F24) through the template watch (F26)
-    await eventually(lambda: condition(kube.get(MODELS, NS, "dummy"), "ServiceTemplatesReady")["reason"]
-                     in ("CreatingTemplates", "TemplatesProgressing"))
+    await eventually(
+        lambda: (
+            condition(kube.get(MODELS, NS, "dummy"), "ServiceTemplatesReady")["reason"]
+            in ("CreatingTemplates", "TemplatesProgressing")
+        )
+    )
     for tpl in templates:  # the template controllers run discovery; play its Jobs' pods
         name = tpl["metadata"]["name"]
         (job,) = await eventually(lambda: discovery.jobs_of(kube, name, NS))
@@ -163,8 +179,9 @@ async def test_a_model_gets_its_metadata_and_templates_and_goes_ready_with_them(
     assert len(registry.calls) == 1
 
 
-async def test_a_missing_pull_secret_is_reported_before_any_registry_call_and_recovers(kube, api, namespace,
-                                                                                         registry, operator):
+async def test_a_missing_pull_secret_is_reported_before_any_registry_call_and_recovers(
+    kube, api, namespace, registry, operator
+):
     registry.private["org/aim-dummy:1.0"] = ("robot", "s3cret")
     await create(api, kube, MODELS, model_body(imagePullSecrets=[{"name": "regcred"}]))
 
@@ -181,8 +198,9 @@ async def test_a_missing_pull_secret_is_reported_before_any_registry_call_and_re
 
     # a Secret of the wrong type is named as such
     await create(api, kube, SECRETS, {**pull_secret("regcred", "robot", "s3cret"), "type": "Opaque"})
-    await eventually(lambda: condition(kube.get(MODELS, NS, "dummy"), "ImageMetadataReady")["reason"]
-                     == "InvalidPullSecret")
+    await eventually(
+        lambda: condition(kube.get(MODELS, NS, "dummy"), "ImageMetadataReady")["reason"] == "InvalidPullSecret"
+    )
     assert registry.calls == []
     await api.delete(kube.path(SECRETS, NS, "regcred"))
 
@@ -195,8 +213,7 @@ async def test_a_missing_pull_secret_is_reported_before_any_registry_call_and_re
     assert "s3cret" not in secret_text
 
 
-async def test_wrong_credentials_fail_the_model_with_auth_and_new_ones_fix_it(kube, api, namespace, registry,
-                                                                               operator):
+async def test_wrong_credentials_fail_the_model_with_auth_and_new_ones_fix_it(kube, api, namespace, registry, operator):
     registry.private["org/aim-dummy:1.0"] = ("robot", "s3cret")
     await create(api, kube, SECRETS, pull_secret("regcred", "robot", "wrong"))
     await create(api, kube, MODELS, model_body(imagePullSecrets=[{"name": "regcred"}]))
@@ -220,14 +237,24 @@ async def test_a_missing_runtime_config_fails_the_model_until_it_appears(kube, a
     assert condition(m, "RuntimeConfigReady")["reason"] == "ConfigNotFound"
     assert condition(m, "ConfigValid")["reason"] == "ReferenceNotFound"
     assert registry.calls == []
-    await create(api, kube, RUNTIME_CONFIGS, {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-                                              "metadata": {"name": "team", "namespace": NS}, "spec": {}})
+    await create(
+        api,
+        kube,
+        RUNTIME_CONFIGS,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "team", "namespace": NS},
+            "spec": {},
+        },
+    )
     m = await eventually(lambda: (m := kube.get(MODELS, NS, "dummy"))["status"].get("imageMetadata") and m)
     assert condition(m, "RuntimeConfigReady")["reason"] == "ConfigFound"
 
 
-async def test_spec_metadata_needs_no_registry_and_an_unlabelled_image_is_ready(kube, api, namespace, registry,
-                                                                                  operator):
+async def test_spec_metadata_needs_no_registry_and_an_unlabelled_image_is_ready(
+    kube, api, namespace, registry, operator
+):
     given = {"model": {"canonicalName": "org/air-gapped"}}
     await create(api, kube, MODELS, model_body("air", image=f"{HOST}/org/missing:1", imageMetadata=given))
     await create(api, kube, MODELS, model_body("plain", image=f"{HOST}/org/plain:1"))
@@ -238,8 +265,7 @@ async def test_spec_metadata_needs_no_registry_and_an_unlabelled_image_is_ready(
     assert registry.calls == [("org/plain:1", None)]
 
 
-async def test_a_missing_image_degrades_the_model_and_hostile_input_fails_it(kube, api, namespace, registry,
-                                                                             operator):
+async def test_a_missing_image_degrades_the_model_and_hostile_input_fails_it(kube, api, namespace, registry, operator):
     await create(api, kube, MODELS, model_body("gone", image=f"{HOST}/org/nope:1"))
     gone = await eventually(lambda: (m := kube.get(MODELS, NS, "gone"))["status"]["status"] == "Degraded" and m)
     assert condition(gone, "ImageMetadataReady")["reason"] == "ImageNotFound"  # Q8: Degraded, as upstream
@@ -254,8 +280,11 @@ async def test_a_missing_image_degrades_the_model_and_hostile_input_fails_it(kub
     assert condition(upper, "ImageMetadataReady")["reason"] == "InvalidImageReference"
     assert condition(upper, "ConfigValid")["reason"] == "InvalidSpec"
 
-    traversal = model_body("traversal", modelSources=[{"modelId": "org/..", "sourceUri": "hf://org/x"}],
-                           custom={"hardware": {"gpu": {"requests": 1}}})
+    traversal = model_body(
+        "traversal",
+        modelSources=[{"modelId": "org/..", "sourceUri": "hf://org/x"}],
+        custom={"hardware": {"gpu": {"requests": 1}}},
+    )
     await create(api, kube, MODELS, traversal)
     bad = await eventually(lambda: (m := kube.get(MODELS, NS, "traversal"))["status"]["status"] == "Failed" and m)
     assert "'..'" in condition(bad, "Ready")["message"]
@@ -284,27 +313,43 @@ async def test_a_restarted_operator_does_not_fetch_what_status_holds(kube, api, 
 
 
 async def test_cluster_model_uses_secrets_of_the_operator_namespace(kube, api, registry, operator):
-    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "aim-system"},
-                     "status": {"phase": "Active"}})
+    kube.put_object(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "aim-system"}, "status": {"phase": "Active"}}
+    )
     registry.private["org/aim-dummy:1.0"] = ("robot", "s3cret")
     secret = copy.deepcopy(pull_secret("regcred", "robot", "s3cret"))
     secret["metadata"]["namespace"] = "aim-system"
     await create(api, kube, SECRETS, secret)
-    body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModel", "metadata": {"name": "shared"},
-            "spec": {"image": IMAGE, "imagePullSecrets": [{"name": "regcred"}]}}
+    body = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMClusterModel",
+        "metadata": {"name": "shared"},
+        "spec": {"image": IMAGE, "imagePullSecrets": [{"name": "regcred"}]},
+    }
     await create(api, kube, CLUSTER_MODELS, body)
     await eventually(lambda: len(kube.list(CLUSTER_TEMPLATES, label_selector="aim.eai.amd.com/model=shared")) == 2)
     assert registry.calls == [("org/aim-dummy:1.0", "robot")]
 
 
 async def test_a_service_with_an_inline_custom_model_gets_a_validated_custom_model_and_template(
-        kube, api, namespace, registry, operator):
+    kube, api, namespace, registry, operator
+):
     name = "chat-" + "x" * 60  # longer than a label value may be
     source = {"modelId": "inline/test-model", "sourceUri": "hf://sshleifer/tiny-gpt2"}
-    service = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService",
-               "metadata": {"name": name, "namespace": NS},
-               "spec": {"model": {"custom": {"baseImage": f"{HOST}/org/plain:1", "modelSources": [source],
-                                             "hardware": {"gpu": {"requests": 1, "model": "MI300X"}}}}}}
+    service = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "model": {
+                "custom": {
+                    "baseImage": f"{HOST}/org/plain:1",
+                    "modelSources": [source],
+                    "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+                }
+            }
+        },
+    }
     await create(api, kube, "aim.eai.amd.com/v1alpha1/aimservices", service)
 
     def custom_model():
@@ -332,6 +377,11 @@ async def test_a_service_with_an_inline_custom_model_gets_a_validated_custom_mod
     assert condition(m, "ImageMetadataReady")["status"] == "True"  # the base image was checked (F27)
     assert registry.calls == [("org/plain:1", None)]
     # the service follows its model through the label fan-out, whatever state the template reaches
-    svc = await eventually(lambda: (s := kube.get("aim.eai.amd.com/v1alpha1/aimservices", NS, name))
-                           and condition(s, "ModelReady")["reason"] != "CreatingModel" and s)
+    svc = await eventually(
+        lambda: (
+            (s := kube.get("aim.eai.amd.com/v1alpha1/aimservices", NS, name))
+            and condition(s, "ModelReady")["reason"] != "CreatingModel"
+            and s
+        )
+    )
     assert m["metadata"]["name"] in condition(svc, "ModelReady")["message"]

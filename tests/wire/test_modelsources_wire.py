@@ -12,8 +12,12 @@ MODELS = "aim.eai.amd.com/v1alpha1/aimclustermodels"
 async def test_a_source_in_the_running_operator_creates_its_models(kube, api, operator, oci_registry, unique_repo):
     pushed = oci_registry.push_image(unique_repo, "0.9.0")
     oci_registry.add_tags(unique_repo, pushed.digest, ["0.8.4", "0.8.5", "1.0.0", "latest"])
-    body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModelSource", "metadata": {"name": "local"},
-            "spec": {"images": [f"{oci_registry.host}/{unique_repo}"], "versions": [">=0.8.5", "<1.0.0"]}}
+    body = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMClusterModelSource",
+        "metadata": {"name": "local"},
+        "spec": {"images": [f"{oci_registry.host}/{unique_repo}"], "versions": [">=0.8.5", "<1.0.0"]},
+    }
     response = await api.post(kube.path(SOURCES), json=body)
     assert response.status_code == 201, response.text
 

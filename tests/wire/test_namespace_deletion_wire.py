@@ -50,31 +50,51 @@ async def test_deleting_a_namespace_causes_no_refused_write_and_releases_every_f
 
 
 async def test_creates_in_a_terminating_namespace_are_refused(kube, api):
-    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "going"},
-                     "status": {"phase": "Active"}})
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "going",
-                                                           "finalizers": ["example.com/hold"]},
-           "spec": {"containers": [{"name": "c", "image": "registry.invalid/c:1"}]}}
+    kube.put_object(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "going"}, "status": {"phase": "Active"}}
+    )
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "going", "finalizers": ["example.com/hold"]},
+        "spec": {"containers": [{"name": "c", "image": "registry.invalid/c:1"}]},
+    }
     assert (await api.post("/api/v1/namespaces/going/pods", json=pod)).status_code == 201
     deleting = (await api.delete("/api/v1/namespaces/going")).json()
     assert deleting["metadata"]["deletionTimestamp"] and deleting["status"]["phase"] == "Terminating"
     # held by its finalizer (at once on the emulator; once the namespace controller deletes it on a real server)
     await eventually(lambda: kube.get("v1/pods", "going", "p")["metadata"]["deletionTimestamp"])
 
-    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"generateName": "p.", "namespace": "going"},
-             "involvedObject": {"kind": "Pod", "name": "p", "namespace": "going"}, "reason": "X", "message": "x"}
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"generateName": "p.", "namespace": "going"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "going"},
+        "reason": "X",
+        "message": "x",
+    }
     refused = await api.post("/api/v1/namespaces/going/events", json=event)
     assert refused.status_code == 403, refused.text
     assert refused.json()["reason"] == "Forbidden" and "being terminated" in refused.json()["message"]
-    route = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": "r"},
-             "spec": {"parentRefs": [{"name": "gw"}]}}
-    applied = await api.patch("/apis/gateway.networking.k8s.io/v1/namespaces/going/httproutes/r",
-                              params={"fieldManager": "m"}, json=route,
-                              headers={"Content-Type": "application/apply-patch+yaml"})
+    route = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "r"},
+        "spec": {"parentRefs": [{"name": "gw"}]},
+    }
+    applied = await api.patch(
+        "/apis/gateway.networking.k8s.io/v1/namespaces/going/httproutes/r",
+        params={"fieldManager": "m"},
+        json=route,
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
     assert applied.status_code == 403  # server-side apply of an object that does not exist is a create
 
-    released = await api.patch("/api/v1/namespaces/going/pods/p", json={"metadata": {"finalizers": None}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    released = await api.patch(
+        "/api/v1/namespaces/going/pods/p",
+        json={"metadata": {"finalizers": None}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert released.status_code == 200  # updates are still allowed
     await eventually(lambda: kube.get("v1/pods", "going", "p") is None)
     # empty: the namespace is gone (at once on the emulator; when the namespace controller next looks on a real one)
@@ -82,7 +102,8 @@ async def test_creates_in_a_terminating_namespace_are_refused(kube, api):
 
 
 async def test_deleting_a_namespace_with_twenty_services_their_caches_and_artifacts_draws_no_create(
-        kube, api, cluster, operator):
+    kube, api, cluster, operator
+):
     # issue 18 measured 8 refused creates on a real server with an earlier main. On kube-apiserver 1.24 with
     # kube-controller-manager deleting the content in its own order and time there are none (also on ea52ff8,
     # before the watch changes); this pins it, on both backends

@@ -14,13 +14,18 @@ TEAM = {"key": "example.com/dedicated", "operator": "Equal", "value": "inference
 
 
 async def test_config_and_service_placement_reach_the_inference_service(kube, api, cluster, operator):
-    response = await api.patch(kube.path(CRC, None, "default"),
-                               json={"spec": {"tolerations": [TEAM], "nodeSelector": {"example.com/pool": "gpu"}}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(CRC, None, "default"),
+        json={"spec": {"tolerations": [TEAM], "nodeSelector": {"example.com/pool": "gpu"}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
     body = copy.deepcopy(cluster["qwen-chat"])
-    body["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [ZONE]}]}}}
+    body["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [ZONE]}]}
+        }
+    }
     await create(api, kube, body)
     assert kube.get(SVC, NS, "qwen-chat")["spec"]["affinity"] == body["spec"]["affinity"]  # kept by the CRD
 
@@ -37,18 +42,22 @@ async def test_config_and_service_placement_reach_the_inference_service(kube, ap
     predictor = obj["spec"]["predictor"]
     assert predictor["nodeSelector"] == {"example.com/pool": "gpu"}
     [term] = predictor["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-        "nodeSelectorTerms"]
+        "nodeSelectorTerms"
+    ]
     assert [e["key"] for e in term["matchExpressions"]] == ["amd.com/gpu.device-id", ZONE["key"]]
 
     # the cluster config's selector changes: the InferenceService follows through the watch
-    response = await api.patch(kube.path(CRC, None, "default"),
-                               json={"spec": {"nodeSelector": {"example.com/pool": "gpu-2"}}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(CRC, None, "default"),
+        json={"spec": {"nodeSelector": {"example.com/pool": "gpu-2"}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
 
     def moved():
         assert kube.get(ISVC, NS, obj["metadata"]["name"])["spec"]["predictor"]["nodeSelector"] == {
-            "example.com/pool": "gpu-2"}
+            "example.com/pool": "gpu-2"
+        }
         return True
 
     await eventually(moved, timeout=REACT)
@@ -57,8 +66,9 @@ async def test_config_and_service_placement_reach_the_inference_service(kube, ap
 async def test_a_private_models_pull_secret_and_account_reach_the_inference_pod(kube, api, cluster, operator):
     models = "aim.eai.amd.com/v1alpha1/aimclustermodels"
     model = kube.get(models, None, "qwen3-32b")
-    model["spec"].update(imagePullSecrets=[{"name": "vendor-pull"}, {"name": "team-pull"}],
-                         serviceAccountName="model-puller")
+    model["spec"].update(
+        imagePullSecrets=[{"name": "vendor-pull"}, {"name": "team-pull"}], serviceAccountName="model-puller"
+    )
     kube.put_object(model)
     body = copy.deepcopy(cluster["qwen-chat"])
     body["spec"]["imagePullSecrets"] = [{"name": "team-pull"}]
@@ -78,8 +88,13 @@ async def test_a_failed_cache_is_retried_by_its_service_and_then_recovers(kube, 
     caches = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
     artifacts = "aim.eai.amd.com/v1alpha1/aimartifacts"
     name = "amdenterpriseai-aim-qwen-qwen3-32b-0-8-5-1x-mi300x-lat-a04542d9"
-    failed = {"type": "Ready", "status": "False", "reason": "DownloadFailed", "message": "download failed",
-              "lastTransitionTime": "2025-01-01T00:00:00Z"}
+    failed = {
+        "type": "Ready",
+        "status": "False",
+        "reason": "DownloadFailed",
+        "message": "download failed",
+        "lastTransitionTime": "2025-01-01T00:00:00Z",
+    }
     old = kube.get(caches, NS, name)
     old["status"].update(status="Failed", conditions=[failed])
     kube.put_object(old)  # failed long ago: the first retry is due at once
@@ -110,9 +125,12 @@ async def test_a_failed_cache_is_retried_by_its_service_and_then_recovers(kube, 
 
     fresh = await eventually(new_artifact)
     fresh["metadata"].setdefault("annotations", {})["aim.eai.amd.com/reconciliation-paused"] = "true"
-    fresh["status"] = {**artifact["status"], "status": "Ready",
-                       "persistentVolumeClaim": artifact["status"]["persistentVolumeClaim"],
-                       "conditions": [{**failed, "status": "True", "reason": "AllComponentsReady", "message": ""}]}
+    fresh["status"] = {
+        **artifact["status"],
+        "status": "Ready",
+        "persistentVolumeClaim": artifact["status"]["persistentVolumeClaim"],
+        "conditions": [{**failed, "status": "True", "reason": "AllComponentsReady", "message": ""}],
+    }
     kube.put_object(fresh)
 
     def recovered():

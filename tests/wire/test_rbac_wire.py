@@ -24,9 +24,15 @@ pytestmark = pytest.mark.apiserver_only("token authentication and the RBAC autho
 @pytest.fixture()
 def operator_token(kube):
     """The operator runs as its ServiceAccount, bound only by what deploy/ ships."""
-    for name in ("namespace.yaml", "service_account.yaml", "role.yaml", "role_binding.yaml",
-                 "artifact_status_updater_role.yaml", "leader_election_role.yaml",
-                 "leader_election_role_binding.yaml"):
+    for name in (
+        "namespace.yaml",
+        "service_account.yaml",
+        "role.yaml",
+        "role_binding.yaml",
+        "artifact_status_updater_role.yaml",
+        "leader_election_role.yaml",
+        "leader_election_role_binding.yaml",
+    ):
         for obj in yaml.safe_load_all((ROOT / "deploy" / name).read_text()):
             if obj:
                 kube.put_object(obj)
@@ -34,8 +40,11 @@ def operator_token(kube):
 
 
 def refused_to_the_operator(kube):
-    return [f"{r['status']} {r['method']} {r['path']}: {r.get('error', '')[:300]}" for r in kube.refused(401, 403)
-            if r["headers"].get("Authorization") == f"Bearer {OPERATOR_TOKEN}"]
+    return [
+        f"{r['status']} {r['method']} {r['path']}: {r.get('error', '')[:300]}"
+        for r in kube.refused(401, 403)
+        if r["headers"].get("Authorization") == f"Bearer {OPERATOR_TOKEN}"
+    ]
 
 
 async def test_the_operator_reconciles_services_under_the_rbac_of_deploy_without_a_403(kube, api, cluster, operator):
@@ -71,7 +80,8 @@ async def test_a_permission_deploy_lacks_is_refused_and_seen(kube, api, operator
     async with httpx.AsyncClient(base_url=kube.url, headers={"Authorization": f"Bearer {operator_token}"}) as client:
         response = await client.get("/api/v1/namespaces/kube-system/secrets/nope-not-granted")
         assert response.status_code in (403, 404)
-        response = await client.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
-                                                                  "metadata": {"name": "not-granted"}})
+        response = await client.post(
+            "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "not-granted"}}
+        )
     assert response.status_code == 403, response.text
     assert any("POST /api/v1/namespaces" in line for line in refused_to_the_operator(kube))

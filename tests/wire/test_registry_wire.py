@@ -20,16 +20,20 @@ SECRETS = "v1/secrets"
 NS = "reg-team"
 LABELS = {
     "com.amd.aim.model.canonicalName": "org/registry-wire",
-    "com.amd.aim.model.recommendedDeployments": json.dumps([
-        {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp8"},
-        {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp16"},
-    ]),
+    "com.amd.aim.model.recommendedDeployments": json.dumps(
+        [
+            {"gpuModel": "MI300X", "gpuCount": 1, "metric": "latency", "precision": "fp8"},
+            {"gpuModel": "MI300X", "gpuCount": 8, "metric": "throughput", "precision": "fp16"},
+        ]
+    ),
 }
 
 
 def namespaces(kube, *names):
     for name in names:
-        kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, "status": {"phase": "Active"}})
+        kube.put_object(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, "status": {"phase": "Active"}}
+        )
 
 
 async def create(api, kube, resource, body):
@@ -49,9 +53,17 @@ async def test_a_model_reads_a_multi_arch_image_from_a_basic_auth_registry_with_
     pushed = front.registry.push_index(unique_repo, "1.0", {"linux/amd64": LABELS, "linux/arm64": {}})
     await create(api, kube, SECRETS, front.registry.pull_secret("reg-pull", NS))
     front.clear()
-    await create(api, kube, MODELS, {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel", "metadata": {"name": "from-registry", "namespace": NS},
-        "spec": {"image": pushed.reference, "imagePullSecrets": [{"name": "reg-pull"}]}})
+    await create(
+        api,
+        kube,
+        MODELS,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMModel",
+            "metadata": {"name": "from-registry", "namespace": NS},
+            "spec": {"image": pushed.reference, "imagePullSecrets": [{"name": "reg-pull"}]},
+        },
+    )
 
     def with_metadata():
         model = kube.get(MODELS, NS, "from-registry")
@@ -62,7 +74,9 @@ async def test_a_model_reads_a_multi_arch_image_from_a_basic_auth_registry_with_
     assert model["status"]["resolvedImage"]["digest"] == pushed.children["linux/amd64"]
     assert model["status"]["imageMetadata"]["originalLabels"] == LABELS
     assert condition(model, "ImageMetadataReady")["status"] == "True"
-    templates = await eventually(lambda: len(kube.list(TEMPLATES, NS, label_selector="aim.eai.amd.com/model=from-registry")) == 2)
+    templates = await eventually(
+        lambda: len(kube.list(TEMPLATES, NS, label_selector="aim.eai.amd.com/model=from-registry")) == 2
+    )
     assert templates
     reads = [r for r in front.log if r.method == "GET" and r.answered == 200]
     assert len(reads) == 3 and {r.authorization for r in reads} == {"basic"}  # index, amd64 manifest, config
@@ -73,9 +87,17 @@ async def test_a_model_whose_image_is_missing_says_so_naming_registry_and_image(
 ):
     namespaces(kube, NS)
     image = oci_registry.image(unique_repo, "no-such-tag")
-    await create(api, kube, MODELS, {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel", "metadata": {"name": "missing", "namespace": NS},
-        "spec": {"image": image}})
+    await create(
+        api,
+        kube,
+        MODELS,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMModel",
+            "metadata": {"name": "missing", "namespace": NS},
+            "spec": {"image": image},
+        },
+    )
 
     def reported():
         found = condition(kube.get(MODELS, NS, "missing"), "ImageMetadataReady")
@@ -91,9 +113,17 @@ async def test_a_service_on_a_registry_image_gets_a_model_with_metadata_and_temp
 ):
     namespaces(kube, NS)
     pushed = oci_registry.push_image(unique_repo, "2.0", labels=LABELS)
-    await create(api, kube, SERVICES, {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService", "metadata": {"name": "by-image", "namespace": NS},
-        "spec": {"model": {"image": pushed.reference}}})
+    await create(
+        api,
+        kube,
+        SERVICES,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMService",
+            "metadata": {"name": "by-image", "namespace": NS},
+            "spec": {"model": {"image": pushed.reference}},
+        },
+    )
 
     def model_with_metadata():
         found = [m for m in kube.list(MODELS, NS) if m["spec"]["image"] == pushed.reference]
@@ -106,7 +136,9 @@ async def test_a_service_on_a_registry_image_gets_a_model_with_metadata_and_temp
     name = model["metadata"]["name"]
     await eventually(lambda: len(kube.list(TEMPLATES, NS, label_selector=f"aim.eai.amd.com/model={name}")) == 2)
     # the service waits for a Ready template (discovery runs as a Job, which no kubelet runs here)
-    await eventually(lambda: condition(kube.get(SERVICES, NS, "by-image"), "TemplateReady")["reason"] == "TemplateNotReady")
+    await eventually(
+        lambda: condition(kube.get(SERVICES, NS, "by-image"), "TemplateReady")["reason"] == "TemplateNotReady"
+    )
 
 
 async def test_a_model_source_lists_hundreds_of_paged_tags_and_creates_the_matching_models(
@@ -115,13 +147,26 @@ async def test_a_model_source_lists_hundreds_of_paged_tags_and_creates_the_match
     namespaces(kube, "aim-system")
     front = registry_front(oci_registry_basic, page_size=100)
     pushed = front.registry.push_image(unique_repo, "0.1.0", labels=LABELS)
-    oci_registry_basic.add_tags(unique_repo, pushed.digest, [f"0.{minor}.{patch}" for minor in range(1, 26) for patch in range(10)])
+    oci_registry_basic.add_tags(
+        unique_repo, pushed.digest, [f"0.{minor}.{patch}" for minor in range(1, 26) for patch in range(10)]
+    )
     await create(api, kube, SECRETS, front.registry.pull_secret("reg-pull", "aim-system"))
     front.clear()
-    await create(api, kube, SOURCES, {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModelSource", "metadata": {"name": "loopback"},
-        "spec": {"registry": front.host, "imagePullSecrets": [{"name": "reg-pull"}],
-                 "filters": [{"image": unique_repo, "versions": [">=0.25.0"]}]}})
+    await create(
+        api,
+        kube,
+        SOURCES,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMClusterModelSource",
+            "metadata": {"name": "loopback"},
+            "spec": {
+                "registry": front.host,
+                "imagePullSecrets": [{"name": "reg-pull"}],
+                "filters": [{"image": unique_repo, "versions": [">=0.25.0"]}],
+            },
+        },
+    )
 
     def created():
         models = kube.list(CLUSTER_MODELS, None, label_selector="aim.eai.amd.com/model-source=loopback")
@@ -133,5 +178,7 @@ async def test_a_model_source_lists_hundreds_of_paged_tags_and_creates_the_match
     pages = front.requests(r"/tags/list")
     listed = [r for r in pages if r.answered == 200]
     assert len(listed) == 3 and {r.authorization for r in listed} == {"basic"}
-    source = await eventually(lambda: (s := kube.get(SOURCES, None, "loopback")).get("status", {}).get("lastSyncTime") and s)
+    source = await eventually(
+        lambda: (s := kube.get(SOURCES, None, "loopback")).get("status", {}).get("lastSyncTime") and s
+    )
     assert source["status"]["availableModels"] == 10

@@ -30,24 +30,40 @@ async def create(api, path, body):
 
 
 async def test_namespaced_config_shows_the_merged_view_and_follows_cluster_changes(kube, api, operator):
-    await create(api, kube.path(CRC), {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterRuntimeConfig",
-        "metadata": {"name": "default"},
-        "spec": {"defaultStorageClassName": "standard",
-                 "routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "infra"}},
-                 "env": [{"name": "HF_HOME", "value": "/cache"}]},
-    })
-    await create(api, kube.path(RC, "team"), {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-        "metadata": {"name": "default", "namespace": "team"},
-        "spec": {"routing": {"requestTimeout": "60s"}, "env": [{"name": "HF_HOME", "value": "/team-cache"}]},
-    })
+    await create(
+        api,
+        kube.path(CRC),
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMClusterRuntimeConfig",
+            "metadata": {"name": "default"},
+            "spec": {
+                "defaultStorageClassName": "standard",
+                "routing": {"enabled": True, "gatewayRef": {"name": "gw", "namespace": "infra"}},
+                "env": [{"name": "HF_HOME", "value": "/cache"}],
+            },
+        },
+    )
+    await create(
+        api,
+        kube.path(RC, "team"),
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "default", "namespace": "team"},
+            "spec": {"routing": {"requestTimeout": "60s"}, "env": [{"name": "HF_HOME", "value": "/team-cache"}]},
+        },
+    )
 
     def merged():
         obj = kube.get(RC, "team", "default")
         effective = obj["status"]["effectiveSpec"]
-        gateway = {"name": "gw", "namespace": "infra",  # group and kind: the CRD's defaults, as stored
-                   "group": "gateway.networking.k8s.io", "kind": "Gateway"}
+        gateway = {
+            "name": "gw",
+            "namespace": "infra",  # group and kind: the CRD's defaults, as stored
+            "group": "gateway.networking.k8s.io",
+            "kind": "Gateway",
+        }
         assert effective["routing"] == {"enabled": True, "gatewayRef": gateway, "requestTimeout": "60s"}
         assert effective["env"] == [{"name": "HF_HOME", "value": "/team-cache"}]
         assert effective["storage"] == {"defaultStorageClassName": "standard"}  # deprecated field migrated
@@ -60,8 +76,11 @@ async def test_namespaced_config_shows_the_merged_view_and_follows_cluster_chang
     assert cluster["reason"] == "AllComponentsReady"
 
     # A change to the cluster config reaches the namespaced config's merged view (F19 fan-out).
-    response = await api.patch(kube.path(CRC, None, "default"), json={"spec": {"routing": {"enabled": False}}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(CRC, None, "default"),
+        json={"spec": {"routing": {"enabled": False}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
 
     def follows():
@@ -85,12 +104,19 @@ async def test_namespaced_config_shows_the_merged_view_and_follows_cluster_chang
 
 
 async def test_malformed_engine_args_are_reported_not_crashed_on(kube, api, operator):
-    await create(api, kube.path(RC, "team"), {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-        "metadata": {"name": "broken", "namespace": "team"},
-        "spec": {"env": [{"name": "AIM_ENGINE_ARGS", "value": "{not json"}],
-                 "labelPropagation": {"enabled": True, "match": ["team[.io/*"]}},
-    })
+    await create(
+        api,
+        kube.path(RC, "team"),
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "broken", "namespace": "team"},
+            "spec": {
+                "env": [{"name": "AIM_ENGINE_ARGS", "value": "{not json"}],
+                "labelPropagation": {"enabled": True, "match": ["team[.io/*"]},
+            },
+        },
+    )
 
     def reported():
         obj = kube.get(RC, "team", "broken")
@@ -101,15 +127,22 @@ async def test_malformed_engine_args_are_reported_not_crashed_on(kube, api, oper
         return obj
 
     await eventually(reported)
-    await eventually(lambda: any(e["reason"] == "InvalidSpec" and e["type"] == "Warning"
-                                 for e in kube.events_for("broken", "team")))
+    await eventually(
+        lambda: any(e["reason"] == "InvalidSpec" and e["type"] == "Warning" for e in kube.events_for("broken", "team"))
+    )
 
 
 async def test_steady_state_sends_no_writes(kube, api, operator):
-    await create(api, kube.path(RC, "team"), {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-        "metadata": {"name": "quiet", "namespace": "team"}, "spec": {"env": [{"name": "A", "value": "1"}]},
-    })
+    await create(
+        api,
+        kube.path(RC, "team"),
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "quiet", "namespace": "team"},
+            "spec": {"env": [{"name": "A", "value": "1"}]},
+        },
+    )
     await eventually(lambda: condition(kube.get(RC, "team", "quiet"), "Ready"))
     await operator.settle()
     mark = kube.mark()

@@ -64,8 +64,12 @@ def token_service() -> Iterator[TokenServer]:
 
 
 def _registry(server: RegistryServer) -> Iterator[Registry]:
-    registry = Registry(server.url, storage=server.storage, admin=(USER, PASSWORD),
-                        credentials=RegistryCredentials(username=USER, password=PASSWORD))
+    registry = Registry(
+        server.url,
+        storage=server.storage,
+        admin=(USER, PASSWORD),
+        credentials=RegistryCredentials(username=USER, password=PASSWORD),
+    )
     try:
         yield registry
     finally:
@@ -93,13 +97,21 @@ async def create(api, kube, resource, body):
 
 
 def model(name, image, secret):
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel", "metadata": {"name": name, "namespace": NS},
-            "spec": {"image": image, "imagePullSecrets": [{"name": secret}]}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMModel",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"image": image, "imagePullSecrets": [{"name": secret}]},
+    }
 
 
 def source(name, images, secret):
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModelSource", "metadata": {"name": name},
-            "spec": {"images": images, "imagePullSecrets": [{"name": secret}]}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMClusterModelSource",
+        "metadata": {"name": name},
+        "spec": {"images": images, "imagePullSecrets": [{"name": secret}]},
+    }
 
 
 @attrs.define
@@ -111,20 +123,33 @@ class Images:
 
 async def seed(kube, api, basic: Registry, token: Registry) -> Images:
     for ns in (NS, SYSTEM):
-        kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns},
-                         "status": {"phase": "Active"}})
+        kube.put_object(
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}, "status": {"phase": "Active"}}
+        )
     wrong = RegistryCredentials(username=USER, password=WRONG)
     for ns in (NS, SYSTEM):
         await create(api, kube, "v1/secrets", basic.pull_secret("basic-cred", ns))
         await create(api, kube, "v1/secrets", basic.pull_secret("basic-wrong", ns, wrong))
         await create(api, kube, "v1/secrets", token.pull_secret("token-cred", ns))
         await create(api, kube, "v1/secrets", token.pull_secret("token-wrong", ns, wrong))
-    await create(api, kube, "v1/secrets", {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-                                           "metadata": {"name": "hf-token", "namespace": NS},
-                                           "stringData": {"token": HF_TOKEN}})
+    await create(
+        api,
+        kube,
+        "v1/secrets",
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "Opaque",
+            "metadata": {"name": "hf-token", "namespace": NS},
+            "stringData": {"token": HF_TOKEN},
+        },
+    )
     pushed = token.push_image("private/model", "1.0.0", labels=LABELS)
-    images = Images(on_basic=basic.push_image("team/private", "1.0.0", labels=LABELS).reference,
-                    on_token=pushed.reference, on_token_by_digest=f"{token.host}/private/model@{pushed.digest}")
+    images = Images(
+        on_basic=basic.push_image("team/private", "1.0.0", labels=LABELS).reference,
+        on_token=pushed.reference,
+        on_token_by_digest=f"{token.host}/private/model@{pushed.digest}",
+    )
     basic.tag("team/private", "1.0.0", ["1.1.0"])
     return images
 
@@ -134,13 +159,30 @@ async def first_the_right_credentials(kube, api, images: Images, basic: Registry
     await create(api, kube, MODELS, model("token-ok", images.on_token, "token-cred"))
     await create(api, kube, MODELS, model("digest-ok", images.on_token_by_digest, "token-cred"))
     await create(api, kube, SOURCES, source("private", [f"{basic.host}/team/private"], "basic-cred"))
-    await create(api, kube, RUNTIME_CONFIGS, {
-        "apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-        "metadata": {"name": "default", "namespace": NS},
-        "spec": {"env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}}]}})
-    await create(api, kube, ARTIFACTS, {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMArtifact",
-                                        "metadata": {"name": "gated", "namespace": NS},
-                                        "spec": {"sourceUri": "hf://org/gated"}})
+    await create(
+        api,
+        kube,
+        RUNTIME_CONFIGS,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "default", "namespace": NS},
+            "spec": {
+                "env": [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}}]
+            },
+        },
+    )
+    await create(
+        api,
+        kube,
+        ARTIFACTS,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMArtifact",
+            "metadata": {"name": "gated", "namespace": NS},
+            "spec": {"sourceUri": "hf://org/gated"},
+        },
+    )
 
     def metadata_read(name):
         return kube.get(MODELS, NS, name)["status"]["imageMetadata"]["model"]["title"] == "Private"
@@ -184,27 +226,52 @@ async def then_the_wrong_ones(kube, api, images: Images, token: Registry) -> Non
 
 
 def kubeconfig_with_token(kube, path: Path) -> Path:
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "test",
-        "clusters": [{"name": "test", "cluster": {"server": kube.url}}],
-        "users": [{"name": "test", "user": {"token": API_TOKEN}}],
-        "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "test",
+                "clusters": [{"name": "test", "cluster": {"server": kube.url}}],
+                "users": [{"name": "test", "user": {"token": API_TOKEN}}],
+                "contexts": [{"name": "test", "context": {"cluster": "test", "user": "test"}}],
+            }
+        )
+    )
     return path
 
 
-async def test_no_secret_reaches_status_events_or_logs(kube, api, tmp_path, basic_registry, token_registry,
-                                                       token_service):
+async def test_no_secret_reaches_status_events_or_logs(
+    kube, api, tmp_path, basic_registry, token_registry, token_service
+):
     images = await seed(kube, api, basic_registry, token_registry)
     log = tmp_path / "operator.log"
     kubeconfig = kubeconfig_with_token(kube, tmp_path / "kubeconfig")
-    env = {**os.environ, "KUBECONFIG": str(kubeconfig), "AIM_SYSTEM_NAMESPACE": SYSTEM,
-           "AIM_ENGINE_TRACE_PLUGINS": "1", "AIM_ENGINE_REGISTRY_BACKOFF": "0.05", "AIM_ENGINE_REGISTRY_TIMEOUT": "5"}
+    env = {
+        **os.environ,
+        "KUBECONFIG": str(kubeconfig),
+        "AIM_SYSTEM_NAMESPACE": SYSTEM,
+        "AIM_ENGINE_TRACE_PLUGINS": "1",
+        "AIM_ENGINE_REGISTRY_BACKOFF": "0.05",
+        "AIM_ENGINE_REGISTRY_TIMEOUT": "5",
+    }
     with open(log, "wb") as out:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "aim_core.cli", "run", "-A", "-v", "--log-format", "json",
-            "--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0",
-            env=env, stdout=out, stderr=asyncio.subprocess.STDOUT,
+            sys.executable,
+            "-m",
+            "aim_core.cli",
+            "run",
+            "-A",
+            "-v",
+            "--log-format",
+            "json",
+            "--metrics-bind-address",
+            "127.0.0.1:0",
+            "--health-probe-bind-address",
+            "127.0.0.1:0",
+            env=env,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
         )
         try:
             await first_the_right_credentials(kube, api, images, basic_registry)

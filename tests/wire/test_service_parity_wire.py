@@ -14,8 +14,7 @@ FINALIZER = "aim.eai.amd.com/template-cache-cleanup"
 TC = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
 
 
-async def test_the_finalizer_comes_on_the_first_reconcile_and_never_blocks_the_namespace(
-        kube, api, cluster, operator):
+async def test_the_finalizer_comes_on_the_first_reconcile_and_never_blocks_the_namespace(kube, api, cluster, operator):
     body = copy.deepcopy(cluster["qwen-chat"])
     body["metadata"]["name"] = "waiting"
     body["spec"]["model"] = {"name": "not-published-yet"}
@@ -33,8 +32,13 @@ async def test_the_finalizer_comes_on_the_first_reconcile_and_never_blocks_the_n
 
     # The namespace is being deleted: the namespace controller deletes every object in it.
     ns = kube.get("v1/namespaces", None, NS)
-    kube.put_object({**ns, "metadata": {**ns["metadata"], "deletionTimestamp": "2026-03-01T12:00:00Z"},
-                     "status": {"phase": "Terminating"}})
+    kube.put_object(
+        {
+            **ns,
+            "metadata": {**ns["metadata"], "deletionTimestamp": "2026-03-01T12:00:00Z"},
+            "status": {"phase": "Terminating"},
+        }
+    )
     for name in ("waiting", "llama-chat"):
         response = await api.delete(kube.path(SVC, NS, name))
         assert response.status_code == 200, response.text
@@ -50,7 +54,8 @@ async def test_the_finalizer_comes_on_the_first_reconcile_and_never_blocks_the_n
 
 
 async def test_a_service_whose_model_is_not_ready_holds_the_finalizer_and_its_namespace_still_goes(
-        kube, api, cluster, operator):
+    kube, api, cluster, operator
+):
     # upstream's aimservice/common/cache-cleanup/namespace-deletion-not-blocked (F13, F15, issue 18): the
     # finalizer is there from the first reconcile, and deleting the namespace is never held by it.
     ns = "goes-away"
@@ -81,8 +86,10 @@ async def test_a_new_service_costs_four_requests_with_its_finalizer(kube, api, c
     await operator.settle()
 
     svc = kube.get(SVC, NS, "qwen-two")
-    assert svc["status"]["cache"]["templateCacheRef"]["name"] == \
-        kube.list(TC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0]["metadata"]["name"]
+    assert (
+        svc["status"]["cache"]["templateCacheRef"]["name"]
+        == kube.list(TC, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0]["metadata"]["name"]
+    )
     assert FINALIZER in svc["metadata"].get("finalizers", [])  # although it made no cache (upstream F13)
     ours = [c for c in kube.calls[mark:] if c.user_agent.startswith("aim-engine") and c.verb not in ("get", "list")]
     # one metadata patch (the finalizer), before the InferenceService is created, in the same pass
@@ -99,10 +106,14 @@ async def test_a_new_service_costs_four_requests_with_its_finalizer(kube, api, c
 
 async def test_a_paused_service_with_caches_to_clean_up_still_gets_its_finalizer(kube, api, cluster, operator):
     # A cache labelled as made by "paused" exists (made before the service was paused and lost its finalizer).
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-                     "metadata": {"name": "paused-cache", "namespace": NS,
-                                  "labels": {"aim.eai.amd.com/service": "paused"}},
-                     "spec": {"templateName": "nowhere", "templateScope": "Namespace"}})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMTemplateCache",
+            "metadata": {"name": "paused-cache", "namespace": NS, "labels": {"aim.eai.amd.com/service": "paused"}},
+            "spec": {"templateName": "nowhere", "templateScope": "Namespace"},
+        }
+    )
     body = copy.deepcopy(cluster["qwen-chat"])
     body["metadata"]["name"] = "paused"
     body["metadata"]["annotations"] = {"aim.eai.amd.com/reconciliation-paused": "true"}
@@ -126,15 +137,17 @@ async def test_naming_a_template_on_a_running_service_moves_it_off_the_recorded_
     merge = {"Content-Type": "application/merge-patch+json"}
 
     # spec.model cannot change once set (CEL transition rule, as upstream's CRD): the API server refuses.
-    response = await api.patch(kube.path(SVC, NS, "qwen-chat"),
-                               json={"spec": {"model": {"name": "llama-3-1-8b-instruct"}}}, headers=merge)
+    response = await api.patch(
+        kube.path(SVC, NS, "qwen-chat"), json={"spec": {"model": {"name": "llama-3-1-8b-instruct"}}}, headers=merge
+    )
     assert response.status_code == 422, response.text
     assert "model selection is immutable after creation" in response.text
 
     # spec.template was not set, so it may be added; the spec wins over the recorded template.
     wanted = "amdenterpriseai-aim-qwen-qwen3-32b-0-8-8x-mi300x-thr-fp16-e32e"
-    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), json={"spec": {"template": {"name": wanted}}},
-                               headers=merge)
+    response = await api.patch(
+        kube.path(SVC, NS, "qwen-chat"), json={"spec": {"template": {"name": wanted}}}, headers=merge
+    )
     assert response.status_code == 200, response.text
 
     def moved():
@@ -167,8 +180,11 @@ async def test_min_replicas_above_max_fails_the_service_at_once_and_nothing_is_c
     assert kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=upside-down") == []
     assert kube.list(TC, NS, label_selector="aim.eai.amd.com/service=upside-down") == []
 
-    response = await api.patch(kube.path(SVC, NS, "upside-down"), json={"spec": {"maxReplicas": 4}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(SVC, NS, "upside-down"),
+        json={"spec": {"maxReplicas": 4}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
     await eventually(lambda: kube.list(TC, NS, label_selector="aim.eai.amd.com/service=upside-down"))
     await eventually(lambda: condition(kube.get(SVC, NS, "upside-down"), "ConfigValid")["status"] == "True")

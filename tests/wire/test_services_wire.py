@@ -49,8 +49,14 @@ def cluster(kube):
             continue
         if doc["kind"] == "AIMClusterModelSource":
             continue
-        if doc["kind"] in ("AIMTemplateCache", "AIMArtifact", "AIMModel", "AIMClusterModel",
-                           "AIMServiceTemplate", "AIMClusterServiceTemplate"):
+        if doc["kind"] in (
+            "AIMTemplateCache",
+            "AIMArtifact",
+            "AIMModel",
+            "AIMClusterModel",
+            "AIMServiceTemplate",
+            "AIMClusterServiceTemplate",
+        ):
             doc["metadata"].setdefault("annotations", {}).update(PAUSED)
         kube.put_object(doc)
     return {s["metadata"]["name"]: s for s in services}
@@ -92,7 +98,9 @@ async def test_service_gets_a_valid_inference_service_and_route_and_runs(kube, a
     assert route["spec"]["parentRefs"][0]["name"] == "kserve-ingress-gateway"
     assert route["spec"]["rules"][0]["backendRefs"][0]["name"] == f"{obj['metadata']['name']}-predictor"
 
-    svc = await eventually(lambda: condition(kube.get(SVC, NS, "qwen-chat"), "InferenceServiceReady") and kube.get(SVC, NS, "qwen-chat"))
+    svc = await eventually(
+        lambda: condition(kube.get(SVC, NS, "qwen-chat"), "InferenceServiceReady") and kube.get(SVC, NS, "qwen-chat")
+    )
     assert svc["status"]["status"] == "Starting"
     assert condition(svc, "ModelReady")["reason"] == "ModelResolved"
     assert condition(svc, "TemplateReady")["reason"] == "Resolved"
@@ -102,13 +110,44 @@ async def test_service_gets_a_valid_inference_service_and_route_and_runs(kube, a
     # KServe reports the InferenceService Ready and its pod runs; the gateway accepts the route.
     name = obj["metadata"]["name"]
     kube.put_object({**obj, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    kube.put_object({"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": f"{name}-predictor-0", "namespace": NS, "labels": {"serving.kserve.io/inferenceservice": name}},
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}],
-                   "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}]}})
-    kube.put_object({**route, "status": {"parents": [{"parentRef": route["spec"]["parentRefs"][0], "controllerName": "x/y",
-                                                      "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
-                                                                                     "lastTransitionTime": "2025-01-01T00:00:00Z"}]}]}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-predictor-0",
+                "namespace": NS,
+                "labels": {"serving.kserve.io/inferenceservice": name},
+            },
+            "status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True"}],
+                "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}],
+            },
+        }
+    )
+    kube.put_object(
+        {
+            **route,
+            "status": {
+                "parents": [
+                    {
+                        "parentRef": route["spec"]["parentRefs"][0],
+                        "controllerName": "x/y",
+                        "conditions": [
+                            {
+                                "type": "Accepted",
+                                "status": "True",
+                                "reason": "Accepted",
+                                "message": "",
+                                "lastTransitionTime": "2025-01-01T00:00:00Z",
+                            }
+                        ],
+                    }
+                ]
+            },
+        }
+    )
 
     def running():
         svc = kube.get(SVC, NS, "qwen-chat")
@@ -127,9 +166,11 @@ async def test_dependency_changes_reach_the_service_within_a_second(kube, api, c
     name = obj["metadata"]["name"]
 
     # A runtime-config change (F19) reaches the container env.
-    response = await api.patch(kube.path(CRC, None, "default"),
-                               json={"spec": {"env": [{"name": "EXTRA_FLAG", "value": "on"}]}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(CRC, None, "default"),
+        json={"spec": {"env": [{"name": "EXTRA_FLAG", "value": "on"}]}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
 
     def env_updated():
@@ -142,8 +183,11 @@ async def test_dependency_changes_reach_the_service_within_a_second(kube, api, c
     # An InferenceService edited by hand is put back.
     edited = kube.get(ISVC, NS, name)
     edited["spec"]["predictor"]["containers"][0]["image"] = "someone/else:latest"
-    response = await api.patch(kube.path(ISVC, NS, name), json={"spec": {"predictor": edited["spec"]["predictor"]}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(ISVC, NS, name),
+        json={"spec": {"predictor": edited["spec"]["predictor"]}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
 
     def restored():
@@ -154,8 +198,11 @@ async def test_dependency_changes_reach_the_service_within_a_second(kube, api, c
     await eventually(restored, timeout=REACT)
 
     # The service switches to autoscaling: the same object changes mode.
-    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), json={"spec": {"minReplicas": 1, "maxReplicas": 3}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(SVC, NS, "qwen-chat"),
+        json={"spec": {"minReplicas": 1, "maxReplicas": 3}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200
 
     def autoscaled():
@@ -189,16 +236,24 @@ async def test_routing_without_a_gateway_fails_and_applies_nothing(kube, api, cl
     # With the config name fixed, routing still lacks a gateway: GatewayNotConfigured.
     del body["spec"]["runtimeConfigName"]
     # (the cluster config names a gateway: take it away first, or the service would use it)
-    response = await api.patch(kube.path(CRC, None, "default"), json={"spec": {"routing": {"gatewayRef": None}}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(CRC, None, "default"),
+        json={"spec": {"routing": {"gatewayRef": None}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200
     from aim_core.reconcile.resources import CLUSTER_RUNTIME_CONFIGS
 
-    await eventually(lambda: "gatewayRef" not in operator.runtime.store.get(
-        CLUSTER_RUNTIME_CONFIGS, None, "default")["spec"]["routing"])  # the operator has seen it
-    response = await api.patch(kube.path(SVC, NS, "no-gateway"),
-                               json={"spec": {"runtimeConfigName": None, "routing": {"enabled": True, "gatewayRef": None}}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    await eventually(
+        lambda: (
+            "gatewayRef" not in operator.runtime.store.get(CLUSTER_RUNTIME_CONFIGS, None, "default")["spec"]["routing"]
+        )
+    )  # the operator has seen it
+    response = await api.patch(
+        kube.path(SVC, NS, "no-gateway"),
+        json={"spec": {"runtimeConfigName": None, "routing": {"enabled": True, "gatewayRef": None}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200
 
     def gateway_missing():
@@ -287,7 +342,9 @@ async def test_model_template_and_node_changes_reach_the_service(kube, api, clus
     await eventually(waiting_for_gpus)
     for doc in load_documents([ROOT / "examples" / "nodes.yaml"]):
         kube.put_object(doc)
-    await eventually(lambda: condition(kube.get(SVC, NS, "needs-gpus"), "TemplateReady")["status"] == "True", timeout=REACT)
+    await eventually(
+        lambda: condition(kube.get(SVC, NS, "needs-gpus"), "TemplateReady")["status"] == "True", timeout=REACT
+    )
 
 
 async def test_deleting_a_service_removes_the_caches_it_made_that_are_not_ready(kube, api, cluster, operator):
@@ -324,9 +381,11 @@ async def test_a_paused_service_is_left_alone_until_the_annotation_goes(kube, ap
     assert "status" not in svc or not svc["status"].get("conditions")
     assert kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat") == []
 
-    response = await api.patch(kube.path(SVC, NS, "qwen-chat"),
-                               json={"metadata": {"annotations": {"aim.eai.amd.com/reconciliation-paused": None}}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(SVC, NS, "qwen-chat"),
+        json={"metadata": {"annotations": {"aim.eai.amd.com/reconciliation-paused": None}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200
     await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat"), timeout=REACT)
 
@@ -337,16 +396,39 @@ async def test_pod_failures_are_explained_from_events_and_logs(kube, api, cluste
     name = isvc["metadata"]["name"]
     # The InferenceService has been failing for a while (KServe reports no Ready condition).
     kube.put_object({**isvc, "metadata": {**isvc["metadata"], "creationTimestamp": "2026-01-01T00:00:00Z"}})
-    pull = {"apiVersion": "v1", "kind": "Pod", "metadata": {
-        "name": f"{name}-predictor-0", "namespace": NS, "labels": {"serving.kserve.io/inferenceservice": name}},
-        "status": {"phase": "Pending", "containerStatuses": [{
-            "name": "kserve-container", "image": "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5", "ready": False,
-            "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}}}]}}
+    pull = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name}-predictor-0",
+            "namespace": NS,
+            "labels": {"serving.kserve.io/inferenceservice": name},
+        },
+        "status": {
+            "phase": "Pending",
+            "containerStatuses": [
+                {
+                    "name": "kserve-container",
+                    "image": "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5",
+                    "ready": False,
+                    "state": {"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}},
+                }
+            ],
+        },
+    }
     kube.put_object(pull)
-    kube.put_object({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "pull-failed", "namespace": NS},
-                     "involvedObject": {"kind": "Pod", "name": pull["metadata"]["name"], "namespace": NS},
-                     "reason": "Failed", "type": "Warning", "lastTimestamp": "2026-01-01T00:01:00Z",
-                     "message": "Failed to pull image: manifest unknown: manifest unknown"})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "pull-failed", "namespace": NS},
+            "involvedObject": {"kind": "Pod", "name": pull["metadata"]["name"], "namespace": NS},
+            "reason": "Failed",
+            "type": "Warning",
+            "lastTimestamp": "2026-01-01T00:01:00Z",
+            "message": "Failed to pull image: manifest unknown: manifest unknown",
+        }
+    )
 
     def image_not_found():
         svc = kube.get(SVC, NS, "qwen-chat")
@@ -359,11 +441,23 @@ async def test_pod_failures_are_explained_from_events_and_logs(kube, api, cluste
 
     # The container now starts but exits: the log tail says why.
     crashed = copy.deepcopy(pull)
-    crashed["status"] = {"phase": "Running", "containerStatuses": [{
-        "name": "kserve-container", "ready": False, "restartCount": 3,
-        "state": {"waiting": {"reason": "CrashLoopBackOff"}},
-        "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}
-    kube.set_log(NS, pull["metadata"]["name"], "loading weights\nRepositoryNotFoundError: 404 Client Error. Repository Not Found for url\n")
+    crashed["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": "kserve-container",
+                "ready": False,
+                "restartCount": 3,
+                "state": {"waiting": {"reason": "CrashLoopBackOff"}},
+                "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}},
+            }
+        ],
+    }
+    kube.set_log(
+        NS,
+        pull["metadata"]["name"],
+        "loading weights\nRepositoryNotFoundError: 404 Client Error. Repository Not Found for url\n",
+    )
     kube.put_object(crashed)
 
     def source_not_found():
@@ -381,12 +475,24 @@ async def test_a_kserve_warning_reaches_the_service_from_the_event_watch_with_no
     await operator.settle()
     assert operator.runtime.engine.queue.pending() == 0  # a not-Ready InferenceService: no look-again timer
     mark = kube.mark()
-    kube.put_object({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "isvc-rejected", "namespace": NS},
-                     "involvedObject": {"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-                                        "name": isvc["metadata"]["name"], "namespace": NS,
-                                        "uid": isvc["metadata"]["uid"]},
-                     "reason": "ServerlessModeRejected", "type": "Warning", "lastTimestamp": "2026-01-01T00:01:00Z",
-                     "message": "Serverless mode requires Knative Serving"})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "isvc-rejected", "namespace": NS},
+            "involvedObject": {
+                "apiVersion": "serving.kserve.io/v1beta1",
+                "kind": "InferenceService",
+                "name": isvc["metadata"]["name"],
+                "namespace": NS,
+                "uid": isvc["metadata"]["uid"],
+            },
+            "reason": "ServerlessModeRejected",
+            "type": "Warning",
+            "lastTimestamp": "2026-01-01T00:01:00Z",
+            "message": "Serverless mode requires Knative Serving",
+        }
+    )
 
     def rejected():
         ready = condition(kube.get(SVC, NS, "qwen-chat"), "Ready")

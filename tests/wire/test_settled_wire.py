@@ -36,7 +36,9 @@ async def test_a_routed_service_without_annotations_settles_with_zero_writes(kub
     svc = cluster["qwen-chat"]
     assert not svc["metadata"].get("annotations") and not (svc["spec"].get("routing") or {}).get("annotations")
     await create(api, kube, svc)
-    route = await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0], timeout=30)
+    route = await eventually(
+        lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0], timeout=30
+    )
     assert "annotations" not in route["metadata"]  # the server does not keep an empty map
     await eventually(lambda: kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-chat"))
     assert await quiet_pass(operator, kube) == []
@@ -44,8 +46,9 @@ async def test_a_routed_service_without_annotations_settles_with_zero_writes(kub
     # A no-op edit of the service (an annotation nothing reads) reconciles it and writes nothing.
     await operator.settle()
     processed = operator.runtime.engine.queue.processed
-    response = await api.patch(kube.path(SVC, NS, "qwen-chat"), headers=MERGE,
-                               json={"metadata": {"annotations": {"example.com/touched": "1"}}})
+    response = await api.patch(
+        kube.path(SVC, NS, "qwen-chat"), headers=MERGE, json={"metadata": {"annotations": {"example.com/touched": "1"}}}
+    )
     assert response.status_code == 200, response.text
     mark = kube.mark()
     await eventually(lambda: operator.runtime.engine.queue.processed > processed)
@@ -76,18 +79,28 @@ async def test_every_builders_output_settles_with_zero_writes(kube, api, cluster
 
     def built():
         kinds = {}
-        for resource, name in ((ISVC, "qwen-chat"), (ISVC, "qwen-keda"), (ISVC, "qwen-long"),
-                               (ROUTE, "qwen-chat"),
-                               (ROUTE, "qwen-long"), (ROUTE, "llama-long-context"), (TC, "qwen-batch"),
-                               (TC, "llama-chat")):
+        for resource, name in (
+            (ISVC, "qwen-chat"),
+            (ISVC, "qwen-keda"),
+            (ISVC, "qwen-long"),
+            (ROUTE, "qwen-chat"),
+            (ROUTE, "qwen-long"),
+            (ROUTE, "llama-long-context"),
+            (TC, "qwen-batch"),
+            (TC, "llama-chat"),
+        ):
             found = kube.list(resource, NS, label_selector=f"aim.eai.amd.com/service={name}")
             assert found, (resource, name)
             kinds[resource] = found
         assert kube.list(ART, NS), "the dedicated cache made no artifacts"
         assert kube.list(MODEL, NS, label_selector="aim.eai.amd.com/origin=auto-generated") or [
-            m for m in kube.list(MODEL, NS) if m["spec"].get("image", "").startswith("registry.example.com")]
-        assert [t for t in kube.list(TEMPLATE, NS) if t["metadata"].get("labels", {}).get(
-            "aim.eai.amd.com/origin") == "derived"]
+            m for m in kube.list(MODEL, NS) if m["spec"].get("image", "").startswith("registry.example.com")
+        ]
+        assert [
+            t
+            for t in kube.list(TEMPLATE, NS)
+            if t["metadata"].get("labels", {}).get("aim.eai.amd.com/origin") == "derived"
+        ]
         return kinds
 
     await eventually(built, timeout=60)  # a deadline, not a speed target: the machine may be loaded
@@ -96,15 +109,23 @@ async def test_every_builders_output_settles_with_zero_writes(kube, api, cluster
     paused = []
     for model in kube.list(MODEL, NS):
         if model["spec"].get("image", "").startswith("registry.example.com"):
-            response = await api.patch(kube.path(MODEL, NS, model["metadata"]["name"]), headers=MERGE, json={
-                "metadata": {"annotations": {"aim.eai.amd.com/reconciliation-paused": "true"}}})
+            response = await api.patch(
+                kube.path(MODEL, NS, model["metadata"]["name"]),
+                headers=MERGE,
+                json={"metadata": {"annotations": {"aim.eai.amd.com/reconciliation-paused": "true"}}},
+            )
             assert response.status_code == 200, response.text
             paused.append(model["metadata"]["name"])
     # The operator must have seen the pause before the quiet pass starts: a retry firing in
     # between would still write the model's status, as it should for an unpaused model.
     store = operator.runtime.engine.store
-    await eventually(lambda: all(store.get(MODELS, NS, name)["metadata"].get("annotations", {}).get(
-        "aim.eai.amd.com/reconciliation-paused") == "true" for name in paused))
+    await eventually(
+        lambda: all(
+            store.get(MODELS, NS, name)["metadata"].get("annotations", {}).get("aim.eai.amd.com/reconciliation-paused")
+            == "true"
+            for name in paused
+        )
+    )
     keda = kube.list(ISVC, NS, label_selector="aim.eai.amd.com/service=qwen-keda")[0]
     assert keda["metadata"]["annotations"]["serving.kserve.io/autoscalerClass"] == "keda"
     assert await quiet_pass(operator, kube) == []

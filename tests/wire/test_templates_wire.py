@@ -20,12 +20,26 @@ JOB = "batch/v1/jobs"
 NS = "team"
 IMAGE = "ghcr.io/silogen/aim-dummy:0.1.8"
 DISCOVERY = "app.kubernetes.io/component=discovery"
-OUTPUT = json.dumps([{
-    "filename": "p.yaml",
-    "profile": {"metadata": {"engine": "vllm", "gpu": "MI300X", "precision": "fp8", "gpu_count": 1,
-                             "metric": "latency", "type": "optimized"}, "engine_args": {}, "env_vars": {}},
-    "models": [{"name": "org/tiny", "source": "hf://org/tiny", "size_gb": 0.5}],
-}])
+OUTPUT = json.dumps(
+    [
+        {
+            "filename": "p.yaml",
+            "profile": {
+                "metadata": {
+                    "engine": "vllm",
+                    "gpu": "MI300X",
+                    "precision": "fp8",
+                    "gpu_count": 1,
+                    "metric": "latency",
+                    "type": "optimized",
+                },
+                "engine_args": {},
+                "env_vars": {},
+            },
+            "models": [{"name": "org/tiny", "source": "hf://org/tiny", "size_gb": 0.5}],
+        }
+    ]
+)
 
 
 def condition(obj, type_):
@@ -40,9 +54,12 @@ def node(name="gpu-1", device="74a1", count=8):
 
 
 def template(name, *, model="m", gpu="MI300X", requests=1, **spec):
-    body = {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMServiceTemplate",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {"modelName": model, "metric": "latency", "precision": "fp8", **spec}}
+    body = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMServiceTemplate",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"modelName": model, "metric": "latency", "precision": "fp8", **spec},
+    }
     if gpu or requests:
         body["spec"]["hardware"] = {"gpu": {k: v for k, v in {"model": gpu, "requests": requests}.items() if v}}
     return body
@@ -52,13 +69,28 @@ def template(name, *, model="m", gpu="MI300X", requests=1, **spec):
 def cluster(kube):
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
     kube.put_object(node())
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMModel",
-                     "metadata": {"name": "m", "namespace": NS,
-                                  "annotations": {"aim.eai.amd.com/reconciliation-paused": "true"}},
-                     "spec": {"image": IMAGE}, "status": {"status": "Ready"}})
-    kube.put_object({"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMClusterModel",
-                     "metadata": {"name": "cm", "annotations": {"aim.eai.amd.com/reconciliation-paused": "true"}},
-                     "spec": {"image": IMAGE}, "status": {"status": "Ready"}})
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMModel",
+            "metadata": {
+                "name": "m",
+                "namespace": NS,
+                "annotations": {"aim.eai.amd.com/reconciliation-paused": "true"},
+            },
+            "spec": {"image": IMAGE},
+            "status": {"status": "Ready"},
+        }
+    )
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMClusterModel",
+            "metadata": {"name": "cm", "annotations": {"aim.eai.amd.com/reconciliation-paused": "true"}},
+            "spec": {"image": IMAGE},
+            "status": {"status": "Ready"},
+        }
+    )
     return kube
 
 
@@ -95,7 +127,9 @@ async def test_discovery_job_reaches_the_server_and_its_output_fills_the_status(
     assert job["metadata"]["ownerReferences"][0]["kind"] == "AIMServiceTemplate"
     assert job["spec"]["template"]["spec"]["containers"][0]["image"] == IMAGE
     assert job["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
-    t = await eventually(lambda: condition(kube.get(TPL, NS, "disc"), "DiscoveryJobReady") and kube.get(TPL, NS, "disc"))
+    t = await eventually(
+        lambda: condition(kube.get(TPL, NS, "disc"), "DiscoveryJobReady") and kube.get(TPL, NS, "disc")
+    )
     assert t["status"]["status"] in ("Progressing", "Pending")
     assert t["status"]["discoveryJob"]["name"] == job["metadata"]["name"]
 
@@ -129,11 +163,14 @@ async def test_cluster_templates_discover_in_the_operator_namespace(kube, api, c
     assert lease["spec"]["leaseDurationSeconds"] == 30
 
 
-@pytest.mark.parametrize("log, reason", [
-    ("", "DiscoveryOutputEmpty"),
-    ("ERROR: cannot load profile registry\n", "DiscoveryOutputMalformed"),
-    (OUTPUT[:60], "DiscoveryOutputIncomplete"),
-])
+@pytest.mark.parametrize(
+    "log, reason",
+    [
+        ("", "DiscoveryOutputEmpty"),
+        ("ERROR: cannot load profile registry\n", "DiscoveryOutputMalformed"),
+        (OUTPUT[:60], "DiscoveryOutputIncomplete"),
+    ],
+)
 async def test_unusable_discovery_output_fails_with_a_specific_reason(kube, api, cluster, operator, log, reason):
     await create(api, kube, template("bad"))
     job = (await eventually(lambda: jobs_of(kube, "bad")))[0]
@@ -175,13 +212,17 @@ async def test_a_failed_job_trips_the_breaker_and_no_new_job_starts_before_the_b
     t = kube.get(TPL, NS, "flaky")
     assert t["status"]["status"] == "Failed" and t["status"]["discovery"]["attempts"] == 1
     # A spec change resets the breaker: a new Job starts at once.
-    response = await api.patch(kube.path(TPL, NS, "flaky"), json={"spec": {"profileId": "vllm-mi300x-fp8"}},
-                               headers={"Content-Type": "application/merge-patch+json"})
+    response = await api.patch(
+        kube.path(TPL, NS, "flaky"),
+        json={"spec": {"profileId": "vllm-mi300x-fp8"}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
     assert response.status_code == 200, response.text
     (new,) = await eventually(lambda: jobs_of(kube, "flaky"))
     assert new["metadata"]["name"] != job["metadata"]["name"]
-    t = await eventually(lambda: kube.get(TPL, NS, "flaky")["status"]["discovery"]["attempts"] == 0
-                         and kube.get(TPL, NS, "flaky"))
+    t = await eventually(
+        lambda: kube.get(TPL, NS, "flaky")["status"]["discovery"]["attempts"] == 0 and kube.get(TPL, NS, "flaky")
+    )
 
 
 async def test_at_most_ten_discovery_jobs_run_at_once(kube, api, cluster, operator):
@@ -215,8 +256,9 @@ async def test_at_most_ten_discovery_jobs_run_at_once(kube, api, cluster, operat
 
 
 async def test_node_labels_appearing_and_disappearing_flip_availability(kube, api, cluster, operator):
-    await create(api, kube, template("h100", gpu="MI325X", modelSources=[
-        {"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}]))
+    await create(
+        api, kube, template("h100", gpu="MI325X", modelSources=[{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}])
+    )
 
     def state(want, reason=None):
         def check():
@@ -225,6 +267,7 @@ async def test_node_labels_appearing_and_disappearing_flip_availability(kube, ap
             if reason:
                 assert condition(t, "GPUReady")["reason"] == reason
             return t
+
         return check
 
     await eventually(state("NotAvailable", "GPUNotAvailable"))
@@ -269,9 +312,22 @@ async def test_a_failed_job_seen_before_its_pod_is_still_explained_by_the_pods_l
     await create(api, kube, template("late-pod"))
     job = (await eventually(lambda: jobs_of(kube, "late-pod")))[0]
     name = job["metadata"]["name"]
-    kube.put_object({**kube.get(JOB, NS, name), "status": {"failed": 1, "conditions": [
-        {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
-         "message": "Job has reached the specified backoff limit"}]}})
+    kube.put_object(
+        {
+            **kube.get(JOB, NS, name),
+            "status": {
+                "failed": 1,
+                "conditions": [
+                    {
+                        "type": "Failed",
+                        "status": "True",
+                        "reason": "BackoffLimitExceeded",
+                        "message": "Job has reached the specified backoff limit",
+                    }
+                ],
+            },
+        }
+    )
 
     def counted():
         t = kube.get(TPL, NS, "late-pod")
@@ -282,11 +338,23 @@ async def test_a_failed_job_seen_before_its_pod_is_still_explained_by_the_pods_l
     # Only now does the pod show up (watch streams of Jobs and pods are not ordered with each other).
     pod = f"{name}-x7k2p"
     kube.set_log(NS, pod, "Repository Not Found for url: https://huggingface.co/org/x")
-    kube.put_object({"apiVersion": "v1", "kind": "Pod",
-                     "metadata": {"name": pod, "namespace": NS,
-                                  "labels": {**job["spec"]["template"]["metadata"]["labels"], "job-name": name}},
-                     "status": {"phase": "Failed", "containerStatuses": [{"name": "discovery", "state": {
-                         "terminated": {"exitCode": 1, "reason": "Error"}}}]}})
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": pod,
+                "namespace": NS,
+                "labels": {**job["spec"]["template"]["metadata"]["labels"], "job-name": name},
+            },
+            "status": {
+                "phase": "Failed",
+                "containerStatuses": [
+                    {"name": "discovery", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}
+                ],
+            },
+        }
+    )
 
     def explained():
         t = kube.get(TPL, NS, "late-pod")
@@ -304,18 +372,35 @@ async def test_a_cache_moves_on_when_its_template_is_made_ready_by_hand(kube, ap
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "aim-system"}})
     await create(api, kube, template("late"))  # its discovery Job never ends (no Job controller here)
     await eventually(lambda: kube.get(TPL, NS, "late")["status"]["status"])
-    await create(api, kube, {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMTemplateCache",
-                             "metadata": {"name": "waits", "namespace": NS},
-                             "spec": {"templateName": "late", "templateScope": "Namespace"}},
-                 resource="aim.eai.amd.com/v1alpha1/aimtemplatecaches")
+    await create(
+        api,
+        kube,
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMTemplateCache",
+            "metadata": {"name": "waits", "namespace": NS},
+            "spec": {"templateName": "late", "templateScope": "Namespace"},
+        },
+        resource="aim.eai.amd.com/v1alpha1/aimtemplatecaches",
+    )
     tc = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
     await eventually(lambda: kube.get(tc, NS, "waits")["status"]["status"] == "Pending")
     await operator.settle()
 
     late = kube.get(TPL, NS, "late")
-    status = {"status": "Ready", "modelSources": [{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}],
-              "conditions": [{"type": "Ready", "status": "True", "reason": "AllComponentsReady", "message": "",
-                              "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    status = {
+        "status": "Ready",
+        "modelSources": [{"modelId": "org/tiny", "sourceUri": "hf://org/tiny"}],
+        "conditions": [
+            {
+                "type": "Ready",
+                "status": "True",
+                "reason": "AllComponentsReady",
+                "message": "",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        ],
+    }
     response = await api.put(kube.path(TPL, NS, "late") + "/status", json={**late, "status": status})
     assert response.status_code == 200, response.text
 

@@ -20,21 +20,39 @@ BIG = base64.b64encode(b"x" * 100_000).decode()
 
 
 def unrelated_secret(i: int) -> dict:
-    return {"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
-            "metadata": {"name": f"sh.helm.release.v1.app{i}.v1", "namespace": "apps"}, "data": {"release": BIG}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "helm.sh/release.v1",
+        "metadata": {"name": f"sh.helm.release.v1.app{i}.v1", "namespace": "apps"},
+        "data": {"release": BIG},
+    }
 
 
 def unrelated_pod(i: int) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"web-{i}", "namespace": "apps", "labels": {"app": "web"},
-                         "annotations": {"note": "y" * 10_000}},
-            "spec": {"containers": [{"name": "web", "image": "nginx"}]}, "status": {"phase": "Running"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"web-{i}",
+            "namespace": "apps",
+            "labels": {"app": "web"},
+            "annotations": {"note": "y" * 10_000},
+        },
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+        "status": {"phase": "Running"},
+    }
 
 
 def pull_secret(name: str) -> dict:
     auth = base64.b64encode(b'{"auths": {"registry.example": {"auth": "dTpw"}}}').decode()
-    return {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
-            "metadata": {"name": name, "namespace": "apps"}, "data": {".dockerconfigjson": auth}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/dockerconfigjson",
+        "metadata": {"name": name, "namespace": "apps"},
+        "data": {".dockerconfigjson": auth},
+    }
 
 
 async def test_unrelated_secrets_and_pods_are_never_sent_to_the_operator(kube, proxy, behind_proxy):
@@ -47,8 +65,13 @@ async def test_unrelated_secrets_and_pods_are_never_sent_to_the_operator(kube, p
         kube.put_object(unrelated_pod(i))
     kube.put_object(pull_secret("regcred"))  # a Secret of the type it reads still reaches it
     streams = [r for r in behind_proxy.runtime.reflectors if r.ref.plural == "secrets"]
-    await eventually(lambda: any(r.resource_version and int(r.resource_version) >= int(
-        kube.get("v1/secrets", "apps", "regcred")["metadata"]["resourceVersion"]) for r in streams))
+    await eventually(
+        lambda: any(
+            r.resource_version
+            and int(r.resource_version) >= int(kube.get("v1/secrets", "apps", "regcred")["metadata"]["resourceVersion"])
+            for r in streams
+        )
+    )
     await asyncio.sleep(0.5)
     sent = proxy.received - before
     # main sent 2.9 MB here (every Secret, every Pod); what is left is the other streams' own traffic

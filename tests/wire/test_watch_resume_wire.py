@@ -22,12 +22,18 @@ RC = "aim.eai.amd.com/v1alpha1/aimruntimeconfigs"
 
 
 def config(name: str) -> dict:
-    return {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMRuntimeConfig",
-            "metadata": {"name": name, "namespace": "team"}, "spec": {"env": [{"name": "HF_HOME", "value": "/c"}]}}
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMRuntimeConfig",
+        "metadata": {"name": name, "namespace": "team"},
+        "spec": {"env": [{"name": "HF_HOME", "value": "/c"}]},
+    }
 
 
 def ready(obj: dict | None) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in ((obj or {}).get("status") or {}).get("conditions", []))
+    return any(
+        c["type"] == "Ready" and c["status"] == "True" for c in ((obj or {}).get("status") or {}).get("conditions", [])
+    )
 
 
 async def team(kube) -> None:

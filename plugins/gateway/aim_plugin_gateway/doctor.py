@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aim_core import ClusterReader, Finding, ResourceRef, check_crd
-
 from aim_plugin_gateway.httproute import HTTPROUTE
 
 GATEWAY = ResourceRef("gateway.networking.k8s.io/v1", "Gateway", "gateways")
@@ -21,8 +20,10 @@ SERVICES = ResourceRef(_AIM, "AIMService", "aimservices")
 RUNTIME_CONFIGS = ResourceRef(_AIM, "AIMRuntimeConfig", "aimruntimeconfigs")
 CLUSTER_RUNTIME_CONFIGS = ResourceRef(_AIM, "AIMClusterRuntimeConfig", "aimclusterruntimeconfigs", False)
 
-INSTALL = ("kubectl apply --server-side -f "
-           "https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.3.0/standard-install.yaml")
+INSTALL = (
+    "kubectl apply --server-side -f "
+    "https://github.com/kubernetes-sigs/gateway-api/releases/download/v1.3.0/standard-install.yaml"
+)
 
 
 class GatewayChecks:
@@ -32,18 +33,30 @@ class GatewayChecks:
     title = "Gateway API (route builder)"
 
     async def run(self, cluster: ClusterReader) -> Sequence[Finding]:
-        findings = await check_crd(cluster, HTTPROUTE, fix=INSTALL,
-                                   required_paths=("spec.parentRefs", "spec.rules.filters", "spec.rules.backendRefs"))
+        findings = await check_crd(
+            cluster,
+            HTTPROUTE,
+            fix=INSTALL,
+            required_paths=("spec.parentRefs", "spec.rules.filters", "spec.rules.backendRefs"),
+        )
         findings += await check_crd(cluster, GATEWAY, fix=INSTALL)
         if any(f.level != "ok" for f in findings):
             return findings
-        refs = gateway_refs([*await cluster.list(SERVICES), *await cluster.list(RUNTIME_CONFIGS),
-                             *await cluster.list(CLUSTER_RUNTIME_CONFIGS)])
+        refs = gateway_refs(
+            [
+                *await cluster.list(SERVICES),
+                *await cluster.list(RUNTIME_CONFIGS),
+                *await cluster.list(CLUSTER_RUNTIME_CONFIGS),
+            ]
+        )
         for (namespace, name), users in sorted(refs.items()):
             if await cluster.get(GATEWAY, namespace, name) is None:
-                findings.append(Finding.warn(
-                    f"Gateway {namespace}/{name} does not exist; routing of {', '.join(sorted(users))} points at it",
-                    f"kubectl get gateways -A   # create it, or fix spec.routing.gatewayRef of {sorted(users)[0]}"))
+                findings.append(
+                    Finding.warn(
+                        f"Gateway {namespace}/{name} does not exist; routing of {', '.join(sorted(users))} points at it",
+                        f"kubectl get gateways -A   # create it, or fix spec.routing.gatewayRef of {sorted(users)[0]}",
+                    )
+                )
         return findings
 
 

@@ -1,7 +1,6 @@
 """Hook implementations of the gateway plugin."""
 
 from aim_core import hookimpl
-
 from aim_plugin_gateway.doctor import GatewayChecks
 from aim_plugin_gateway.httproute import HTTPRouteBuilder
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from aim_plugin_gateway.httproute import HTTPRouteBuilder
 
 from aim_core import Category, RouteBuilder, RouteRequest, State, to_gateway_duration
 from aim_testing.crdschema import crd_errors, third_party_crd, validate_against_crd
-from aim_plugin_gateway.httproute import HTTPRouteBuilder
 
 ROUTE_CRD = "gateway.networking.k8s.io_httproutes.yaml"
 NAME = "qwen-chat-1080a608"
@@ -70,7 +70,9 @@ def test_wire_shape():
                             "urlRewrite": {"path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/"}},
                         }
                     ],
-                    "backendRefs": [{"kind": "Service", "name": f"{NAME}-predictor", "namespace": "default", "port": 80}],
+                    "backendRefs": [
+                        {"kind": "Service", "name": f"{NAME}-predictor", "namespace": "default", "port": 80}
+                    ],
                 }
             ],
         },
@@ -155,7 +157,13 @@ RESOLVED = ("ResolvedRefs", "True", "ResolvedRefs")
         (None, State.PROGRESSING, "HTTPRouteCreating", None, "Creating"),
         (HTTPRouteBuilder().build(make_request()), State.PROGRESSING, "HTTPRoutePending", None, NAME),
         (route_with([]), State.PROGRESSING, "HTTPRoutePending", None, ""),
-        (route_with([ACCEPTED, RESOLVED]), State.READY, "HTTPRouteAccepted", None, "kgateway-system/kserve-ingress-gateway"),
+        (
+            route_with([ACCEPTED, RESOLVED]),
+            State.READY,
+            "HTTPRouteAccepted",
+            None,
+            "kgateway-system/kserve-ingress-gateway",
+        ),
         (
             route_with([("Accepted", "False", "NotAllowedByListeners")]),
             State.FAILED,
@@ -180,7 +188,9 @@ RESOLVED = ("ResolvedRefs", "True", "ResolvedRefs")
         ),
         (
             # A refusal outranks unresolved references.
-            route_with([("ResolvedRefs", "False", "RefNotPermitted")], [("Accepted", "False", "NoMatchingListenerHostname")]),
+            route_with(
+                [("ResolvedRefs", "False", "RefNotPermitted")], [("Accepted", "False", "NoMatchingListenerHostname")]
+            ),
             State.FAILED,
             "NoMatchingListenerHostname",
             Category.INVALID_SPEC,

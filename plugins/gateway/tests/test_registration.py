@@ -11,8 +11,11 @@ def test_gateway_is_registered_from_its_entry_point():
     pm = get_plugin_manager(only=["gateway"], disabled=())
     assert pm.get_plugin("gateway") is importlib.import_module("aim_plugin_gateway.plugin")
     [row] = describe_plugins(pm)
-    assert (row["name"], row["distribution"], row["version"]) == ("gateway", "aim-engine-gateway", version("aim-engine-gateway"))
-
+    assert (row["name"], row["distribution"], row["version"]) == (
+        "gateway",
+        "aim-engine-gateway",
+        version("aim-engine-gateway"),
+    )
 
 
 def test_gateway_brings_its_doctor_checks():

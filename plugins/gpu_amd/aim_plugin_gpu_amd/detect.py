@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from aim_core import GpuDevice
-
 from aim_plugin_gpu_amd.names import device_id, family_model, model_for_device, parse_vram
 from aim_plugin_gpu_amd.tables import STATIC_VRAM
 

@@ -1,7 +1,6 @@
 """Hook implementations of the gpu_amd plugin."""
 
 from aim_core import hookimpl
-
 from aim_plugin_gpu_amd.vendor import AmdGpuVendor
 
 

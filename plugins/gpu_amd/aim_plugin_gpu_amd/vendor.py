@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aim_core import GpuDevice
-
 from aim_plugin_gpu_amd import names, tables
 from aim_plugin_gpu_amd.detect import DEVICE_ID_LABEL, PREFIXES, RESOURCE, VENDOR, devices_on
 

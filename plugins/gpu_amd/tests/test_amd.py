@@ -3,11 +3,11 @@
 from typing import Any
 
 import pytest
+from aim_plugin_gpu_amd.names import parse_vram
+from aim_plugin_gpu_amd.vendor import AmdGpuVendor
 
 from aim_core import GpuDevice, GpuVendor
 from aim_core.plugin.manager import get_plugin_manager, providers
-from aim_plugin_gpu_amd.names import parse_vram
-from aim_plugin_gpu_amd.vendor import AmdGpuVendor
 
 GIB = 1024**3
 amd = AmdGpuVendor()

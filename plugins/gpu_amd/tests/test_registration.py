@@ -11,4 +11,8 @@ def test_gpu_amd_is_registered_from_its_entry_point():
     pm = get_plugin_manager(only=["gpu_amd"], disabled=())
     assert pm.get_plugin("gpu_amd") is importlib.import_module("aim_plugin_gpu_amd.plugin")
     [row] = describe_plugins(pm)
-    assert (row["name"], row["distribution"], row["version"]) == ("gpu_amd", "aim-engine-gpu-amd", version("aim-engine-gpu-amd"))
+    assert (row["name"], row["distribution"], row["version"]) == (
+        "gpu_amd",
+        "aim-engine-gpu-amd",
+        version("aim-engine-gpu-amd"),
+    )

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from aim_core import GpuDevice
-
 from aim_plugin_gpu_nvidia.names import memory_from_product, model_for_product
 
 VENDOR = "nvidia"

@@ -1,7 +1,6 @@
 """Hook implementations of the gpu_nvidia plugin."""
 
 from aim_core import hookimpl
-
 from aim_plugin_gpu_nvidia.vendor import NvidiaGpuVendor
 
 

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aim_core import GpuDevice
-
 from aim_plugin_gpu_nvidia import names
 from aim_plugin_gpu_nvidia.detect import PREFIX, PRODUCT_LABEL, RESOURCE, VENDOR, devices_on
 

@@ -3,10 +3,10 @@
 from typing import Any
 
 import pytest
+from aim_plugin_gpu_nvidia.vendor import NvidiaGpuVendor
 
 from aim_core import GpuDevice, GpuVendor
 from aim_core.plugin.manager import get_plugin_manager, providers
-from aim_plugin_gpu_nvidia.vendor import NvidiaGpuVendor
 
 GIB = 1024**3
 nvidia = NvidiaGpuVendor()

@@ -11,4 +11,8 @@ def test_gpu_nvidia_is_registered_from_its_entry_point():
     pm = get_plugin_manager(only=["gpu_nvidia"], disabled=())
     assert pm.get_plugin("gpu_nvidia") is importlib.import_module("aim_plugin_gpu_nvidia.plugin")
     [row] = describe_plugins(pm)
-    assert (row["name"], row["distribution"], row["version"]) == ("gpu_nvidia", "aim-engine-gpu-nvidia", version("aim-engine-gpu-nvidia"))
+    assert (row["name"], row["distribution"], row["version"]) == (
+        "gpu_nvidia",
+        "aim-engine-gpu-nvidia",
+        version("aim-engine-gpu-nvidia"),
+    )

@@ -43,7 +43,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aim_core import Described, Health, KubeObject, ReplicaStatus, ResourceRef, ScalingRequest
-
 from aim_plugin_keda import hpa, scaledobject
 
 AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"

@@ -19,8 +19,10 @@ SCALED_OBJECT = ResourceRef("keda.sh/v1alpha1", "ScaledObject", "scaledobjects")
 INFERENCESERVICE = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices")
 SERVICES = ResourceRef("aim.eai.amd.com/v1alpha1", "AIMService", "aimservices")
 
-INSTALL = ("helm repo add kedacore https://kedacore.github.io/charts && "
-           "helm install keda kedacore/keda --version 2.18.1 -n keda --create-namespace")
+INSTALL = (
+    "helm repo add kedacore https://kedacore.github.io/charts && "
+    "helm install keda kedacore/keda --version 2.18.1 -n keda --create-namespace"
+)
 UPGRADE_KSERVE = "helm upgrade kserve-crd oci://ghcr.io/kserve/charts/kserve-crd --version v0.16.0 -n kserve"
 
 
@@ -33,14 +35,29 @@ class KedaChecks:
     async def run(self, cluster: ClusterReader) -> Sequence[Finding]:
         autoscaled = sorted(_name(s) for s in await cluster.list(SERVICES) if wants_autoscaling(s))
         level = "fail" if autoscaled else "warn"
-        findings = await check_crd(cluster, SCALED_OBJECT, fix=INSTALL, required_paths=("spec.triggers",),
-                                   missing_level=level)
-        findings += [f for f in await check_crd(cluster, INFERENCESERVICE, fix=UPGRADE_KSERVE,
-                                                required_paths=("spec.predictor.autoScaling",), missing_level=level)
-                     if f.level != "ok" and "is not installed" not in f.message]  # absence: the KServe check says
+        findings = await check_crd(
+            cluster, SCALED_OBJECT, fix=INSTALL, required_paths=("spec.triggers",), missing_level=level
+        )
+        findings += [
+            f
+            for f in await check_crd(
+                cluster,
+                INFERENCESERVICE,
+                fix=UPGRADE_KSERVE,
+                required_paths=("spec.predictor.autoScaling",),
+                missing_level=level,
+            )
+            if f.level != "ok" and "is not installed" not in f.message
+        ]  # absence: the KServe check says
         findings = [Finding(level if f.level == "fail" else f.level, f.message, f.fix) for f in findings]
-        who = (f"{len(autoscaled)} AIMService(s) autoscale: {', '.join(autoscaled[:5])}"
-               f"{' ...' if len(autoscaled) > 5 else ''}") if autoscaled else "no AIMService asks for autoscaling yet"
+        who = (
+            (
+                f"{len(autoscaled)} AIMService(s) autoscale: {', '.join(autoscaled[:5])}"
+                f"{' ...' if len(autoscaled) > 5 else ''}"
+            )
+            if autoscaled
+            else "no AIMService asks for autoscaling yet"
+        )
         if any(f.level != "ok" for f in findings):
             findings.append(Finding(level, who))
         else:

@@ -1,7 +1,6 @@
 """Hook implementations of the keda plugin."""
 
 from aim_core import hookimpl
-
 from aim_plugin_keda.autoscaler import KedaAutoscaler
 from aim_plugin_keda.doctor import KedaChecks
 

@@ -30,7 +30,9 @@ def name(serving_name: str) -> str:
 def describe(live: Mapping[str, Any]) -> Described:
     """Bounds, triggers and conditions of a ScaledObject, and its health from ``Ready``."""
     spec = live.get("spec") or {}
-    conditions = {c.get("type"): c for c in (live.get("status") or {}).get("conditions") or () if isinstance(c, Mapping)}
+    conditions = {
+        c.get("type"): c for c in (live.get("status") or {}).get("conditions") or () if isinstance(c, Mapping)
+    }
     details: dict[str, Any] = {
         "minReplicas": spec.get("minReplicaCount", DEFAULT_MIN_REPLICAS),
         "maxReplicas": spec.get("maxReplicaCount", DEFAULT_MAX_REPLICAS),
@@ -47,12 +49,19 @@ def _health(conditions: Mapping[str, Mapping[str, Any]], triggers: list[str]) ->
             return Health(State.FAILED, "NoTriggers", "the ScaledObject has no triggers, which KEDA rejects")
         return Health.progressing("WaitingForKEDA", "KEDA has not reported on the ScaledObject yet")
     if ready.get("status") != "True":
-        return Health(State.FAILED, str(ready.get("reason") or "ScaledObjectNotReady"),
-                      str(ready.get("message") or "KEDA reports the ScaledObject not ready"))
+        return Health(
+            State.FAILED,
+            str(ready.get("reason") or "ScaledObjectNotReady"),
+            str(ready.get("message") or "KEDA reports the ScaledObject not ready"),
+        )
     if active.get("status") == "True":
-        return Health.ok(str(active.get("reason") or "ScalerActive"), "active: a trigger asks for more than the minimum")
-    return Health.ok(str(active.get("reason") or ready.get("reason") or "ScaledObjectReady"),
-                     "ready, not active: no trigger asks for more than the minimum")
+        return Health.ok(
+            str(active.get("reason") or "ScalerActive"), "active: a trigger asks for more than the minimum"
+        )
+    return Health.ok(
+        str(active.get("reason") or ready.get("reason") or "ScaledObjectReady"),
+        "ready, not active: no trigger asks for more than the minimum",
+    )
 
 
 def trigger_summary(trigger: Mapping[str, Any]) -> str:

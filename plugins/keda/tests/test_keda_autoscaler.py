@@ -13,10 +13,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from aim_plugin_keda.autoscaler import DEFAULT_METRICS, KedaAutoscaler, translate_metric
 
 from aim_core import Autoscaler, ReplicaStatus, ScalingRequest, State
 from aim_testing.crdschema import crd_errors, third_party_crd, validate_against_crd
-from aim_plugin_keda.autoscaler import DEFAULT_METRICS, KedaAutoscaler, translate_metric
 
 ISVC_CRD = "serving.kserve.io_inferenceservices.yaml"
 KEDA_CRD = "keda.sh_scaledobjects.yaml"
@@ -116,7 +116,10 @@ def test_bounds_without_metrics_use_an_explicit_cpu_metric_and_no_otel_sidecar()
     assert (predictor["minReplicas"], predictor["maxReplicas"]) == (2, 5)
     assert predictor["autoScaling"] == {
         "metrics": [
-            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}
+            {
+                "type": "Resource",
+                "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+            }
         ]
     }
     validate_against_crd(obj, third_party_crd(ISVC_CRD))
@@ -153,7 +156,12 @@ def test_only_the_inference_service_is_touched():
             {
                 "type": "PodMetric",
                 "podmetric": {
-                    "metric": {"backend": "opentelemetry", "serverAddress": "otel.keda:4318", "query": "q", "metricNames": None},
+                    "metric": {
+                        "backend": "opentelemetry",
+                        "serverAddress": "otel.keda:4318",
+                        "query": "q",
+                        "metricNames": None,
+                    },
                     "target": {"type": "AverageValue", "averageValue": "500m", "value": None},
                 },
             },
@@ -170,8 +178,14 @@ def test_only_the_inference_service_is_touched():
             {"type": "PodMetric", "podmetric": {"metric": {"query": "q"}, "target": {"type": "Value", "value": "2.5"}}},
         ),
         (
-            {"type": "PodMetric", "podmetric": {"metric": {"query": "q"}, "target": {"type": "Utilization", "averageUtilization": 70}}},
-            {"type": "PodMetric", "podmetric": {"metric": {"query": "q"}, "target": {"type": "Utilization", "averageUtilization": 70}}},
+            {
+                "type": "PodMetric",
+                "podmetric": {"metric": {"query": "q"}, "target": {"type": "Utilization", "averageUtilization": 70}},
+            },
+            {
+                "type": "PodMetric",
+                "podmetric": {"metric": {"query": "q"}, "target": {"type": "Utilization", "averageUtilization": 70}},
+            },
         ),
     ],
 )
@@ -278,7 +292,11 @@ def test_upstream_bounds_only_shape_would_give_keda_an_invalid_scaledobject():
 
 def test_scaler_is_the_keda_hpa():
     ref, name = KedaAutoscaler().scaler(NAME)
-    assert (ref.api_version, ref.kind, ref.plural) == ("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers")
+    assert (ref.api_version, ref.kind, ref.plural) == (
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+    )
     assert name == f"keda-hpa-{NAME}-predictor"
 
 
@@ -295,9 +313,7 @@ def hpa(*conditions: tuple[str, str, str], status: dict | None = None) -> dict:
         "status": {
             "currentReplicas": 2,
             "desiredReplicas": 3,
-            "conditions": [
-                {"type": t, "status": s, "reason": r, "message": f"{r} message"} for t, s, r in conditions
-            ],
+            "conditions": [{"type": t, "status": s, "reason": r, "message": f"{r} message"} for t, s, r in conditions],
         },
     }
     if status is not None:
@@ -319,7 +335,13 @@ INACTIVE = ("ScalingActive", "False", "FailedGetExternalMetric")
         (hpa(ABLE, INACTIVE), False, State.PROGRESSING, "WaitingForMetrics", "FailedGetExternalMetric"),
         (hpa(ABLE, INACTIVE), True, State.FAILED, "MetricsFailed", "FailedGetExternalMetric message"),
         (hpa(ABLE), True, State.FAILED, "MetricsFailed", ""),  # no ScalingActive yet counts as not active
-        (hpa(("AbleToScale", "False", "FailedGetScale"), ACTIVE), True, State.PROGRESSING, "ScaleTargetNotReady", "FailedGetScale"),
+        (
+            hpa(("AbleToScale", "False", "FailedGetScale"), ACTIVE),
+            True,
+            State.PROGRESSING,
+            "ScaleTargetNotReady",
+            "FailedGetScale",
+        ),
     ],
 )
 def test_health(live, runtime_ready, state, reason, in_message):

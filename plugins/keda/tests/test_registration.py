@@ -14,7 +14,6 @@ def test_keda_is_registered_from_its_entry_point():
     assert (row["name"], row["distribution"], row["version"]) == ("keda", "aim-engine-keda", version("aim-engine-keda"))
 
 
-
 def test_keda_brings_its_doctor_checks():
     from aim_core.plugin.manager import providers
 

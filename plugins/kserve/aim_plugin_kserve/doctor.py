@@ -15,7 +15,6 @@ import json
 from collections.abc import Sequence
 
 from aim_core import ClusterReader, Finding, ResourceRef, check_crd
-
 from aim_plugin_kserve.inferenceservice import INFERENCESERVICE
 
 CONFIG_MAPS = ResourceRef("v1", "ConfigMap", "configmaps")
@@ -30,7 +29,7 @@ INSTALL = (
 )
 SET_STANDARD = (
     "kubectl -n kserve patch configmap inferenceservice-config --type merge "
-    "-p '{\"data\":{\"deploy\":\"{\\\"defaultDeploymentMode\\\":\\\"Standard\\\"}\"}}'"
+    '-p \'{"data":{"deploy":"{\\"defaultDeploymentMode\\":\\"Standard\\"}"}}\''
     " && kubectl -n kserve rollout restart deployment kserve-controller-manager"
     "   # helm: --set kserve.controller.deploymentMode=Standard"
 )
@@ -43,8 +42,12 @@ class KServeChecks:
     title = "KServe (runtime builder)"
 
     async def run(self, cluster: ClusterReader) -> Sequence[Finding]:
-        findings = await check_crd(cluster, INFERENCESERVICE, fix=INSTALL,
-                                   required_paths=("spec.predictor.containers", "spec.predictor.minReplicas"))
+        findings = await check_crd(
+            cluster,
+            INFERENCESERVICE,
+            fix=INSTALL,
+            required_paths=("spec.predictor.containers", "spec.predictor.minReplicas"),
+        )
         config = await cluster.get(CONFIG_MAPS, KSERVE_NAMESPACE, KSERVE_CONFIG)
         findings.append(deployment_mode(config))
         return findings
@@ -58,7 +61,8 @@ def deployment_mode(config: dict | None) -> Finding:
             f"{where} not found, so KServe's default deployment mode is unknown; AIM's InferenceServices "
             f"need {STANDARD_MODES[0]} (RawDeployment)",
             f"if KServe runs in another namespace: kubectl get configmap -A | grep {KSERVE_CONFIG}, "
-            f"and check its deploy.defaultDeploymentMode is {STANDARD_MODES[0]}")
+            f"and check its deploy.defaultDeploymentMode is {STANDARD_MODES[0]}",
+        )
     raw = (config.get("data") or {}).get("deploy") or "{}"
     try:
         mode = (json.loads(raw) or {}).get("defaultDeploymentMode")
@@ -69,4 +73,6 @@ def deployment_mode(config: dict | None) -> Finding:
     return Finding.fail(
         f"KServe's default deployment mode is {mode or 'not set (deploy.defaultDeploymentMode)'}; AIM's InferenceServices "
         f"carry no deploymentMode annotation and need {STANDARD_MODES[0]} (RawDeployment): plain Deployments, "
-        "no Knative", SET_STANDARD)
+        "no Knative",
+        SET_STANDARD,
+    )

@@ -88,8 +88,12 @@ class InferenceServiceBuilder:
             *_plain(request.volumes),
         ]
         if request.live is not None:
-            _carry_over_storage(request.live, container["volumeMounts"], volumes,
-                                tuple(getattr(request, "owned_volume_prefixes", ()) or ()))
+            _carry_over_storage(
+                request.live,
+                container["volumeMounts"],
+                volumes,
+                tuple(getattr(request, "owned_volume_prefixes", ()) or ()),
+            )
         predictor["containers"] = [container]
         predictor["volumes"] = volumes
         affinity = request.affinity
@@ -165,8 +169,12 @@ class InferenceServiceBuilder:
         return {POD_SELECTOR_LABEL: name}
 
 
-def _carry_over_storage(live: Mapping[str, Any], mounts: list[dict[str, Any]], volumes: list[dict[str, Any]],
-                        owned_prefixes: tuple[str, ...] = ()) -> None:
+def _carry_over_storage(
+    live: Mapping[str, Any],
+    mounts: list[dict[str, Any]],
+    volumes: list[dict[str, Any]],
+    owned_prefixes: tuple[str, ...] = (),
+) -> None:
     """Keep volumes and mounts the live object has and the new one lacks, by name (F51, Q16).
 
     Cache volumes are resolved only when the object is created; later builds

@@ -1,7 +1,6 @@
 """Hook implementations of the kserve plugin."""
 
 from aim_core import hookimpl
-
 from aim_plugin_kserve.doctor import KServeChecks
 from aim_plugin_kserve.inferenceservice import InferenceServiceBuilder
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from aim_plugin_kserve.inferenceservice import InferenceServiceBuilder
 
 from aim_core import RuntimeBuilder, RuntimeRequest, State
 from aim_testing.crdschema import third_party_crd, validate_against_crd
-from aim_plugin_kserve.inferenceservice import InferenceServiceBuilder
 
 ISVC_CRD = "serving.kserve.io_inferenceservices.yaml"
 NAME = "qwen-chat-1080a608"
@@ -160,7 +160,9 @@ def test_optional_pod_fields_are_set_only_when_given():
     assert full["serviceAccountName"] == "inference"
     assert full["priorityClassName"] == "llm-high"
     assert full["affinity"] == {"nodeAffinity": AFFINITY}
-    validate_against_crd(build(make_request(node_affinity=AFFINITY, priority_class_name="x")), third_party_crd(ISVC_CRD))
+    validate_against_crd(
+        build(make_request(node_affinity=AFFINITY, priority_class_name="x")), third_party_crd(ISVC_CRD)
+    )
 
 
 def test_built_object_shares_nothing_with_the_request():

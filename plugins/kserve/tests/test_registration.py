@@ -11,8 +11,11 @@ def test_kserve_is_registered_from_its_entry_point():
     pm = get_plugin_manager(only=["kserve"], disabled=())
     assert pm.get_plugin("kserve") is importlib.import_module("aim_plugin_kserve.plugin")
     [row] = describe_plugins(pm)
-    assert (row["name"], row["distribution"], row["version"]) == ("kserve", "aim-engine-kserve", version("aim-engine-kserve"))
-
+    assert (row["name"], row["distribution"], row["version"]) == (
+        "kserve",
+        "aim-engine-kserve",
+        version("aim-engine-kserve"),
+    )
 
 
 def test_kserve_brings_its_doctor_checks():

@@ -30,6 +30,7 @@ import os
 from collections.abc import Mapping
 
 import attrs
+
 from aim_core import (
     RegistryCredentials,
     RegistryError,
@@ -71,17 +72,24 @@ class DockerHubClient(VendorRegistryClient):
 
     name = "dockerhub"
 
-    def __init__(self, settings: DockerHubSettings | None = None, registry_settings: RegistrySettings | None = None) -> None:
+    def __init__(
+        self, settings: DockerHubSettings | None = None, registry_settings: RegistrySettings | None = None
+    ) -> None:
         self.settings = settings or DockerHubSettings.from_env()
         super().__init__(
-            DOCKER_HUB, registry_url=self.settings.registry_url, token_realm=self.settings.auth_url,
-            token_service=self.settings.auth_service, api_url=self.settings.api_url, registry_settings=registry_settings,
+            DOCKER_HUB,
+            registry_url=self.settings.registry_url,
+            token_realm=self.settings.auth_url,
+            token_service=self.settings.auth_service,
+            api_url=self.settings.api_url,
+            registry_settings=registry_settings,
         )
         self._jwt: dict[str, str] = {}  # by credentials_fingerprint: a wrong password never gets another's JWT
 
     async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
-        namespace = self.owner_of(pattern, vendor="Docker Hub", owner="namespace", placeholder="namespace",
-                                  example="amdenterpriseai/aim-*")
+        namespace = self.owner_of(
+            pattern, vendor="Docker Hub", owner="namespace", placeholder="namespace", example="amdenterpriseai/aim-*"
+        )
         try:
             return await self._list(namespace, pattern, credentials)
         except RegistryError as exc:
@@ -95,15 +103,24 @@ class DockerHubClient(VendorRegistryClient):
         if token:
             headers["Authorization"] = f"Bearer {token}"
         found: list[str] = []
-        pages = self.pages(f"/v2/namespaces/{namespace}/repositories", pattern=pattern, credentials=credentials,
-                           params={"page_size": HUB_PAGE_SIZE}, headers=headers, next_page=_body_next)
+        pages = self.pages(
+            f"/v2/namespaces/{namespace}/repositories",
+            pattern=pattern,
+            credentials=credentials,
+            params={"page_size": HUB_PAGE_SIZE},
+            headers=headers,
+            next_page=_body_next,
+        )
         try:
             async for data in pages:
                 results = data.get("results") if isinstance(data, dict) else None
                 if not isinstance(results, list):
                     raise RegistryError(
-                        "invalid", f"Docker Hub API answered {pattern} without a results list",
-                        registry=DOCKER_HUB, image=pattern, reason="InvalidRegistryResponse",
+                        "invalid",
+                        f"Docker Hub API answered {pattern} without a results list",
+                        registry=DOCKER_HUB,
+                        image=pattern,
+                        reason="InvalidRegistryResponse",
                     )
                 for entry in results:
                     if isinstance(entry, dict) and isinstance(entry.get("name"), str):
@@ -113,8 +130,12 @@ class DockerHubClient(VendorRegistryClient):
         except RegistryError as exc:
             if exc.kind == "not_found":
                 raise RegistryError(
-                    "not_found", f"Docker Hub has no namespace {namespace!r} (listing {pattern})",
-                    registry=DOCKER_HUB, image=pattern, status=exc.status, reason="RepositoryNotFound",
+                    "not_found",
+                    f"Docker Hub has no namespace {namespace!r} (listing {pattern})",
+                    registry=DOCKER_HUB,
+                    image=pattern,
+                    status=exc.status,
+                    reason="RepositoryNotFound",
                 ) from None
             raise
         return found
@@ -131,7 +152,11 @@ class DockerHubClient(VendorRegistryClient):
         if cached:
             return cached
         response = await self.api.request(
-            "POST", "/v2/auth/token", image=pattern, scope=None, credentials=credentials,
+            "POST",
+            "/v2/auth/token",
+            image=pattern,
+            scope=None,
+            credentials=credentials,
             json_body={"identifier": credentials.username, "secret": credentials.password},
         )
         try:

@@ -1,7 +1,6 @@
 """Hook implementations of the registry_dockerhub plugin."""
 
 from aim_core import hookimpl
-
 from aim_plugin_registry_dockerhub.client import DOCKER_HUB, DockerHubClient
 
 

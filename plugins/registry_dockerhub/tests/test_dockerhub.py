@@ -11,12 +11,12 @@ import json
 import math
 
 import pytest
+from aim_plugin_registry_dockerhub.client import DockerHubClient
 
 from aim_core import ImageReference, RegistryCredentials, RegistryError, credentials_for, hookimpl
 from aim_core.plugin.manager import get_plugin_manager, registry_client
 from aim_core.registry import fetch_image_info, list_repositories, list_tags
 from aim_testing.registry import JsonApi
-from aim_plugin_registry_dockerhub.client import DockerHubClient
 
 
 @pytest.fixture
@@ -52,13 +52,18 @@ async def test_metadata_and_tags_through_the_token_service_without_a_401_round_t
 ):
     front = registry_front(hub_env)
     monkeypatch.setenv("AIM_ENGINE_DOCKERHUB_REGISTRY_URL", front.url)
-    pushed = front.registry.push_image("amdenterpriseai/aim-hub-test", "0.8.4", labels={"org.amd.silogen.model.canonicalName": "x/y"})
+    pushed = front.registry.push_image(
+        "amdenterpriseai/aim-hub-test", "0.8.4", labels={"org.amd.silogen.model.canonicalName": "x/y"}
+    )
     front.clear()
     registry_token_server.requests.clear()
     image = ImageReference.parse("amdenterpriseai/aim-hub-test:0.8.4")
     info = await fetch_image_info(plugins, image, None)
     assert info.digest == pushed.digest and info.labels == {"org.amd.silogen.model.canonicalName": "x/y"}
-    assert [(r.method, r.answered, r.authorization) for r in front.log] == [("GET", 200, "bearer"), ("GET", 200, "bearer")]
+    assert [(r.method, r.answered, r.authorization) for r in front.log] == [
+        ("GET", 200, "bearer"),
+        ("GET", 200, "bearer"),
+    ]
     assert [r.user for r in registry_token_server.requests] == [None]  # one anonymous token
     assert await list_tags(plugins, "docker.io", "amdenterpriseai/aim-hub-test", None) == ["0.8.4"]
 
@@ -66,7 +71,10 @@ async def test_metadata_and_tags_through_the_token_service_without_a_401_round_t
 async def test_private_image_with_the_conventional_docker_hub_secret_key(plugins, hub_env):
     pushed = hub_env.push_image("private/aim-secret", "1.0", labels={"private": "yes"})
     config = {"auths": {"https://index.docker.io/v1/": {"auth": base64.b64encode(b"alice:alice-pw").decode()}}}
-    secret = {"metadata": {"name": "hub"}, "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()}}
+    secret = {
+        "metadata": {"name": "hub"},
+        "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()},
+    }
     credentials = credentials_for("docker.io", [secret])
     image = ImageReference.parse("docker.io/private/aim-secret:1.0")
     assert (await fetch_image_info(plugins, image, credentials)).digest == pushed.digest
@@ -107,15 +115,19 @@ class FakeHub:
         visible = [n for n in names if authorized or f"{namespace}/{n}" not in self.private]
         size = min(int(request.query.get("page_size", 10)), 100)
         page = int(request.query.get("page", 1))
-        chunk = visible[(page - 1) * size: page * size]
+        chunk = visible[(page - 1) * size : page * size]
         last = max(1, math.ceil(len(visible) / size))
         base = f"{self.api.url}{request.path}?page_size={size}"
-        return 200, {}, {
-            "count": len(visible),
-            "next": f"{base}&page={page + 1}" if page < last else None,
-            "previous": f"{base}&page={page - 1}" if page > 1 else None,
-            "results": [{"name": n, "namespace": namespace, "repository_type": "image"} for n in chunk],
-        }
+        return (
+            200,
+            {},
+            {
+                "count": len(visible),
+                "next": f"{base}&page={page + 1}" if page < last else None,
+                "previous": f"{base}&page={page - 1}" if page > 1 else None,
+                "results": [{"name": n, "namespace": namespace, "repository_type": "image"} for n in chunk],
+            },
+        )
 
 
 @pytest.fixture
@@ -145,7 +157,9 @@ async def test_the_hub_api_429_is_retried_after_retry_after(plugins, hub_api):
 
 async def test_private_repositories_are_listed_with_the_pull_secret_user(plugins, hub_api):
     creds = RegistryCredentials(username="alice", password="alice-pw")
-    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", creds) == ["amdenterpriseai/aim-private"]
+    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", creds) == [
+        "amdenterpriseai/aim-private"
+    ]
     assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", None) == []
     logins = [r for r in hub_api.api.requests if r.path == "/v2/auth/token"]
     assert len(logins) == 1 and logins[0].body == {"identifier": "alice", "secret": "alice-pw"}
@@ -153,7 +167,9 @@ async def test_private_repositories_are_listed_with_the_pull_secret_user(plugins
 
 async def test_a_hub_login_is_not_reused_for_the_same_user_with_a_wrong_password(plugins, hub_api):
     right = RegistryCredentials(username="alice", password="alice-pw")
-    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", right) == ["amdenterpriseai/aim-private"]
+    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", right) == [
+        "amdenterpriseai/aim-private"
+    ]
     wrong = RegistryCredentials(username="alice", password="a-guess-123")
     with pytest.raises(RegistryError) as info:
         await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", wrong)
@@ -200,7 +216,11 @@ async def test_a_third_party_plugin_registered_first_wins_docker_io():
 
 async def test_an_expired_hub_token_is_replaced_by_logging_in_again(plugins, hub_api):
     creds = RegistryCredentials(username="alice", password="alice-pw")
-    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", creds) == ["amdenterpriseai/aim-private"]
+    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", creds) == [
+        "amdenterpriseai/aim-private"
+    ]
     hub_api.api.fail(r"/repositories", 401)  # the JWT the client holds is refused once
-    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", creds) == ["amdenterpriseai/aim-private"]
+    assert await list_repositories(plugins, "docker.io", "amdenterpriseai/aim-p*", creds) == [
+        "amdenterpriseai/aim-private"
+    ]
     assert len([r for r in hub_api.api.requests if r.path == "/v2/auth/token"]) == 2

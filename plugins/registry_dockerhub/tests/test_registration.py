@@ -11,4 +11,8 @@ def test_registry_dockerhub_is_registered_from_its_entry_point():
     pm = get_plugin_manager(only=["registry_dockerhub"], disabled=())
     assert pm.get_plugin("registry_dockerhub") is importlib.import_module("aim_plugin_registry_dockerhub.plugin")
     [row] = describe_plugins(pm)
-    assert (row["name"], row["distribution"], row["version"]) == ("registry_dockerhub", "aim-engine-registry-dockerhub", version("aim-engine-registry-dockerhub"))
+    assert (row["name"], row["distribution"], row["version"]) == (
+        "registry_dockerhub",
+        "aim-engine-registry-dockerhub",
+        version("aim-engine-registry-dockerhub"),
+    )

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
 from aim_core import (
     RegistryCredentials,
     RegistryError,
@@ -77,21 +78,27 @@ class GhcrClient(VendorRegistryClient):
     def __init__(self, settings: GhcrSettings | None = None, registry_settings: RegistrySettings | None = None) -> None:
         self.settings = settings or GhcrSettings.from_env()
         super().__init__(
-            GHCR, registry_url=self.settings.registry_url,
+            GHCR,
+            registry_url=self.settings.registry_url,
             token_realm=self.settings.auth_url or f"{self.settings.registry_url}/token",
-            token_service=self.settings.auth_service, api_url=self.settings.api_url, registry_settings=registry_settings,
+            token_service=self.settings.auth_service,
+            api_url=self.settings.api_url,
+            registry_settings=registry_settings,
         )
 
     async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
-        owner = self.owner_of(pattern, vendor="ghcr.io", owner="organisation or user", placeholder="owner",
-                              example="amd/aim-*")
+        owner = self.owner_of(
+            pattern, vendor="ghcr.io", owner="organisation or user", placeholder="owner", example="amd/aim-*"
+        )
         token = credentials and (credentials.password or credentials.token)
         if not token:
             raise RegistryError(
                 "auth",
                 f"listing ghcr.io repositories for {pattern} needs a GitHub token with read:packages: "
                 "add a ghcr.io entry (user and token) to a pull secret of the model source",
-                registry=GHCR, image=pattern, reason="Unauthorized",
+                registry=GHCR,
+                image=pattern,
+                reason="Unauthorized",
             )
         headers = {**_API_HEADERS, "Authorization": f"Bearer {token}"}
         try:
@@ -105,8 +112,12 @@ class GhcrClient(VendorRegistryClient):
                 if again.kind != "not_found":
                     raise
                 raise RegistryError(
-                    "not_found", f"GitHub has no organisation or user {owner!r} with packages (listing {pattern})",
-                    registry=GHCR, image=pattern, status=again.status, reason="RepositoryNotFound",
+                    "not_found",
+                    f"GitHub has no organisation or user {owner!r} with packages (listing {pattern})",
+                    registry=GHCR,
+                    image=pattern,
+                    status=again.status,
+                    reason="RepositoryNotFound",
                 ) from None
         return [full for full in (f"{owner}/{name}" for name in names) if repository_matches(pattern, full)]
 
@@ -115,12 +126,16 @@ class GhcrClient(VendorRegistryClient):
     ) -> list[str]:
         names: list[str] = []
         params = {"package_type": "container", "per_page": 100}
-        async for data in self.pages(path, pattern=pattern, credentials=credentials, params=params, headers=headers,
-                                     next_page=_link_next):
+        async for data in self.pages(
+            path, pattern=pattern, credentials=credentials, params=params, headers=headers, next_page=_link_next
+        ):
             if not isinstance(data, list):
                 raise RegistryError(
-                    "invalid", f"GitHub packages API answered {pattern} without a list",
-                    registry=GHCR, image=pattern, reason="InvalidRegistryResponse",
+                    "invalid",
+                    f"GitHub packages API answered {pattern} without a list",
+                    registry=GHCR,
+                    image=pattern,
+                    reason="InvalidRegistryResponse",
                 )
             names.extend(p["name"] for p in data if isinstance(p, dict) and isinstance(p.get("name"), str))
         return names

@@ -1,7 +1,6 @@
 """Hook implementations of the registry_ghcr plugin."""
 
 from aim_core import hookimpl
-
 from aim_plugin_registry_ghcr.client import GHCR, GhcrClient
 
 

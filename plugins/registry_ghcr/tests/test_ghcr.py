@@ -12,13 +12,13 @@ import math
 import time
 
 import pytest
+from aim_plugin_registry_ghcr import plugin
+from aim_plugin_registry_ghcr.client import GhcrClient
 
 from aim_core import ImageReference, RegistryCredentials, RegistryError, credentials_for
 from aim_core.plugin.manager import get_plugin_manager, registry_client
 from aim_core.registry import fetch_image_info, list_repositories, list_tags
 from aim_testing.registry import JsonApi
-from aim_plugin_registry_ghcr import plugin
-from aim_plugin_registry_ghcr.client import GhcrClient
 
 PAT = "ghp_testtoken0123456789"
 
@@ -38,9 +38,19 @@ def ghcr(monkeypatch, oci_registry_token, registry_token_server, registry_front,
 
 
 def pull_secret(user, token):
-    config = {"auths": {"ghcr.io": {"username": user, "password": token,
-                                    "auth": base64.b64encode(f"{user}:{token}".encode()).decode()}}}
-    return {"metadata": {"name": "ghcr"}, "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()}}
+    config = {
+        "auths": {
+            "ghcr.io": {
+                "username": user,
+                "password": token,
+                "auth": base64.b64encode(f"{user}:{token}".encode()).decode(),
+            }
+        }
+    }
+    return {
+        "metadata": {"name": "ghcr"},
+        "data": {".dockerconfigjson": base64.b64encode(json.dumps(config).encode()).decode()},
+    }
 
 
 def test_ghcr_io_goes_to_the_ghcr_client(plugins):
@@ -95,8 +105,11 @@ class FakeGitHub:
         if request.authorization != f"Bearer {PAT}":
             return 401, {}, {"message": "Requires authentication"}
         if self.exhausted_until is not None:
-            return 403, {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(self.exhausted_until))}, {
-                "message": "API rate limit exceeded"}
+            return (
+                403,
+                {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(self.exhausted_until))},
+                {"message": "API rate limit exceeded"},
+            )
         kind, owner, what = (request.path.strip("/").split("/") + ["", "", ""])[:3]
         packages = (self.orgs if kind == "orgs" else self.users if kind == "users" else {}).get(owner)
         if packages is None or what != "packages" or request.query.get("package_type") != "container":
@@ -108,14 +121,19 @@ class FakeGitHub:
         base = f"{self.api.url}{request.path}?package_type=container&per_page={per_page}"
         if page < last:
             links += [f'<{base}&page={page + 1}>; rel="next"', f'<{base}&page={last}>; rel="last"']
-        body = [{"id": i, "name": n, "package_type": "container"} for i, n in enumerate(packages[(page - 1) * per_page: page * per_page])]
+        body = [
+            {"id": i, "name": n, "package_type": "container"}
+            for i, n in enumerate(packages[(page - 1) * per_page : page * per_page])
+        ]
         return 200, ({"Link": ", ".join(links)} if links else {}), body
 
 
 @pytest.fixture
 def github(monkeypatch, fast_registry_retries):
-    fake = FakeGitHub({"amd": [f"aim-{i:03}" for i in range(205)] + ["tools", "team/aim-nested"]},
-                      {"someone": ["aim-personal", "dotfiles"]})
+    fake = FakeGitHub(
+        {"amd": [f"aim-{i:03}" for i in range(205)] + ["tools", "team/aim-nested"]},
+        {"someone": ["aim-personal", "dotfiles"]},
+    )
     fake.api.start()
     monkeypatch.setenv("AIM_ENGINE_GHCR_API_URL", fake.api.url)
     yield fake
@@ -146,7 +164,9 @@ async def test_without_a_token_nothing_is_asked_and_the_error_says_what_to_add(p
 
 async def test_a_refused_token_is_an_auth_error_without_the_token(plugins, github):
     with pytest.raises(RegistryError) as info:
-        await list_repositories(plugins, "ghcr.io", "amd/aim-*", RegistryCredentials(username="bot", password="ghp_wrong_token"))
+        await list_repositories(
+            plugins, "ghcr.io", "amd/aim-*", RegistryCredentials(username="bot", password="ghp_wrong_token")
+        )
     assert (info.value.kind, info.value.status) == ("auth", 401)
     assert "ghp_wrong_token" not in str(info.value)
 

@@ -11,4 +11,8 @@ def test_registry_ghcr_is_registered_from_its_entry_point():
     pm = get_plugin_manager(only=["registry_ghcr"], disabled=())
     assert pm.get_plugin("registry_ghcr") is importlib.import_module("aim_plugin_registry_ghcr.plugin")
     [row] = describe_plugins(pm)
-    assert (row["name"], row["distribution"], row["version"]) == ("registry_ghcr", "aim-engine-registry-ghcr", version("aim-engine-registry-ghcr"))
+    assert (row["name"], row["distribution"], row["version"]) == (
+        "registry_ghcr",
+        "aim-engine-registry-ghcr",
+        version("aim-engine-registry-ghcr"),
+    )

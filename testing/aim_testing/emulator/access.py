@@ -44,11 +44,19 @@ def review(storage: Any, body: Mapping[str, Any]) -> dict[str, Any]:
     user, groups = spec.get("user") or "", list(spec.get("groups") or ())
     attributes, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
     if (attributes is None) == (non_resource is None):
-        raise api_error(422, "Invalid", 'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: '
-                        "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified")
+        raise api_error(
+            422,
+            "Invalid",
+            'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: '
+            'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified',
+        )
     if not user and not groups:
-        raise api_error(422, "Invalid", 'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: '
-                        'Invalid value: "": at least one of user or group must be specified')
+        raise api_error(
+            422,
+            "Invalid",
+            'SubjectAccessReview.authorization.k8s.io "" is invalid: spec.user: '
+            'Invalid value: "": at least one of user or group must be specified',
+        )
     if attributes is None:
         allowed, reason = _authorize_url(storage, user, groups, non_resource)
     else:
@@ -56,20 +64,29 @@ def review(storage: Any, body: Mapping[str, Any]) -> dict[str, Any]:
     status: dict[str, Any] = {"allowed": allowed}
     if reason:
         status["reason"] = reason
-    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
-            "metadata": {"creationTimestamp": None}, "spec": dict(spec), "status": status}
+    return {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "metadata": {"creationTimestamp": None},
+        "spec": dict(spec),
+        "status": status,
+    }
 
 
 def token_review(users: Mapping[str, Mapping[str, Any]], body: Mapping[str, Any]) -> dict[str, Any]:
     """The answered TokenReview: the user of a known token, else not authenticated."""
     token = ((body.get("spec") or {}).get("token")) or ""
     if not token:
-        raise api_error(422, "Invalid", 'TokenReview.authentication.k8s.io "" is invalid: spec.token: '
-                        'Required value')
+        raise api_error(422, "Invalid", 'TokenReview.authentication.k8s.io "" is invalid: spec.token: Required value')
     user = users.get(token)
     status: dict[str, Any] = {"authenticated": True, "user": dict(user)} if user else {"authenticated": False}
-    return {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "metadata": {"creationTimestamp": None},
-            "spec": {"token": token}, "status": status}
+    return {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenReview",
+        "metadata": {"creationTimestamp": None},
+        "spec": {"token": token},
+        "status": status,
+    }
 
 
 def _authorize_url(storage: Any, user: str, groups: list[str], attributes: Mapping[str, Any]) -> tuple[bool, str]:
@@ -82,7 +99,8 @@ def _authorize_url(storage: Any, user: str, groups: list[str], attributes: Mappi
         for rule in _role_rules(storage, binding, None):
             verbs, urls = rule.get("verbs") or (), rule.get("nonResourceURLs") or ()
             if ("*" in verbs or verb in verbs) and any(
-                    u == path or (u.endswith("*") and path.startswith(u[:-1])) for u in urls):
+                u == path or (u.endswith("*") and path.startswith(u[:-1])) for u in urls
+            ):
                 return True, _why(binding, user, groups, None)
     return False, ""
 
@@ -96,7 +114,9 @@ def _authorize(storage: Any, user: str, groups: list[str], attributes: Mapping[s
             return True, _why(binding, user, groups, None)
     if namespace:
         for binding in storage._live_objects(_ROLE_BINDINGS, namespace):
-            if _binds(binding, user, groups, namespace) and _allows(_role_rules(storage, binding, namespace), attributes):
+            if _binds(binding, user, groups, namespace) and _allows(
+                _role_rules(storage, binding, namespace), attributes
+            ):
                 return True, _why(binding, user, groups, namespace)
     return False, ""
 
@@ -130,15 +150,22 @@ def _binds(binding: Mapping[str, Any], user: str, groups: list[str], namespace: 
 def _why(binding: Mapping[str, Any], user: str, groups: list[str], namespace: str | None) -> str:
     ref, meta = binding.get("roleRef") or {}, binding.get("metadata") or {}
     subject = next(s for s in binding.get("subjects") or () if _subject(s, user, groups, namespace))
-    who = (f'{subject["kind"]} "{subject["name"]}/{subject.get("namespace") or namespace}"'
-           if subject.get("kind") == "ServiceAccount" else f'{subject["kind"]} "{subject["name"]}"')
+    who = (
+        f'{subject["kind"]} "{subject["name"]}/{subject.get("namespace") or namespace}"'
+        if subject.get("kind") == "ServiceAccount"
+        else f'{subject["kind"]} "{subject["name"]}"'
+    )
     where = f'RoleBinding "{meta.get("name")}/{namespace}"' if namespace else f'ClusterRoleBinding "{meta.get("name")}"'
     return f'RBAC: allowed by {where} of {ref.get("kind")} "{ref.get("name")}" to {who}'
 
 
 def _allows(rules: Iterable[Mapping[str, Any]], attributes: Mapping[str, Any]) -> bool:
     verb, group = attributes.get("verb") or "", attributes.get("group") or ""
-    resource, sub, name = attributes.get("resource") or "", attributes.get("subresource") or "", attributes.get("name") or ""
+    resource, sub, name = (
+        attributes.get("resource") or "",
+        attributes.get("subresource") or "",
+        attributes.get("name") or "",
+    )
     combined = f"{resource}/{sub}" if sub else resource
     for rule in rules:
         verbs, groups_ = rule.get("verbs") or (), rule.get("apiGroups") or ()

@@ -47,10 +47,15 @@ def classify(request: kmock.Request, resources: Mapping[kmock.resource, kmock.Re
         verb = {"POST": "create", "PUT": "update"}.get(method, "other")
     known = res is not None and res in resources
     cluster_scoped = known and resources[res].namespaced is False
-    return ApiCall(verb=verb, resource=res_key(res) if res is not None and res.plural else None,
-                   namespace=None if cluster_scoped else request.namespace,
-                   name=request.name, subresource=request.subresource,
-                   field_manager=params.get("fieldManager"), user_agent=header(request, "user-agent"))
+    return ApiCall(
+        verb=verb,
+        resource=res_key(res) if res is not None and res.plural else None,
+        namespace=None if cluster_scoped else request.namespace,
+        name=request.name,
+        subresource=request.subresource,
+        field_manager=params.get("fieldManager"),
+        user_agent=header(request, "user-agent"),
+    )
 
 
 def header(request: kmock.Request, name: str) -> str:

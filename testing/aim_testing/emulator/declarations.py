@@ -42,24 +42,39 @@ BUILTIN_RESOURCES: dict[str, dict[str, Any]] = {
     "rbac.authorization.k8s.io/v1/roles": {"kind": "Role", "namespaced": True},
     "rbac.authorization.k8s.io/v1/clusterroles": {"kind": "ClusterRole", "namespaced": False},
     "rbac.authorization.k8s.io/v1/clusterrolebindings": {"kind": "ClusterRoleBinding", "namespaced": False},
-    "authorization.k8s.io/v1/subjectaccessreviews": {"kind": "SubjectAccessReview", "namespaced": False,
-                                                     "verbs": ["create"]},
+    "authorization.k8s.io/v1/subjectaccessreviews": {
+        "kind": "SubjectAccessReview",
+        "namespaced": False,
+        "verbs": ["create"],
+    },
     "authentication.k8s.io/v1/tokenreviews": {"kind": "TokenReview", "namespaced": False, "verbs": ["create"]},
-    "autoscaling/v2/horizontalpodautoscalers": {"kind": "HorizontalPodAutoscaler", "namespaced": True,
-                                                "subresources": _STATUS},
-    "apiextensions.k8s.io/v1/customresourcedefinitions": {"kind": "CustomResourceDefinition",
-                                                          "namespaced": False, "subresources": _STATUS},
+    "autoscaling/v2/horizontalpodautoscalers": {
+        "kind": "HorizontalPodAutoscaler",
+        "namespaced": True,
+        "subresources": _STATUS,
+    },
+    "apiextensions.k8s.io/v1/customresourcedefinitions": {
+        "kind": "CustomResourceDefinition",
+        "namespaced": False,
+        "subresources": _STATUS,
+    },
 }
 # Served by CRDs in a real cluster: custom-resource rules apply (no strategic merge, PUT needs a version).
 THIRD_PARTY_RESOURCES: dict[str, dict[str, Any]] = {
-    "serving.kserve.io/v1beta1/inferenceservices": {"kind": "InferenceService", "namespaced": True,
-                                                    "subresources": _STATUS},
+    "serving.kserve.io/v1beta1/inferenceservices": {
+        "kind": "InferenceService",
+        "namespaced": True,
+        "subresources": _STATUS,
+    },
     "serving.kserve.io/v1alpha1/servingruntimes": {"kind": "ServingRuntime", "namespaced": True},
     "serving.kserve.io/v1alpha1/clusterservingruntimes": {"kind": "ClusterServingRuntime", "namespaced": False},
     "gateway.networking.k8s.io/v1/httproutes": {"kind": "HTTPRoute", "namespaced": True, "subresources": _STATUS},
     "gateway.networking.k8s.io/v1/gateways": {"kind": "Gateway", "namespaced": True, "subresources": _STATUS},
-    "gateway.networking.k8s.io/v1/gatewayclasses": {"kind": "GatewayClass", "namespaced": False,
-                                                    "subresources": _STATUS},
+    "gateway.networking.k8s.io/v1/gatewayclasses": {
+        "kind": "GatewayClass",
+        "namespaced": False,
+        "subresources": _STATUS,
+    },
     "keda.sh/v1alpha1/scaledobjects": {"kind": "ScaledObject", "namespaced": True, "subresources": _STATUS},
     "keda.sh/v1alpha1/triggerauthentications": {"kind": "TriggerAuthentication", "namespaced": True},
     "kopf.dev/v1/clusterkopfpeerings": {"kind": "ClusterKopfPeering", "namespaced": False},
@@ -67,17 +82,33 @@ THIRD_PARTY_RESOURCES: dict[str, dict[str, Any]] = {
 }
 
 
-def declare(emulator: Emulator, key: str, *, kind: str, namespaced: bool, subresources: Iterable[str] = (),
-            custom: bool = False, verbs: Iterable[str] = ALL_VERBS, singular: str | None = None,
-            shortnames: Iterable[str] = (), categories: Iterable[str] = (),
-            schema: Mapping[str, Any] | None = None) -> None:
+def declare(
+    emulator: Emulator,
+    key: str,
+    *,
+    kind: str,
+    namespaced: bool,
+    subresources: Iterable[str] = (),
+    custom: bool = False,
+    verbs: Iterable[str] = ALL_VERBS,
+    singular: str | None = None,
+    shortnames: Iterable[str] = (),
+    categories: Iterable[str] = (),
+    schema: Mapping[str, Any] | None = None,
+) -> None:
     """Declare one resource for discovery and for the emulator's write rules.
 
     ``schema`` (a structural ``openAPIV3Schema``) makes writes pruned and defaulted by it.
     """
     emulator.resources[key] = kmock.ResourceInfo(
-        kind=kind, namespaced=namespaced, singular=singular or kind.lower(), verbs=verbs,
-        shortnames=shortnames, categories=categories, subresources=subresources)
+        kind=kind,
+        namespaced=namespaced,
+        singular=singular or kind.lower(),
+        verbs=verbs,
+        shortnames=shortnames,
+        categories=categories,
+        subresources=subresources,
+    )
     res = kmock.resource(key)
     if custom:
         emulator.custom_resources.add(res)
@@ -92,12 +123,18 @@ def declare_crd(emulator: Emulator, crd: Mapping[str, Any]) -> None:
     spec, names = crd["spec"], crd["spec"]["names"]
     for version in spec.get("versions") or [{"name": spec["version"]}]:
         if version.get("served", True):
-            declare(emulator, f"{spec['group']}/{version['name']}/{names['plural']}", kind=names["kind"],
-                    namespaced=spec.get("scope", "Namespaced") == "Namespaced", custom=True,
-                    subresources=(version.get("subresources") or spec.get("subresources") or {}).keys(),
-                    singular=names.get("singular"), shortnames=names.get("shortNames") or (),
-                    categories=names.get("categories") or (),
-                    schema=((version.get("schema") or spec.get("validation") or {}).get("openAPIV3Schema")))
+            declare(
+                emulator,
+                f"{spec['group']}/{version['name']}/{names['plural']}",
+                kind=names["kind"],
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                custom=True,
+                subresources=(version.get("subresources") or spec.get("subresources") or {}).keys(),
+                singular=names.get("singular"),
+                shortnames=names.get("shortNames") or (),
+                categories=names.get("categories") or (),
+                schema=((version.get("schema") or spec.get("validation") or {}).get("openAPIV3Schema")),
+            )
 
 
 @functools.cache
@@ -115,8 +152,11 @@ def _third_party_schema(key: str) -> Mapping[str, Any] | None:
     return None
 
 
-def declare_resources(emulator: Emulator, crds: Iterable[Mapping[str, Any]] | None = None,
-                      extra: Mapping[str, Mapping[str, Any]] | None = None) -> Emulator:
+def declare_resources(
+    emulator: Emulator,
+    crds: Iterable[Mapping[str, Any]] | None = None,
+    extra: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Emulator:
     """Declare the built-in and third-party resources the operator uses, then ``crds``, then ``extra``.
 
     ``extra`` maps resource keys to :func:`declare` keyword arguments, e.g.

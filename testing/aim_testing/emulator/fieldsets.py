@@ -26,8 +26,13 @@ from aim_testing.emulator.metadata import SYSTEM_META, now
 
 Path = tuple[str, ...]  # one FieldsV1 key per level: 'f:spec', 'k:{"name":"x"}', 'v:"fin"'
 
-_KEYS_BY_FIELD = {"volumeMounts": ("mountPath",), "volumeDevices": ("devicePath",),
-                  "ownerReferences": ("uid",), "conditions": ("type",), "hostAliases": ("ip",)}
+_KEYS_BY_FIELD = {
+    "volumeMounts": ("mountPath",),
+    "volumeDevices": ("devicePath",),
+    "ownerReferences": ("uid",),
+    "conditions": ("type",),
+    "hostAliases": ("ip",),
+}
 SET = ("<set>",)  # list_keys() of a list merged as a set of scalars
 _ITEM = object()  # the value of an "item exists" path in a flattened object
 _MISSING = object()
@@ -199,12 +204,15 @@ def _key_fields(path: Path) -> bool:
 
 
 def _owners(obj: Mapping[str, Any]) -> dict[tuple[str, str, str], set[Path]]:
-    return {(e.get("manager", ""), e.get("operation", ""), e.get("subresource", "")): paths_of(e.get("fieldsV1") or {})
-            for e in (obj.get("metadata") or {}).get("managedFields") or []}
+    return {
+        (e.get("manager", ""), e.get("operation", ""), e.get("subresource", "")): paths_of(e.get("fieldsV1") or {})
+        for e in (obj.get("metadata") or {}).get("managedFields") or []
+    }
 
 
-def reapply(old: dict[str, Any], effective: Mapping[str, Any], applied: dict[Path, Any], manager: str,
-            subresource: str | None) -> dict[str, Any]:
+def reapply(
+    old: dict[str, Any], effective: Mapping[str, Any], applied: dict[Path, Any], manager: str, subresource: str | None
+) -> dict[str, Any]:
     """The live object after ``manager`` applies ``effective`` again (``applied`` is its flattened form).
 
     Fields this manager applied before but omits now are removed, unless another
@@ -215,14 +223,19 @@ def reapply(old: dict[str, Any], effective: Mapping[str, Any], applied: dict[Pat
     others = set().union(*owners.values())
     new = copy.deepcopy(old)
     for path in sorted(previous - applied.keys(), key=len, reverse=True):
-        shared = path in others or (path[-1].startswith("k:") and any(p[:len(path)] == path for p in others))
+        shared = path in others or (path[-1].startswith("k:") and any(p[: len(path)] == path for p in others))
         if not shared and not _key_fields(path):
             remove_path(new, path)
     return merge_applied(new, effective)
 
 
-def track(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, subresource: str | None,
-          applied: dict[Path, Any] | None) -> list[dict[str, Any]]:
+def track(
+    old: Mapping[str, Any] | None,
+    new: Mapping[str, Any],
+    manager: str,
+    subresource: str | None,
+    applied: dict[Path, Any] | None,
+) -> list[dict[str, Any]]:
     """New ``managedFields``: the writer owns what it applied or changed; others lose what it changed."""
     time = now()
     entries = {key: {"paths": paths} for key, paths in _owners(old or {}).items()}
@@ -243,8 +256,15 @@ def track(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, s
     for key, entry in entries.items():
         paths = (entry["paths"] if key == mine else entry["paths"] - taken) & new_flat.keys()
         if paths:
-            result.append({"manager": key[0], "operation": key[1],
-                           "apiVersion": entry.get("apiVersion") or new.get("apiVersion"),
-                           "time": entry.get("time") or time, "fieldsType": "FieldsV1", "fieldsV1": fields_v1(paths),
-                           **({"subresource": key[2]} if key[2] else {})})
+            result.append(
+                {
+                    "manager": key[0],
+                    "operation": key[1],
+                    "apiVersion": entry.get("apiVersion") or new.get("apiVersion"),
+                    "time": entry.get("time") or time,
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": fields_v1(paths),
+                    **({"subresource": key[2]} if key[2] else {}),
+                }
+            )
     return result

@@ -72,7 +72,7 @@ def _transition_problems(kind: str, old: Mapping[str, Any], new: Mapping[str, An
     for path, message in _transition_rules().get(kind, ()):
         before, after = _at(old, path), _at(new, path)
         if before is not _MISSING and after is not _MISSING and before != after:
-            problems.append(f"{'.'.join(path)}: Invalid value: \"object\": {message}")
+            problems.append(f'{".".join(path)}: Invalid value: "object": {message}')
     return problems
 
 
@@ -82,17 +82,23 @@ def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _problems(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     if kind == "Job":
-        return [f"spec.{f}: Invalid value: field is immutable" for f in ("template", "selector")
-                if f in _spec(old) and _spec(old).get(f) != _spec(new).get(f)]
+        return [
+            f"spec.{f}: Invalid value: field is immutable"
+            for f in ("template", "selector")
+            if f in _spec(old) and _spec(old).get(f) != _spec(new).get(f)
+        ]
     if kind in ("RoleBinding", "ClusterRoleBinding"):
         return ["roleRef: Invalid value: cannot change roleRef"] if old.get("roleRef") != new.get("roleRef") else []
     if kind == "PersistentVolumeClaim":
+
         def fixed(obj: Mapping[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in _spec(obj).items() if k not in ("resources", "volumeAttributesClassName")}
 
         if fixed(old) != fixed(new):
-            return ["spec: Forbidden: spec is immutable after creation except resources.requests and "
-                    "volumeAttributesClassName for bound claims"]
+            return [
+                "spec: Forbidden: spec is immutable after creation except resources.requests and "
+                "volumeAttributesClassName for bound claims"
+            ]
     return []
 
 

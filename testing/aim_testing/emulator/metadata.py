@@ -25,8 +25,18 @@ import kmock
 from aim_testing.emulator.errors import api_error
 
 # Metadata that the server owns; never part of a field set, never taken from a write.
-SYSTEM_META = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-               "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink")
+SYSTEM_META = (
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+)
 
 
 # ObjectMeta fields that are omitted when empty, so an empty value never comes back.
@@ -43,8 +53,9 @@ def drop_empty_metadata(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def keep_system_fields(old: dict[str, Any], new: dict[str, Any], subresource: str | None,
-                       status_apart: bool) -> dict[str, Any]:
+def keep_system_fields(
+    old: dict[str, Any], new: dict[str, Any], subresource: str | None, status_apart: bool
+) -> dict[str, Any]:
     """What a client cannot change: server metadata, and the status or all but the status."""
     if status_apart and subresource == "status":
         result = copy.deepcopy(old)
@@ -68,8 +79,11 @@ def keep_system_fields(old: dict[str, Any], new: dict[str, Any], subresource: st
 
 def spec(obj: Mapping[str, Any], status_apart: bool) -> dict[str, Any]:
     """The part of an object whose changes bump ``generation``."""
-    return {k: v for k, v in obj.items() if k not in ("metadata", "apiVersion", "kind")
-            and not (status_apart and k == "status")}
+    return {
+        k: v
+        for k, v in obj.items()
+        if k not in ("metadata", "apiVersion", "kind") and not (status_apart and k == "status")
+    }
 
 
 def comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -84,9 +98,15 @@ def check_version(res: kmock.resource, old: Mapping[str, Any], new: Mapping[str,
     """409 Conflict if the write names a ``resourceVersion`` other than the live one."""
     wanted = (new.get("metadata") or {}).get("resourceVersion") if isinstance(new, Mapping) else None
     if wanted is not None and wanted != old["metadata"]["resourceVersion"]:
-        raise api_error(409, "Conflict", f'Operation cannot be fulfilled on {what(res)} "{old["metadata"]["name"]}": '
-                        "the object has been modified; please apply your changes to the latest version and try again",
-                        name=old["metadata"]["name"], group=res.group, kind=res.plural)
+        raise api_error(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {what(res)} "{old["metadata"]["name"]}": '
+            "the object has been modified; please apply your changes to the latest version and try again",
+            name=old["metadata"]["name"],
+            group=res.group,
+            kind=res.plural,
+        )
 
 
 def now() -> str:

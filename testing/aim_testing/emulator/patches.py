@@ -36,8 +36,12 @@ def apply_patch(media_type: str, target: Any, patch: Any, *, strategic: bool) ->
             raise api_error(422, "Invalid", f"the JSON patch cannot be applied: {e}") from None
     if media_type == STRATEGIC and strategic:
         return strategic_merge_patch(target, patch)
-    raise api_error(415, "UnsupportedMediaType", f"the body of the request was in an unknown format "
-                    f"- accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}")
+    raise api_error(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format "
+        f"- accepted media types include: {JSON_PATCH}, {MERGE}, {APPLY}",
+    )
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
@@ -67,7 +71,11 @@ def strategic_merge_patch(target: Any, patch: Any, field: str = "") -> Any:
         keys = list_keys(field, patch)
         if keys not in (None, SET) and list_keys(field, target) == keys:
             patched = {item_key(item, keys): item for item in patch}
-            merged = [strategic_merge_patch(item, patched.pop(item_key(item, keys)))
-                      if item_key(item, keys) in patched else item for item in target]
+            merged = [
+                strategic_merge_patch(item, patched.pop(item_key(item, keys)))
+                if item_key(item, keys) in patched
+                else item
+                for item in target
+            ]
             return merged + list(patched.values())
     return copy.deepcopy(patch)

@@ -78,11 +78,23 @@ def _field_str(obj: Any, path: list[str]) -> str:
 
 # The fields the API server accepts in a field selector on core/v1 Events (all kinds take
 # metadata.name and metadata.namespace); anything else is refused with 400.
-EVENT_FIELDS = frozenset({
-    "metadata.name", "metadata.namespace", "involvedObject.kind", "involvedObject.namespace",
-    "involvedObject.name", "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
-    "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type",
-})
+EVENT_FIELDS = frozenset(
+    {
+        "metadata.name",
+        "metadata.namespace",
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+    }
+)
 
 
 # The same for the other resources the operator selects by field (kube-apiserver's field label conversion
@@ -91,9 +103,18 @@ _NAMED = frozenset({"metadata.name", "metadata.namespace"})
 FIELDS: dict[tuple[str, str], frozenset[str]] = {
     ("", "events"): EVENT_FIELDS,
     ("", "secrets"): _NAMED | {"type"},
-    ("", "pods"): _NAMED | {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-                            "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs",
-                            "status.nominatedNodeName"},
+    ("", "pods"): _NAMED
+    | {
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.podIPs",
+        "status.nominatedNodeName",
+    },
     ("", "persistentvolumeclaims"): _NAMED,
     ("", "namespaces"): _NAMED | {"status.phase"},
     ("", "nodes"): _NAMED | {"spec.unschedulable"},
@@ -111,7 +132,7 @@ def check_field_selector(resource: Any, selector: str | None) -> None:
     for req in _split_requirements(selector):
         m = _EQ_REQ.match(req)
         if m and m[1] not in fields:
-            raise api_error(400, "BadRequest", f'field label not supported: {m[1]}')
+            raise api_error(400, "BadRequest", f"field label not supported: {m[1]}")
 
 
 def request_matcher(params: Mapping[str, str]) -> Matcher:

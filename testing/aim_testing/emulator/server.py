@@ -79,11 +79,20 @@ class Emulator(Storage):
     async def __call__(self, raw_request: Any) -> Any:
         if self.tokens is not None:
             given = raw_request.headers.get("Authorization", "")
-            if not (given.startswith("Bearer ") and given[len("Bearer "):] in self.tokens):
+            if not (given.startswith("Bearer ") and given[len("Bearer ") :] in self.tokens):
                 self.refused += 1
                 return aiohttp.web.json_response(
-                    {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                     "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, status=401)
+                    {
+                        "kind": "Status",
+                        "apiVersion": "v1",
+                        "metadata": {},
+                        "status": "Failure",
+                        "message": "Unauthorized",
+                        "reason": "Unauthorized",
+                        "code": 401,
+                    },
+                    status=401,
+                )
         # kmock's path parser cannot read the namespaces resource itself (it takes the name for a
         # namespace). Serve those URLs via a twin path it parses: /api/v1/namespaces/-/namespaces/...
         # The scope is then dropped because namespaces are cluster-scoped. Logged URLs show the twin.
@@ -110,11 +119,18 @@ class Emulator(Storage):
         resource key or plural, and user-agent prefix (e.g. "kopf")."""
         wanted = set().union(*({"read": READ_VERBS, "write": WRITE_VERBS}.get(v, {v}) for v in verbs))
         plural = resource.rsplit("/", 1)[-1] if resource else None
-        return sum(1 for call in self.calls[since:]
-                   if (not wanted or call.verb in wanted)
-                   and (agent is None or call.user_agent.startswith(agent))
-                   and (resource is None or call.resource == resource
-                        or (call.resource or "").rsplit("/", 1)[-1] == plural and "/" not in resource))
+        return sum(
+            1
+            for call in self.calls[since:]
+            if (not wanted or call.verb in wanted)
+            and (agent is None or call.user_agent.startswith(agent))
+            and (
+                resource is None
+                or call.resource == resource
+                or (call.resource or "").rsplit("/", 1)[-1] == plural
+                and "/" not in resource
+            )
+        )
 
     # ----------------------------------------------------------------- reads
 
@@ -154,26 +170,56 @@ class Emulator(Storage):
         bookmarks = request.params.get("allowWatchBookmarks") == "true"
         return self._watch_stream(scope, int(since), bookmark, timeout, info, bookmarks)
 
-    async def _watch_stream(self, scope: tuple[Any, ...], since: int, bookmark: bool, timeout: float | None,
-                      info: kmock.ResourceInfo, bookmarks: bool = False) -> AsyncIterator[Any]:
+    async def _watch_stream(
+        self,
+        scope: tuple[Any, ...],
+        since: int,
+        bookmark: bool,
+        timeout: float | None,
+        info: kmock.ResourceInfo,
+        bookmarks: bool = False,
+    ) -> AsyncIterator[Any]:
         res, namespace, name, match = scope
         if 0 < since < self._compacted:
             yield b""
-            yield {"type": "ERROR", "object": {
-                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "code": 410,
-                "reason": "Expired", "message": f"too old resource version: {since} ({self._compacted})"}}
+            yield {
+                "type": "ERROR",
+                "object": {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Failure",
+                    "code": 410,
+                    "reason": "Expired",
+                    "message": f"too old resource version: {since} ({self._compacted})",
+                },
+            }
             return
         # Snapshot and subscribe with no await in between, so that no change is lost or doubled.
         if since == 0:
-            backlog = [{"type": "ADDED", "object": obj} for obj in self._live_objects(res, namespace)
-                       if (name is None or obj["metadata"]["name"] == name) and match(obj)]
+            backlog = [
+                {"type": "ADDED", "object": obj}
+                for obj in self._live_objects(res, namespace)
+                if (name is None or obj["metadata"]["name"] == name) and match(obj)
+            ]
             if bookmark:
-                backlog.append({"type": "BOOKMARK", "object": {
-                    "apiVersion": api_version(res), "kind": info.kind, "metadata": {
-                        "resourceVersion": str(self._rv), "annotations": {"k8s.io/initial-events-end": "true"}}}})
+                backlog.append(
+                    {
+                        "type": "BOOKMARK",
+                        "object": {
+                            "apiVersion": api_version(res),
+                            "kind": info.kind,
+                            "metadata": {
+                                "resourceVersion": str(self._rv),
+                                "annotations": {"k8s.io/initial-events-end": "true"},
+                            },
+                        },
+                    }
+                )
         else:
-            backlog = [event for change in self._changes if change.rv > since
-                       if (event := _event(change, scope)) is not None]
+            backlog = [
+                event for change in self._changes if change.rv > since if (event := _event(change, scope)) is not None
+            ]
         queue: asyncio.Queue[Change] = asyncio.Queue()
         self._watchers.add(queue)
         try:
@@ -184,15 +230,26 @@ class Emulator(Storage):
             deadline = None if timeout is None else loop.time() + timeout
             while True:
                 remaining = None if deadline is None else max(0.0, deadline - loop.time())
-                wait = min(remaining, self.bookmark_interval) if bookmarks and remaining is not None \
-                    else self.bookmark_interval if bookmarks else remaining
+                wait = (
+                    min(remaining, self.bookmark_interval)
+                    if bookmarks and remaining is not None
+                    else self.bookmark_interval
+                    if bookmarks
+                    else remaining
+                )
                 try:
                     change = await asyncio.wait_for(queue.get(), wait)
                 except TimeoutError:
                     if deadline is not None and loop.time() >= deadline:
                         return
-                    yield {"type": "BOOKMARK", "object": {"apiVersion": api_version(res), "kind": info.kind,
-                                                          "metadata": {"resourceVersion": str(self._rv)}}}
+                    yield {
+                        "type": "BOOKMARK",
+                        "object": {
+                            "apiVersion": api_version(res),
+                            "kind": info.kind,
+                            "metadata": {"resourceVersion": str(self._rv)},
+                        },
+                    }
                     continue
                 if (event := _event(change, scope)) is not None:
                     yield event
@@ -237,8 +294,9 @@ class Emulator(Storage):
         patch, base = self._body(request, kind=list if ctype == JSON_PATCH else dict), copy.deepcopy(old)
         new = apply_patch(ctype, base, patch, strategic=res not in self.custom_resources)
         check_version(res, old, new)
-        stored = self._write(res, info, key, old, new, manager=_manager(request), subresource=sub,
-                             dry_run=_dry(request))
+        stored = self._write(
+            res, info, key, old, new, manager=_manager(request), subresource=sub, dry_run=_dry(request)
+        )
         return kmock.Response(status=200, payload=stored)
 
     async def _serve_replace(self, request: kmock.Request) -> Any:
@@ -253,11 +311,13 @@ class Emulator(Storage):
         if meta.get("name", request.name) != request.name:
             raise api_error(400, "BadRequest", "the name of the object does not match the name on the URL")
         if meta.get("resourceVersion") is None and res in self.custom_resources:
-            raise api_error(422, "Invalid", "metadata.resourceVersion: Invalid value: 0x0: "
-                            "must be specified for an update")
+            raise api_error(
+                422, "Invalid", "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+            )
         check_version(res, old, new)
-        stored = self._write(res, info, key, old, new, manager=_manager(request), subresource=sub,
-                             dry_run=_dry(request))
+        stored = self._write(
+            res, info, key, old, new, manager=_manager(request), subresource=sub, dry_run=_dry(request)
+        )
         return kmock.Response(status=200, payload=stored)
 
     async def _serve_delete(self, request: kmock.Request) -> Any:
@@ -266,22 +326,40 @@ class Emulator(Storage):
         last = self._delete(res, info, key, dry_run=_dry(request))
         if last["metadata"].get("deletionTimestamp") or res not in self.custom_resources:
             return kmock.Response(status=200, payload=last)
-        return kmock.Response(status=200, payload={
-            "apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Success",
-            "details": {"name": key[2], "group": res.group, "kind": res.plural, "uid": last["metadata"]["uid"]}})
+        return kmock.Response(
+            status=200,
+            payload={
+                "apiVersion": "v1",
+                "kind": "Status",
+                "metadata": {},
+                "status": "Success",
+                "details": {"name": key[2], "group": res.group, "kind": res.plural, "uid": last["metadata"]["uid"]},
+            },
+        )
 
     async def _serve_delete_collection(self, request: kmock.Request) -> Any:
         res, info = self._declared(request)
         match = request_matcher(request.params)
-        items = [self._delete(res, info, (res, obj["metadata"].get("namespace"), obj["metadata"]["name"]),
-                              dry_run=_dry(request))
-                 for obj in self._live_objects(res, self._scope(info, request.namespace)) if match(obj)]
-        return kmock.Response(status=200, payload={
-            "apiVersion": api_version(res), "kind": f"{info.kind}List",
-            "metadata": {"resourceVersion": str(self._rv)}, "items": items})
+        items = [
+            self._delete(
+                res, info, (res, obj["metadata"].get("namespace"), obj["metadata"]["name"]), dry_run=_dry(request)
+            )
+            for obj in self._live_objects(res, self._scope(info, request.namespace))
+            if match(obj)
+        ]
+        return kmock.Response(
+            status=200,
+            payload={
+                "apiVersion": api_version(res),
+                "kind": f"{info.kind}List",
+                "metadata": {"resourceVersion": str(self._rv)},
+                "items": items,
+            },
+        )
 
-    def _apply(self, request: kmock.Request, res: kmock.resource, info: kmock.ResourceInfo,
-               sub: str | None) -> kmock.Response:
+    def _apply(
+        self, request: kmock.Request, res: kmock.resource, info: kmock.ResourceInfo, sub: str | None
+    ) -> kmock.Response:
         manager = request.params.get("fieldManager")
         if not manager:
             raise api_error(400, "BadRequest", "PATCH, application/apply-patch+yaml requires fieldManager")
@@ -313,8 +391,9 @@ class Emulator(Storage):
             return kmock.Response(status=201, payload=stored)
         check_version(res, old, cfg)
         new = reapply(old, effective, applied, manager, sub)
-        stored = self._write(res, info, key, old, new, manager=manager, subresource=sub, applied=applied,
-                             dry_run=_dry(request))
+        stored = self._write(
+            res, info, key, old, new, manager=manager, subresource=sub, applied=applied, dry_run=_dry(request)
+        )
         return kmock.Response(status=200, payload=stored)
 
     # ----------------------------------------------------------------- request parsing
@@ -322,8 +401,12 @@ class Emulator(Storage):
     def _declared(self, request: kmock.Request, verb: str | None = None) -> tuple[kmock.resource, kmock.ResourceInfo]:
         res = request.resource
         if res is None or not res.plural or res not in self.resources:
-            raise api_error(404, "NotFound", "the server could not find the requested resource "
-                            "(declare it: declare_resources(emulator, extra={'group/v1/plural': {...}}))")
+            raise api_error(
+                404,
+                "NotFound",
+                "the server could not find the requested resource "
+                "(declare it: declare_resources(emulator, extra={'group/v1/plural': {...}}))",
+            )
         info = self.resources[res]
         if verb is not None and info.verbs and verb not in info.verbs:  # e.g. a GET of subjectaccessreviews
             raise api_error(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
@@ -343,8 +426,11 @@ class Emulator(Storage):
             return None
         namespace = url_namespace or meta.get("namespace")
         if meta.get("namespace", namespace) != namespace:
-            raise api_error(400, "BadRequest", "the namespace of the provided object does not match "
-                            "the namespace sent on the request")
+            raise api_error(
+                400,
+                "BadRequest",
+                "the namespace of the provided object does not match the namespace sent on the request",
+            )
         if namespace is None:
             raise api_error(400, "BadRequest", "a namespace is required for a namespaced resource")
         meta["namespace"] = namespace
@@ -412,9 +498,11 @@ def _dry(request: kmock.Request) -> bool:
     return request.params.get("dryRun") == "All"
 
 
-def _page(items: list[dict[str, Any]], meta: dict[str, Any], limit: str | None,
-          token: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _page(
+    items: list[dict[str, Any]], meta: dict[str, Any], limit: str | None, token: str | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One page of a list (``limit``, ``continue``), as the API server pages: by key, with a token to go on."""
+
     def key(obj: dict[str, Any]) -> tuple[str, str]:
         return (obj["metadata"].get("namespace") or "", obj["metadata"]["name"])
 
@@ -433,7 +521,10 @@ def _page(items: list[dict[str, Any]], meta: dict[str, Any], limit: str | None,
     if size and len(items) > size:
         last = key(items[size - 1])
         state = {"rv": meta["resourceVersion"], "ns": last[0], "name": last[1]}
-        meta = {**meta, "continue": base64.urlsafe_b64encode(json.dumps(state).encode()).decode(),
-                "remainingItemCount": len(items) - size}
+        meta = {
+            **meta,
+            "continue": base64.urlsafe_b64encode(json.dumps(state).encode()).decode(),
+            "remainingItemCount": len(items) - size,
+        }
         items = items[:size]
     return items, meta

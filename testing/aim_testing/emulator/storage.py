@@ -29,6 +29,7 @@ import kmock
 
 from aim_testing.emulator.errors import api_error, not_found
 from aim_testing.emulator.fieldsets import Path, track
+from aim_testing.emulator.immutable import check_immutable
 from aim_testing.emulator.metadata import (
     SYSTEM_META,
     api_version,
@@ -40,9 +41,7 @@ from aim_testing.emulator.metadata import (
 )
 from aim_testing.emulator.schemas import prune_and_default
 from aim_testing.emulator.selectors import request_matcher
-from aim_testing.emulator.immutable import check_immutable
 from aim_testing.emulator.validation import check_metadata
-
 
 _NAMESPACES = kmock.resource("v1/namespaces")
 
@@ -80,9 +79,12 @@ class Storage(kmock.KubernetesEmulator):
         if parsed.group is not None and parsed.version is not None and parsed.plural:
             return parsed
         wanted = (parsed.plural or "").lower()
-        found = [res for res, info in self.resources.items()
-                 if (parsed.group is None or parsed.group == res.group)
-                 and wanted in {res.plural, (info.kind or "").lower(), info.singular, *info.shortnames}]
+        found = [
+            res
+            for res, info in self.resources.items()
+            if (parsed.group is None or parsed.group == res.group)
+            and wanted in {res.plural, (info.kind or "").lower(), info.singular, *info.shortnames}
+        ]
         core = [res for res in found if res.group == ""]
         if len(found) == 1 or len(core) == 1:
             return found[0] if len(found) == 1 else core[0]
@@ -123,8 +125,9 @@ class Storage(kmock.KubernetesEmulator):
         live = self._live((res, namespace if self.namespaced(res) else None, name))
         return copy.deepcopy(live) if live is not None else None
 
-    def list_objects(self, resource: str | kmock.resource, namespace: str | None = None, *,
-                     label_selector: str | None = None) -> list[dict[str, Any]]:
+    def list_objects(
+        self, resource: str | kmock.resource, namespace: str | None = None, *, label_selector: str | None = None
+    ) -> list[dict[str, Any]]:
         """Current objects of a resource, sorted by namespace and name."""
         res = self.resolve(resource)
         match = request_matcher({"labelSelector": label_selector or ""})
@@ -156,9 +159,20 @@ class Storage(kmock.KubernetesEmulator):
 
     # ----------------------------------------------------------------- storage
 
-    def _write(self, res: kmock.resource, info: kmock.ResourceInfo, key: tuple[Any, ...],
-               old: dict[str, Any] | None, new: dict[str, Any], *, manager: str, subresource: str | None = None,
-               applied: dict[Path, Any] | None = None, dry_run: bool = False, internal: bool = False) -> dict[str, Any]:
+    def _write(
+        self,
+        res: kmock.resource,
+        info: kmock.ResourceInfo,
+        key: tuple[Any, ...],
+        old: dict[str, Any] | None,
+        new: dict[str, Any],
+        *,
+        manager: str,
+        subresource: str | None = None,
+        applied: dict[Path, Any] | None = None,
+        dry_run: bool = False,
+        internal: bool = False,
+    ) -> dict[str, Any]:
         """Store a new state the way the API server would; return what a client gets back."""
         status_apart = "status" in info.subresources
         if not internal:
@@ -206,16 +220,29 @@ class Storage(kmock.KubernetesEmulator):
     def refuse_in_terminating_namespace(self, res: kmock.resource, namespace: str | None, name: str) -> None:
         """403 for a create in a namespace that is being deleted (the NamespaceLifecycle admission)."""
         ns = self._live((_NAMESPACES, None, namespace)) if namespace else None
-        if ns is not None and (ns["metadata"].get("deletionTimestamp") or
-                               (ns.get("status") or {}).get("phase") == "Terminating"):
+        if ns is not None and (
+            ns["metadata"].get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating"
+        ):
             what = f"{res.plural}.{res.group}" if res.group else str(res.plural)
-            raise api_error(403, "Forbidden", f'{what} "{name}" is forbidden: unable to create new content in '
-                            f"namespace {namespace} because it is being terminated", name=name, kind=res.plural,
-                            causes=[{"reason": "NamespaceTerminating", "field": "metadata.namespace",
-                                     "message": f"namespace {namespace} is being terminated"}])
+            raise api_error(
+                403,
+                "Forbidden",
+                f'{what} "{name}" is forbidden: unable to create new content in '
+                f"namespace {namespace} because it is being terminated",
+                name=name,
+                kind=res.plural,
+                causes=[
+                    {
+                        "reason": "NamespaceTerminating",
+                        "field": "metadata.namespace",
+                        "message": f"namespace {namespace} is being terminated",
+                    }
+                ],
+            )
 
-    def _delete(self, res: kmock.resource, info: kmock.ResourceInfo, key: tuple[Any, ...],
-                dry_run: bool = False) -> dict[str, Any]:
+    def _delete(
+        self, res: kmock.resource, info: kmock.ResourceInfo, key: tuple[Any, ...], dry_run: bool = False
+    ) -> dict[str, Any]:
         old = self._live(key)
         if old is None:
             raise not_found(res, key[2])
@@ -240,8 +267,9 @@ class Storage(kmock.KubernetesEmulator):
             self._finish_namespace(key[1])
         return gone
 
-    def _terminate_namespace(self, res: kmock.resource, info: kmock.ResourceInfo, key: tuple[Any, ...],
-                             old: dict[str, Any]) -> dict[str, Any]:
+    def _terminate_namespace(
+        self, res: kmock.resource, info: kmock.ResourceInfo, key: tuple[Any, ...], old: dict[str, Any]
+    ) -> dict[str, Any]:
         """Mark the namespace Terminating, delete what is in it, and remove it once it is empty."""
         new = copy.deepcopy(old)
         new["metadata"].update(deletionTimestamp=now(), deletionGracePeriodSeconds=0)
@@ -288,8 +316,9 @@ class Storage(kmock.KubernetesEmulator):
                 yield key, obj.raw
 
     def _live_objects(self, res: kmock.resource, namespace: str | None) -> list[dict[str, Any]]:
-        found = [(key, obj) for key, obj in self._all_live()
-                 if key[0] == res and (namespace is None or key[1] == namespace)]
+        found = [
+            (key, obj) for key, obj in self._all_live() if key[0] == res and (namespace is None or key[1] == namespace)
+        ]
         return [obj for _, obj in sorted(found, key=lambda item: (item[0][1] or "", item[0][2]))]
 
     def _publish(self, res: kmock.resource, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:

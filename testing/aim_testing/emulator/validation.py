@@ -26,19 +26,28 @@ def _problems(meta: Mapping[str, Any], creating: bool) -> list[str]:
     problems = []
     name = meta.get("name")
     if creating and isinstance(name, str) and name and (len(name) > 253 or not _SUBDOMAIN.fullmatch(name)):
-        problems.append(f"metadata.name: Invalid value: {name!r}: a lowercase RFC 1123 subdomain must consist of "
-                        "lower case alphanumeric characters, '-' or '.', and must start and end with an "
-                        "alphanumeric character")
+        problems.append(
+            f"metadata.name: Invalid value: {name!r}: a lowercase RFC 1123 subdomain must consist of "
+            "lower case alphanumeric characters, '-' or '.', and must start and end with an "
+            "alphanumeric character"
+        )
     for key, value in (meta.get("labels") or {}).items():
         prefix, _, label = key.rpartition("/")
-        if (prefix and (len(prefix) > 253 or not _SUBDOMAIN.fullmatch(prefix))) or len(label) > 63 \
-                or not _QUALIFIED.fullmatch(label):
-            problems.append(f"metadata.labels: Invalid value: {key!r}: name part must be 63 characters or less "
-                            "and consist of alphanumeric characters, '-', '_' or '.'")
+        if (
+            (prefix and (len(prefix) > 253 or not _SUBDOMAIN.fullmatch(prefix)))
+            or len(label) > 63
+            or not _QUALIFIED.fullmatch(label)
+        ):
+            problems.append(
+                f"metadata.labels: Invalid value: {key!r}: name part must be 63 characters or less "
+                "and consist of alphanumeric characters, '-', '_' or '.'"
+            )
         if not isinstance(value, str) or (value and (len(value) > 63 or not _QUALIFIED.fullmatch(value))):
-            problems.append(f"metadata.labels: Invalid value: {value!r}: a valid label must be an empty string "
-                            "or consist of at most 63 alphanumeric characters, '-', '_' or '.', starting and "
-                            "ending with an alphanumeric character")
+            problems.append(
+                f"metadata.labels: Invalid value: {value!r}: a valid label must be an empty string "
+                "or consist of at most 63 alphanumeric characters, '-', '_' or '.', starting and "
+                "ending with an alphanumeric character"
+            )
     return problems
 
 

@@ -48,4 +48,14 @@ from aim_testing.registry.images import PushedImage, Registry
 from aim_testing.registry.jsonapi import ApiRequest, JsonApi
 from aim_testing.registry.server import BlobCdn, RegistryServer, TokenServer, find_registry_binary
 
-__all__ = ["ApiRequest", "BlobCdn", "JsonApi", "PushedImage", "Registry", "RegistryFront", "RegistryServer", "TokenServer", "find_registry_binary"]
+__all__ = [
+    "ApiRequest",
+    "BlobCdn",
+    "JsonApi",
+    "PushedImage",
+    "Registry",
+    "RegistryFront",
+    "RegistryServer",
+    "TokenServer",
+    "find_registry_binary",
+]

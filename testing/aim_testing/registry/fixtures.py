@@ -80,8 +80,9 @@ def registry_front() -> Iterator[Callable[..., RegistryFront]]:
 
     def start(registry: Registry, *, page_size: int = 100) -> RegistryFront:
         front = RegistryFront(registry.url, page_size=page_size).start()
-        front.registry = Registry(front.url, storage=registry.storage, admin=registry.admin,
-                                  credentials=registry.credentials)
+        front.registry = Registry(
+            front.url, storage=registry.storage, admin=registry.admin, credentials=registry.credentials
+        )
         fronts.append(front)
         return front
 

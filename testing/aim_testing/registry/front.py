@@ -31,7 +31,16 @@ from aim_testing.registry.loopback import Answer, Fault, Faults, LoopbackServer
 
 __all__ = ["Fault", "LoggedRequest", "RegistryFront"]
 
-_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding", "te", "trailer", "upgrade"}
+_HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "content-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+}
 _TAGS = re.compile(r"^/v2/(?P<name>.+)/tags/list$")
 
 
@@ -58,12 +67,25 @@ class RegistryFront(LoopbackServer):
     # ------------------------------------------------------------ programming
 
     def fail(
-        self, path: str, status: int, *, times: int = 1, retry_after: str | None = None,
+        self,
+        path: str,
+        status: int,
+        *,
+        times: int = 1,
+        retry_after: str | None = None,
         body: Mapping[str, Any] | None = None,
     ) -> None:
         """Answer the next ``times`` requests whose path matches the regex ``path`` with ``status``."""
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
-        payload = json.dumps(body if body is not None else {"errors": [{"code": "TOOMANYREQUESTS" if status == 429 else "UNAVAILABLE", "message": f"injected {status}"}]}).encode()
+        payload = json.dumps(
+            body
+            if body is not None
+            else {
+                "errors": [
+                    {"code": "TOOMANYREQUESTS" if status == 429 else "UNAVAILABLE", "message": f"injected {status}"}
+                ]
+            }
+        ).encode()
         self.faults.add(Fault(re.compile(path), status, times, headers, payload))
 
     def stall(self, path: str, seconds: float, *, times: int = 1) -> None:
@@ -89,7 +111,9 @@ class RegistryFront(LoopbackServer):
 
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Answer:
         arrived = time.monotonic()
-        authorization = next((v.split(" ", 1)[0].lower() for k, v in headers.items() if k.lower() == "authorization"), "")
+        authorization = next(
+            (v.split(" ", 1)[0].lower() for k, v in headers.items() if k.lower() == "authorization"), ""
+        )
         fault = self.faults.take(path)
         if fault is not None and fault.delay:
             time.sleep(fault.delay)
@@ -106,7 +130,9 @@ class RegistryFront(LoopbackServer):
         self.log.append(LoggedRequest(method, path, authorization, status, arrived))
         return status, out, payload
 
-    def _forward(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+    def _forward(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
         send = {k: v for k, v in headers.items() if k.lower() not in _HOP_BY_HOP and k.lower() != "host"}
         response = self._http.request(method, self.upstream + path, headers=send, content=body or None)
         out = [(k, v) for k, v in response.headers.multi_items() if k.lower() not in _HOP_BY_HOP]
@@ -121,7 +147,9 @@ class RegistryFront(LoopbackServer):
         try:
             n = int(params["n"][0]) if "n" in params else self.page_size
         except ValueError:
-            error = {"errors": [{"code": "PAGINATION_NUMBER_INVALID", "message": "invalid number of results requested"}]}
+            error = {
+                "errors": [{"code": "PAGINATION_NUMBER_INVALID", "message": "invalid number of results requested"}]
+            }
             return 400, [("Content-Type", "application/json")], json.dumps(error).encode()
         n = min(n, self.page_size)
         last = params.get("last", [None])[0]

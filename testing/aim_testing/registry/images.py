@@ -143,9 +143,14 @@ class Registry:
         manifest = {
             "schemaVersion": 2,
             "mediaType": DOCKER_MANIFEST if docker else OCI_MANIFEST,
-            "config": {"mediaType": DOCKER_CONFIG if docker else OCI_CONFIG, "digest": _digest(config_bytes),
-                       "size": len(config_bytes)},
-            "layers": [{"mediaType": DOCKER_LAYER if docker else OCI_LAYER, "digest": _digest(layer), "size": len(layer)}],
+            "config": {
+                "mediaType": DOCKER_CONFIG if docker else OCI_CONFIG,
+                "digest": _digest(config_bytes),
+                "size": len(config_bytes),
+            },
+            "layers": [
+                {"mediaType": DOCKER_LAYER if docker else OCI_LAYER, "digest": _digest(layer), "size": len(layer)}
+            ],
         }
         digest = self.push_manifest(repository, tag, manifest)
         return PushedImage(self._ref(repository, tag, digest), digest, _digest(config_bytes))
@@ -177,11 +182,18 @@ class Registry:
             entries.append(entry)
         if attestation:
             first = next(iter(children.values()))
-            entries.append({
-                "mediaType": OCI_MANIFEST, "digest": first, "size": len(self._manifest_bytes(repository, first)),
-                "platform": {"architecture": "unknown", "os": "unknown"},
-                "annotations": {"vnd.docker.reference.type": "attestation-manifest", "vnd.docker.reference.digest": first},
-            })
+            entries.append(
+                {
+                    "mediaType": OCI_MANIFEST,
+                    "digest": first,
+                    "size": len(self._manifest_bytes(repository, first)),
+                    "platform": {"architecture": "unknown", "os": "unknown"},
+                    "annotations": {
+                        "vnd.docker.reference.type": "attestation-manifest",
+                        "vnd.docker.reference.digest": first,
+                    },
+                }
+            )
         index = {"schemaVersion": 2, "mediaType": DOCKER_LIST if docker else OCI_INDEX, "manifests": entries}
         digest = self.push_manifest(repository, tag, index)
         return PushedImage(self._ref(repository, tag, digest), digest, None, children)
@@ -194,27 +206,46 @@ class Registry:
         _check(started, 202)
         location = str(started.url.join(started.headers["Location"]))
         separator = "&" if "?" in location else "?"
-        done = self._send("PUT", f"{location}{separator}digest={digest}", repository, content=data,
-                          headers={"Content-Type": "application/octet-stream"})
+        done = self._send(
+            "PUT",
+            f"{location}{separator}digest={digest}",
+            repository,
+            content=data,
+            headers={"Content-Type": "application/octet-stream"},
+        )
         _check(done, 201)
         return digest
 
     def push_manifest(self, repository: str, tag: str | None, manifest: Mapping[str, Any]) -> str:
         body = json.dumps(manifest, sort_keys=True).encode()
         digest = _digest(body)
-        response = self._send("PUT", f"/v2/{repository}/manifests/{tag or digest}", repository, content=body,
-                              headers={"Content-Type": manifest["mediaType"]})
+        response = self._send(
+            "PUT",
+            f"/v2/{repository}/manifests/{tag or digest}",
+            repository,
+            content=body,
+            headers={"Content-Type": manifest["mediaType"]},
+        )
         _check(response, 201)
         return digest
 
     def tag(self, repository: str, source: str, tags: Sequence[str]) -> None:
         """Point more tags at the manifest of ``source`` (a tag or digest), one PUT each."""
-        response = self._send("GET", f"/v2/{repository}/manifests/{source}", repository,
-                              headers={"Accept": ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))})
+        response = self._send(
+            "GET",
+            f"/v2/{repository}/manifests/{source}",
+            repository,
+            headers={"Accept": ", ".join((OCI_INDEX, OCI_MANIFEST, DOCKER_LIST, DOCKER_MANIFEST))},
+        )
         _check(response, 200)
         for tag in tags:
-            put = self._send("PUT", f"/v2/{repository}/manifests/{tag}", repository, content=response.content,
-                             headers={"Content-Type": response.headers["Content-Type"]})
+            put = self._send(
+                "PUT",
+                f"/v2/{repository}/manifests/{tag}",
+                repository,
+                content=response.content,
+                headers={"Content-Type": response.headers["Content-Type"]},
+            )
             _check(put, 201)
 
     def add_tags(self, repository: str, digest: str, tags: Sequence[str]) -> None:
@@ -237,8 +268,12 @@ class Registry:
     # ------------------------------------------------------------ plumbing
 
     def _manifest_bytes(self, repository: str, digest: str) -> bytes:
-        response = self._send("GET", f"/v2/{repository}/manifests/{digest}", repository,
-                              headers={"Accept": ", ".join((OCI_MANIFEST, DOCKER_MANIFEST))})
+        response = self._send(
+            "GET",
+            f"/v2/{repository}/manifests/{digest}",
+            repository,
+            headers={"Accept": ", ".join((OCI_MANIFEST, DOCKER_MANIFEST))},
+        )
         _check(response, 200)
         return response.content
 
@@ -261,9 +296,11 @@ class Registry:
             self._tokens["*"] = basic
         else:
             params = dict(_challenge_params(challenge))
-            got = self._http.get(params["realm"], headers={"Authorization": basic},
-                                 params={"service": params.get("service", ""),
-                                         "scope": f"repository:{repository}:pull,push"})
+            got = self._http.get(
+                params["realm"],
+                headers={"Authorization": basic},
+                params={"service": params.get("service", ""), "scope": f"repository:{repository}:pull,push"},
+            )
             _check(got, 200)
             self._tokens[repository] = f"Bearer {got.json()['token']}"
         headers["Authorization"] = self._tokens.get(repository) or self._tokens["*"]

@@ -55,8 +55,11 @@ class JsonApi(LoopbackServer):
     def answer(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Answer:
         split = urlsplit(path)
         request = ApiRequest(
-            method, split.path, {k: v[0] for k, v in parse_qs(split.query).items()},
-            {k.lower(): v for k, v in headers.items()}, json.loads(body) if body else None,
+            method,
+            split.path,
+            {k: v[0] for k, v in parse_qs(split.query).items()},
+            {k.lower(): v for k, v in headers.items()},
+            json.loads(body) if body else None,
         )
         fault = self.faults.take(path)
         if fault is not None:

@@ -106,7 +106,9 @@ class RegistryServer:
             http += f", tls: {{certificate: {json.dumps(self.tls[0])}, key: {json.dumps(self.tls[1])}}}"
         lines.append(f"http: {{{http}}}")
         if self.redirect_to:
-            lines.append(f"middleware: {{storage: [{{name: redirect, options: {{baseurl: {json.dumps(self.redirect_to)}}}}}]}}")
+            lines.append(
+                f"middleware: {{storage: [{{name: redirect, options: {{baseurl: {json.dumps(self.redirect_to)}}}}}]}}"
+            )
         if self.auth == "htpasswd":
             import bcrypt
 
@@ -278,8 +280,11 @@ class TokenServer(LoopbackServer):
         self.requests.append(TokenRequest(scopes, service, user, True))
         token = self.sign(user or "", access)
         self.issued.append(token)
-        return 200, {"token": token, "expires_in": self.expires_in,
-                     "issued_at": datetime.datetime.now(datetime.UTC).isoformat()}
+        return 200, {
+            "token": token,
+            "expires_in": self.expires_in,
+            "issued_at": datetime.datetime.now(datetime.UTC).isoformat(),
+        }
 
     def _access(self, scopes: Iterable[str], user: str | None) -> Iterable[dict[str, Any]]:
         for scope in scopes:
@@ -287,7 +292,9 @@ class TokenServer(LoopbackServer):
             name, _, actions = rest.rpartition(":")
             wanted = [a for a in actions.split(",") if a]
             if kind == "repository":
-                allowed = {"pull", "push", "delete", "*"} if user else ({"pull"} if self.anonymous_pull(name) else set())
+                allowed = (
+                    {"pull", "push", "delete", "*"} if user else ({"pull"} if self.anonymous_pull(name) else set())
+                )
             elif kind == "registry" and name == "catalog":
                 allowed = {"*"} if user else set()
             else:
@@ -304,8 +311,14 @@ class TokenServer(LoopbackServer):
         now = int(time.time())
         header = {"alg": "ES256", "typ": "JWT", "x5c": [self._x5c]}
         claims = {
-            "iss": self.issuer, "sub": subject, "aud": self.service, "exp": now + self.expires_in,
-            "nbf": now - 5, "iat": now, "jti": uuid.uuid4().hex, "access": access,
+            "iss": self.issuer,
+            "sub": subject,
+            "aud": self.service,
+            "exp": now + self.expires_in,
+            "nbf": now - 5,
+            "iat": now,
+            "jti": uuid.uuid4().hex,
+            "access": access,
         }
         signing_input = f"{_b64url(json.dumps(header).encode())}.{_b64url(json.dumps(claims).encode())}"
         der = self._key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256()))
@@ -341,5 +354,8 @@ class BlobCdn(LoopbackServer):
         assert self.root is not None
         target = (self.root / path.lstrip("/")).resolve()
         ok = target.is_file() and self.root.resolve() in target.parents
-        return 200 if ok else 404, [("Content-Type", "application/octet-stream")], (
-            target.read_bytes() if ok else b"not found")
+        return (
+            200 if ok else 404,
+            [("Content-Type", "application/octet-stream")],
+            (target.read_bytes() if ok else b"not found"),
+        )

@@ -66,8 +66,11 @@ class AcmeGpuVendor:
         if count <= 0:
             return []
         vram = _bytes(labels.get(VRAM_LABEL, "")) or MODELS.get(model, ("", None))[1]
-        return [GpuDevice(vendor=VENDOR, model=model, count=count, resource_name=RESOURCE,
-                          vram_bytes=vram, product_id=product)]
+        return [
+            GpuDevice(
+                vendor=VENDOR, model=model, count=count, resource_name=RESOURCE, vram_bytes=vram, product_id=product
+            )
+        ]
 
     def normalize_model(self, model: str) -> str | None:
         """``x9``, ``X9``, ``Acme X9``, ``acme-x9`` -> ``X9``; names of other vendors -> ``None``."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from aim_core.reconcile.health import State
 from aim_core.plugin.manager import describe_plugins, get_plugin_manager, providers
+from aim_core.reconcile.health import State
 from aim_core.reconcile.status import derive
 from aim_core.template.plan import plan_template
 from tests.template.builders import NOW, amd_node, make_template, observed
@@ -18,9 +18,12 @@ def root(plan):
 
 
 def acme_node(name="acme-1", product="x9", count=4, **labels):
-    return {"apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": name, "labels": {"acme.example/accel.model": product, **labels}},
-            "status": {"allocatable": {"acme.example/accel": str(count)}, "capacity": {"acme.example/accel": str(count)}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"acme.example/accel.model": product, **labels}},
+        "status": {"allocatable": {"acme.example/accel": str(count)}, "capacity": {"acme.example/accel": str(count)}},
+    }
 
 
 def test_the_installed_plugin_is_found_through_its_entry_point(example_plugins):
@@ -55,9 +58,13 @@ def test_too_few_accelerators_or_none_of_the_model_is_not_available(example_plug
     x7 = make_template().with_gpu(model="x7", requests=1).inline()
 
     assert root(plan_template(eight, observed(eight, nodes=[acme_node(count=4)], vendors=vendors))) == (
-        State.NOT_AVAILABLE, "GPUNotAvailable")
+        State.NOT_AVAILABLE,
+        "GPUNotAvailable",
+    )
     assert root(plan_template(x7, observed(x7, nodes=[acme_node()], vendors=vendors))) == (
-        State.NOT_AVAILABLE, "GPUNotAvailable")
+        State.NOT_AVAILABLE,
+        "GPUNotAvailable",
+    )
 
 
 def test_minimum_memory_selects_acme_models_with_enough_of_it(example_plugins):
@@ -84,6 +91,11 @@ def test_the_vendor_reads_labels_as_documented(example_plugins):
     assert (device.model, device.count, device.vram_bytes, device.product_id) == ("X7", 2, 80 * GiB, "x7")
     assert vendor.detect(amd_node()) == []
     assert [vendor.normalize_model(m) for m in ("x9", "ACME-X9", "acme x7", "MI300X", "H100")] == [
-        "X9", "X9", "X7", None, None]
+        "X9",
+        "X9",
+        "X7",
+        None,
+        None,
+    ]
     assert vendor.watches_node_key("acme.example/accel.model") and not vendor.watches_node_key("amd.com/gpu")
     assert list(vendor.preference()) == ["X9", "X7", "X5"]

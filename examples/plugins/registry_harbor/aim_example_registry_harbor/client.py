@@ -36,6 +36,7 @@ from typing import Any
 from urllib.parse import quote
 
 import attrs
+
 from aim_core import (
     Challenge,
     RegistryCredentials,
@@ -81,36 +82,55 @@ class HarborClient(VendorRegistryClient):
 
     name = "harbor"
 
-    def __init__(self, settings: HarborSettings | None = None, registry_settings: RegistrySettings | None = None) -> None:
+    def __init__(
+        self, settings: HarborSettings | None = None, registry_settings: RegistrySettings | None = None
+    ) -> None:
         self.settings = settings or HarborSettings.from_env()
         # The registry's token service is learnt from its first challenge. Harbor's API takes the user and
         # password directly (HTTP Basic) and shows public projects to anonymous callers: Basic is sent when
         # there are credentials, nothing otherwise.
-        super().__init__(self.settings.host, registry_url=self.settings.registry_url, api_url=self.settings.rest_url,
-                         api_challenge=Challenge("basic", {}), registry_settings=registry_settings)
+        super().__init__(
+            self.settings.host,
+            registry_url=self.settings.registry_url,
+            api_url=self.settings.rest_url,
+            api_challenge=Challenge("basic", {}),
+            registry_settings=registry_settings,
+        )
 
     async def list_repositories(self, pattern: str, credentials: RegistryCredentials | None) -> list[str]:
         """Repositories of one project matching ``pattern`` (``project/aim-*``); the project must be literal."""
-        project = self.owner_of(pattern, vendor=self.host, owner="project", placeholder="project",
-                                example="library/aim-*")
+        project = self.owner_of(
+            pattern, vendor=self.host, owner="project", placeholder="project", example="library/aim-*"
+        )
         names: list[str] = []
         try:
-            async for data in self.pages(f"/api/v2.0/projects/{quote(project, safe='')}/repositories",
-                                         pattern=pattern, credentials=credentials,
-                                         params={"page": 1, "page_size": PAGE_SIZE},
-                                         headers={"Accept": "application/json"}, next_page=_link_next):
+            async for data in self.pages(
+                f"/api/v2.0/projects/{quote(project, safe='')}/repositories",
+                pattern=pattern,
+                credentials=credentials,
+                params={"page": 1, "page_size": PAGE_SIZE},
+                headers={"Accept": "application/json"},
+                next_page=_link_next,
+            ):
                 if not isinstance(data, list):
                     raise RegistryError(
-                        "invalid", f"{self.host} answered the repository list of {project!r} without a list",
-                        registry=self.host, image=pattern, reason="InvalidRegistryResponse",
+                        "invalid",
+                        f"{self.host} answered the repository list of {project!r} without a list",
+                        registry=self.host,
+                        image=pattern,
+                        reason="InvalidRegistryResponse",
                     )
                 names.extend(r["name"] for r in data if isinstance(r, dict) and isinstance(r.get("name"), str))
         except RegistryError as exc:
             if exc.kind != "not_found":
                 raise
             raise RegistryError(
-                "not_found", f"{self.host} has no project {project!r} (listing {pattern})",
-                registry=self.host, image=pattern, status=exc.status, reason="RepositoryNotFound",
+                "not_found",
+                f"{self.host} has no project {project!r} (listing {pattern})",
+                registry=self.host,
+                image=pattern,
+                status=exc.status,
+                reason="RepositoryNotFound",
             ) from None
         return sorted(n for n in set(names) if repository_matches(pattern, n))
 

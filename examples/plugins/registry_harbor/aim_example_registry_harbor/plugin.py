@@ -1,7 +1,6 @@
 """Hook implementations of the registry_harbor example plugin: the module the entry point names."""
 
 from aim_core import hookimpl
-
 from aim_example_registry_harbor.client import HarborClient, HarborSettings
 
 

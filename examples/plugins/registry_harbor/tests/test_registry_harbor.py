@@ -47,15 +47,21 @@ class FakeHarbor:
         page = int(request.query.get("page", 1))
         headers = {"X-Total-Count": str(len(names))}
         if page < math.ceil(len(names) / size):
-            headers["Link"] = f'</api/v2.0/projects/{quote(project)}/repositories?page={page + 1}&page_size={size}>; rel="next"'
-        body = [{"id": i, "name": f"{project}/{n}", "artifact_count": 1} for i, n in enumerate(names[(page - 1) * size: page * size])]
+            headers["Link"] = (
+                f'</api/v2.0/projects/{quote(project)}/repositories?page={page + 1}&page_size={size}>; rel="next"'
+            )
+        body = [
+            {"id": i, "name": f"{project}/{n}", "artifact_count": 1}
+            for i, n in enumerate(names[(page - 1) * size : page * size])
+        ]
         return 200, headers, body
 
 
 @pytest.fixture
 def harbor(monkeypatch, example_plugins, oci_registry_token, fast_registry_retries):
-    fake = FakeHarbor({"aim": [f"aim-model-{i:03}" for i in range(150)] + ["tools", "team/aim-nested"],
-                       "private": ["aim-secret"]})
+    fake = FakeHarbor(
+        {"aim": [f"aim-model-{i:03}" for i in range(150)] + ["tools", "team/aim-nested"], "private": ["aim-secret"]}
+    )
     fake.api.start()
     monkeypatch.setenv("AIM_EXAMPLE_HARBOR_HOST", HOST)
     monkeypatch.setenv("AIM_EXAMPLE_HARBOR_URL", f"http://{oci_registry_token.host}")
@@ -117,7 +123,9 @@ async def test_a_private_project_is_listed_with_the_robot_account_and_refused_wi
         await list_repositories(plugins, HOST, "private/*", None)
     assert (info.value.kind, info.value.status) == ("auth", 401)
     with pytest.raises(RegistryError) as info:
-        await list_repositories(plugins, HOST, "private/*", RegistryCredentials(username="robot$x", password="wrong-pw"))
+        await list_repositories(
+            plugins, HOST, "private/*", RegistryCredentials(username="robot$x", password="wrong-pw")
+        )
     assert "wrong-pw" not in str(info.value)
 
 
@@ -132,7 +140,9 @@ async def test_unknown_projects_and_wildcard_projects_have_their_own_reasons(plu
     assert len(harbor.api.requests) == 1  # the wildcard project was refused before asking
 
 
-async def test_a_model_source_wildcard_matches_tags_across_the_project(plugins, harbor, oci_registry_token, unique_repo):
+async def test_a_model_source_wildcard_matches_tags_across_the_project(
+    plugins, harbor, oci_registry_token, unique_repo
+):
     """What `aim-engine tags harbor.test/catalog/<prefix>-*` prints: the model-source controller's own matching."""
     prefix = unique_repo.split("/", 1)[1]
     harbor.projects["catalog"] = [f"{prefix}-llama", f"{prefix}-qwen", "tools"]
@@ -144,4 +154,5 @@ async def test_a_model_source_wildcard_matches_tags_across_the_project(plugins, 
 
     assert result.failures == ()
     assert sorted(m.image for m in result.matches) == [
-        f"{HOST}/catalog/{prefix}-{model}:{tag}" for model in ("llama", "qwen") for tag in ("1.0.0", "1.2.0")]
+        f"{HOST}/catalog/{prefix}-{model}:{tag}" for model in ("llama", "qwen") for tag in ("1.0.0", "1.2.0")
+    ]
