@@ -160,7 +160,10 @@ class RegistryServer:
                     return False
                 try:
                     if client.get(f"{self.url}/v2/").status_code in (200, 401):
-                        return True
+                        # Another server may have answered on a port this one lost the race for: a
+                        # registry that could not bind exits at once, so it must still run a moment later.
+                        time.sleep(0.2)
+                        return self.process.poll() is None
                 except httpx.TransportError:
                     pass
                 time.sleep(0.005)
