@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from aim_core.modelsource.observed import Observed
 from aim_core.modelsource.plan import plan_source, source_label
 from aim_core.modelsource.runner import SyncRunner
-from aim_core.modelsource.secrets import secret_names
+from aim_core.modelsource.view import SourceView
 from aim_core.reconcile.labels import MODEL_SOURCE_LABEL
 from aim_core.reconcile.obj import meta_of, spec_of
 from aim_core.reconcile.plan import Plan
@@ -53,7 +53,7 @@ class ClusterModelSourceController(Controller):
         self._store = store
         store.add_index(CLUSTER_MODELS, BY_SOURCE, _source_label_of)
         store.add_index(CLUSTER_MODEL_SOURCES, BY_LABEL, lambda o: [source_label(o["metadata"]["name"])])
-        store.add_index(CLUSTER_MODEL_SOURCES, BY_SECRET, lambda o: secret_names(spec_of(o)))
+        store.add_index(CLUSTER_MODEL_SOURCES, BY_SECRET, lambda o: SourceView.of(o).secret_names)
 
     def watches(self) -> list[Watch]:
         return [
@@ -80,13 +80,14 @@ class ClusterModelSourceController(Controller):
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store = ctx.store
-        name = obj["metadata"]["name"]
+        source = SourceView.of(obj)
+        name = source.name
         self.runner.forget_missing(lambda n: store.get(CLUSTER_MODEL_SOURCES, None, n) is not None)
         models = store.by_index(CLUSTER_MODELS, BY_SOURCE, source_label(name))
         wake = None
         if ctx.wake is not None:
             wake = lambda: ctx.wake(self.name, None, name)  # noqa: E731
-        secrets = await self._pull_secrets(ctx, secret_names(spec_of(obj)))
+        secrets = await self._pull_secrets(ctx, source.secret_names)
         return await self.runner.observe(
             ctx,
             obj,

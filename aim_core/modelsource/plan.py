@@ -34,13 +34,14 @@ returns a :class:`~aim_core.reconcile.plan.Plan`.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aim_core.modelsource.intervals import INVALID_SYNC_INTERVAL, Interval, retry_delay, sync_interval
 from aim_core.modelsource.observed import Failure, Observed, SelectorResult, Sync
 from aim_core.modelsource.selectors import Match, Selector
 from aim_core.modelsource.versions import tag_key
+from aim_core.modelsource.view import DEFAULT_MAX_MODELS, SourceView
 from aim_core.reconcile.conditions import CONFIG_VALID
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import (
@@ -52,13 +53,12 @@ from aim_core.reconcile.labels import (
     SOURCE_TAG_ANNOTATION,
 )
 from aim_core.reconcile.naming import cluster_model_name_from_source, sanitize_label_value
-from aim_core.reconcile.obj import spec_of, status_of
+from aim_core.reconcile.obj import Obj, meta_of, spec_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_MODELS
 
 __all__ = ["DEFAULT_MAX_MODELS", "model_for", "next_sync_delay", "order_matches", "plan_source", "source_label"]
 
-DEFAULT_MAX_MODELS = 100
 EXISTING_MODELS = "ExistingModels"
 PULL_SECRETS = "PullSecrets"
 FILTERS = "Filters"
@@ -79,20 +79,18 @@ def _rfc3339(ts: datetime.datetime) -> str:
     return ts.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def model_for(source: Mapping[str, Any], match: Match) -> dict[str, Any]:
+def model_for(source: Obj | SourceView, match: Match) -> dict[str, Any]:
     """The AIMClusterModel a source creates for ``match`` (F79)."""
-    spec = spec_of(source)
+    view = source if isinstance(source, SourceView) else SourceView.of(source)
     model_spec: dict[str, Any] = {"image": match.image}
-    secrets = [
-        {"name": s["name"]} for s in spec.get("imagePullSecrets") or [] if isinstance(s, Mapping) and s.get("name")
-    ]
+    secrets = [{"name": s["name"]} for s in view.pull_secrets if s.get("name")]
     if secrets:
         model_spec["imagePullSecrets"] = secrets
     return {
         "metadata": {
             "name": cluster_model_name_from_source(match.registry, match.repository, match.tag),
             "labels": {
-                MODEL_SOURCE_LABEL: source_label(source["metadata"]["name"]),
+                MODEL_SOURCE_LABEL: source_label(view.name),
                 ORIGIN_LABEL: ORIGIN_AUTO_GENERATED,
             },
             "annotations": {
@@ -161,9 +159,9 @@ def _filters_health(selectors: Sequence[Selector], results: Sequence[SelectorRes
     return Health(State.DEGRADED, "SomeFiltersFailed", f"{len(failed)} of {total} selectors failed: {detail}")
 
 
-def _carried_filters_health(obj: Mapping[str, Any]) -> Health | None:
+def _carried_filters_health(source: SourceView) -> Health | None:
     """The previous ``FiltersReady`` verdict, kept while the first sync after a restart runs."""
-    for cond in status_of(obj).get("conditions") or []:
+    for cond in source.conditions:
         if cond.get("type") == f"{FILTERS}Ready":
             reason, message = cond.get("reason") or "", cond.get("message") or ""
             if cond.get("status") == "True":
@@ -175,8 +173,8 @@ def _carried_filters_health(obj: Mapping[str, Any]) -> Health | None:
     return None
 
 
-def _secrets_health(obj: Mapping[str, Any], observed: Observed) -> Health | None:
-    names = [s.get("name") for s in spec_of(obj).get("imagePullSecrets") or [] if isinstance(s, Mapping)]
+def _secrets_health(source: SourceView, observed: Observed) -> Health | None:
+    names = [s.get("name") for s in source.pull_secrets]
     if not names:
         return None
     problems = observed.secret_problems
@@ -185,30 +183,27 @@ def _secrets_health(obj: Mapping[str, Any], observed: Observed) -> Health | None
     return Health(State.DEGRADED, problems[0].reason, "; ".join(p.message for p in problems))
 
 
-def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
+def plan_source(obj: Obj, observed: Observed) -> Plan:
     """Models to create and status for one AIMClusterModelSource."""
     plan = Plan()
-    spec = spec_of(obj)
-    old_status = status_of(obj)
-    interval = sync_interval(spec.get("syncInterval"))
-    max_models = spec.get("maxModels") or DEFAULT_MAX_MODELS
-    label = source_label(obj["metadata"]["name"])
+    source = SourceView.of(obj)
+    interval = sync_interval(source.sync_interval)
+    max_models = source.max_models
+    label = source_label(source.name)
 
     existing_images = {spec_of(m).get("image") for m in observed.models}
     plan.component(EXISTING_MODELS, _listed(len(observed.models), label))
-    secrets = _secrets_health(obj, observed)
+    secrets = _secrets_health(source, observed)
     if secrets is not None:
         plan.component(PULL_SECRETS, secrets)
     _config_valid(plan, observed, interval)
 
     sync = observed.sync
     if sync is None:
-        carried = _carried_filters_health(obj) if old_status else None
+        carried = _carried_filters_health(source) if source.had_status else None
         plan.component(FILTERS, carried or Health.progressing("Syncing", "first sync with the registries in progress"))
         plan.status["discoveredModels"] = len(observed.models)
-        for key in ("availableModels", "modelsLimitReached", "lastSyncTime"):
-            if key in old_status:
-                plan.status[key] = old_status[key]
+        plan.status.update(source.carried)
         _interval_condition(plan, interval)
         plan.requeue(WHILE_SYNCING_RECHECK)
         return plan
@@ -228,7 +223,7 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
         if name in planned_names:
             continue
         live = observed.model_named(name)
-        owner = ((live or {}).get("metadata") or {}).get("labels", {}).get(MODEL_SOURCE_LABEL) if live else None
+        owner = (meta_of(live).get("labels") or {}).get(MODEL_SOURCE_LABEL) if live else None
         if live is not None and owner == label:
             continue  # ours under another spelling of the image: already represented and counted
         if created + found >= room:
@@ -241,7 +236,7 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
             plan.notes.append(f"{m.image}: AIMClusterModel {name} exists and is not this source's; left alone")
             found += 1
             continue
-        plan.want(CLUSTER_MODELS, model_for(obj, m))
+        plan.want(CLUSTER_MODELS, model_for(source, m))
         created += 1
 
     discovered = len(observed.models) + created + found
@@ -252,8 +247,8 @@ def plan_source(obj: Mapping[str, Any], observed: Observed) -> Plan:
     last_success = sync.last_success
     if last_success is not None:
         plan.status["lastSyncTime"] = _rfc3339(last_success)
-    elif "lastSyncTime" in old_status:
-        plan.status["lastSyncTime"] = old_status["lastSyncTime"]
+    elif "lastSyncTime" in source.carried:
+        plan.status["lastSyncTime"] = source.carried["lastSyncTime"]
     if skipped_for_limit:
         plan.conditions.append(
             _condition(

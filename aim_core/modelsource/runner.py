@@ -32,11 +32,11 @@ import attrs
 from aim_core.modelsource.intervals import sync_interval
 from aim_core.modelsource.observed import Failure, Observed, SecretProblem, SelectorResult, Sync
 from aim_core.modelsource.plan import next_sync_delay
-from aim_core.modelsource.secrets import SecretLookup, check_pull_secrets, fingerprint, secret_names
+from aim_core.modelsource.secrets import SecretLookup, check_pull_secrets, fingerprint
 from aim_core.modelsource.selectors import Selector, parse_selectors
 from aim_core.modelsource.sync import SYNC_ERROR, Catalog, CountingCatalog, OfflineCatalog, sync_selectors
+from aim_core.modelsource.view import SourceView
 from aim_core.plugin.providers import RegistryCredentials
-from aim_core.reconcile.obj import spec_of
 from aim_core.registry import InvalidPullSecret, credentials_for
 from aim_core.registry import list_repositories as _list_repositories
 from aim_core.registry import list_tags as _list_tags
@@ -114,10 +114,9 @@ class SyncRunner:
 
         ``secret_named`` finds a pull secret in the operator namespace (from the store).
         """
-        meta = obj["metadata"]
-        name, generation = meta["name"], meta.get("generation")
-        spec = spec_of(obj)
-        selectors = tuple(parse_selectors(spec))
+        source = SourceView.of(obj)
+        name, generation = source.name, source.generation
+        selectors = tuple(parse_selectors(source.selectors_spec))
         if ctx.extras.get("offline"):  # aim-engine render: explicit images only, no registry, no secrets
             results = await sync_selectors(selectors, OfflineCatalog(), lambda _registry: None)
             sync = Sync(generation, tuple(results), self.clock(), 0, None)
@@ -130,24 +129,24 @@ class SyncRunner:
                 model_named=model_named,
             )
         state = self._states.get(name)
-        if state is None or state.uid != meta.get("uid"):
+        if state is None or state.uid != source.uid:
             if state is not None and state.task is not None:
                 state.task.cancel()
-            state = self._states[name] = _State(meta.get("uid"))
+            state = self._states[name] = _State(source.uid)
         now = self.clock()
         latest = state.latest if state.latest is not None and state.latest.generation == generation else None
         if state.task is not None and state.task_generation != generation:
             state.task.cancel()  # the spec changed under a running sync: start over
             state.task = None
-        secrets_now = fingerprint(secret_named, secret_names(spec))
+        secrets_now = fingerprint(secret_named, source.secret_names)
         credentials_changed = (
             latest is not None and state.secrets_used is not None and secrets_now != state.secrets_used
         )
-        if state.task is None and (_due(latest, spec, now) or credentials_changed):
+        if state.task is None and (_due(latest, source, now) or credentials_changed):
             if credentials_changed:
                 log.info("model source %s: its pull secrets changed, syncing now", name)
             state.task = asyncio.create_task(
-                self._sync(ctx, spec, selectors, generation, state.latest, secret_named),
+                self._sync(ctx, source.secret_names, selectors, generation, state.latest, secret_named),
                 name=f"model-source-sync-{name}",
             )
             state.task_generation, state.task_secrets = generation, secrets_now
@@ -195,7 +194,7 @@ class SyncRunner:
     async def _sync(
         self,
         ctx: Any,
-        spec: Mapping[str, Any],
+        secret_names: Sequence[str],
         selectors: Sequence[Selector],
         generation: int | None,
         previous: Sync | None,
@@ -203,7 +202,7 @@ class SyncRunner:
     ) -> tuple[Sync, tuple[SecretProblem, ...]]:
         counting = CountingCatalog(self._catalog(ctx.plugins))
         try:
-            secrets, problems = check_pull_secrets(secret_named, ctx.operator_namespace, secret_names(spec))
+            secrets, problems = check_pull_secrets(secret_named, ctx.operator_namespace, secret_names)
             credentials = _credentials(secrets)
             results = await sync_selectors(selectors, counting, credentials)
         except Exception as exc:  # noqa: BLE001 - a bug must not stop the source from reporting
@@ -227,10 +226,10 @@ class SyncRunner:
         return sync, tuple(problems)
 
 
-def _due(latest: Sync | None, spec: Mapping[str, Any], now: datetime.datetime) -> bool:
+def _due(latest: Sync | None, source: SourceView, now: datetime.datetime) -> bool:
     if latest is None:
         return True
-    delay = next_sync_delay(latest, sync_interval(spec.get("syncInterval")))
+    delay = next_sync_delay(latest, sync_interval(source.sync_interval))
     return now >= latest.finished_at + datetime.timedelta(seconds=delay)
 
 

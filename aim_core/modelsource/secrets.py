@@ -25,19 +25,12 @@ __all__ = [
     "SecretLookup",
     "check_pull_secrets",
     "fingerprint",
-    "secret_names",
 ]
 
 SECRET_NOT_FOUND = "SecretNotFound"
 SECRET_ACCESS_FAILED = "SecretAccessFailed"
 INVALID_PULL_SECRET = "InvalidPullSecret"
 _PROBE_HOST = "probe.invalid"  # a host no secret has: parsing a secret checks its whole docker config
-
-
-def secret_names(spec: Mapping[str, Any]) -> list[str]:
-    """Names in ``spec.imagePullSecrets``, in order, without blanks or repeats."""
-    names = [s.get("name") for s in spec.get("imagePullSecrets") or [] if isinstance(s, Mapping)]
-    return list(dict.fromkeys(n for n in names if isinstance(n, str) and n))
 
 
 #: A secret by name in the operator namespace: the object, ``None`` when missing, or the error reading it.
