@@ -58,7 +58,7 @@ from aim_core.reconcile.naming import (
     download_job_name,
 )
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
-from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
+from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile.resources import JOBS, ROLE_BINDINGS
 from aim_core.reconcile.workloads import inspect_job, inspect_pods, inspect_pvc
@@ -114,8 +114,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     meta, spec, status = obj["metadata"], spec_of(obj), status_of(obj)
     name, ns, uid = meta["name"], meta.get("namespace") or "", meta.get("uid") or ""
     plan.status["mode"] = "Dedicated" if meta.get("ownerReferences") else "Shared"
-    propagation = ob.config.spec.get("labelPropagation") or {}
-    plan.labels = LabelPolicy(bool(propagation.get("enabled")), tuple(propagation.get("match") or ()))
+    plan.labels = ob.config.view.labels
 
     plan.component("RuntimeConfig", ob.config.health(), blocking=True)
     if plan.issues:

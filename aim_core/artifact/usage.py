@@ -67,8 +67,7 @@ def retention(store: Store, artifact: Obj) -> int | None:
     config = resolve(
         name, store.get(RUNTIME_CONFIGS, _ns(artifact), name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name)
     )
-    value = (config.spec.get("artifact") or {}).get("defaultRetentionPriority")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return config.view.default_retention_priority
 
 
 def usage(store: Store, artifact: Obj) -> Usage:

@@ -40,7 +40,7 @@ from aim_core.model.validation import spec_problems
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.labels import ORIGIN_AUTO_GENERATED, ORIGIN_LABEL
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
-from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
+from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
 from aim_core.runtime.applyset import is_subset
 
@@ -57,11 +57,6 @@ _REGISTRY_CATEGORY = {
 }
 
 
-def _label_policy(config: Obj) -> LabelPolicy:
-    lp = config.get("labelPropagation") or {}
-    return LabelPolicy(enabled=bool(lp.get("enabled")), patterns=tuple(lp.get("match") or ()))
-
-
 def describe(model: Obj, scope: str) -> str:
     meta = meta_of(model)
     if scope == CLUSTER:
@@ -72,8 +67,7 @@ def describe(model: Obj, scope: str) -> str:
 def plan_model(model: dict[str, Any], ob: Observed) -> Plan:
     plan = Plan()
     spec = spec_of(model)
-    config = ob.config.spec
-    plan.labels = _label_policy(config)
+    plan.labels = ob.config.view.labels
     plan.status["sourceType"] = SOURCE_CUSTOM if spec.get("modelSources") else SOURCE_IMAGE
 
     # --- runtime config (F17)

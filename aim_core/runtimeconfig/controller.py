@@ -25,12 +25,12 @@ from aim_core.api.spec_errors import spec_problems
 from aim_core.reconcile.envvars import engine_args_problems
 from aim_core.reconcile.health import Category
 from aim_core.reconcile.labels import glob_problem
-from aim_core.reconcile.obj import spec_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_RUNTIME_CONFIGS, RUNTIME_CONFIGS
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.store import Store
 from aim_core.runtimeconfig.resolution import normalize, resolve
+from aim_core.runtimeconfig.view import RuntimeConfigView
 
 BY_NAME = "by-name"
 
@@ -38,9 +38,9 @@ BY_NAME = "by-name"
 def validate(obj: dict[str, Any]) -> list[str]:
     """What is wrong with a runtime config that the API server could not catch."""
     problems = spec_problems(obj)
-    spec = spec_of(obj)
-    problems += [f"spec.env: {p}" for p in engine_args_problems(spec.get("env") or [])]
-    for i, pattern in enumerate(((spec.get("labelPropagation") or {}).get("match")) or []):
+    config = RuntimeConfigView.of(obj)
+    problems += [f"spec.env: {p}" for p in engine_args_problems(list(config.env))]
+    for i, pattern in enumerate(config.label_match):
         problem = glob_problem(pattern)
         if problem:
             problems.append(f"spec.labelPropagation.match[{i}]: {problem}")
@@ -49,7 +49,8 @@ def validate(obj: dict[str, Any]) -> list[str]:
 
 def _plan(obj: dict[str, Any], cluster: dict[str, Any] | None, namespaced: bool) -> Plan:
     plan = Plan()
-    name = obj["metadata"]["name"]
+    config = RuntimeConfigView.of(obj)
+    name = config.name
     problems = validate(obj)
     if problems:
         plan.issue(Category.INVALID_SPEC, "InvalidSpec", "; ".join(problems))
@@ -66,7 +67,7 @@ def _plan(obj: dict[str, Any], cluster: dict[str, Any] | None, namespaced: bool)
                 )
             )
     else:
-        plan.status["effectiveSpec"] = normalize(obj.get("spec"))
+        plan.status["effectiveSpec"] = normalize(config.spec)
     return plan
 
 

@@ -18,7 +18,9 @@ import attrs
 
 from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.health import Category, Health
+from aim_core.reconcile.obj import spec_of
 from aim_core.reconcile.plan import Issue
+from aim_core.runtimeconfig.view import ConfigView, RuntimeConfigView
 
 DEFAULT_NAME = "default"
 DEFAULT_PVC_HEADROOM_PERCENT = 10
@@ -77,13 +79,19 @@ _ATOMIC_OBJECTS = frozenset({"gatewayRef", "downloadFilter", "nodeSelector", "af
 
 @attrs.frozen
 class Resolution:
-    """The outcome of resolving a runtime config for one object."""
+    """The outcome of resolving a runtime config for one object.
+
+    :ivar view: the settings of :attr:`spec` other kinds read, typed, with their defaults.
+    """
 
     name: str
     spec: dict[str, Any]  # the merged, normalised view; empty when nothing was found
     namespaced: Mapping[str, Any] | None = None
     cluster: Mapping[str, Any] | None = None
     issue: Issue | None = None
+    view: ConfigView = attrs.field(
+        init=False, eq=False, repr=False, default=attrs.Factory(lambda self: ConfigView.of(self.spec), takes_self=True)
+    )
 
     @property
     def found(self) -> bool:
@@ -93,23 +101,23 @@ class Resolution:
     def reference(self) -> dict[str, Any] | None:
         """``status.resolvedRuntimeConfig``: the object that satisfied the name (scope Merged when both did)."""
         if self.namespaced is not None and self.cluster is not None:
-            meta = self.namespaced["metadata"]
+            view = RuntimeConfigView.of(self.namespaced)
             return {
                 "kind": "AIMRuntimeConfig",
-                "name": meta["name"],
-                "namespace": meta.get("namespace", ""),
+                "name": view.name,
+                "namespace": view.namespace,
                 "scope": "Merged",
-                "uid": meta.get("uid", ""),
+                "uid": view.uid,
             }
         for obj, kind, scope in (
             (self.namespaced, "AIMRuntimeConfig", "Namespace"),
             (self.cluster, "AIMClusterRuntimeConfig", "Cluster"),
         ):
             if obj is not None:
-                meta = obj["metadata"]
-                ref = {"kind": kind, "name": meta["name"], "scope": scope, "uid": meta.get("uid", "")}
+                view = RuntimeConfigView.of(obj)
+                ref = {"kind": kind, "name": view.name, "scope": scope, "uid": view.uid}
                 if scope == "Namespace":
-                    ref["namespace"] = meta.get("namespace", "")
+                    ref["namespace"] = view.namespace
                 return ref
         return None
 
@@ -129,7 +137,7 @@ class Resolution:
 def _describe(resolution: Resolution) -> str:
     parts = []
     if resolution.namespaced is not None:
-        parts.append(f"AIMRuntimeConfig {resolution.namespaced['metadata'].get('namespace')}/{resolution.name}")
+        parts.append(f"AIMRuntimeConfig {RuntimeConfigView.of(resolution.namespaced).namespace}/{resolution.name}")
     if resolution.cluster is not None:
         parts.append(f"AIMClusterRuntimeConfig {resolution.name}")
     return " merged over ".join(parts)
@@ -151,7 +159,7 @@ def resolve(
                 f"named {name!r}, or remove spec.runtimeConfigName to use the default",
             )
         return Resolution(name, {}, issue=issue)
-    spec = merge_specs(normalize((cluster or {}).get("spec")), normalize((namespaced or {}).get("spec")))
+    spec = merge_specs(normalize(spec_of(cluster)), normalize(spec_of(namespaced)))
     return Resolution(name, spec, namespaced, cluster)
 
 

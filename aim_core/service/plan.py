@@ -27,7 +27,7 @@ from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.obj import spec_of, status_of
-from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
+from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
 from aim_core.reconcile.workloads import inspect_pods
 from aim_core.runtimeconfig import routing_enabled
@@ -50,11 +50,6 @@ TEMPLATE = "Template"
 CACHE = "Cache"
 SCALER = "HPA"
 RECHECK_AFTER_DROP_SECONDS = 1.0
-
-
-def _label_policy(config: dict[str, Any]) -> LabelPolicy:
-    lp = config.get("labelPropagation") or {}
-    return LabelPolicy(enabled=bool(lp.get("enabled")), patterns=tuple(lp.get("match") or ()))
 
 
 def _models_by_image(svc: dict[str, Any], ob: Observed) -> list[dict[str, Any]]:
@@ -90,7 +85,7 @@ def plan_service(svc: dict[str, Any], ob: Observed) -> Plan:
 def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     spec = spec_of(svc)
     config = ob.config.spec
-    plan.labels = _label_policy(config)
+    plan.labels = ob.config.view.labels
 
     for error in ob.read_errors:
         info: ErrorInfo = error

@@ -38,7 +38,7 @@ from typing import Any
 from aim_core.reconcile.conditions import Condition
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.obj import Obj, spec_of, status_of
-from aim_core.reconcile.plan import Deletion, LabelPolicy, Plan
+from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.quantities import canonical_sources
 from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
 from aim_core.reconcile.workloads import inspect_job, inspect_pods
@@ -66,8 +66,7 @@ def plan_template(template: Obj, ob: Observed) -> Plan:
     plan = Plan()
     spec = spec_of(template)
     decision = decide(template, ob)
-    propagation = ob.config.spec.get("labelPropagation") or {}
-    plan.labels = LabelPolicy(bool(propagation.get("enabled")), tuple(propagation.get("match") or ()))
+    plan.labels = ob.config.view.labels
     if ob.read_error is not None:
         plan.issue(ob.read_error.category, ob.read_error.reason, ob.read_error.message)
 

@@ -18,7 +18,7 @@ from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import artifact_name, sanitize_label_value
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
-from aim_core.reconcile.plan import LabelPolicy, Plan
+from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import ARTIFACTS, CLUSTER_TEMPLATES, TEMPLATES
 from aim_core.runtime.controller import namespace_going
 from aim_core.runtimeconfig import Resolution
@@ -266,8 +266,7 @@ def plan_cache(obj: Obj, observed: Observed) -> Plan:
         if m.desired is not None and not blocked:
             plan.want(ARTIFACTS, m.desired, owned=cache.dedicated)
 
-    propagation = observed.config.spec.get("labelPropagation") or {}
-    plan.labels = LabelPolicy(bool(propagation.get("enabled")), tuple(propagation.get("match") or ()))
+    plan.labels = observed.config.view.labels
     artifacts = artifacts_status(cache.artifacts, matches)
     if artifacts is not None:
         plan.status["artifacts"] = artifacts
