@@ -617,7 +617,7 @@ def test_the_source_scan_finds_artifact_children_and_evictions():
 VERB_ALLOWANCES = {
     # the OwnerReferencesPermissionEnforcement admission plugin checks update on the owner's finalizers
     **{("aim.eai.amd.com", f"{r.plural}/finalizers"): {"update", "patch"} for r in res.AIM_RESOURCES},
-    # our own API: create and delete on all ten kinds, also those whose controllers are still to come
+    # our own API: create and delete on all kinds, also those whose controllers are still to come
     **{("aim.eai.amd.com", r.plural): {"create", "delete"} for r in res.AIM_RESOURCES},
     # children deleted through a resource held in a variable (routing or a runtime turned off)
     ("serving.kserve.io", "inferenceservices"): {"delete"},
@@ -625,6 +625,9 @@ VERB_ALLOWANCES = {
     ("rbac.authorization.k8s.io", "clusterroles"): {"bind"},  # the status-updater role (see role.yaml)
     ("aim.eai.amd.com", "aimartifacts/status"): {"get", "update"},  # held to bind that role
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get"},  # kopf's resource scanning
+    # AIMBenchmark (issue 23): granted with the kind; its controller lands next and then sends these
+    ("aim.eai.amd.com", "aimbenchmarks"): {"get", "list", "watch", "patch", "create", "delete"},
+    ("aim.eai.amd.com", "aimbenchmarks/status"): {"patch"},
 }
 
 

@@ -11,6 +11,19 @@ from aim_core.api.artifact import (
     AIMArtifactSpec,
     AIMArtifactStatus,
 )
+from aim_core.api.benchmark import (
+    BENCHMARK_FINISHED,
+    BENCHMARK_STATUS_VALUES,
+    AIMBenchmark,
+    AIMBenchmarkPercentiles,
+    AIMBenchmarkReportSpec,
+    AIMBenchmarkReportStatus,
+    AIMBenchmarkResult,
+    AIMBenchmarkSpec,
+    AIMBenchmarkStatus,
+    AIMBenchmarkTargetSpec,
+    AIMBenchmarkTargetStatus,
+)
 from aim_core.api.cache import (
     TEMPLATE_CACHE_STATUS_VALUES,
     AIMResolvedArtifact,
@@ -86,6 +99,7 @@ from aim_core.api.kinds import (
     CLUSTER,
     KINDS,
     NAMESPACED,
+    UPSTREAM_KINDS,
     KindInfo,
     PrinterColumn,
     info_for,
@@ -146,6 +160,17 @@ from aim_core.api.template import (
 )
 
 __all__ = [
+    "AIMBenchmark",
+    "AIMBenchmarkPercentiles",
+    "AIMBenchmarkReportSpec",
+    "AIMBenchmarkReportStatus",
+    "AIMBenchmarkResult",
+    "AIMBenchmarkSpec",
+    "AIMBenchmarkStatus",
+    "AIMBenchmarkTargetSpec",
+    "AIMBenchmarkTargetStatus",
+    "BENCHMARK_FINISHED",
+    "BENCHMARK_STATUS_VALUES",
     "AIMArtifact",
     "AIMArtifactConfig",
     "AIMArtifactDownloadState",
@@ -259,6 +284,7 @@ __all__ = [
     "SecretKeySelector",
     "TEMPLATE_CACHE_STATUS_VALUES",
     "TEMPLATE_SCOPES",
+    "UPSTREAM_KINDS",
     "converter",
     "info_for",
     "kind_info",

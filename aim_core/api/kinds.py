@@ -1,8 +1,9 @@
-"""Registry of the ten top-level AIM kinds and their CRD naming facts."""
+"""Registry of the eleven top-level AIM kinds and their CRD naming facts."""
 
 import attrs
 
 from aim_core.api.artifact import AIMArtifact
+from aim_core.api.benchmark import AIMBenchmark
 from aim_core.api.cache import AIMTemplateCache
 from aim_core.api.common import API_GROUP, API_VERSION
 from aim_core.api.model import AIMClusterModel, AIMModel
@@ -37,6 +38,7 @@ class KindInfo:
     printer_columns: tuple[PrinterColumn, ...] = ()
     categories: tuple[str, ...] = CATEGORIES
     status_subresource: bool = True
+    upstream: bool = True  # False: a kind beyond upstream's ten (docs/beyond-upstream.md)
 
     @property
     def group(self) -> str:
@@ -181,7 +183,25 @@ KINDS: tuple[KindInfo, ...] = (
             _AGE,
         ),
     ),
+    KindInfo(
+        cls=AIMBenchmark,
+        kind="AIMBenchmark",
+        scope=NAMESPACED,
+        short_name="aimbench",
+        upstream=False,
+        printer_columns=(
+            _STATUS,
+            _col("Service", ".status.target.serviceName"),
+            _col("Template", ".status.target.template"),
+            _col("Tool", ".status.tool", priority=1),
+            _col("Endpoint", ".status.target.endpoint", priority=1),
+            _AGE,
+        ),
+    ),
 )
+
+UPSTREAM_KINDS: tuple[KindInfo, ...] = tuple(k for k in KINDS if k.upstream)
+"""The ten kinds upstream AIM Engine has; the others are ours alone."""
 
 _BY_KIND = {k.kind: k for k in KINDS}
 _BY_CLASS = {k.cls: k for k in KINDS}

@@ -22,6 +22,7 @@ CLUSTER_RUNTIME_CONFIGS = _aim("AIMClusterRuntimeConfig", False)
 TEMPLATE_CACHES = _aim("AIMTemplateCache", True)
 ARTIFACTS = _aim("AIMArtifact", True)
 CLUSTER_MODEL_SOURCES = _aim("AIMClusterModelSource", False)
+BENCHMARKS = _aim("AIMBenchmark", True)
 
 AIM_RESOURCES = (
     SERVICES,
@@ -34,6 +35,7 @@ AIM_RESOURCES = (
     TEMPLATE_CACHES,
     ARTIFACTS,
     CLUSTER_MODEL_SOURCES,
+    BENCHMARKS,
 )
 
 NAMESPACES = ResourceRef("v1", "Namespace", "namespaces", False)
