@@ -193,6 +193,32 @@ class AIMLabelPropagationConfig:
 # --- references and profiles ---------------------------------------------
 
 
+MEASURED_RANKINGS = (
+    "outputTokensPerSecond",
+    "requestsPerSecond",
+    "ttftP50",
+    "ttftP90",
+    "ttftP99",
+    "interTokenLatencyP50",
+    "e2eLatencyP50",
+)
+
+
+@attrs.define(kw_only=True)
+@schema(description="Rank automatically selected templates by what their AIMBenchmarks measured (opt-in).")
+class AIMMeasuredPreference:
+    by: str = field(
+        description="The measured number that ranks: throughput (higher wins) or a latency percentile "
+        "(lower wins), from the templates' status.benchmarks.",
+        enum=MEASURED_RANKINGS,
+    )
+    concurrency: int = field(description="The load level whose results count.", minimum=1, format="int32")
+    scenario: str | None = optional(
+        description="The traffic scenario whose results count (e.g. D(128,128)); unset: the scenario "
+        "measured for the most candidates."
+    )
+
+
 @attrs.define(kw_only=True)
 @schema(description="The object that a reference resolved to.")
 class AIMResolvedReference:

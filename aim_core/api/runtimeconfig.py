@@ -7,6 +7,7 @@ import attrs
 from aim_core.api.common import (
     API_VERSION,
     AIMLabelPropagationConfig,
+    AIMMeasuredPreference,
     AIMRuntimeRoutingConfig,
     AIMStorageConfig,
     affinity_field,
@@ -43,6 +44,15 @@ class AIMArtifactStorageQuota:
 
 
 @attrs.define(kw_only=True)
+@schema(description="Defaults of automatic template selection.")
+class AIMTemplateSelectionConfig:
+    prefer_measured: AIMMeasuredPreference | None = optional(
+        description="Let automatic selection prefer the template that measured best, for services that set "
+        "no spec.template.preferMeasured of their own."
+    )
+
+
+@attrs.define(kw_only=True)
 @schema(description="Runtime defaults of a namespace.")
 class AIMRuntimeConfigSpec:
     env: list[EnvVar] | None = env_list(description="Inference container environment.")
@@ -52,6 +62,9 @@ class AIMRuntimeConfigSpec:
     artifact: AIMArtifactConfig | None = optional(description="Artifact defaults.")
     label_propagation: AIMLabelPropagationConfig | None = optional(
         description="Copying of parent labels onto children."
+    )
+    template_selection: AIMTemplateSelectionConfig | None = optional(
+        description="Defaults of automatic template selection."
     )
     node_selector: dict[str, str] | None = node_selector_field("inference pods and artifact download Jobs")
     tolerations: list[Toleration] | None = tolerations_field("inference pods and artifact download Jobs")

@@ -11,6 +11,7 @@ from aim_core.api.common import (
     PRECISIONS,
     SOURCE_URI_PATTERN,
     AIMHardwareRequirements,
+    AIMMeasuredPreference,
     AIMModelSource,
     AIMResolvedReference,
     AIMRuntimeRoutingConfig,
@@ -73,6 +74,10 @@ class AIMServiceModel:
 class AIMServiceTemplateConfig:
     name: str | None = optional(description="Template to use; chosen automatically when unset.")
     allow_unoptimized: bool | None = optional(description="Let automatic selection pick unoptimized templates.")
+    prefer_measured: AIMMeasuredPreference | None = optional(
+        description="Let automatic selection prefer the template that measured best (opt-in; overrides the "
+        "runtime config's templateSelection.preferMeasured)."
+    )
 
 
 @attrs.define(kw_only=True)

@@ -15,6 +15,7 @@ stay quick:
 ``templates clone``       :mod:`aim_core.cli.templates` -- copies of a GPU's templates for another GPU
 ``apply``                 :mod:`aim_core.cli.apply` -- apply manifests, optionally with their status
 ``artifact``              :mod:`aim_core.cli.artifact` -- the downloader Jobs' entrypoints
+``bench``                 :mod:`aim_core.cli.bench` -- benchmark results: tables, comparisons, plots
 ========================  ===============================================================
 """
 
@@ -25,12 +26,12 @@ import os
 import sys
 from collections.abc import Sequence
 
-from aim_core.cli import apply, artifact, describe, doctor, info, registry, render, run, templates
+from aim_core.cli import apply, artifact, bench, describe, doctor, info, registry, render, run, templates
 
 __all__ = ["build_parser", "main"]
 
 # Order of the subcommands in ``aim-engine --help``.
-_COMMANDS = (info, render, registry, doctor, describe, templates, apply, artifact, run)
+_COMMANDS = (info, render, registry, doctor, describe, bench, templates, apply, artifact, run)
 
 
 def build_parser() -> argparse.ArgumentParser:

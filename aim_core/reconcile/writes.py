@@ -78,6 +78,7 @@ OWNED_STATUS_KEYS = frozenset(
         "cache",
         "effectiveSpec",
         "resolvedHardware",
+        "benchmarks",
         "resolvedNodeAffinity",
         "adapters",
         "adapterSummary",

@@ -117,7 +117,12 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         list(ob.templates["cluster"].values()),
         ob.inventory,
     ) or choose_template(
-        svc, model_name, list(ob.templates["namespaced"].values()), list(ob.templates["cluster"].values()), ob.inventory
+        svc,
+        model_name,
+        list(ob.templates["namespaced"].values()),
+        list(ob.templates["cluster"].values()),
+        ob.inventory,
+        config,
     )
     if model_name is not None:
         template_res = _check_model_match(template_res, model_name)

@@ -20,6 +20,7 @@ from aim_core.reconcile.health import Health
 from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.resources import TEMPLATES
+from aim_core.service.measured import Measurement, Preference
 from aim_core.service.templates import (
     COMPONENT,
     ScopedTemplate,
@@ -67,6 +68,10 @@ class Rank:
     metric: str
     precision: str
     key: tuple[int, int, int, int]
+    #: measured ranking (opt-in): the service's preference and this candidate's value (None: not measured)
+    preference: Preference | None = None
+    measured: Measurement | None = None
+    scenario: str = ""
 
     @classmethod
     def of(cls, t: Obj, inventory: GpuInventory, gpu: str) -> Rank:
@@ -88,11 +93,38 @@ class Rank:
             self.precision or "no precision",
         )
 
+    def measure(self, preference: Preference, measured: Measurement | None, scenario: str) -> Rank:
+        """This rank with a measured value (or its absence) ranking before the usual keys."""
+        return attrs.evolve(self, preference=preference, measured=measured, scenario=scenario)
+
+    @property
+    def order(self) -> tuple[float, ...]:
+        """What ranking compares, lower is better: measured ones first (by value), then the usual key."""
+        if self.preference is None:
+            return self.key
+        if self.measured is None:
+            return (1, 0.0, *self.key)
+        return (0, self.measured.key(self.preference), *self.key)
+
     def describe(self) -> str:
-        return ", ".join(self.values)
+        usual = ", ".join(self.values)
+        if self.preference is None:
+            return usual
+        if self.measured is None:
+            return f"not measured for {self.preference.describe(self.scenario)}; {usual}"
+        return f"{self.measured.describe(self.preference)}; {usual}"
 
     def versus(self, winner: Rank) -> str:
         """``GPU: MI300X before MI210``: the first key on which ``winner`` is better."""
+        if winner.preference is not None and winner.measured is not None:
+            mine = self.measured.value if self.measured is not None else None
+            if mine != winner.measured.value:
+                unit = winner.preference.metric.unit
+                theirs = f"{mine:g} {unit}" if mine is not None else "not measured"
+                return (
+                    f"measured {winner.preference.by} at concurrency {winner.preference.concurrency} in "
+                    f"{winner.scenario}: {winner.measured.value:g} {unit} before {theirs}"
+                )
         for i, field in enumerate(_RANK_FIELDS):
             if winner.key[i] != self.key[i]:
                 return f"{field}: {winner.values[i]} before {self.values[i]}"
@@ -125,6 +157,7 @@ class Selection:
     model_name: str
     health: Health
     candidates: tuple[Candidate, ...] = ()
+    measured_note: str = ""  #: what measured ranking did (empty when not asked for)
 
     @property
     def chosen(self) -> ScopedTemplate | None:
@@ -144,6 +177,8 @@ class Selection:
     def explain(self) -> list[str]:
         """Human-readable lines: the outcome, then one line per candidate."""
         lines = [f"template for model {self.model_name}: {self.health.reason}: {self.health.message}"]
+        if self.measured_note:
+            lines.append(f"  measured ranking: {self.measured_note}")
         for c in self.candidates:
             mark = {Verdict.SELECTED: "+", Verdict.TIED: "="}.get(c.verdict, "-")
             where = f" [{c.filter.value}]" if c.filter else ""

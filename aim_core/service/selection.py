@@ -21,7 +21,7 @@ prints :meth:`Selection.explain`). Filters, in order:
 The rest rank lexicographically by profile type (optimized, preview,
 unoptimized), GPU (the vendors' preference, asked from the inventory), metric
 (latency, throughput) and precision (fp4, int4, fp8, int8, fp16, bf16, fp32);
-unknown values rank last.
+unknown values rank last. Measured values rank first when asked (opt-in, :mod:`.measured`).
 
 Outcomes and Q4. The reasons are upstream's, the messages say exactly why:
 
@@ -53,6 +53,7 @@ import attrs
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.service.measured import Preference, measure_ranks
 from aim_core.service.overrides import Overrides, with_overrides
 from aim_core.service.resolution import (
     Candidate,
@@ -94,6 +95,7 @@ def select_template(
     allow_unoptimized: bool = False,
     overrides: Obj | None = None,
     namespace: str = "",
+    prefer: Preference | None = None,
 ) -> Selection:
     """Pick the template for ``model_name`` (see the module docstring for filters, ranking and outcomes).
 
@@ -102,6 +104,7 @@ def select_template(
     :param inventory: the cluster's GPUs, for presence and preference.
     :param overrides: the service's ``spec.overrides``.
     :param namespace: the service namespace, for messages.
+    :param prefer: measured ranking, when the service asks for it (:mod:`aim_core.service.measured`).
     """
     o = Overrides.read(overrides)
     pool = [
@@ -117,9 +120,11 @@ def select_template(
         done.extend(Candidate(s, Verdict.REJECTED, flt, why[i]) for i, s in enumerate(alive) if i in why)
         return [s for i, s in enumerate(alive) if i not in why]
 
+    note = [f"asked for {prefer.describe()} ({prefer.source}); no candidate was left to rank"] if prefer else [""]
+
     def out(health: Health) -> Selection:
         order = {id(s): i for i, s in enumerate(pool)}
-        return Selection(model_name, health, tuple(sorted(done, key=lambda c: order[id(c.template)])))
+        return Selection(model_name, health, tuple(sorted(done, key=lambda c: order[id(c.template)])), note[0])
 
     alive = pool
     alive = drop(
@@ -216,7 +221,8 @@ def select_template(
                 if s.scope is Scope.CLUSTER
             },
         )
-    return out(_rank(model_name, alive, done, inventory, o))
+    health, note[0] = _rank(model_name, alive, done, inventory, o, prefer)
+    return out(health)
 
 
 def _not_found(message: str) -> Health:
@@ -224,11 +230,17 @@ def _not_found(message: str) -> Health:
 
 
 def _rank(
-    model_name: str, alive: list[ScopedTemplate], done: list[Candidate], inventory: GpuInventory, o: Overrides
-) -> Health:
+    model_name: str,
+    alive: list[ScopedTemplate],
+    done: list[Candidate],
+    inventory: GpuInventory,
+    o: Overrides,
+    prefer: Preference | None = None,
+) -> tuple[Health, str]:
     ranks = [Rank.of(s.template, inventory, template_gpu_model(s.template) or o.gpu_model) for s in alive]
-    best = min(r.key for r in ranks)
-    top = [i for i, r in enumerate(ranks) if r.key == best]
+    ranks, note = measure_ranks([s.template for s in alive], ranks, prefer)
+    best = min(r.order for r in ranks)
+    top = [i for i, r in enumerate(ranks) if r.order == best]
     winner = alive[top[0]].name
     tied = len(top) > 1
     for i, (s, r) in enumerate(zip(alive, ranks, strict=True)):
@@ -247,10 +259,12 @@ def _rank(
             f"{len(top)} templates for model {model_name!r} rank equally ({ranks[top[0]].describe()}): "
             f"{names}; set spec.template.name to choose one, or remove the duplicates",
             upstream=True,
-        )
+        ), note
     chosen = alive[top[0]]
     more = f" over {_plural(len(alive) - 1, 'other candidate')}" if len(alive) > 1 else ""
-    return Health.ok("Resolved", f"selected {chosen.describe()} ({ranks[top[0]].describe()}){more}", upstream=True)
+    return Health.ok(
+        "Resolved", f"selected {chosen.describe()} ({ranks[top[0]].describe()}){more}", upstream=True
+    ), note
 
 
 def resolve_explicit(
@@ -299,6 +313,7 @@ def choose_template(
     namespaced: Sequence[Obj],
     cluster: Sequence[Obj],
     inventory: GpuInventory,
+    config: Obj | None = None,
 ) -> TemplateResolution:
     """Resolve the template of ``service``: sticky, explicit or auto, then overrides.
 
@@ -308,6 +323,7 @@ def choose_template(
         Pending ``TemplateNotFound``.
     :param namespaced: AIMServiceTemplates of the service namespace (derived ones included).
     :param cluster: AIMClusterServiceTemplates.
+    :param config: the merged runtime config spec (its ``templateSelection`` default).
     """
     spec = spec_of(service)
     conf = spec.get("template") or {}
@@ -337,6 +353,7 @@ def choose_template(
             allow_unoptimized=bool(conf.get("allowUnoptimized")),
             overrides=spec.get("overrides"),
             namespace=meta_of(service).get("namespace", ""),
+            prefer=Preference.read(service, config),
         )
     if kept is not None:
         result = with_overrides(kept, service, ns_by_name, inventory)

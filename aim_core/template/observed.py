@@ -41,6 +41,7 @@ class Observed:
     :ivar read_error: a failed log read.
     :ivar cache: the AIMTemplateCache named like the template (namespaced templates).
     :ivar now: the time of this reconcile (the plan reads no clock).
+    :ivar benchmarks: Succeeded AIMBenchmarks that measured this template (its ``status.benchmarks``).
     """
 
     scope: Scope
@@ -60,3 +61,4 @@ class Observed:
     cache: Obj | None = None
     slot: Slot = Slot.NOT_ASKED
     slot_detail: str = ""
+    benchmarks: tuple[Obj, ...] = ()

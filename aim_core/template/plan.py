@@ -43,6 +43,7 @@ from aim_core.reconcile.quantities import canonical_sources
 from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
 from aim_core.reconcile.workloads import inspect_job, inspect_pods
 from aim_core.template import discovery as disc
+from aim_core.template.benchmarks import summarize
 from aim_core.template.decision import Breaker, Decision, decide, model_health
 from aim_core.template.hardware import GpuCheck, hardware_summary, resolved_hardware
 from aim_core.template.observed import Observed, Slot
@@ -65,6 +66,9 @@ LOCK_REQUEUE_SECONDS = 2.0
 def plan_template(template: Obj, ob: Observed) -> Plan:
     plan = Plan()
     spec = spec_of(template)
+    measured = summarize(ob.benchmarks)
+    if measured:
+        plan.status["benchmarks"] = measured  # removed again when no run measures it (an owned status key)
     decision = decide(template, ob)
     plan.labels = ob.config.view.labels
     if ob.read_error is not None:
