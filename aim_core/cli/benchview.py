@@ -149,7 +149,7 @@ def compare_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
-SWEEP_COLUMNS = ("Template", "GPU", "Scenario", "Load", "Out tok/s", "Req/s", "TTFT p50", "ITL p50", "E2E p50", "Run")
+SWEEP_COLUMNS = tuple("Template|GPU|Scenario|Load|Out tok/s|Req/s|TTFT p50|ITL p50|E2E p50|Run".split("|"))
 
 
 def sweep_rows(status: Mapping[str, Any]) -> list[list[str]]:
