@@ -34,22 +34,23 @@ from aim_core.artifact.keys import (
     POD_BY_CLAIM,
     SVC_BY_ADAPTER,
     SVC_BY_CACHE,
-    _allocated,
-    _cache_label,
-    _claims,
-    _complete,
-    _deleting,
-    _ns,
-    _service_uses,
-    _storage_view,
-    _waiting,
+    allocated_of,
+    cache_label_keys,
+    download_finished,
+    is_deleting,
+    namespace_of,
     parse_quota,
+    pvc_claims,
+    service_uses,
+    storage_fields,
+    waiting_for_storage,
 )
 from aim_core.artifact.observed import Observed, Quota, Usage
 from aim_core.artifact.plan import plan_artifact
 from aim_core.artifact.progress import discovered_size
 from aim_core.artifact.usage import in_use, usage
 from aim_core.artifact.validation import spec_size
+from aim_core.artifact.view import ArtifactView
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.errors import describe
@@ -111,32 +112,36 @@ class ArtifactController(Controller):
     def setup(self, store: Store) -> None:
         self._store = store
         index_events(store)
-        store.add_index(ARTIFACTS, BY_LABEL, lambda a: [(_ns(a), sanitize_label_value(a["metadata"]["name"]))])
-        store.add_index(ARTIFACTS, BY_NAMESPACE, lambda a: [_ns(a)])
+        store.add_index(ARTIFACTS, BY_LABEL, lambda a: [(namespace_of(a), sanitize_label_value(a["metadata"]["name"]))])
+        store.add_index(ARTIFACTS, BY_NAMESPACE, lambda a: [namespace_of(a)])
         store.add_index(
-            ARTIFACTS, BY_CONFIG, lambda a: [(_ns(a), config_name(a.get("spec"))), (None, config_name(a.get("spec")))]
+            ARTIFACTS,
+            BY_CONFIG,
+            lambda a: [(namespace_of(a), config_name(a.get("spec"))), (None, config_name(a.get("spec")))],
         )
-        store.add_index(ARTIFACTS, WAITING, lambda a: [True] if _waiting(a) else [])
+        store.add_index(ARTIFACTS, WAITING, lambda a: [True] if waiting_for_storage(a) else [])
         store.add_index(
             ARTIFACTS,
             BY_CLAIM,
             lambda a: (
-                [(_ns(a), status_of(a).get("persistentVolumeClaim"))]
+                [(namespace_of(a), status_of(a).get("persistentVolumeClaim"))]
                 if status_of(a).get("persistentVolumeClaim")
                 else []
             ),
         )
-        store.add_index(PODS, POD_BY_CLAIM, _claims)
+        store.add_index(PODS, POD_BY_CLAIM, pvc_claims)
         for ref in (JOBS, PODS, PVCS):
-            store.add_index(ref, CHILD_BY_LABEL, _cache_label)
+            store.add_index(ref, CHILD_BY_LABEL, cache_label_keys)
         store.add_index(
             TEMPLATE_CACHES,
             CACHE_BY_ARTIFACT,
-            lambda c: [(_ns(c), name) for name in (status_of(c).get("artifacts") or {})],
+            lambda c: [(namespace_of(c), name) for name in (status_of(c).get("artifacts") or {})],
         )
-        store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), spec_of(c).get("templateName") or "")])
-        store.add_index(SERVICES, SVC_BY_CACHE, _service_uses)
-        store.add_index(SERVICES, SVC_BY_ADAPTER, lambda s: [(_ns(s), a) for a in adapter_artifacts(s)])
+        store.add_index(
+            TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(namespace_of(c), spec_of(c).get("templateName") or "")]
+        )
+        store.add_index(SERVICES, SVC_BY_CACHE, service_uses)
+        store.add_index(SERVICES, SVC_BY_ADAPTER, lambda s: [(namespace_of(s), a) for a in adapter_artifacts(s)])
 
     def _artifacts(self, index: str, value: Any) -> set[ObjectKey]:
         assert self._store is not None
@@ -147,18 +152,18 @@ class ArtifactController(Controller):
     def watches(self) -> list[Watch]:
         def by_child(obj: Obj) -> Iterable[ObjectKey]:
             keys: set[ObjectKey] = set()
-            for key in _cache_label(obj):
+            for key in cache_label_keys(obj):
                 keys |= self._artifacts(BY_LABEL, key)
             return keys
 
         def by_pod(pod: Obj) -> Iterable[ObjectKey]:
             keys = set(by_child(pod))
-            for claim in _claims(pod):
+            for claim in pvc_claims(pod):
                 keys |= self._artifacts(BY_CLAIM, claim)
             return keys
 
         def by_binding(binding: Obj) -> Iterable[ObjectKey]:
-            return self._artifacts(BY_NAMESPACE, _ns(binding))
+            return self._artifacts(BY_NAMESPACE, namespace_of(binding))
 
         def by_config(config: Obj) -> Iterable[ObjectKey]:
             ns = meta_of(config).get("namespace")
@@ -171,19 +176,19 @@ class ArtifactController(Controller):
             return self._artifacts(WAITING, True)
 
         def by_cache(cache: Obj) -> Iterable[ObjectKey]:
-            ns = _ns(cache)
+            ns = namespace_of(cache)
             return {(ns, name) for name in (status_of(cache).get("artifacts") or {})}
 
         def by_service(svc: Obj) -> Iterable[ObjectKey]:
             assert self._store is not None
             keys: set[ObjectKey] = set()
-            for ns, used in _service_uses(svc):
+            for ns, used in service_uses(svc):
                 cache = self._store.get(TEMPLATE_CACHES, ns, used)
                 caches = [cache] if cache is not None else []
                 caches += self._store.by_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, (ns, used))
                 for c in caches:
                     keys |= set(by_cache(c))
-            keys |= {(_ns(svc), name) for name in adapter_artifacts(svc)}  # LoRA adapters (issue 22)
+            keys |= {(namespace_of(svc), name) for name in adapter_artifacts(svc)}  # LoRA adapters (issue 22)
             return keys
 
         def by_event(event: Obj) -> Iterable[ObjectKey]:
@@ -198,11 +203,15 @@ class ArtifactController(Controller):
             return by_pod(obj) if kind == "Pod" else by_child(obj)
 
         def own(artifact: Obj) -> Iterable[ObjectKey]:
-            return [(_ns(artifact), artifact["metadata"]["name"])]
+            return [(namespace_of(artifact), artifact["metadata"]["name"])]
 
         return [
             # the download pod's status patches: only reaching 100 % changes the plan (Verifying)
-            Watch(ARTIFACTS, own, changed=lambda old, new: old is not None and _complete(old) != _complete(new)),
+            Watch(
+                ARTIFACTS,
+                own,
+                changed=lambda old, new: old is not None and download_finished(old) != download_finished(new),
+            ),
             Watch(JOBS, by_child),
             Watch(PODS, by_pod),
             Watch(PVCS, by_child),
@@ -210,7 +219,9 @@ class ArtifactController(Controller):
             Watch(ROLE_BINDINGS, by_binding, changed=lambda old, new: False),
             Watch(RUNTIME_CONFIGS, by_config),
             Watch(CLUSTER_RUNTIME_CONFIGS, by_config),
-            Watch(ARTIFACTS, waiting, changed=lambda old, new: old is None or _storage_view(old) != _storage_view(new)),
+            Watch(
+                ARTIFACTS, waiting, changed=lambda old, new: old is None or storage_fields(old) != storage_fields(new)
+            ),
             Watch(TEMPLATE_CACHES, by_cache),
             Watch(SERVICES, by_service),
         ]
@@ -252,15 +263,15 @@ class ArtifactController(Controller):
         return usage(store, artifact)
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
-        store, meta, spec = ctx.store, obj["metadata"], spec_of(obj)
-        ns, name, uid = meta.get("namespace") or "", meta["name"], meta.get("uid") or ""
-        cfg = config_name(spec)
+        store, art = ctx.store, ArtifactView.of(obj)
+        ns, name, uid = art.namespace, art.name, art.uid
+        cfg = config_name(art.spec)
         config = resolve(cfg, store.get(RUNTIME_CONFIGS, ns, cfg), store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg))
         check_job = store.get(JOBS, ns, check_size_job_name(name, uid))
         download_job = store.get(JOBS, ns, download_job_name(name, uid))
         pvc = store.get(PVCS, ns, artifact_pvc_name(name, uid))
         label = sanitize_label_value(name) or "artifact"
-        pods = tuple(p for p in store.by_index(PODS, CHILD_BY_LABEL, (ns, label)) if not _deleting(p))
+        pods = tuple(p for p in store.by_index(PODS, CHILD_BY_LABEL, (ns, label)) if not is_deleting(p))
         used, _ = self.in_use(store, obj)
         quota, usage = Quota(), Usage()
         if pvc is None:
@@ -268,7 +279,7 @@ class ArtifactController(Controller):
             if quota.cluster_limit is not None or quota.namespace_limit is not None:
                 usage = self.usage(store, obj)
 
-        size_unknown = spec_size(spec)[0] is None and discovered_size(status_of(obj)) is None
+        size_unknown = spec_size(art.spec)[0] is None and discovered_size(art.status) is None
         events: list[Obj] = []
         logs: dict[str, str] = {}
         errors: list[str] = []
@@ -318,7 +329,7 @@ class ArtifactController(Controller):
         )
         if not limited or self._store is None:
             return plan_artifact(obj, observed)
-        key = (_ns(obj), obj["metadata"]["name"])
+        key = (namespace_of(obj), obj["metadata"]["name"])
         self._settle_decisions(self._store)
         self._reserved.pop(key, None)  # decided again below
         observed = attrs.evolve(observed, usage=self._with_decisions(self.usage(self._store, obj), key[0]))
@@ -337,11 +348,11 @@ class ArtifactController(Controller):
         now = time.monotonic()
         for key, (_, expires) in list(self._reserved.items()):
             live = store.get(ARTIFACTS, key[0], key[1])
-            if live is None or _deleting(live) or _allocated(live) or expires < now:
+            if live is None or is_deleting(live) or allocated_of(live) or expires < now:
                 del self._reserved[key]
         for key, expires in list(self._evicting.items()):
             live = store.get(ARTIFACTS, key[0], key[1])
-            if live is None or _deleting(live) or expires < now:
+            if live is None or is_deleting(live) or expires < now:
                 del self._evicting[key]
 
     def _with_decisions(self, usage: Usage, namespace: str) -> Usage:

@@ -18,29 +18,29 @@ POD_BY_CLAIM = "artifact:pod-by-claim"  # pods (not our own) by (namespace, clai
 SVC_BY_ADAPTER = "artifact:svc-by-adapter"  # services by (namespace, artifact in status.adapters)
 
 
-def _ns(obj: Obj) -> str:
+def namespace_of(obj: Obj) -> str:
     return meta_of(obj).get("namespace") or ""
 
 
-def _cache_label(obj: Obj) -> list[tuple[str, str]]:
+def cache_label_keys(obj: Obj) -> list[tuple[str, str]]:
     value = (meta_of(obj).get("labels") or {}).get(lbl.CACHE_NAME_LABEL)
-    return [(_ns(obj), value)] if value else []
+    return [(namespace_of(obj), value)] if value else []
 
 
-def _waiting(artifact: Obj) -> bool:
+def waiting_for_storage(artifact: Obj) -> bool:
     return any(
         c.get("type") == "CachePvcReady" and c.get("reason") in _WAITING_REASONS
         for c in status_of(artifact).get("conditions") or ()
     )
 
 
-def _deleting(obj: Obj) -> bool:
+def is_deleting(obj: Obj) -> bool:
     return bool(meta_of(obj).get("deletionTimestamp"))
 
 
-def _service_uses(svc: Obj) -> list[tuple[str, str]]:
+def service_uses(svc: Obj) -> list[tuple[str, str]]:
     """``(namespace, name)`` of the caches (by name) and templates (by name) a service uses."""
-    ns, spec, status = _ns(svc), spec_of(svc), status_of(svc)
+    ns, spec, status = namespace_of(svc), spec_of(svc), status_of(svc)
     names = {
         ((status.get("cache") or {}).get("templateCacheRef") or {}).get("name"),
         (spec.get("template") or {}).get("name"),
@@ -49,30 +49,30 @@ def _service_uses(svc: Obj) -> list[tuple[str, str]]:
     return [(ns, n) for n in names if n]
 
 
-def _claims(pod: Obj) -> list[tuple[str, str]]:
+def pvc_claims(pod: Obj) -> list[tuple[str, str]]:
     """``(namespace, claim)`` for each PVC a pod mounts; none for our own Job pods."""
     labels = meta_of(pod).get("labels") or {}
     if lbl.CACHE_NAME_LABEL in labels:
         return []
     volumes = spec_of(pod).get("volumes") or ()
     return [
-        (_ns(pod), v["persistentVolumeClaim"]["claimName"])
+        (namespace_of(pod), v["persistentVolumeClaim"]["claimName"])
         for v in volumes
         if (v.get("persistentVolumeClaim") or {}).get("claimName")
     ]
 
 
-def _running(pod: Obj) -> bool:
-    return not _deleting(pod) and status_of(pod).get("phase") not in ("Succeeded", "Failed")
+def is_running(pod: Obj) -> bool:
+    return not is_deleting(pod) and status_of(pod).get("phase") not in ("Succeeded", "Failed")
 
 
-def _complete(artifact: Obj) -> bool:
+def download_finished(artifact: Obj) -> bool:
     return ((status_of(artifact).get("progress") or {}).get("percentage")) == 100
 
 
-def _storage_view(artifact: Obj) -> tuple[Any, ...]:
+def storage_fields(artifact: Obj) -> tuple[Any, ...]:
     status = status_of(artifact)
-    return (_deleting(artifact), status.get("allocatedSize"), status.get("status"))
+    return (is_deleting(artifact), status.get("allocatedSize"), status.get("status"))
 
 
 def parse_quota(configs: Iterable[Obj]) -> Quota:
@@ -99,7 +99,7 @@ def parse_quota(configs: Iterable[Obj]) -> Quota:
     return Quota(cluster and cluster[0], namespace and namespace[0], ", ".join(sources), tuple(problems))
 
 
-def _allocated(artifact: Obj) -> int:
+def allocated_of(artifact: Obj) -> int:
     value = status_of(artifact).get("allocatedSize")
     if value in (None, ""):
         return 0

@@ -41,7 +41,7 @@ from aim_core.artifact.progress import (
     was_downloaded,
 )
 from aim_core.artifact.quantities import GIB, INT64_MAX, display_size, gib_with_headroom
-from aim_core.artifact.storage import EVICTION_REQUEUE, _label, _plan_pvc
+from aim_core.artifact.storage import EVICTION_REQUEUE, artifact_label, plan_pvc
 from aim_core.artifact.validation import (
     effective_filter,
     filter_json,
@@ -50,6 +50,7 @@ from aim_core.artifact.validation import (
     source_problems,
     spec_size,
 )
+from aim_core.artifact.view import ArtifactView
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import (
@@ -111,21 +112,22 @@ def _component_pods(pods: tuple[Obj, ...], component: str, job: Obj | None) -> t
 
 def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     plan = Plan()
-    meta, spec, status = obj["metadata"], spec_of(obj), status_of(obj)
-    name, ns, uid = meta["name"], meta.get("namespace") or "", meta.get("uid") or ""
-    plan.status["mode"] = "Dedicated" if meta.get("ownerReferences") else "Shared"
+    art = ArtifactView.of(obj)
+    spec, status = art.spec, art.status
+    name, ns, uid = art.name, art.namespace, art.uid
+    plan.status["mode"] = "Dedicated" if art.dedicated else "Shared"
     plan.labels = ob.config.view.labels
 
     plan.component("RuntimeConfig", ob.config.health(), blocking=True)
     if plan.issues:
         return plan  # re-triggered when the runtime config appears
 
-    uri = spec.get("sourceUri") or ""
+    uri = art.source_uri
     size, size_problem = spec_size(spec)
     problems = source_problems(uri) + ([size_problem] if size_problem else [])
     problems += filter_problems(spec.get("downloadFilter"), "spec.downloadFilter")
     problems += filter_problems(
-        (ob.config.spec.get("storage") or {}).get("downloadFilter"),
+        ob.config.view.download_filter,
         f"runtime config {ob.config.name!r} storage.downloadFilter",
     )
     problems += object_problems(spec, ob.config.spec, ob.config.name)
@@ -136,7 +138,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
         plan.issue(Category.INFRASTRUCTURE, "InfrastructureError", "; ".join(ob.read_errors))
 
     if ob.in_use:
-        last = _parse_time(status.get("lastUsed"))
+        last = _parse_time(art.last_used)
         now = _parse_time(ob.now)
         if last is None or now is None or (now - last).total_seconds() >= LAST_USED_REFRESH:
             plan.status["lastUsed"] = ob.now
@@ -145,9 +147,9 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     flt, _ = effective_filter(spec, ob.config.spec)
     flt_json = filter_json(flt)
     image = download_image(spec, ob.default_image)
-    config_env = ob.config.spec.get("env") or []
-    artifact_env = spec.get("env") or []
-    secrets = spec.get("imagePullSecrets")
+    config_env = list(ob.config.view.env)
+    artifact_env = list(art.env)
+    secrets = art.image_pull_secrets
     placement = resolve_placement({}, ob.config.spec, ob.config, owner=f"AIMArtifact {ns}/{name}")
     plan.notes += placement.sources
 
@@ -155,7 +157,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     if size is None:
         size = discovered_size(status)
     if size is None:
-        size = _plan_size_check(plan, obj, ob, image, config_env, artifact_env, flt_json, placement)
+        size = _plan_size_check(plan, art, ob, image, config_env, artifact_env, flt_json, placement)
         if size is None:
             plan.status["displaySize"] = display_size(0)
             return plan
@@ -163,7 +165,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     plan.status["displaySize"] = display_size(size)
 
     # --- volume (F71) and quota (D34)
-    own_headroom = spec.get("pvcHeadroomPercent")
+    own_headroom = art.pvc_headroom_percent
     headroom = int(own_headroom) if own_headroom is not None else pvc_headroom_percent(ob.config.spec)
     gib = gib_with_headroom(size, headroom)
     if gib * GIB > INT64_MAX:
@@ -182,15 +184,15 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
         plan.requeue(EVICTION_REQUEUE)
         return plan
     if pvc is None:
-        if not _plan_pvc(plan, obj, ob, pvc_name, size, gib, headroom, done_before):
+        if not plan_pvc(plan, art, ob, pvc_name, size, gib, headroom, done_before):
             return plan
         done_before = False  # a new, empty volume: whatever was downloaded before is gone
     else:
         plan.component("CachePvc", inspect_pvc(pvc, ob.events))
         requested = ((spec_of(pvc).get("resources") or {}).get("requests") or {}).get("storage")
         plan.status.update({"persistentVolumeClaim": pvc_name, "allocatedSize": canonical(requested or f"{gib}Gi")})
-        if status.get("headroomPercent") is not None:
-            plan.status["headroomPercent"] = status["headroomPercent"]
+        if art.headroom_percent is not None:
+            plan.status["headroomPercent"] = art.headroom_percent
         else:
             plan.status["headroomPercent"] = headroom
 
@@ -206,8 +208,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
         done_before = False
     if job is None:
         if done_before:
-            cond = next(c for c in status.get("conditions") or () if c.get("type") == "DownloadComplete")
-            plan.conditions.append(dict(cond))
+            plan.conditions.append(dict(art.condition("DownloadComplete") or {}))  # was_downloaded saw it
             return plan
         job_name = download_job_name(name, uid)
         if pvc is None or ob.role_binding is None:
@@ -226,7 +227,7 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
                 JOBS,
                 children.download_job(
                     name=job_name,
-                    artifact=_label(name),
+                    artifact=artifact_label(name),
                     namespace=ns,
                     source_uri=uri,
                     image=image,
@@ -277,7 +278,7 @@ def _older(job: Obj, pvc: Obj) -> bool:
 
 def _plan_size_check(
     plan: Plan,
-    obj: Obj,
+    art: ArtifactView,
     ob: Observed,
     image: str,
     config_env: list[Any],
@@ -286,22 +287,21 @@ def _plan_size_check(
     placement: Placement | None = None,
 ) -> int | None:
     """Run or read the check-size Job; the size once its output is in."""
-    meta, spec = obj["metadata"], spec_of(obj)
-    name, ns = meta["name"], meta.get("namespace") or ""
+    name, ns = art.name, art.namespace
     job = ob.check_size_job
-    job_name = check_size_job_name(name, meta.get("uid") or "")
+    job_name = check_size_job_name(name, art.uid)
     if job is None:
         env = children.check_size_env(config_env, artifact_env, flt_json)
         plan.want(
             JOBS,
             children.check_size_job(
                 name=job_name,
-                artifact=_label(name),
+                artifact=artifact_label(name),
                 namespace=ns,
-                source_uri=spec.get("sourceUri") or "",
+                source_uri=art.source_uri,
                 image=image,
                 env=env,
-                pull_secrets=spec.get("imagePullSecrets"),
+                pull_secrets=art.image_pull_secrets,
                 placement=placement,
             ),
         )

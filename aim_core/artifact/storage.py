@@ -6,12 +6,11 @@ from aim_core.artifact import children
 from aim_core.artifact.observed import Observed
 from aim_core.artifact.quantities import GIB
 from aim_core.artifact.quota import decide
-from aim_core.reconcile import labels as lbl
+from aim_core.artifact.view import ArtifactView
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import (
     sanitize_label_value,
 )
-from aim_core.reconcile.obj import Obj, spec_of
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.quantities import canonical
 from aim_core.reconcile.resources import ARTIFACTS, PVCS, TEMPLATE_CACHES
@@ -20,17 +19,16 @@ EVICTION_REQUEUE = 5.0
 QUOTA_REQUEUE = 60.0
 
 
-def _label(name: str) -> str:
+def artifact_label(name: str) -> str:
     """The ``cache.name`` label value of an artifact (names over 63 characters are cut)."""
     return sanitize_label_value(name) or "artifact"
 
 
-def _plan_pvc(
-    plan: Plan, obj: Obj, ob: Observed, pvc_name: str, size: int, gib: int, headroom: int, done_before: bool
+def plan_pvc(
+    plan: Plan, art: ArtifactView, ob: Observed, pvc_name: str, size: int, gib: int, headroom: int, done_before: bool
 ) -> bool:
     """Plan the PVC if the quota allows (evicting idle artifacts first when needed); whether it was planned."""
-    meta, spec = obj["metadata"], spec_of(obj)
-    name, ns = meta["name"], meta.get("namespace") or ""
+    name, ns = art.name, art.namespace
     if ob.quota.problems:
         plan.component(
             "CachePvc", Health.error(Category.INVALID_SPEC, "InvalidStorageQuota", "; ".join(ob.quota.problems))
@@ -58,20 +56,17 @@ def _plan_pvc(
         )
         plan.requeue(QUOTA_REQUEUE)
         return False
-    storage_class = (
-        spec.get("storageClassName") or (ob.config.spec.get("storage") or {}).get("defaultStorageClassName") or ""
-    )
-    template_created = (meta.get("labels") or {}).get(lbl.TEMPLATE_CREATED_LABEL) == "true"
+    storage_class = art.storage_class or ob.config.view.default_storage_class
     plan.want(
         PVCS,
         children.pvc(
             name=pvc_name,
-            artifact=_label(name),
+            artifact=artifact_label(name),
             namespace=ns,
-            source_uri=spec.get("sourceUri") or "",
+            source_uri=art.source_uri,
             gib=gib,
             storage_class=storage_class,
-            template_created=template_created,
+            template_created=art.template_created,
         ),
     )
     why = "the volume was deleted; creating it again" if done_before else f"creating PVC {pvc_name}"

@@ -8,13 +8,13 @@ from aim_core.artifact.keys import (
     POD_BY_CLAIM,
     SVC_BY_ADAPTER,
     SVC_BY_CACHE,
-    _allocated,
-    _deleting,
-    _ns,
-    _running,
+    allocated_of,
+    is_deleting,
+    is_running,
 )
 from aim_core.artifact.observed import Candidate, Usage
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.artifact.view import ArtifactView
+from aim_core.reconcile.obj import Obj, meta_of, spec_of
 from aim_core.reconcile.resources import (
     ARTIFACTS,
     CLUSTER_RUNTIME_CONFIGS,
@@ -37,20 +37,20 @@ def in_use(store: Store, artifact: Obj) -> tuple[bool, tuple[str, ...]]:
     live service (or a template) uses a template cache that lists it, or a
     live service lists it in ``status.adapters`` (a LoRA adapter's weights).
     """
-    ns, name = _ns(artifact), artifact["metadata"]["name"]
-    claim = status_of(artifact).get("persistentVolumeClaim")
-    used = bool(claim) and any(_running(p) for p in store.by_index(PODS, POD_BY_CLAIM, (ns, claim)))
-    used = used or any(not _deleting(s) for s in store.by_index(SERVICES, SVC_BY_ADAPTER, (ns, name)))
+    art = ArtifactView.of(artifact)
+    ns, name, claim = art.namespace, art.name, art.persistent_volume_claim
+    used = bool(claim) and any(is_running(p) for p in store.by_index(PODS, POD_BY_CLAIM, (ns, claim)))
+    used = used or any(not is_deleting(s) for s in store.by_index(SERVICES, SVC_BY_ADAPTER, (ns, name)))
     idle: list[str] = []
     for cache in store.by_index(TEMPLATE_CACHES, CACHE_BY_ARTIFACT, (ns, name)):
-        if _deleting(cache):
+        if is_deleting(cache):
             continue
         owners = meta_of(cache).get("ownerReferences") or ()
         users = [
             s
             for key in ((ns, cache["metadata"]["name"]), (ns, spec_of(cache).get("templateName") or ""))
             for s in store.by_index(SERVICES, SVC_BY_CACHE, key)
-            if not _deleting(s)
+            if not is_deleting(s)
         ]
         if users or any(o.get("kind") in _TEMPLATE_KINDS for o in owners):
             used = True
@@ -60,41 +60,41 @@ def in_use(store: Store, artifact: Obj) -> tuple[bool, tuple[str, ...]]:
 
 
 def retention(store: Store, artifact: Obj) -> int | None:
-    own = spec_of(artifact).get("retentionPriority")
-    if isinstance(own, int) and not isinstance(own, bool):
-        return own
-    name = config_name(artifact.get("spec"))
+    art = ArtifactView.of(artifact)
+    if art.retention_priority is not None:
+        return art.retention_priority
+    name = config_name(art.spec)
     config = resolve(
-        name, store.get(RUNTIME_CONFIGS, _ns(artifact), name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name)
+        name, store.get(RUNTIME_CONFIGS, art.namespace, name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name)
     )
     return config.view.default_retention_priority
 
 
 def usage(store: Store, artifact: Obj) -> Usage:
-    ns, me = _ns(artifact), artifact["metadata"].get("uid") or artifact["metadata"]["name"]
+    art = ArtifactView.of(artifact)
+    ns, me = art.namespace, art.uid or art.name
     cluster = namespace = 0
     candidates = []
     for other in store.list(ARTIFACTS):
-        meta = other["metadata"]
-        if (meta.get("uid") or meta["name"]) == me or _deleting(other):
+        view = ArtifactView.of(other)
+        if (view.uid or view.name) == me or view.deleting:
             continue
-        allocated = _allocated(other)
+        allocated = allocated_of(other)
         if not allocated:
             continue
         cluster += allocated
-        if _ns(other) == ns:
+        if view.namespace == ns:
             namespace += allocated
-        status = status_of(other)
         used, idle = in_use(store, other)
         candidates.append(
             Candidate(
-                namespace=_ns(other),
-                name=meta["name"],
+                namespace=view.namespace,
+                name=view.name,
                 allocated_bytes=allocated,
-                ready=status.get("status") == "Ready",
+                ready=view.state == "Ready",
                 in_use=used,
                 retention_priority=retention(store, other),
-                last_used=status.get("lastUsed") or meta.get("creationTimestamp") or "",
+                last_used=view.last_used or view.creation_timestamp,
                 caches=idle,
             )
         )
