@@ -30,6 +30,7 @@ from aim_core.model.fetch import ImageFetcher
 from aim_core.model.observed import CLUSTER, NAMESPACE, Lookup, Observed
 from aim_core.model.plan import plan_model
 from aim_core.model.validation import spec_problems
+from aim_core.model.view import ModelView
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ErrorInfo, describe
 from aim_core.reconcile.obj import spec_of
@@ -133,25 +134,25 @@ class _ModelControllerBase(Controller):
     # ------------------------------------------------------------- observe
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
-        store = ctx.store
-        ns = _ns(obj)
-        name = config_name(spec_of(obj))
+        store, model = ctx.store, ModelView.of(obj)
+        ns = model.namespace or None
+        name = config_name(model.spec)
         config = resolve(
             name, store.get(RUNTIME_CONFIGS, ns, name) if ns else None, store.get(CLUSTER_RUNTIME_CONFIGS, None, name)
         )
-        templates = tuple(store.by_index(self.templates, TEMPLATES_BY_MODEL, (ns, obj["metadata"]["name"])))
-        source = images.metadata_source(obj, config.spec)
+        templates = tuple(store.by_index(self.templates, TEMPLATES_BY_MODEL, (ns, model.name)))
+        source = images.metadata_source(model, config.spec)
         base = dict(scope=self.scope, config=config, source=source, templates=templates)
         try:
-            reference = ImageReference.parse(images.image_of(obj))
+            reference = ImageReference.parse(model.image)
         except InvalidImageReference as exc:
             return Observed(**base, reference_error=str(exc))
         if source != images.REGISTRY:
             return Observed(**base, reference=reference)
         if config.issue is not None or spec_problems(obj):
             return Observed(**base, reference=reference)  # reported first; no registry call for a broken model
-        secrets_ns = images.secrets_namespace(obj, ctx.operator_namespace)
-        secrets, problems, read_error = await self._pull_secrets(ctx, obj, secrets_ns)
+        secrets_ns = images.secrets_namespace(model, ctx.operator_namespace)
+        secrets, problems, read_error = await self._pull_secrets(ctx, model, secrets_ns)
         if problems or read_error is not None:
             return Observed(
                 **base,
@@ -175,12 +176,12 @@ class _ModelControllerBase(Controller):
         return Observed(**base, reference=reference, lookup=lookup)
 
     async def _pull_secrets(
-        self, ctx: Context, obj: dict[str, Any], namespace: str
+        self, ctx: Context, model: ModelView, namespace: str
     ) -> tuple[list[dict[str, Any]], list[tuple[str, str]], ErrorInfo | None]:
         """The referenced pull secrets in reference order, what is wrong with them, and a failed read."""
         found: list[dict[str, Any]] = []
         problems: list[tuple[str, str]] = []
-        for secret_name in images.pull_secret_names(obj):
+        for secret_name in model.pull_secret_names:
             secret = ctx.store.get(SECRETS, namespace, secret_name)
             if secret is None:
                 try:

@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.model.view import ModelView
+from aim_core.reconcile.obj import Obj
 
 SPEC = "spec"
 DISABLED = "disabled"
@@ -44,60 +45,49 @@ SOURCE_SPEC = "Spec"
 DOCKER_CONFIG_JSON = "kubernetes.io/dockerconfigjson"
 
 
-def image_of(model: Obj) -> str:
-    return (spec_of(model).get("image") or "").strip()
+def image_of(model: Obj | ModelView) -> str:
+    return ModelView.of(model).image
 
 
-def _switch(model: Obj, config: Mapping[str, Any] | None, key: str) -> bool:
-    own = (spec_of(model).get("discovery") or {}).get(key)
-    if own is not None:
-        return bool(own)
-    if key == "extractMetadata":
-        fallback = ((config or {}).get("model") or {}).get("autoDiscovery")
-        if fallback is not None:
-            return bool(fallback)
-    return True
-
-
-def extract_metadata(model: Obj, config: Mapping[str, Any] | None = None) -> bool:
+def extract_metadata(model: Obj | ModelView, config: Mapping[str, Any] | None = None) -> bool:
     """``spec.discovery.extractMetadata``; unset → the runtime config's ``model.autoDiscovery``; unset → true."""
-    return _switch(model, config, "extractMetadata")
+    own = ModelView.of(model).extract_metadata
+    if own is not None:
+        return own
+    fallback = ((config or {}).get("model") or {}).get("autoDiscovery")
+    return True if fallback is None else bool(fallback)
 
 
-def create_templates(model: Obj) -> bool:
+def create_templates(model: Obj | ModelView) -> bool:
     """``spec.discovery.createServiceTemplates``; unset → true."""
-    return _switch(model, None, "createServiceTemplates")
+    own = ModelView.of(model).create_templates
+    return True if own is None else own
 
 
-def metadata_source(model: Obj, config: Mapping[str, Any] | None = None) -> str:
+def metadata_source(model: Obj | ModelView, config: Mapping[str, Any] | None = None) -> str:
     """One of :data:`SPEC`, :data:`DISABLED`, :data:`CACHED`, :data:`REGISTRY` (see the module docstring)."""
-    if spec_of(model).get("imageMetadata") is not None:
+    view = ModelView.of(model)
+    if view.image_metadata is not None:
         return SPEC
-    if not extract_metadata(model, config):
+    if not extract_metadata(view, config):
         return DISABLED
-    status = status_of(model)
-    if status.get("imageMetadata") is not None:
-        resolved = status.get("resolvedImage")
+    if view.status_image_metadata is not None:
+        resolved = view.resolved_image
         if resolved is None:
             return CACHED
-        if resolved.get("source") == SOURCE_REGISTRY and (resolved.get("image") or "") == image_of(model):
+        if resolved.get("source") == SOURCE_REGISTRY and (resolved.get("image") or "") == view.image:
             return CACHED
     return REGISTRY
 
 
-def pull_secret_names(model: Obj) -> list[str]:
+def pull_secret_names(model: Obj | ModelView) -> list[str]:
     """Names in ``spec.imagePullSecrets``, blanks dropped, order kept, duplicates removed."""
-    names: list[str] = []
-    for ref in spec_of(model).get("imagePullSecrets") or ():
-        name = ((ref or {}).get("name") or "").strip()
-        if name and name not in names:
-            names.append(name)
-    return names
+    return list(ModelView.of(model).pull_secret_names)
 
 
-def secrets_namespace(model: Obj, operator_namespace: str) -> str:
+def secrets_namespace(model: Obj | ModelView, operator_namespace: str) -> str:
     """Where a model's pull secrets live: its own namespace, or the operator's for a cluster model."""
-    return meta_of(model).get("namespace") or operator_namespace
+    return ModelView.of(model).namespace or operator_namespace
 
 
 def secret_problem(name: str, namespace: str, secret: Obj | None) -> str | None:

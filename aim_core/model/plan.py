@@ -37,9 +37,10 @@ from aim_core.model.metadata import InvalidMetadata, ParsedMetadata, from_object
 from aim_core.model.observed import CLUSTER, Observed
 from aim_core.model.templates import custom_templates, is_as_generated, normalized_hardware, recommended_templates
 from aim_core.model.validation import spec_problems
+from aim_core.model.view import ModelView
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.labels import ORIGIN_AUTO_GENERATED, ORIGIN_LABEL
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, meta_of, spec_of
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.resources import CLUSTER_TEMPLATES, TEMPLATES
 from aim_core.runtime.applyset import is_subset
@@ -66,9 +67,9 @@ def describe(model: Obj, scope: str) -> str:
 
 def plan_model(model: dict[str, Any], ob: Observed) -> Plan:
     plan = Plan()
-    spec = spec_of(model)
+    view = ModelView.of(model)
     plan.labels = ob.config.view.labels
-    plan.status["sourceType"] = SOURCE_CUSTOM if spec.get("modelSources") else SOURCE_IMAGE
+    plan.status["sourceType"] = SOURCE_CUSTOM if view.model_sources else SOURCE_IMAGE
 
     # --- runtime config (F17)
     missing = "ReferenceNotFound" if ob.scope == CLUSTER else "ConfigNotFound"
@@ -83,20 +84,19 @@ def plan_model(model: dict[str, Any], ob: Observed) -> Plan:
         plan.issue(Category.INVALID_SPEC, reason, message)
 
     # --- image metadata (F21, F22)
-    parsed = _image_metadata(plan, model, ob)
+    parsed = _image_metadata(plan, view, ob)
 
     # --- templates (F23, F24, F27, F28)
-    _plan_templates(plan, model, ob, parsed)
+    _plan_templates(plan, view, ob, parsed)
     return plan
 
 
 # ---------------------------------------------------------------- image metadata
 
 
-def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | None:
+def _image_metadata(plan: Plan, model: ModelView, ob: Observed) -> ParsedMetadata | None:
     """Report the ``ImageMetadata`` component and status fields; the metadata when it is known."""
-    spec = spec_of(model)
-    image = images.image_of(model)
+    image = model.image
     if ob.reference_error is not None:
         message = f"spec.image: {ob.reference_error}"
         plan.component(
@@ -106,10 +106,10 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
         )
         return None
     if ob.source == images.SPEC:
-        parsed = from_object(spec["imageMetadata"])
-        plan.status["imageMetadata"] = copy.deepcopy(dict(spec["imageMetadata"]))
+        parsed = from_object(model.image_metadata)
+        plan.status["imageMetadata"] = copy.deepcopy(dict(model.image_metadata))
         plan.status["resolvedImage"] = {"image": image, "source": images.SOURCE_SPEC}
-        fresh = status_of(model).get("imageMetadata") != spec["imageMetadata"]
+        fresh = model.status_image_metadata != model.image_metadata
         _metadata_ready(plan, parsed, fresh, "image metadata taken from spec.imageMetadata")
         return parsed
     if ob.source == images.DISABLED:
@@ -123,8 +123,7 @@ def _image_metadata(plan: Plan, model: Obj, ob: Observed) -> ParsedMetadata | No
         )
         return ParsedMetadata({})
     if ob.source == images.CACHED:
-        status = status_of(model)
-        parsed = from_object(status["imageMetadata"], "status.imageMetadata")
+        parsed = from_object(model.status_image_metadata, "status.imageMetadata")
         _metadata_ready(plan, parsed, False, "image metadata available")
         return parsed
     # --- from the registry
@@ -209,8 +208,8 @@ def _metadata_ready(plan: Plan, parsed: ParsedMetadata, fresh: bool, message: st
 # ---------------------------------------------------------------- templates
 
 
-def _owned_by(obj: Obj, model: Obj) -> bool:
-    uid = meta_of(model).get("uid")
+def _owned_by(obj: Obj, model: ModelView) -> bool:
+    uid = model.uid
     return bool(uid) and any(
         r.get("uid") == uid and r.get("controller") for r in meta_of(obj).get("ownerReferences") or ()
     )
@@ -226,11 +225,13 @@ def _immutable_changed(want: Obj, live: Obj) -> bool:
     return False
 
 
-def desired_templates(model: Obj, ob: Observed, parsed: ParsedMetadata) -> tuple[list[dict[str, Any]], list[str]]:
+def desired_templates(
+    model: Obj | ModelView, ob: Observed, parsed: ParsedMetadata
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Templates the model wants, de-duplicated by name, and the names that collided."""
-    spec = spec_of(model)
+    model = ModelView.of(model)
     wanted: list[dict[str, Any]] = []
-    if not spec.get("modelSources") and images.create_templates(model):
+    if not model.model_sources and images.create_templates(model):
         wanted += recommended_templates(model, parsed.deployments)
     wanted += custom_templates(model)
     out: dict[str, dict[str, Any]] = {}
@@ -244,7 +245,7 @@ def desired_templates(model: Obj, ob: Observed, parsed: ParsedMetadata) -> tuple
     return list(out.values()), duplicates
 
 
-def _plan_templates(plan: Plan, model: Obj, ob: Observed, parsed: ParsedMetadata | None) -> None:
+def _plan_templates(plan: Plan, model: ModelView, ob: Observed, parsed: ParsedMetadata | None) -> None:
     component = CLUSTER_COMPONENT if ob.scope == CLUSTER else NAMESPACED_COMPONENT
     resource = CLUSTER_TEMPLATES if ob.scope == CLUSTER else TEMPLATES
     live = {t["metadata"]["name"]: t for t in ob.templates}

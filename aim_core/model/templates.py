@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
+from aim_core.model.view import ModelView
 from aim_core.reconcile import naming
 from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.labels import (
@@ -54,10 +55,6 @@ from aim_core.reconcile.obj import Obj, meta_of, spec_of
 from aim_core.reconcile.quantities import canonical_hardware, canonical_sources
 
 DEFAULT_TYPE = "unoptimized"
-
-
-def _spec(obj: Obj) -> dict[str, Any]:
-    return dict(spec_of(obj))
 
 
 def _copied_from_model(spec: Obj) -> dict[str, Any]:
@@ -125,12 +122,11 @@ def _template(name: str, namespace: str | None, labels: dict[str, str], spec: di
 # ---------------------------------------------------------------- recommended deployments
 
 
-def recommended_templates(model: Obj, deployments: Iterable[Obj]) -> list[dict[str, Any]]:
+def recommended_templates(model: Obj | ModelView, deployments: Iterable[Obj]) -> list[dict[str, Any]]:
     """One template per recommended deployment of an image-based model (F23)."""
-    meta = meta_of(model)
-    spec = _spec(model)
-    model_name = meta.get("name", "")
-    image = (spec.get("image") or "").strip()
+    view = ModelView.of(model)
+    model_name = view.name
+    image = view.image
     out = []
     for deployment in deployments:
         gpu_model = deployment.get("gpuModel") or ""
@@ -147,8 +143,8 @@ def recommended_templates(model: Obj, deployments: Iterable[Obj]) -> list[dict[s
             tspec["profileId"] = deployment["profileId"]
         if gpu_model and gpu_count > 0:
             tspec["hardware"] = {"gpu": {"requests": gpu_count, "model": gpu_model}}
-        tspec.update(_copied_from_model(spec))
-        out.append(_template(name, meta.get("namespace"), _labels(model_name), tspec))
+        tspec.update(_copied_from_model(view.spec))
+        out.append(_template(name, view.namespace, _labels(model_name), tspec))
     return out
 
 
@@ -196,45 +192,41 @@ def _cpu_resources(hardware: Obj | None) -> dict[str, Any] | None:
     return resources or None
 
 
-def _custom_spec(model: Obj, hardware: Obj | None, type_: str, env: Sequence[Obj]) -> dict[str, Any]:
-    spec = _spec(model)
-    tspec: dict[str, Any] = {"modelName": meta_of(model).get("name", ""), "type": type_}
+def _custom_spec(model: ModelView, hardware: Obj | None, type_: str, env: Sequence[Obj]) -> dict[str, Any]:
+    tspec: dict[str, Any] = {"modelName": model.name, "type": type_}
     if hardware:
         hardware = canonical_hardware(hardware)  # as upstream's resource.Quantity writes them (issue 18)
         tspec["hardware"] = hardware
         resources = _cpu_resources(hardware)
         if resources:
             tspec["resources"] = resources
-    if spec.get("modelSources"):
-        tspec["modelSources"] = canonical_sources(copy.deepcopy(list(spec["modelSources"])))
+    if model.model_sources:
+        tspec["modelSources"] = canonical_sources(copy.deepcopy(list(model.model_sources)))
     if env:
         tspec["env"] = list(env)
-    tspec.update(_copied_from_model(spec))
+    tspec.update(_copied_from_model(model.spec))
     return tspec
 
 
-def custom_templates(model: Obj) -> list[dict[str, Any]]:
+def custom_templates(model: Obj | ModelView) -> list[dict[str, Any]]:
     """The templates of ``spec.customTemplates``, or the single one of a custom model without any (F27, F28)."""
-    meta = meta_of(model)
-    spec = _spec(model)
-    model_name = meta.get("name", "")
-    custom = spec.get("custom") or {}
+    view = ModelView.of(model)
+    model_name = view.name
+    custom = view.custom
     base_hw = custom.get("hardware")
-    model_env = list(spec.get("env") or [])
-    entries = list(spec.get("customTemplates") or [])
+    model_env = list(view.env)
+    entries = list(view.custom_templates)
     out = []
     if not entries:
-        if not spec.get("modelSources"):
+        if not view.model_sources:
             return []
         tspec = _custom_spec(
-            model,
+            view,
             copy.deepcopy(base_hw) if base_hw else None,
             custom.get("type") or DEFAULT_TYPE,
             merge_env([], model_env),
         )
-        return [
-            _template(naming.auto_custom_template_name(model_name), meta.get("namespace"), _labels(model_name), tspec)
-        ]
+        return [_template(naming.auto_custom_template_name(model_name), view.namespace, _labels(model_name), tspec)]
     for index, entry in enumerate(entries):
         hardware = merge_hardware(base_hw, entry.get("hardware"))
         profile = entry.get("profile") or {}
@@ -250,7 +242,7 @@ def custom_templates(model: Obj) -> list[dict[str, Any]]:
             gpu=(int(gpu.get("requests") or 0), gpu.get("model") or "") if gpu else None,
         )
         tspec = _custom_spec(
-            model,
+            view,
             hardware,
             entry.get("type") or custom.get("type") or DEFAULT_TYPE,
             merge_env(model_env, entry.get("env") or []),
@@ -262,5 +254,5 @@ def custom_templates(model: Obj) -> list[dict[str, Any]]:
         for key in ("aimId", "modelId", "customProfile"):
             if entry.get(key):
                 tspec[key] = copy.deepcopy(entry[key])
-        out.append(_template(name, meta.get("namespace"), _labels(model_name, alias), tspec))
+        out.append(_template(name, view.namespace, _labels(model_name, alias), tspec))
     return out
