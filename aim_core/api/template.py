@@ -4,6 +4,7 @@ from typing import Any
 
 import attrs
 
+from aim_core.api.benchmark import AIMBenchmarkResult
 from aim_core.api.common import (
     API_VERSION,
     METRICS,
@@ -95,6 +96,15 @@ class AIMDiscoveryState:
 
 
 @attrs.define(kw_only=True)
+@schema(description="The latest measured results of a template at one scenario and load level.")
+class AIMTemplateBenchmarkSummary(AIMBenchmarkResult):
+    replicas: int | None = optional(description="Replicas of the service during the run.", format="int32")
+    benchmark: str | None = optional(description="The AIMBenchmark the numbers come from.")
+    namespace: str | None = optional(description="Namespace of that AIMBenchmark.")
+    completion_time: str | None = optional(description="When that run finished.", format="date-time")
+
+
+@attrs.define(kw_only=True)
 @schema(description="Observed state of a service template.")
 class AIMServiceTemplateStatus:
     status: str | None = status_field()
@@ -112,6 +122,12 @@ class AIMServiceTemplateStatus:
     resolved_cache: AIMResolvedReference | None = optional(description="Template cache in use.")
     discovery: AIMDiscoveryState | None = optional(description="Discovery retry state.")
     discovery_job: AIMResolvedReference | None = optional(description="The discovery job.")
+    benchmarks: list[AIMTemplateBenchmarkSummary] | None = optional(
+        description="Latest results of the Succeeded AIMBenchmarks that ran this template, per scenario and "
+        "load level (kept by the template controller; read by measured ranking).",
+        max_items=20,
+        list_type="atomic",
+    )
 
 
 @attrs.define(kw_only=True)

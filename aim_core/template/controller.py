@@ -39,6 +39,7 @@ from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.redaction import redact
 from aim_core.reconcile.resources import (
+    BENCHMARKS,
     CLUSTER_MODELS,
     CLUSTER_RUNTIME_CONFIGS,
     CLUSTER_TEMPLATES,
@@ -54,6 +55,7 @@ from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.runtimeconfig import config_name, resolve
+from aim_core.template import benchmarks as measured
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import advertised_counts, requires_gpu
 from aim_core.template.observed import Observed
@@ -70,6 +72,7 @@ BY_CONFIG = "tpl:by-config"
 NEEDS_GPU = "tpl:needs-gpu"
 JOB_BY_OWNER = "tpl:job-by-owner"  # (namespace, owner kind, owner name)
 POD_BY_JOB = "tpl:pod-by-job"
+BENCH_BY_TEMPLATE = "tpl:bench-by-template"  # Succeeded AIMBenchmarks by (scope, namespace or None, template)
 
 
 def _ns(obj: Obj) -> str | None:
@@ -139,6 +142,7 @@ class TemplateController(Controller):
             JOBS, ACTIVE_JOBS, lambda j: [True] if disc.is_discovery_job(j) and not disc.job_finished(j) else []
         )
         store.add_index(PODS, POD_BY_JOB, lambda p: [(_ns(p), (meta_of(p).get("labels") or {}).get(JOB_NAME_LABEL))])
+        store.add_index(BENCHMARKS, BENCH_BY_TEMPLATE, measured.index_key)
 
     def _keys(self, index: str, value: Any) -> set[ObjectKey]:
         assert self._store is not None
@@ -167,6 +171,12 @@ class TemplateController(Controller):
         def by_node(_node: Obj) -> Iterable[ObjectKey]:
             return self._keys(NEEDS_GPU, True)
 
+        def by_benchmark(run: Obj) -> Iterable[ObjectKey]:
+            # A run names its template in status.target; deleted or new runs change the summary too.
+            return {
+                (self._key_ns(ns), name) for scope, ns, name in measured.index_key(run) if scope == self.scope.value
+            }
+
         def gpu_changed(old: Obj | None, new: Obj) -> bool:
             return old is None or node_gpu_facts(old, self.vendors) != node_gpu_facts(new, self.vendors)
 
@@ -176,6 +186,7 @@ class TemplateController(Controller):
             Watch(JOBS, by_job),
             Watch(PODS, by_pod),
             Watch(NODES, by_node, changed=gpu_changed),
+            Watch(BENCHMARKS, by_benchmark),
         ]
         if self.scope is Scope.NAMESPACE:
             watches.append(Watch(CLUSTER_MODELS, by_model))  # derived templates' fallback
@@ -244,6 +255,7 @@ class TemplateController(Controller):
             if not uid or any(r.get("uid") == uid for r in j["metadata"].get("ownerReferences") or ())
         )
         cache = store.get(TEMPLATE_CACHES, ns, meta["name"]) if self.scope is Scope.NAMESPACE else None
+        runs = tuple(store.by_index(BENCHMARKS, BENCH_BY_TEMPLATE, (self.scope.value, ns, meta["name"])))
         observed = Observed(
             scope=self.scope,
             namespace=job_ns,
@@ -256,6 +268,7 @@ class TemplateController(Controller):
             jobs=jobs,
             cache=cache,
             model_is_cluster=cluster_model and self.scope is Scope.NAMESPACE,
+            benchmarks=runs,
         )
         decision = decide(obj, observed)
         changes: dict[str, Any] = {}

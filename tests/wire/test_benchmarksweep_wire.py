@@ -1,0 +1,191 @@
+"""Measured ranking on the wire (issue 23): runs -> template status.benchmarks -> automatic selection.
+
+The benchmark tool is not run here (that is tests/benchmark's business): the test writes the
+finished AIMBenchmarks' status itself, as the benchmark controller would, and checks what the
+template controllers and the service controller make of it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from tests.wire.conftest import eventually
+from tests.wire.discovery import gpu_node
+
+API = "aim.eai.amd.com/v1alpha1"
+TPL = f"{API}/aimservicetemplates"
+SVC = f"{API}/aimservices"
+BENCH = f"{API}/aimbenchmarks"
+NS = "team"
+IMAGE = "ghcr.io/silogen/aim-dummy:0.1.8"
+PAUSED = {"aim.eai.amd.com/reconciliation-paused": "true"}
+
+
+def condition(obj, type_):
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c["type"] == type_:
+            return c
+    return None
+
+
+def template(name: str, precision: str) -> dict:
+    """A template with inline sources: Ready without discovery, optimized, 1 x MI300X, latency."""
+    return {
+        "apiVersion": API,
+        "kind": "AIMServiceTemplate",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "modelName": "m",
+            "metric": "latency",
+            "precision": precision,
+            "type": "optimized",
+            "hardware": {"gpu": {"model": "MI300X", "requests": 1}},
+            "modelSources": [{"modelId": "org/tiny", "sourceUri": "hf://org/tiny", "size": "1Gi"}],
+        },
+    }
+
+
+def result(concurrency: int, tps: float, ttft: float) -> dict:
+    return {
+        "scenario": "D(128,128)",
+        "concurrency": concurrency,
+        "completedRequests": 100,
+        "failedRequests": 0,
+        "requestsPerSecond": tps / 128,
+        "outputTokensPerSecond": tps,
+        "ttftMs": {"p50": ttft, "p90": ttft * 1.5, "p99": ttft * 2},
+        "interTokenLatencyMs": {"p50": 12.0, "p99": 20.0},
+        "e2eLatencyMs": {"p50": 1600.0, "p99": 2100.0},
+    }
+
+
+def finished_run(name: str, template: str, precision: str, *results: dict, finished: str, service: str = "") -> dict:
+    """An AIMBenchmark as the benchmark controller leaves a Succeeded run."""
+    return {
+        "apiVersion": API,
+        "kind": "AIMBenchmark",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "target": {"serviceName": service or f"svc-{template}"},
+            "scenarios": ["D(128,128)"],
+            "concurrency": sorted({r["concurrency"] for r in results}),
+            "maxRequests": 100,
+        },
+        "status": {
+            "status": "Succeeded",
+            "startTime": "2026-11-27T20:00:00Z",
+            "completionTime": finished,
+            "target": {
+                "serviceName": service or f"svc-{template}",
+                "model": "m",
+                "template": template,
+                "templateScope": "Namespace",
+                "gpuModel": "MI300X",
+                "gpuCount": 1,
+                "precision": precision,
+                "metric": "latency",
+                "replicas": 1,
+            },
+            "results": list(results),
+        },
+    }
+
+
+def service(name: str, prefer: dict | None = None) -> dict:
+    body = {"apiVersion": API, "kind": "AIMService", "metadata": {"name": name, "namespace": NS}}
+    body["spec"] = {"model": {"name": "m"}, "replicas": 1}
+    if prefer:
+        body["spec"]["template"] = {"preferMeasured": prefer}
+    return body
+
+
+def seed(kube) -> None:
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
+    kube.put_object(gpu_node())
+    kube.put_object(
+        {
+            "apiVersion": API,
+            "kind": "AIMModel",
+            "metadata": {"name": "m", "namespace": NS, "annotations": dict(PAUSED)},
+            "spec": {"image": IMAGE},
+            "status": {"status": "Ready"},
+        }
+    )
+
+
+async def create(api, kube, body, resource) -> dict:
+    body = copy.deepcopy(body)
+    body.pop("status", None)
+    response = await api.post(kube.path(resource, NS), json=body)
+    assert response.status_code in (200, 201), response.text
+    return response.json()
+
+
+def resolved(kube, name: str) -> tuple[str, str]:
+    svc = kube.get(SVC, NS, name)
+    chosen = ((svc or {}).get("status") or {}).get("resolvedTemplate") or {}
+    assert chosen.get("name"), (svc or {}).get("status")
+    return chosen["name"], condition(svc, "TemplateReady")["message"]
+
+
+async def test_measurements_reach_the_templates_and_rank_an_automatic_selection(kube, api, operator):
+    seed(kube)
+    for name, precision in (("llama-fp8", "fp8"), ("llama-fp16", "fp16")):
+        await create(api, kube, template(name, precision), TPL)
+    await eventually(
+        lambda: all(kube.get(TPL, NS, n)["status"]["status"] == "Ready" for n in ("llama-fp8", "llama-fp16"))
+    )
+
+    # fp8 wins by the labels; fp16 measured more throughput at concurrency 8 (the latest run counts).
+    kube.put_object(finished_run("fp8-1", "llama-fp8", "fp8", result(8, 400.0, 45.0), finished="2026-11-27T20:05:00Z"))
+    kube.put_object(
+        finished_run("fp16-old", "llama-fp16", "fp16", result(8, 10.0, 99.0), finished="2026-11-27T19:00:00Z")
+    )
+    kube.put_object(
+        finished_run(
+            "fp16-1",
+            "llama-fp16",
+            "fp16",
+            result(1, 60.0, 50.0),
+            result(8, 500.0, 60.0),
+            finished="2026-11-27T20:25:00Z",
+        )
+    )
+    kube.put_object(  # a run still going counts for nothing
+        {
+            **finished_run("fp16-2", "llama-fp16", "fp16", result(8, 9999.0, 1.0), finished=""),
+            "status": {"status": "Running"},
+        }
+    )
+
+    def summary(name):
+        entries = kube.get(TPL, NS, name)["status"].get("benchmarks") or []
+        assert entries, kube.get(TPL, NS, name)["status"]
+        return entries
+
+    fp16 = await eventually(lambda: len(summary("llama-fp16")) == 2 and summary("llama-fp16"))
+    assert [(e["concurrency"], e["outputTokensPerSecond"], e["benchmark"]) for e in fp16] == [
+        (1, 60.0, "fp16-1"),
+        (8, 500.0, "fp16-1"),
+    ]
+    assert fp16[1]["ttftMs"] == {"p50": 60.0, "p90": 90.0, "p99": 120.0}
+    assert fp16[1]["completionTime"] == "2026-11-27T20:25:00Z" and fp16[1]["namespace"] == NS
+    assert [e["benchmark"] for e in await eventually(lambda: summary("llama-fp8"))] == ["fp8-1"]
+
+    await create(api, kube, service("usual"), SVC)
+    await create(api, kube, service("by-tps", {"by": "outputTokensPerSecond", "concurrency": 8}), SVC)
+    await create(api, kube, service("by-ttft", {"by": "ttftP50", "concurrency": 8}), SVC)
+    await create(api, kube, service("unmeasured", {"by": "ttftP50", "concurrency": 64}), SVC)
+
+    assert (await eventually(lambda: resolved(kube, "usual")))[0] == "llama-fp8"
+    chosen, message = await eventually(lambda: resolved(kube, "by-tps"))
+    assert chosen == "llama-fp16"
+    assert "measured outputTokensPerSecond 500 tokens/s at concurrency 8 in D(128,128)" in message
+    assert f"AIMBenchmark {NS}/fp16-1" in message
+    assert (await eventually(lambda: resolved(kube, "by-ttft")))[0] == "llama-fp8"  # 45 ms before 60 ms
+    chosen, message = await eventually(lambda: resolved(kube, "unmeasured"))
+    assert chosen == "llama-fp8" and "measured" not in message  # nothing at concurrency 64: the usual order
+
+    # The run is deleted: the template forgets it.
+    await api.delete(kube.path(BENCH, NS, "fp8-1"))
+    await eventually(lambda: not kube.get(TPL, NS, "llama-fp8")["status"].get("benchmarks"))
