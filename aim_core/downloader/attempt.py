@@ -21,6 +21,8 @@ from aim_core.downloader.simulate import ATTEMPT_PROTOCOL_ENV, Simulation
 from aim_core.downloader.sources import DownloadError, Failure, Manifest
 
 ERROR_PREFIX = "aim-downloader: error: "
+#: The line an attempt writes once it is running and about to transfer (the supervisor starts its stall clock).
+READY_LINE = "aim-downloader: attempt ready"
 
 
 def transfer(manifest: Manifest, target: Path, workers: int) -> None:
@@ -63,6 +65,8 @@ def _die_with_parent() -> None:
 def main(argv: list[str]) -> int:
     manifest_file, target = argv
     _die_with_parent()
+    sys.stderr.write(READY_LINE + "\n")
+    sys.stderr.flush()
     try:
         transfer(
             Manifest.from_json(Path(manifest_file).read_text()),

@@ -4,7 +4,10 @@ Progress is the size of the target folder (partial files included), as ``du`` wo
 report it to the upstream image, compared with the manifest's total. It is patched at
 most once per ``PROGRESS_INTERVAL`` and only when it changed. When neither the folder
 nor the Xet chunk cache grew for ``STALL_TIMEOUT`` seconds, ``on_stall`` is called once
-per attempt (the supervisor then stops the attempt).
+per attempt (the supervisor then stops the attempt). The clock of an attempt starts when
+its process says it is ready to transfer (:meth:`Monitor.attempt_ready`): starting a
+Python process on a busy node is not a stalled network. Until then the attempt gets
+``STALL_TIMEOUT`` plus :data:`STARTUP_ALLOWANCE`, so one that never starts is stopped too.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from aim_core.downloader.status import StatusReporter, progress_status
+
+#: Seconds an attempt may take to start (imports, TLS set-up) on top of STALL_TIMEOUT.
+STARTUP_ALLOWANCE = 60.0
 
 
 def folder_bytes(root: Path) -> int:
@@ -57,6 +63,7 @@ class Monitor:
         self.clock = clock
         self.downloaded = 0
         self.stalled = False
+        self._ready = True
         self._last_sent: tuple[int, int] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -72,7 +79,13 @@ class Monitor:
             self._thread.join()
 
     def new_attempt(self) -> None:
-        """Restart the stall clock (each attempt gets the full STALL_TIMEOUT)."""
+        """Restart the stall clock (each attempt gets the full STALL_TIMEOUT) and wait for it to start."""
+        self._ready = False
+        self._reset()
+
+    def attempt_ready(self) -> None:
+        """The attempt's process has started: STALL_TIMEOUT counts from now."""
+        self._ready = True
         self._reset()
 
     def report(self, *, done: bool = False, force: bool = False) -> None:
@@ -96,7 +109,7 @@ class Monitor:
         now = self.clock()
         if level > self._level:
             self._level, self._since = level, now
-        elif not self.stalled and now - self._since >= self.stall_timeout:
+        elif not self.stalled and now - self._since >= self.stall_timeout + (0.0 if self._ready else STARTUP_ALLOWANCE):
             self.stalled = True
             if self.on_stall is not None:
                 self.on_stall()

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,14 +98,15 @@ def check_size(uri: str) -> int:
 class _Child:
     """The running attempt: started, stopped on a stall or a signal, its last error line kept."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_ready: Callable[[], None] | None = None) -> None:
+        self.on_ready = on_ready
         self.process: subprocess.Popen[bytes] | None = None
         self.last_error = ""
         self.stalled = False
         self._lock = threading.Lock()
 
     def run(self, manifest_file: Path, target: Path, env: dict[str, str]) -> int:
-        from aim_core.downloader.attempt import ERROR_PREFIX
+        from aim_core.downloader.attempt import ERROR_PREFIX, READY_LINE
 
         self.stalled = False
         self.last_error = ""
@@ -118,6 +120,10 @@ class _Child:
         assert self.process.stderr is not None
         for raw in self.process.stderr:  # pass through, keep the error line
             line = raw.decode(errors="replace")
+            if line.rstrip("\n") == READY_LINE:
+                if self.on_ready is not None:
+                    self.on_ready()
+                continue
             sys.stderr.write(line)
             if line.startswith(ERROR_PREFIX):
                 self.last_error = line[len(ERROR_PREFIX) :].strip()
@@ -221,6 +227,7 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
         activity=lambda: folder_bytes(target) + folder_bytes(xet_cache),
         on_stall=child.stall,
     )
+    child.on_ready = monitor.attempt_ready
     previous = _forward_signals(child)
     workdir = Path(tempfile.mkdtemp(prefix="aim-downloader-", dir=settings.tmp_dir))
     manifest_file = workdir / "manifest.json"

@@ -6,7 +6,7 @@ import pytest
 
 from aim_core.downloader.config import Settings, parse_protocols
 from aim_core.downloader.filters import DownloadFilter, FilterError, select
-from aim_core.downloader.monitor import Monitor, folder_bytes
+from aim_core.downloader.monitor import STARTUP_ALLOWANCE, Monitor, folder_bytes
 from aim_core.downloader.sources import DownloadError, Failure, Manifest, RemoteFile, Source, safe_relative_path
 from aim_core.downloader.status import StatusReporter, download_status, progress_status
 
@@ -198,10 +198,39 @@ def test_the_stall_clock_fires_once_when_nothing_grows_and_restarts_per_attempt(
     clock.now = 40
     assert not monitor.check_stall() and stalls == [25]
     monitor.new_attempt()
-    clock.now = 49
+    clock.now = 45  # the attempt's process says it is ready: the clock starts now
+    monitor.attempt_ready()
+    clock.now = 54.9
     assert not monitor.check_stall()
-    clock.now = 50
-    assert monitor.check_stall() and stalls == [25, 50]
+    clock.now = 55
+    assert monitor.check_stall() and stalls == [25, 55]
+
+
+def test_an_attempt_that_is_slow_to_start_is_not_a_stall_but_one_that_never_starts_is():
+    # On a busy node a new attempt's process can take seconds to import; that is not a stalled network.
+    clock, stalls = Clock(), []
+    monitor = Monitor(
+        StatusReporter(None, "", ""),
+        total=100,
+        interval=5,
+        stall_timeout=2,
+        measure=lambda: 0,
+        on_stall=lambda: stalls.append(clock.now),
+        clock=clock,
+    )
+    monitor.new_attempt()
+    clock.now = 5
+    assert not monitor.check_stall()
+    monitor.attempt_ready()
+    clock.now = 6.9
+    assert not monitor.check_stall()
+    clock.now = 7
+    assert monitor.check_stall() and stalls == [7]
+    monitor.new_attempt()  # the next attempt never says it is ready
+    clock.now = 7 + 2 + STARTUP_ALLOWANCE - 0.1
+    assert not monitor.check_stall()
+    clock.now = 7 + 2 + STARTUP_ALLOWANCE
+    assert monitor.check_stall() and stalls == [7, clock.now]
 
 
 def test_folder_bytes_counts_nested_files(tmp_path):
