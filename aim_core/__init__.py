@@ -6,7 +6,15 @@ Plugins import only the names listed in ``__all__``.
 from aim_core.doctor.crds import check_crd
 from aim_core.plugin.hookspecs import hookimpl
 from aim_core.plugin.providers import (
+    BENCH_API_KEY_ENV,
+    BENCH_REPORT_DIR_ENV,
+    BENCH_SUMMARY_ENV,
     Autoscaler,
+    BenchmarkCommand,
+    BenchmarkReportError,
+    BenchmarkRequest,
+    BenchmarkResult,
+    BenchmarkTool,
     ClusterReader,
     Described,
     DescribesRelated,
@@ -15,6 +23,7 @@ from aim_core.plugin.providers import (
     GpuDevice,
     GpuVendor,
     KubeObject,
+    Percentiles,
     RegistryClient,
     RegistryCredentials,
     ReplicaStatus,
@@ -44,7 +53,15 @@ from aim_core.registry.transport import Challenge, RegistryTransport, parse_link
 from aim_core.registry.vendor import VendorRegistryClient
 
 __all__ = [
+    "BENCH_API_KEY_ENV",
+    "BENCH_REPORT_DIR_ENV",
+    "BENCH_SUMMARY_ENV",
     "Autoscaler",
+    "BenchmarkCommand",
+    "BenchmarkReportError",
+    "BenchmarkRequest",
+    "BenchmarkResult",
+    "BenchmarkTool",
     "Category",
     "Challenge",
     "ClusterReader",
@@ -61,6 +78,7 @@ __all__ = [
     "InvalidPullSecret",
     "KubeObject",
     "OciRegistryClient",
+    "Percentiles",
     "RegistryClient",
     "RegistryCredentials",
     "RegistryError",

@@ -39,6 +39,7 @@ def doc_headings() -> list[str]:
 def test_hook_discovery_finds_every_spec():
     assert hook_names() == [
         "aim_autoscalers",
+        "aim_benchmark_tools",
         "aim_doctor_checks",
         "aim_gpu_vendors",
         "aim_registry_client",

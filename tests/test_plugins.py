@@ -29,6 +29,7 @@ from aim_core.plugin.manager import (
 )
 
 INSTALLED = {
+    "bench_genai": "aim-engine-bench-genai",
     "gateway": "aim-engine-gateway",
     "gpu_amd": "aim-engine-gpu-amd",
     "gpu_nvidia": "aim-engine-gpu-nvidia",

@@ -1,4 +1,4 @@
-"""Hook specifications: the six capabilities a plugin can provide.
+"""Hook specifications: the seven capabilities a plugin can provide.
 
 Every hook name starts with ``aim_``. Provider hooks return objects that the
 host selects by ``name`` (see :mod:`aim_core.plugin.manager`); duplicates are
@@ -21,6 +21,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 if TYPE_CHECKING:
     from aim_core.plugin.providers import (
         Autoscaler,
+        BenchmarkTool,
         DoctorCheck,
         GpuVendor,
         RegistryClient,
@@ -120,4 +121,20 @@ def aim_doctor_checks() -> Iterable[DoctorCheck]:
     serving the version the plugin builds; their controllers' settings) and
     returns findings, each failure with the command that fixes it.
     Return an empty iterable when the plugin needs nothing from the cluster.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Benchmark tools
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def aim_benchmark_tools() -> Iterable[BenchmarkTool]:
+    """Return the benchmark tools this plugin provides.
+
+    A benchmark tool names its image, builds the container command of an
+    AIMBenchmark run from the spec (endpoint, scenarios, load levels, bounds)
+    and parses the compact summary its container leaves as the termination
+    message into per-scenario results. Return an empty iterable for none.
     """

@@ -36,7 +36,15 @@ import pluggy
 
 from aim_core import metrics
 from aim_core.plugin import hookspecs
-from aim_core.plugin.providers import Autoscaler, DoctorCheck, GpuVendor, RegistryClient, RouteBuilder, RuntimeBuilder
+from aim_core.plugin.providers import (
+    Autoscaler,
+    BenchmarkTool,
+    DoctorCheck,
+    GpuVendor,
+    RegistryClient,
+    RouteBuilder,
+    RuntimeBuilder,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -68,6 +76,7 @@ _PROTOCOLS: Mapping[str, type] = {
     "aim_autoscalers": Autoscaler,
     "aim_gpu_vendors": GpuVendor,
     "aim_doctor_checks": DoctorCheck,
+    "aim_benchmark_tools": BenchmarkTool,
 }
 
 _TRUE = {"1", "true", "yes", "on"}
