@@ -4,17 +4,20 @@ Plugins import only the names listed in ``__all__``.
 """
 
 from aim_core.doctor.crds import check_crd
-from aim_core.plugin.hookspecs import hookimpl
-from aim_core.plugin.providers import (
+from aim_core.plugin.benchtools import (
     BENCH_API_KEY_ENV,
     BENCH_REPORT_DIR_ENV,
     BENCH_SUMMARY_ENV,
-    Autoscaler,
     BenchmarkCommand,
     BenchmarkReportError,
     BenchmarkRequest,
     BenchmarkResult,
     BenchmarkTool,
+    Percentiles,
+)
+from aim_core.plugin.hookspecs import hookimpl
+from aim_core.plugin.providers import (
+    Autoscaler,
     ClusterReader,
     Described,
     DescribesRelated,
@@ -23,7 +26,6 @@ from aim_core.plugin.providers import (
     GpuDevice,
     GpuVendor,
     KubeObject,
-    Percentiles,
     RegistryClient,
     RegistryCredentials,
     ReplicaStatus,

@@ -19,9 +19,9 @@ hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 if TYPE_CHECKING:
+    from aim_core.plugin.benchtools import BenchmarkTool
     from aim_core.plugin.providers import (
         Autoscaler,
-        BenchmarkTool,
         DoctorCheck,
         GpuVendor,
         RegistryClient,

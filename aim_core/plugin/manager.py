@@ -36,9 +36,9 @@ import pluggy
 
 from aim_core import metrics
 from aim_core.plugin import hookspecs
+from aim_core.plugin.benchtools import BenchmarkTool
 from aim_core.plugin.providers import (
     Autoscaler,
-    BenchmarkTool,
     DoctorCheck,
     GpuVendor,
     RegistryClient,
