@@ -12,5 +12,6 @@ Other kinds import only the names below.
 """
 
 from aim_core.model.aggregate import model_health_for_template
+from aim_core.model.view import ModelView
 
-__all__ = ["model_health_for_template"]
+__all__ = ["ModelView", "model_health_for_template"]

@@ -62,6 +62,7 @@ from aim_core.template.observed import Observed
 from aim_core.template.plan import decide, plan_template
 from aim_core.template.scope import Scope
 from aim_core.template.slots import ACTIVE_JOBS, DiscoverySlots
+from aim_core.template.view import TemplateView
 
 OUTPUT_LOG_LINES = 5000  # discovery prints one JSON document; keep all of it
 FAILURE_LOG_LINES = 50
@@ -237,25 +238,23 @@ class TemplateController(Controller):
         return model, cluster is not None, False
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
-        store = ctx.store
-        meta = obj["metadata"]
-        ns = _ns(obj)
-        spec = _spec(obj)
+        store, view = ctx.store, TemplateView.of(obj)
+        ns = view.namespace or None
         job_ns = ns if self.scope is Scope.NAMESPACE else ctx.operator_namespace
-        cfg = config_name(spec)
+        cfg = config_name(view.spec)
         config = resolve(
             cfg, store.get(RUNTIME_CONFIGS, ns, cfg) if ns else None, store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg)
         )
         model, other, cluster_model = self._models(store, obj)
         gpus = self.gpus(store)
-        uid = meta.get("uid")
+        uid = view.uid
         jobs = tuple(
             j
-            for j in store.by_index(JOBS, JOB_BY_OWNER, (job_ns, self.resource.kind, meta["name"]))
+            for j in store.by_index(JOBS, JOB_BY_OWNER, (job_ns, self.resource.kind, view.name))
             if not uid or any(r.get("uid") == uid for r in j["metadata"].get("ownerReferences") or ())
         )
-        cache = store.get(TEMPLATE_CACHES, ns, meta["name"]) if self.scope is Scope.NAMESPACE else None
-        runs = tuple(store.by_index(BENCHMARKS, BENCH_BY_TEMPLATE, (self.scope.value, ns, meta["name"])))
+        cache = store.get(TEMPLATE_CACHES, ns, view.name) if self.scope is Scope.NAMESPACE else None
+        runs = tuple(store.by_index(BENCHMARKS, BENCH_BY_TEMPLATE, (self.scope.value, ns, view.name)))
         observed = Observed(
             scope=self.scope,
             namespace=job_ns,
@@ -270,7 +269,7 @@ class TemplateController(Controller):
             model_is_cluster=cluster_model and self.scope is Scope.NAMESPACE,
             benchmarks=runs,
         )
-        decision = decide(obj, observed)
+        decision = decide(obj, observed, view)
         changes: dict[str, Any] = {}
         job = decision.job
         if job is not None:
@@ -300,7 +299,7 @@ class TemplateController(Controller):
             except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
                 changes["read_error"] = describe(exc)
         if decision.wants_job and decision.desired_job is not None:
-            slot, detail = await self.slots.acquire(ctx, self.name, (ns, meta["name"]), decision.desired_job)
+            slot, detail = await self.slots.acquire(ctx, self.name, (ns, view.name), decision.desired_job)
             changes["slot"], changes["slot_detail"] = slot, detail
         return attrs.evolve(observed, **changes) if changes else observed
 

@@ -17,13 +17,14 @@ from typing import Any
 import attrs
 
 from aim_core.api.spec_errors import spec_problems
-from aim_core.model import model_health_for_template
+from aim_core.model import ModelView, model_health_for_template
 from aim_core.reconcile.health import Category, Health
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.template import discovery as disc
 from aim_core.template.hardware import GpuCheck, check_gpu
 from aim_core.template.observed import Observed
 from aim_core.template.scope import Scope
+from aim_core.template.view import TemplateView
 
 __all__ = ["Breaker", "Decision", "Obj", "decide", "model_health", "spec_of", "status_of"]
 
@@ -35,10 +36,10 @@ def created_at(obj: Obj, key: str = "creationTimestamp") -> datetime.datetime | 
 # ---------------------------------------------------------------- model
 
 
-def model_health(template: Obj, ob: Observed) -> Health:
+def model_health(template: Obj | TemplateView, ob: Observed) -> Health:
     """The ``Model``/``ClusterModel`` component (F31, Q10, F25)."""
     scope = ob.scope
-    name = spec_of(template).get("modelName") or ""
+    name = TemplateView.of(template).model_name
     where = f"{ob.namespace}/" if scope is Scope.NAMESPACE else ""
     what = f"{scope.model_kind} {where}{name}"
     if ob.model is None:
@@ -69,8 +70,8 @@ class Breaker:
     last_failure: str = ""
 
     @classmethod
-    def read(cls, status: Obj, spec_hash: str) -> Breaker:
-        raw = status.get("discovery") or {}
+    def read(cls, raw: Obj, spec_hash: str) -> Breaker:
+        """The breaker ``status.discovery`` (``raw``) records, or a fresh one when it is for another spec."""
         if raw.get("specHash") != spec_hash:
             return cls(spec_hash)
         attempts = raw.get("attempts")
@@ -172,53 +173,52 @@ def path_problems(spec: Obj) -> tuple[str, ...]:
     return tuple(problems)
 
 
-def decide(template: Obj, ob: Observed) -> Decision:
-    spec = spec_of(template)
-    problems = tuple(spec_problems(dict(template))) or path_problems(spec_of(template))
+def decide(template: Obj, ob: Observed, view: TemplateView | None = None) -> Decision:
+    """What discovery does for ``template`` (``view``: its view, when the caller has built it)."""
+    view = view or TemplateView.of(template)
+    spec = view.spec
+    problems = tuple(spec_problems(dict(template))) or path_problems(spec)
     if problems:  # a spec the schema would have refused: nothing below may trust its shape
         return Decision(False, GpuCheck(None), "the spec is invalid", False, None, None, (), None, problems=problems)
-    inline = bool(spec.get("modelSources"))
+    inline = bool(view.model_sources)
     check = check_gpu(spec, ob.inventory, ob.counts)
-    blocked = _blocked(template, ob, check)
+    blocked = _blocked(view, ob, check)
     breaker = None
     job = None
     stale: tuple[Obj, ...] = ()
     desired = None
     done = False
-    if not inline and ob.model is not None and not disc.image_problem(spec_of(ob.model).get("image") or ""):
+    if not inline and ob.model is not None and not disc.image_problem(ModelView.of(ob.model).image):
         namespaced = ob.scope is Scope.NAMESPACE
         desired = disc.build_job(template, ob.model, ob.namespace, namespaced=namespaced)
         name = desired["metadata"]["name"]
-        breaker = Breaker.read(status_of(template), disc.spec_hash(template, ob.model))
+        breaker = Breaker.read(view.discovery, disc.spec_hash(template, ob.model))
         mine = sorted(
             ob.jobs, key=lambda j: created_at(j) or datetime.datetime.min.replace(tzinfo=datetime.UTC), reverse=True
         )
         job = next((j for j in mine if j["metadata"]["name"] == name), None)
         stale = tuple(j for j in mine if j["metadata"]["name"] != name)
-        status = status_of(template)
-        recorded = (status.get("discovery") or {}).get("specHash")
-        results = bool(status.get("profile") or status.get("modelSources"))
+        recorded = view.discovery.get("specHash")
+        results = bool(view.profile or view.discovered_sources)
         # Results written by hand (upstream's tests write a Ready status with model sources, issue 18) are
         # kept as discovery's: no record of ours says they belong to another spec.
         inline_before = any(
-            c.get("type") == "Discovered" and c.get("reason") == "InlineModelSources"
-            for c in status.get("conditions") or ()
-            if isinstance(c, Mapping)
+            c.get("type") == "Discovered" and c.get("reason") == "InlineModelSources" for c in view.conditions
         )
-        by_hand = recorded is None and results and status.get("status") == "Ready" and not inline_before
+        by_hand = recorded is None and results and view.state == "Ready" and not inline_before
         done = by_hand or (recorded == breaker.spec_hash and not breaker.last_failure and results)
     retry = breaker.retry_at() if breaker is not None else None
     backing_off = retry is not None and retry > ob.now
     return Decision(inline, check, blocked, done, breaker, job, stale, desired, backing_off, problems)
 
 
-def _blocked(template: Obj, ob: Observed, check: GpuCheck) -> str:
+def _blocked(view: TemplateView, ob: Observed, check: GpuCheck) -> str:
     if ob.config.issue is not None:
         return "the runtime config is missing"
-    health = model_health(template, ob)
+    health = model_health(view, ob)
     if not health.ready:
-        return f"{ob.scope.model_kind} {spec_of(template).get('modelName')!r} is not usable"
-    problem = disc.image_problem(spec_of(ob.model).get("image") or "")
+        return f"{ob.scope.model_kind} {view.model_name!r} is not usable"
+    problem = disc.image_problem(ModelView.of(ob.model).image)
     if problem:
         return problem
     if not check.available:

@@ -35,9 +35,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from aim_core.model import ModelView
 from aim_core.reconcile.conditions import Condition
 from aim_core.reconcile.health import Category, Health, State
-from aim_core.reconcile.obj import Obj, spec_of, status_of
+from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.quantities import canonical_sources
 from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
@@ -48,6 +49,7 @@ from aim_core.template.decision import Breaker, Decision, decide, model_health
 from aim_core.template.hardware import GpuCheck, hardware_summary, resolved_hardware
 from aim_core.template.observed import Observed, Slot
 from aim_core.template.scope import Scope
+from aim_core.template.view import TemplateView
 
 __all__ = ["Decision", "decide", "plan_template"]
 
@@ -65,11 +67,12 @@ LOCK_REQUEUE_SECONDS = 2.0
 
 def plan_template(template: Obj, ob: Observed) -> Plan:
     plan = Plan()
-    spec = spec_of(template)
+    view = TemplateView.of(template)
+    spec = view.spec
     measured = summarize(ob.benchmarks)
     if measured:
         plan.status["benchmarks"] = measured  # removed again when no run measures it (an owned status key)
-    decision = decide(template, ob)
+    decision = decide(template, ob, view)
     plan.labels = ob.config.view.labels
     if ob.read_error is not None:
         plan.issue(ob.read_error.category, ob.read_error.reason, ob.read_error.message)
@@ -81,21 +84,21 @@ def plan_template(template: Obj, ob: Observed) -> Plan:
     plan.component(CONFIG, ob.config.health(missing_reason="ConfigNotFound"), blocking=True)
     if ob.config.reference is not None:
         plan.status["resolvedRuntimeConfig"] = ob.config.reference
-    plan.component(ob.scope.model_component, model_health(template, ob), blocking=True)
+    plan.component(ob.scope.model_component, model_health(view, ob), blocking=True)
     if ob.model is not None:
-        meta = ob.model["metadata"]
+        model = ModelView.of(ob.model)
         cluster = ob.scope is Scope.CLUSTER or ob.model_is_cluster
         ref = {
-            "name": meta["name"],
+            "name": model.name,
             "kind": "AIMClusterModel" if cluster else "AIMModel",
             "scope": "Cluster" if cluster else "Namespace",
         }
         if not cluster:
-            ref["namespace"] = meta.get("namespace", "")
-        if meta.get("uid"):
-            ref["uid"] = meta["uid"]
+            ref["namespace"] = model.namespace
+        if model.uid:
+            ref["uid"] = model.uid
         plan.status["resolvedModel"] = ref
-        image = disc.image_problem(spec_of(ob.model).get("image") or "")
+        image = disc.image_problem(model.image)
         if image:
             plan.issue(Category.INVALID_SPEC, "InvalidImageReference", image)
 
@@ -104,17 +107,17 @@ def plan_template(template: Obj, ob: Observed) -> Plan:
 
     if decision.inline:
         profile = _profile_from_spec(spec)
-        _results(plan, spec, profile, list(spec.get("modelSources") or []), decision.gpu)
+        _results(plan, spec, profile, list(view.model_sources), decision.gpu)
         plan.status["discovery"] = None
         plan.status["discoveryJob"] = None
         plan.conditions.append(
             Condition.true(DISCOVERED, "InlineModelSources", "Model sources provided in-line in spec")
         )
     else:
-        _plan_discovery(plan, template, ob, decision)
+        _plan_discovery(plan, template, view, ob, decision)
 
     if ob.scope is Scope.NAMESPACE:
-        _plan_cache(plan, template, ob, decision)
+        _plan_cache(plan, view, ob, decision)
     return plan
 
 
@@ -149,9 +152,9 @@ def _profile_from_spec(spec: Obj) -> dict[str, Any]:
     return profile
 
 
-def _hardware_only(plan: Plan, spec: Obj, template: Obj, check: GpuCheck) -> None:
+def _hardware_only(plan: Plan, view: TemplateView, check: GpuCheck) -> None:
     """Before discovery has results: hardware from the spec; earlier results stay as they are."""
-    hardware = resolved_hardware(spec, status_of(template).get("profile"), check)
+    hardware = resolved_hardware(view.spec, view.profile, check)
     plan.status["resolvedHardware"] = hardware
     plan.status["hardwareSummary"] = hardware_summary(hardware)
     if check.affinity is not None:
@@ -162,19 +165,17 @@ def _discovered(plan: Plan, status: str, reason: str, message: str) -> None:
     plan.conditions.append(Condition(DISCOVERED, status, reason, message))
 
 
-def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
-    spec = spec_of(template)
-    status = status_of(template)
+def _plan_discovery(plan: Plan, template: Obj, view: TemplateView, ob: Observed, d: Decision) -> None:
     if d.breaker is None or d.desired_job is None:
-        _hardware_only(plan, spec, template, d.gpu)
+        _hardware_only(plan, view, d.gpu)
         _discovered(plan, "False", "AwaitingDiscovery", f"discovery waits: {d.blocked or 'the model is not usable'}")
         return
     for stale in d.stale:
         plan.delete.append(Deletion(JOBS, ob.namespace, stale["metadata"]["name"]))
     if d.done:
-        _results(plan, spec, status.get("profile"), list(status.get("modelSources") or []), d.gpu)
+        _results(plan, view.spec, view.profile, list(view.discovered_sources), d.gpu)
         plan.status["discovery"] = d.breaker.to_status()
-        count = len(status.get("modelSources") or [])
+        count = len(view.discovered_sources)
         _discovered(
             plan,
             "True",
@@ -182,7 +183,7 @@ def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> Non
             f"discovery found a profile and {count} model source{'' if count == 1 else 's'}",
         )
         return
-    _hardware_only(plan, spec, template, d.gpu)
+    _hardware_only(plan, view, d.gpu)
     if d.blocked and d.job is None:
         plan.status["discovery"] = d.breaker.to_status() if d.breaker.failed else None
         _discovered(plan, "False", "AwaitingDiscovery", f"discovery waits: {d.blocked}")
@@ -194,7 +195,7 @@ def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> Non
         plan.status["discoveryJob"] = {"name": job["metadata"]["name"], "namespace": namespace}
         health = inspect_job(job)
         if disc.job_succeeded(job):
-            collected = _collect(plan, template, ob, d, job, breaker)
+            collected = _collect(plan, view, ob, d, job, breaker)
             if collected is None:
                 return  # results written
             breaker = collected
@@ -242,9 +243,8 @@ def _plan_discovery(plan: Plan, template: Obj, ob: Observed, d: Decision) -> Non
     _start_job(plan, template, ob, d)
 
 
-def _collect(plan: Plan, template: Obj, ob: Observed, d: Decision, job: Obj, breaker: Breaker) -> Breaker | None:
+def _collect(plan: Plan, view: TemplateView, ob: Observed, d: Decision, job: Obj, breaker: Breaker) -> Breaker | None:
     """A succeeded Job: read its output into status, or count an unusable output as a failure."""
-    spec = spec_of(template)
     name = job["metadata"]["name"]
     if ob.output is None:
         plan.component(JOB, Health.ok("Ready", f"Job {name} completed"))
@@ -258,7 +258,7 @@ def _collect(plan: Plan, template: Obj, ob: Observed, d: Decision, job: Obj, bre
             breaker = breaker.fail(ob.now, parsed.reason, parsed.message)
         plan.component(JOB, Health(State.FAILED, parsed.reason, f"Job {name}: {parsed.message}"))
         return breaker
-    _results(plan, spec, parsed.profile, parsed.sources, d.gpu)
+    _results(plan, view.spec, parsed.profile, parsed.sources, d.gpu)
     plan.status["discovery"] = breaker.succeeded().to_status()
     count = len(parsed.sources)
     _discovered(
@@ -303,10 +303,8 @@ def _start_job(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
 # ---------------------------------------------------------------- caching
 
 
-def _plan_cache(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
+def _plan_cache(plan: Plan, view: TemplateView, ob: Observed, d: Decision) -> None:
     """F37: a Shared AIMTemplateCache named like the template once its sources are known."""
-    spec = spec_of(template)
-    caching = spec.get("caching") or {}
     if ob.cache is not None:
         meta = ob.cache["metadata"]
         plan.status["resolvedCache"] = {
@@ -317,24 +315,24 @@ def _plan_cache(plan: Plan, template: Obj, ob: Observed, d: Decision) -> None:
             **({"uid": meta["uid"]} if meta.get("uid") else {}),
         }
     discovered = any(isinstance(c, Condition) and c.type == DISCOVERED and c.is_true for c in plan.conditions)
-    if not caching.get("enabled") or not d.gpu.available or not discovered or not plan.status.get("modelSources"):
+    if not view.caching_enabled or not d.gpu.available or not discovered or not plan.status.get("modelSources"):
         return
-    uid = template["metadata"].get("uid")
+    uid = view.uid or None
     if ob.cache is not None and not any(r.get("uid") == uid for r in ob.cache["metadata"].get("ownerReferences") or ()):
         return  # a cache of that name that the template did not make: leave it alone
     cache_spec: dict[str, Any] = {
-        "templateName": template["metadata"]["name"],
+        "templateName": view.name,
         "templateScope": "Namespace",
         "mode": "Shared",
     }
-    if caching.get("env"):
-        cache_spec["env"] = caching["env"]
-    if spec.get("runtimeConfigName"):
-        cache_spec["runtimeConfigName"] = spec["runtimeConfigName"]
+    if view.caching_env:
+        cache_spec["env"] = view.caching_env
+    if view.runtime_config_name:
+        cache_spec["runtimeConfigName"] = view.runtime_config_name
     plan.want(
         TEMPLATE_CACHES,
         {
-            "metadata": {"name": template["metadata"]["name"], "namespace": template["metadata"].get("namespace")},
+            "metadata": {"name": view.name, "namespace": view.namespace or None},
             "spec": cache_spec,
         },
     )

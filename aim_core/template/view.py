@@ -1,0 +1,69 @@
+"""AIMServiceTemplate and AIMClusterServiceTemplate as their code reads them: a typed, read-only view."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+
+
+@attrs.frozen
+class TemplateView:
+    """The fields of a service template the template code reads, with their defaults.
+
+    :ivar namespace: "" for an AIMClusterServiceTemplate.
+    :ivar model_name: ``spec.modelName``.
+    :ivar model_sources: ``spec.modelSources``: given in line, discovery does not run.
+    :ivar caching_enabled: ``spec.caching.enabled``.
+    :ivar caching_env: ``spec.caching.env``, passed to the template cache it makes.
+    :ivar spec: ``spec`` as written, for the checks and the GPU rules of :mod:`aim_core.template.hardware`.
+    :ivar profile: ``status.profile`` as discovery (or the spec) last wrote it.
+    :ivar discovered_sources: ``status.modelSources`` as last written.
+    :ivar discovery: ``status.discovery`` (the discovery breaker) as last written.
+    :ivar state: ``status.status``.
+    """
+
+    name: str
+    namespace: str = ""
+    uid: str = ""
+    model_name: str = ""
+    model_sources: tuple[Any, ...] = ()
+    runtime_config_name: Any = None
+    caching_enabled: bool = False
+    caching_env: Any = None
+    spec: Obj = attrs.field(factory=dict)
+    profile: Obj | None = None
+    discovered_sources: tuple[Any, ...] = ()
+    discovery: Obj = attrs.field(factory=dict)
+    state: str = ""
+    conditions: tuple[Obj, ...] = ()
+
+    @classmethod
+    def of(cls, template: Obj | TemplateView) -> TemplateView:
+        """The view of ``template`` (a view is returned as it is)."""
+        if isinstance(template, TemplateView):
+            return template
+        meta, spec, status = meta_of(template), spec_of(template), status_of(template)
+        caching = spec.get("caching") or {}
+        return cls(
+            name=str(meta.get("name") or ""),
+            namespace=str(meta.get("namespace") or ""),
+            uid=str(meta.get("uid") or ""),
+            model_name=str(spec.get("modelName") or ""),
+            model_sources=tuple(spec.get("modelSources") or ()),
+            runtime_config_name=spec.get("runtimeConfigName"),
+            caching_enabled=bool(caching.get("enabled")),
+            caching_env=caching.get("env"),
+            spec=spec,
+            profile=status.get("profile"),
+            discovered_sources=tuple(status.get("modelSources") or ()),
+            discovery=status.get("discovery") or {},
+            state=str(status.get("status") or ""),
+            conditions=tuple(c for c in status.get("conditions") or () if isinstance(c, Mapping)),
+        )
+
+
+__all__ = ["TemplateView"]
