@@ -14,6 +14,7 @@ import json
 from aim_core.reconcile.naming import artifact_name
 from aim_core.service.adapters import volume_name
 from tests.wire.conftest import eventually
+from tests.wire.serving import serve
 from tests.wire.test_services_wire import ISVC, NS, PAUSED, REACT, ROUTE, SVC, cluster, condition, create  # noqa: F401
 
 ART = "aim.eai.amd.com/v1alpha1/aimartifacts"
@@ -78,53 +79,6 @@ def lora(isvc: dict) -> tuple[dict, list[str]]:
     env = {e["name"]: e.get("value") for e in container.get("env") or ()}
     mounts = [m["name"] for m in container["volumeMounts"] if m["name"].startswith("adapter-")]
     return json.loads(env.get("AIM_ENGINE_ARGS") or "{}"), mounts
-
-
-def serve(kube, isvc: dict) -> None:
-    """KServe reports the InferenceService Ready and its pod runs; the gateway accepts the route."""
-    name = isvc["metadata"]["name"]
-    service = isvc["metadata"]["labels"]["aim.eai.amd.com/service"]
-    for route in kube.list(ROUTE, NS, label_selector=f"aim.eai.amd.com/service={service}"):
-        kube.put_object(
-            {
-                **route,
-                "status": {
-                    "parents": [
-                        {
-                            "parentRef": route["spec"]["parentRefs"][0],
-                            "controllerName": "x/y",
-                            "conditions": [
-                                {
-                                    "type": "Accepted",
-                                    "status": "True",
-                                    "reason": "Accepted",
-                                    "message": "",
-                                    "lastTransitionTime": "2026-03-01T12:00:00Z",
-                                }
-                            ],
-                        }
-                    ]
-                },
-            }
-        )
-    kube.put_object({**isvc, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    kube.put_object(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{name}-predictor-0",
-                "namespace": NS,
-                "labels": {"serving.kserve.io/inferenceservice": name},
-            },
-            "spec": {"containers": [{"name": "kserve-container", "image": "x"}]},
-            "status": {
-                "phase": "Running",
-                "conditions": [{"type": "Ready", "status": "True"}],
-                "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}],
-            },
-        }
-    )
 
 
 def states(svc: dict) -> dict[str, tuple[str, str]]:

@@ -16,6 +16,7 @@ import pytest
 
 from aim_core.cli import main
 from tests.wire.conftest import eventually
+from tests.wire.serving import serve
 from tests.wire.test_services_wire import NS, ROUTE, SVC, cluster, condition, create  # noqa: F401 - fixture
 
 ISVC = "serving.kserve.io/v1beta1/inferenceservices"
@@ -36,45 +37,7 @@ async def running_chat(kube, api, cluster, body=None):  # noqa: F811 - the fixtu
     isvc = await eventually(lambda: kube.list(ISVC, NS, label_selector=f"aim.eai.amd.com/service={service}")[0])
     route = await eventually(lambda: kube.list(ROUTE, NS, label_selector=f"aim.eai.amd.com/service={service}")[0])
     name = isvc["metadata"]["name"]
-    kube.put_object({**isvc, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    kube.put_object(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{name}-predictor-0",
-                "namespace": NS,
-                "labels": {"serving.kserve.io/inferenceservice": name},
-            },
-            "status": {
-                "phase": "Running",
-                "conditions": [{"type": "Ready", "status": "True"}],
-                "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}],
-            },
-        }
-    )
-    kube.put_object(
-        {
-            **route,
-            "status": {
-                "parents": [
-                    {
-                        "parentRef": route["spec"]["parentRefs"][0],
-                        "controllerName": "x/y",
-                        "conditions": [
-                            {
-                                "type": "Accepted",
-                                "status": "True",
-                                "reason": "Accepted",
-                                "message": "",
-                                "lastTransitionTime": "2025-01-01T00:00:00Z",
-                            }
-                        ],
-                    }
-                ]
-            },
-        }
-    )
+    serve(kube, isvc)
     if not body["spec"].get("maxReplicas"):
         await eventually(lambda: kube.get(SVC, NS, service)["status"]["status"] == "Running")
     return name, route["metadata"]["name"]

@@ -17,6 +17,7 @@ from aim_core.reconcile.resources import AIM_RESOURCES
 from aim_core.runtime.leader import LEASE_NAME
 from aim_testing.fixtures import aim_crds
 from tests.wire.conftest import Operator, eventually
+from tests.wire.serving import serve
 from tests.wire.test_services_wire import ISVC, NS, ROUTE, SVC, cluster, create  # noqa: F401 - fixture
 
 LOOPBACK = "127.0.0.1:0"
@@ -96,38 +97,8 @@ async def test_a_scrape_while_services_reconcile_shows_every_family(kube, api, c
         return found[0]
 
     obj = await eventually(isvc)
-    route = await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
-    kube.put_object({**obj, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    kube.put_object(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{obj['metadata']['name']}-predictor-0",
-                "namespace": NS,
-                "labels": {"serving.kserve.io/inferenceservice": obj["metadata"]["name"]},
-            },
-            "status": {
-                "phase": "Running",
-                "conditions": [{"type": "Ready", "status": "True"}],
-                "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}],
-            },
-        }
-    )
-    kube.put_object(
-        {
-            **route,
-            "status": {
-                "parents": [
-                    {
-                        "parentRef": route["spec"]["parentRefs"][0],
-                        "controllerName": "x/y",
-                        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted"}],
-                    }
-                ]
-            },
-        }
-    )
+    await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-chat")[0])
+    serve(kube, obj)
     await eventually(lambda: kube.get(SVC, NS, "qwen-chat")["status"]["status"] == "Running")
     await operator.settle()
 

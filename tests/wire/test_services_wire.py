@@ -17,6 +17,7 @@ from aim_core.cli.offline import load_documents
 from aim_core.reconcile.resources import NODES
 from aim_testing.crdschema import third_party_crd, validate_against_crd
 from tests.wire.conftest import eventually
+from tests.wire.serving import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 SVC = "aim.eai.amd.com/v1alpha1/aimservices"
@@ -108,46 +109,7 @@ async def test_service_gets_a_valid_inference_service_and_route_and_runs(kube, a
     assert svc["status"]["resolvedTemplate"]["name"].endswith("1x-mi300x-lat-fp8-31dd")
 
     # KServe reports the InferenceService Ready and its pod runs; the gateway accepts the route.
-    name = obj["metadata"]["name"]
-    kube.put_object({**obj, "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
-    kube.put_object(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": f"{name}-predictor-0",
-                "namespace": NS,
-                "labels": {"serving.kserve.io/inferenceservice": name},
-            },
-            "status": {
-                "phase": "Running",
-                "conditions": [{"type": "Ready", "status": "True"}],
-                "containerStatuses": [{"name": "kserve-container", "ready": True, "state": {"running": {}}}],
-            },
-        }
-    )
-    kube.put_object(
-        {
-            **route,
-            "status": {
-                "parents": [
-                    {
-                        "parentRef": route["spec"]["parentRefs"][0],
-                        "controllerName": "x/y",
-                        "conditions": [
-                            {
-                                "type": "Accepted",
-                                "status": "True",
-                                "reason": "Accepted",
-                                "message": "",
-                                "lastTransitionTime": "2025-01-01T00:00:00Z",
-                            }
-                        ],
-                    }
-                ]
-            },
-        }
-    )
+    serve(kube, obj)
 
     def running():
         svc = kube.get(SVC, NS, "qwen-chat")
