@@ -374,7 +374,7 @@ def serving_pod() -> dict:
 
 
 def test_the_store_keeps_pods_as_their_readers_use_them():
-    from aim_core.artifact.controller import _claims
+    from aim_core.artifact.keys import pvc_claims
     from aim_core.reconcile.resources import PODS
     from aim_core.runtime.storeform import pod_essentials
 
@@ -384,7 +384,7 @@ def test_the_store_keeps_pods_as_their_readers_use_them():
     kept = store.get(PODS, "llm", "qwen-predictor-abc")
     assert kept["metadata"] == pod["metadata"] and kept["status"] == pod["status"]
     assert kept["spec"] == {"nodeName": "gpu-node-1", "volumes": [pod["spec"]["volumes"][0]]}
-    assert _claims(kept) == _claims(pod) == [("llm", "cache-qwen")]  # artifact usage (F76) reads the claims
+    assert pvc_claims(kept) == pvc_claims(pod) == [("llm", "cache-qwen")]  # artifact usage (F76) reads the claims
     assert len(json.dumps(kept)) < len(json.dumps(pod)) / 3
     assert pod_essentials(kept) is kept  # already essential: nothing copied again
     assert store.upsert(PODS, serving_pod()) is False  # the same pod again changes nothing
