@@ -322,3 +322,44 @@ def test_the_size_check_sees_a_long_module(tmp_path):
 def test_the_root_of_aim_core_holds_only_the_package_face_and_packages():
     modules = sorted(p.name for p in (ROOT / "aim_core").glob("*.py"))
     assert modules == ["__init__.py", "__main__.py"]
+
+
+# ---------------------------------------------------------------------------
+# A module's private (_name) helpers stay in it (issue 21)
+# ---------------------------------------------------------------------------
+
+
+def private_imports(package: Path) -> list[str]:
+    """``module <- owner._name`` for each underscore name a module of ``package`` imports from another module."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        module = ".".join(path.relative_to(package.parent).with_suffix("").parts)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                owner = "." * node.level + (node.module or "")
+                if node.level == 0 and owner.split(".")[0] != package.name:
+                    continue
+                found += [
+                    f"{module} <- {owner}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_") and not a.name.startswith("__")
+                ]
+    return found
+
+
+def test_no_module_of_aim_core_imports_another_modules_private_names():
+    assert private_imports(ROOT / "aim_core") == [], (
+        "make the helper public in the module that owns it (no leading underscore), or move it"
+    )
+
+
+def test_the_private_import_check_sees_one(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("def _helper(): ...\ndef helper(): ...\n")
+    (tmp_path / "pkg" / "b.py").write_text(
+        "from __future__ import annotations\nfrom pkg.a import helper\nfrom os import _exit\n"
+    )
+    assert private_imports(tmp_path / "pkg") == []
+    (tmp_path / "pkg" / "c.py").write_text("from pkg.a import _helper, helper\n")
+    (tmp_path / "pkg" / "d.py").write_text("from .a import _helper\n")
+    assert private_imports(tmp_path / "pkg") == ["pkg.c <- pkg.a._helper", "pkg.d <- .a._helper"]

@@ -30,8 +30,8 @@ from typing import Any
 
 import yaml
 
+from aim_core.api.schema import SchemaBuilder
 from aim_core.api.schema import SchemaError as SchemaError
-from aim_core.api.schema import _Builder
 from aim_core.api.schema import schema_for as schema_for
 
 GROUP = "aim.eai.amd.com"
@@ -66,7 +66,7 @@ def root_schema(cls: type) -> dict[str, Any]:
     its schema); every other field of ``cls`` (``spec``, ``status``) comes from
     the model. Nothing at the root is required, as with upstream.
     """
-    node = _Builder().class_node(cls, skip=_ROOT_FIXED)
+    node = SchemaBuilder().class_node(cls, skip=_ROOT_FIXED)
     node.pop("required", None)
     props = node.setdefault("properties", {})
     props["apiVersion"] = {"type": "string", "description": _API_VERSION_DOC}

@@ -73,7 +73,7 @@ def _enum_node(values: Sequence[Any]) -> dict[str, Any]:
     return {"type": base, "enum": list(values)}
 
 
-class _Builder:
+class SchemaBuilder:
     """Walks model types; keeps the stack of classes being expanded to catch cycles."""
 
     def __init__(self) -> None:
@@ -228,4 +228,4 @@ def _apply_container_constraints(node: dict[str, Any], meta: FieldMeta, where: s
 
 def schema_for(tp: Any) -> dict[str, Any]:
     """Return the structural schema of a model type (attrs class or any supported hint)."""
-    return _Builder().type_node(tp, getattr(tp, "__name__", repr(tp)))
+    return SchemaBuilder().type_node(tp, getattr(tp, "__name__", repr(tp)))

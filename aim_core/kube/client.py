@@ -29,7 +29,7 @@ import aiohttp
 
 from aim_core import metrics
 from aim_core.kube.credentials import Authenticator, Credentials, proxy_for, ssl_context
-from aim_core.kube.wire import RequestCounter, _network_error, dumps, loads, resource_path
+from aim_core.kube.wire import RequestCounter, dumps, loads, network_error, resource_path
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.errors import ApiError, NetworkError
 
@@ -128,7 +128,7 @@ class Kube:
                     media_type = response.content_type
                     charset = response.charset or "utf-8"
             except (aiohttp.ClientError, TimeoutError) as exc:
-                raise _network_error(exc, method, path) from exc
+                raise network_error(exc, method, path) from exc
             if status != 401:
                 self.auth.accepted()
                 break

@@ -60,7 +60,7 @@ def resource_path(
     return path
 
 
-def _network_error(exc: BaseException, method: str, path: str) -> NetworkError:
+def network_error(exc: BaseException, method: str, path: str) -> NetworkError:
     """The taxonomy's kind of a failed request (F10): dns, refused, timeout, reset or other."""
     if isinstance(exc, aiohttp.ClientConnectorDNSError):  # the name did not resolve
         return NetworkError("dns", f"{method} {path}: {exc}")

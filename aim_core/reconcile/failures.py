@@ -77,10 +77,10 @@ def classify_log(log: str) -> tuple[Category, str, str] | None:
     for category, reason, pattern in _LOG_GROUPS:
         for line in lines:
             if pattern.search(line):
-                return None if category is None else (category, reason, _clip(line))
+                return None if category is None else (category, reason, clip_line(line))
     return None
 
 
-def _clip(text: str) -> str:
+def clip_line(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _MAX_EXCERPT else text[: _MAX_EXCERPT - 3] + "..."

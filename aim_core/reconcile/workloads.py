@@ -30,7 +30,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable, Mapping, Sequence
 
-from aim_core.reconcile.failures import LOG_TAIL_LINES, _clip, classify_log, classify_pull_error
+from aim_core.reconcile.failures import LOG_TAIL_LINES, classify_log, classify_pull_error, clip_line
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.obj import Obj
 
@@ -105,7 +105,7 @@ def _pull_failure(pod: Obj, events: Sequence[Obj]) -> Health | None:
         return Health.error(
             category,
             _PULL_REASONS[category],
-            _clip(f"Pod {_name(pod)}: container {cs.get('name')} cannot pull image {image}: {detail}"),
+            clip_line(f"Pod {_name(pod)}: container {cs.get('name')} cannot pull image {image}: {detail}"),
         )
     return None
 
@@ -136,7 +136,7 @@ def _failure(pod: Obj, log: str | None) -> Health | None:
                 return Health.error(category, reason, f"{what}. Log excerpt: {line}")
             tail = [line.strip() for line in log.splitlines() if line.strip()][-_FALLBACK_EXCERPT_LINES:]
             if tail:
-                excerpt = ". Log excerpt: " + _clip(" | ".join(tail))
+                excerpt = ". Log excerpt: " + clip_line(" | ".join(tail))
     else:
         what = f"Pod {name} failed"
     pod_reason = status.get("reason", "")
@@ -174,7 +174,7 @@ def _pending(pods: Sequence[Obj], events: Sequence[Obj]) -> Health:
     event = _latest(candidates)
     if event is None:
         return Health(State.PENDING, "PodsPending", f"Pod {_name(pods[0])} is pending")
-    message = _clip(event.get("message", ""))
+    message = clip_line(event.get("message", ""))
     if event.get("reason") == "Pulling":
         return Health.progressing("Pulling", message)
     return Health(State.PENDING, event["reason"], message)
@@ -256,11 +256,11 @@ def inspect_pvc(pvc: Obj, events: Sequence[Obj] = ()) -> Health:
         return Health.error(
             Category.INFRASTRUCTURE,
             "PvcProvisioningFailed",
-            _clip(f"PVC {name}: {latest.get('message', '')}"),
+            clip_line(f"PVC {name}: {latest.get('message', '')}"),
             state=State.FAILED,  # usually a storage class that does not exist: it does not heal by itself
         )
     detail = f": {latest['message']}" if latest is not None and latest.get("message") else ""
-    return Health.progressing("PvcPending", _clip(f"PVC {name} is {phase.lower()}{detail}"))
+    return Health.progressing("PvcPending", clip_line(f"PVC {name} is {phase.lower()}{detail}"))
 
 
 # ---------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from aim_core.reconcile.resources import EVENTS, NAMESPACES
 from aim_core.reconcile.writes import build_status, event_body, rfc3339, status_patch
 from aim_core.runtime import applyset, outcomes
 from aim_core.runtime.controller import Context, Controller, namespace_going
-from aim_core.runtime.patches import _finalizers_patch, _issue, _same_but_status, routine
+from aim_core.runtime.patches import finalizers_patch, issue_from, routine, same_but_status
 from aim_core.runtime.store import Store
 from aim_core.runtime.workqueue import WorkQueue
 
@@ -110,7 +110,7 @@ class Engine:
     def _on_change(self, ref: ResourceRef, event: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         for controller, mapper in self._routes.get(ref, ()):
             if mapper is None:
-                if event == "MODIFIED" and old is not None and _same_but_status(old, obj):
+                if event == "MODIFIED" and old is not None and same_but_status(old, obj):
                     continue  # our own status write (or a resync): nothing to reconcile
                 meta = obj["metadata"]
                 self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
@@ -198,7 +198,7 @@ class Engine:
                     await controller.finalize(self.ctx, obj)
                     remaining = [f for f in finalizers if f != controller.finalizer]
                     try:
-                        await self.kube.patch(controller.resource, namespace, name, _finalizers_patch(meta, remaining))
+                        await self.kube.patch(controller.resource, namespace, name, finalizers_patch(meta, remaining))
                     except ApiError as exc:
                         if exc.status != 404:
                             raise  # 404: already released (a second look at a stale copy) and gone
@@ -263,7 +263,7 @@ class Engine:
         meta = obj["metadata"]
         finalizers = [*(meta.get("finalizers") or []), controller.finalizer]
         result = await self.kube.patch(
-            controller.resource, meta.get("namespace"), meta["name"], _finalizers_patch(meta, finalizers)
+            controller.resource, meta.get("namespace"), meta["name"], finalizers_patch(meta, finalizers)
         )
         if isinstance(result, dict) and result.get("metadata"):
             self.store.upsert(controller.resource, result)
@@ -282,7 +282,7 @@ class Engine:
             except Exception as exc:  # noqa: BLE001 - reported as a condition
                 if self._note_refusal(meta.get("namespace"), exc):
                     return issues
-                issues.append(_issue(exc, f"applying {desired.resource.kind} {meta['name']}"))
+                issues.append(issue_from(exc, f"applying {desired.resource.kind} {meta['name']}"))
                 continue
             outcomes.wrote(obj, "applied", desired.resource.kind, meta["name"], created=live is None)
             if isinstance(result, dict) and result.get("metadata"):
@@ -299,7 +299,7 @@ class Engine:
                 await self.kube.delete(deletion.resource, deletion.namespace, deletion.name)
                 outcomes.wrote(obj, "deleted", deletion.resource.kind, deletion.name)
             except Exception as exc:  # noqa: BLE001
-                issues.append(_issue(exc, f"deleting {deletion.resource.kind} {deletion.name}"))
+                issues.append(issue_from(exc, f"deleting {deletion.resource.kind} {deletion.name}"))
         return issues
 
     def _store_unnoticed(

@@ -15,7 +15,7 @@ def routine(exc: BaseException) -> bool:
     return isinstance(exc, ApiError) and classify(exc)[0].is_transient
 
 
-def _finalizers_patch(meta: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
+def finalizers_patch(meta: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
     """A merge patch setting the finalizer list, valid only against the version we read.
 
     A merge patch replaces the whole list, so the resourceVersion precondition
@@ -31,7 +31,7 @@ def _finalizers_patch(meta: dict[str, Any], finalizers: list[str]) -> dict[str, 
 _BOOKKEEPING = ("resourceVersion", "managedFields", "generation")
 
 
-def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
+def same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether two versions of an object differ only in status and server bookkeeping."""
 
     def core(obj: dict[str, Any]) -> dict[str, Any]:
@@ -41,6 +41,6 @@ def _same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return core(old) == core(new)
 
 
-def _issue(exc: BaseException, doing: str) -> Issue:
+def issue_from(exc: BaseException, doing: str) -> Issue:
     category, reason = classify(exc)
     return Issue(category, reason, f"{doing}: {exc}")

@@ -18,7 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
 from aim_core.plugin.providers import ResourceRef
-from aim_core.runtime.storeform import LAST_APPLIED, _digest, compact, owned_form, pod_essentials, slim
+from aim_core.runtime.storeform import LAST_APPLIED, compact, owned_form, pod_essentials, slim, value_digest
 
 __all__ = [
     "LAST_APPLIED",
@@ -288,7 +288,7 @@ class Store:
 
     def damaged_shares(self) -> list[Any]:
         """Shared values (see :func:`compact`) somebody modified: a bug in the reader that did (tests call it)."""
-        return [value for digest, value in self._shared.items() if _digest(value) != digest]
+        return [value for digest, value in self._shared.items() if value_digest(value) != digest]
 
 
 class Relisting:

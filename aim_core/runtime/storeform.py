@@ -198,7 +198,7 @@ def _shared(value: Any, shared: dict[bytes, Any]) -> Any:
     """The one copy of ``value`` (equal JSON) in ``shared``, compacted; ``value`` itself the first time."""
     if not value or (value.__class__ is not dict and value.__class__ is not list):
         return value
-    digest = _digest(value)
+    digest = value_digest(value)
     found = shared.get(digest)
     if found is None:
         found = _compact(value, shared)
@@ -219,7 +219,7 @@ def _sweep(shared: dict[bytes, Any]) -> None:
             del shared[digest]
 
 
-def _digest(value: Any) -> bytes:
+def value_digest(value: Any) -> bytes:
     return hashlib.sha256(_canonical(value)).digest()[:16]  # sha256: the fastest hashlib digest here (SHA extensions)
 
 

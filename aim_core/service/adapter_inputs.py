@@ -10,7 +10,7 @@ from aim_core.reconcile.envvars import ENGINE_ARGS, merge_env
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 
 
-def _ready_condition(obj: Obj) -> Obj:
+def ready_condition(obj: Obj) -> Obj:
     return next((c for c in status_of(obj).get("conditions") or () if c.get("type") == "Ready"), {})
 
 
@@ -39,7 +39,7 @@ def artifact_view(artifact: Obj | None) -> tuple[Any, ...]:
         status.get("status"),
         status.get("persistentVolumeClaim"),
         json.dumps(status.get("adapter"), sort_keys=True),
-        json.dumps(_ready_condition(artifact), sort_keys=True),
+        json.dumps(ready_condition(artifact), sort_keys=True),
     )
 
 

@@ -54,13 +54,13 @@ from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.naming import artifact_name, derived_name
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.reconcile.resources import ARTIFACTS
-from aim_core.service.adapter_inputs import _ready_condition
 from aim_core.service.adapter_inputs import adapter_artifacts as adapter_artifacts
 from aim_core.service.adapter_inputs import adapter_sources as adapter_sources
 from aim_core.service.adapter_inputs import adapter_specs as adapter_specs
 from aim_core.service.adapter_inputs import artifact_view as artifact_view
 from aim_core.service.adapter_inputs import base_ids as base_ids
 from aim_core.service.adapter_inputs import base_names as base_names
+from aim_core.service.adapter_inputs import ready_condition
 from aim_core.service.adapter_inputs import user_engine_args as user_engine_args
 from aim_core.service.adapter_values import ADAPTER_LABEL as ADAPTER_LABEL
 from aim_core.service.adapter_values import ADAPTER_ROOT as ADAPTER_ROOT
@@ -216,7 +216,7 @@ def _one(
     state = AdapterState(name, source, art_name, base_model=base, rank=rank)
     art_state = status.get("status") or ""
     if art_state == "Failed":
-        ready = _ready_condition(artifact)
+        ready = ready_condition(artifact)
         why = f"{ready.get('reason')}: {ready.get('message')}" if ready.get("reason") else "failed"
         return attrs.evolve(
             state, state=FAILED, reason=DOWNLOAD_FAILED, message=f"artifact {art_name} for {source} failed ({why})"

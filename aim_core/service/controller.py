@@ -50,11 +50,11 @@ from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.runtimeconfig import config_name, resolve
 from aim_core.service.adapters import adapter_sources, artifact_view
-from aim_core.service.keys import _model_names, _ns, _serving_name, _template_names
+from aim_core.service.keys import model_names, namespace_of, serving_name_keys, template_names
 from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE
-from aim_core.service.pods import _pod_ready, _ready, _terminations
+from aim_core.service.pods import is_ready, pod_ready, terminations
 
 log = logging.getLogger("aim_engine.service")
 
@@ -106,10 +106,12 @@ class ServiceController(Controller):
         self._store = store
         index_events(store)
         store.add_index(
-            SERVICES, BY_CONFIG, lambda s: [(_ns(s), config_name(spec_of(s))), (None, config_name(spec_of(s)))]
+            SERVICES, BY_CONFIG, lambda s: [(namespace_of(s), config_name(spec_of(s))), (None, config_name(spec_of(s)))]
         )
         store.add_index(
-            SERVICES, BY_MODEL, lambda s: [(_ns(s), n) for n in _model_names(s)] + [(None, n) for n in _model_names(s)]
+            SERVICES,
+            BY_MODEL,
+            lambda s: [(namespace_of(s), n) for n in model_names(s)] + [(None, n) for n in model_names(s)],
         )
         store.add_index(
             SERVICES,
@@ -123,28 +125,36 @@ class ServiceController(Controller):
         store.add_index(
             SERVICES,
             BY_TEMPLATE,
-            lambda s: [(_ns(s), n) for n in _template_names(s)] + [(None, n) for n in _template_names(s)],
+            lambda s: [(namespace_of(s), n) for n in template_names(s)] + [(None, n) for n in template_names(s)],
         )
-        store.add_index(SERVICES, BY_SERVING_NAME, lambda s: [(_ns(s), n) for n in _serving_name(s)])
-        store.add_index(SERVICES, BY_LABEL_VALUE, lambda s: [(_ns(s), hashed_label_value(s["metadata"]["name"]))])
-        store.add_index(SERVICES, BY_SANITIZED_NAME, lambda s: [(_ns(s), sanitize_label_value(s["metadata"]["name"]))])
+        store.add_index(SERVICES, BY_SERVING_NAME, lambda s: [(namespace_of(s), n) for n in serving_name_keys(s)])
+        store.add_index(
+            SERVICES, BY_LABEL_VALUE, lambda s: [(namespace_of(s), hashed_label_value(s["metadata"]["name"]))]
+        )
+        store.add_index(
+            SERVICES, BY_SANITIZED_NAME, lambda s: [(namespace_of(s), sanitize_label_value(s["metadata"]["name"]))]
+        )
         store.add_index(
             SERVICES, AUTO_SELECT, lambda s: [] if (spec_of(s).get("template") or {}).get("name") else [True]
         )
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
-            store.add_index(ref, TPL_BY_MODEL, lambda t: [(_ns(t), spec_of(t).get("modelName"))])
+            store.add_index(ref, TPL_BY_MODEL, lambda t: [(namespace_of(t), spec_of(t).get("modelName"))])
         for ref in (MODELS, CLUSTER_MODELS):
             store.add_index(ref, MODEL_BY_IMAGE, lambda m: [(spec_of(m).get("image") or "").strip()])
-        store.add_index(TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(_ns(c), spec_of(c).get("templateName"))])
+        store.add_index(
+            TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(namespace_of(c), spec_of(c).get("templateName"))]
+        )
         store.add_index(
             TEMPLATE_CACHES,
             CACHE_BY_SERVICE,
-            lambda c: [(_ns(c), label) for label in [(c["metadata"].get("labels") or {}).get(SERVICE_LABEL)] if label],
+            lambda c: [
+                (namespace_of(c), label) for label in [(c["metadata"].get("labels") or {}).get(SERVICE_LABEL)] if label
+            ],
         )
-        store.add_index(SERVICES, BY_ADAPTER_SOURCE, lambda s: [(_ns(s), u) for u in adapter_sources(s)])
-        store.add_index(ARTIFACTS, ARTIFACT_BY_SOURCE, lambda a: [(_ns(a), spec_of(a).get("sourceUri") or "")])
+        store.add_index(SERVICES, BY_ADAPTER_SOURCE, lambda s: [(namespace_of(s), u) for u in adapter_sources(s)])
+        store.add_index(ARTIFACTS, ARTIFACT_BY_SOURCE, lambda a: [(namespace_of(a), spec_of(a).get("sourceUri") or "")])
         store.add_index(
-            PODS, POD_BY_SERVING, lambda p: [(_ns(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))]
+            PODS, POD_BY_SERVING, lambda p: [(namespace_of(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))]
         )
 
     # ------------------------------------------------------------- watches
@@ -157,20 +167,20 @@ class ServiceController(Controller):
         def by_config(cfg: dict[str, Any]) -> Iterable[ObjectKey]:
             # namespaced config: services of its namespace using that name;
             # cluster config (namespace None): services using that name anywhere
-            return self._keys(BY_CONFIG, (_ns(cfg), cfg["metadata"]["name"]))
+            return self._keys(BY_CONFIG, (namespace_of(cfg), cfg["metadata"]["name"]))
 
         def by_model(model: dict[str, Any]) -> Iterable[ObjectKey]:
-            keys = self._keys(BY_MODEL, (_ns(model), model["metadata"]["name"]))
+            keys = self._keys(BY_MODEL, (namespace_of(model), model["metadata"]["name"]))
             image = (spec_of(model).get("image") or "").strip()
             if image:
-                keys |= {k for k in self._keys(BY_IMAGE, image) if _ns(model) in (None, k[0])}
+                keys |= {k for k in self._keys(BY_IMAGE, image) if namespace_of(model) in (None, k[0])}
             owner = (model["metadata"].get("labels") or {}).get(SERVICE_LABEL)
-            if owner and _ns(model):  # custom models carry the (label-safe) name of the service that made them
-                keys |= self._keys(BY_LABEL_VALUE, (_ns(model), owner))
+            if owner and namespace_of(model):  # custom models carry the (label-safe) name of the service that made them
+                keys |= self._keys(BY_LABEL_VALUE, (namespace_of(model), owner))
             return keys
 
         def by_template(tpl: dict[str, Any]) -> Iterable[ObjectKey]:
-            ns = _ns(tpl)
+            ns = namespace_of(tpl)
             keys = self._keys(BY_TEMPLATE, (ns, tpl["metadata"]["name"]))
             model = spec_of(tpl).get("modelName")
             if model:
@@ -179,7 +189,7 @@ class ServiceController(Controller):
             return keys
 
         def by_cache(cache: dict[str, Any]) -> Iterable[ObjectKey]:
-            ns = _ns(cache)
+            ns = namespace_of(cache)
             keys = self._keys(BY_TEMPLATE, (ns, spec_of(cache).get("templateName")))
             owner = (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL)
             if owner:
@@ -189,11 +199,11 @@ class ServiceController(Controller):
         def by_identity(obj: dict[str, Any]) -> Iterable[ObjectKey]:
             # The label holds the sanitised name, shortened for names over 63 characters.
             owner = (obj["metadata"].get("labels") or {}).get(SERVICE_NAME_LABEL)
-            return self._keys(BY_SANITIZED_NAME, (_ns(obj), owner)) if owner else []
+            return self._keys(BY_SANITIZED_NAME, (namespace_of(obj), owner)) if owner else []
 
         def by_pod(pod: dict[str, Any]) -> Iterable[ObjectKey]:
             serving = (pod["metadata"].get("labels") or {}).get(ISVC_POD_LABEL)
-            return self._keys(BY_SERVING_NAME, (_ns(pod), serving)) if serving else []
+            return self._keys(BY_SERVING_NAME, (namespace_of(pod), serving)) if serving else []
 
         runtime_kind = self.providers.runtime.resource.kind if self.providers.runtime is not None else None
 
@@ -211,7 +221,7 @@ class ServiceController(Controller):
             return []
 
         def by_artifact(artifact: dict[str, Any]) -> Iterable[ObjectKey]:
-            return self._keys(BY_ADAPTER_SOURCE, (_ns(artifact), spec_of(artifact).get("sourceUri") or ""))
+            return self._keys(BY_ADAPTER_SOURCE, (namespace_of(artifact), spec_of(artifact).get("sourceUri") or ""))
 
         def by_node(node: dict[str, Any]) -> Iterable[ObjectKey]:
             return self._keys(AUTO_SELECT, True)
@@ -264,7 +274,7 @@ class ServiceController(Controller):
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store = ctx.store
-        ns = _ns(obj) or ""
+        ns = namespace_of(obj) or ""
         spec = spec_of(obj)
         name = config_name(spec)
         config = resolve(name, store.get(RUNTIME_CONFIGS, ns, name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
@@ -277,7 +287,7 @@ class ServiceController(Controller):
             "cluster": {t["metadata"]["name"]: t for t in store.list(CLUSTER_TEMPLATES)},
         }
         caches = store.list(TEMPLATE_CACHES, ns)
-        serving_names = _serving_name(obj)
+        serving_names = serving_name_keys(obj)
         live: dict[str, Any] = {}
         pods: list[dict[str, Any]] = []
         events: list[dict[str, Any]] = []
@@ -289,13 +299,13 @@ class ServiceController(Controller):
                 live[key] = store.get(ref, ns, child_name)
             pods = store.by_index(PODS, POD_BY_SERVING, (ns, serving))
             runtime_obj = live.get("runtime")
-            if runtime_obj is not None and not _ready(runtime_obj):
+            if runtime_obj is not None and not is_ready(runtime_obj):
                 # What explains a serving object that is not Ready: Events about it (KServe reports
                 # some failures only there) and about its pods, from the Event watches; the log
                 # tail of a failed container, read once per failure.
                 events = events_about(store, runtime_obj.get("kind", ""), ns, serving)
                 for pod in pods:
-                    if _pod_ready(pod):
+                    if pod_ready(pod):
                         continue
                     pod_name = pod["metadata"]["name"]
                     events += events_about(store, "Pod", ns, pod_name)
@@ -330,7 +340,7 @@ class ServiceController(Controller):
     async def _log_tail(self, ctx: Context, pod: dict[str, Any]) -> str:
         """The log tail of a failed pod, read again only when its containers ended again."""
         meta = pod["metadata"]
-        key = (meta.get("namespace"), meta["name"], meta.get("uid"), _terminations(pod))
+        key = (meta.get("namespace"), meta["name"], meta.get("uid"), terminations(pod))
         text = self._logs.get(key)
         if text is None:
             # credentials a failing engine printed never reach conditions or Events (issue 18)
@@ -347,7 +357,7 @@ class ServiceController(Controller):
 
     async def finalize(self, ctx: Context, obj: dict[str, Any]) -> None:
         """Delete the non-Ready template caches this service created (F55); never block namespace deletion."""
-        ns = _ns(obj) or ""
+        ns = namespace_of(obj) or ""
         if namespace_going(ctx.store.get(NAMESPACES, None, ns)):
             return
         label = sanitize_label_value(obj["metadata"]["name"])

@@ -8,11 +8,11 @@ from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.obj import spec_of, status_of
 
 
-def _ns(obj: dict[str, Any]) -> str | None:
+def namespace_of(obj: dict[str, Any]) -> str | None:
     return obj["metadata"].get("namespace")
 
 
-def _model_names(svc: dict[str, Any]) -> list[str]:
+def model_names(svc: dict[str, Any]) -> list[str]:
     names = []
     model = spec_of(svc).get("model") or {}
     if (model.get("name") or "").strip():
@@ -23,7 +23,7 @@ def _model_names(svc: dict[str, Any]) -> list[str]:
     return names
 
 
-def _template_names(svc: dict[str, Any]) -> list[str]:
+def template_names(svc: dict[str, Any]) -> list[str]:
     names = []
     explicit = ((spec_of(svc).get("template") or {}).get("name") or "").strip()
     if explicit:
@@ -34,8 +34,8 @@ def _template_names(svc: dict[str, Any]) -> list[str]:
     return names
 
 
-def _serving_name(svc: dict[str, Any]) -> list[str]:
+def serving_name_keys(svc: dict[str, Any]) -> list[str]:
     try:
-        return [inference_service_name(svc["metadata"]["name"], _ns(svc) or "")]
+        return [inference_service_name(svc["metadata"]["name"], namespace_of(svc) or "")]
     except Exception:  # noqa: BLE001 - a name that cannot fit is reported by the plan
         return []

@@ -18,7 +18,7 @@ NAMESPACE = "Namespace"
 CLUSTER = "Cluster"
 COMPONENT = "Model"
 
-_KINDS = {NAMESPACE: "AIMModel", CLUSTER: "AIMClusterModel"}
+MODEL_KINDS = {NAMESPACE: "AIMModel", CLUSTER: "AIMClusterModel"}
 
 Model = Mapping[str, Any]
 
@@ -32,7 +32,7 @@ def model_scope(model: Model) -> str:
     """``Cluster`` for an AIMClusterModel, else ``Namespace`` (by kind, or by namespace when kind is absent)."""
     kind = model.get("kind")
     if kind:
-        return CLUSTER if kind == _KINDS[CLUSTER] else NAMESPACE
+        return CLUSTER if kind == MODEL_KINDS[CLUSTER] else NAMESPACE
     return NAMESPACE if meta_of(model).get("namespace") else CLUSTER
 
 
@@ -45,7 +45,7 @@ def _describe(model: Model, scope: str | None = None) -> str:
     return f"AIMModel {meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
-def _status(model: Model) -> str:
+def model_status(model: Model) -> str:
     return status_of(model).get("status") or ""
 
 
@@ -64,11 +64,11 @@ def resolved_reference(model: Model, scope: str | None = None) -> dict[str, Any]
 
     ``namespace`` is present for AIMModels only; ``kind`` and ``uid`` when known.
     """
-    if _status(model) != State.READY.value:
+    if model_status(model) != State.READY.value:
         return None
     scope = scope or model_scope(model)
     meta = meta_of(model)
-    ref: dict[str, Any] = {"kind": _KINDS[scope], "name": meta.get("name", "")}
+    ref: dict[str, Any] = {"kind": MODEL_KINDS[scope], "name": meta.get("name", "")}
     if scope == NAMESPACE:
         ref["namespace"] = meta.get("namespace", "")
     ref["scope"] = scope
@@ -116,16 +116,16 @@ class ModelResolution:
             plan.want(MODELS, self.create, owned=False)
 
 
-def _found(model: Model) -> ModelResolution:
+def found_model(model: Model) -> ModelResolution:
     scope = model_scope(model)
     return ModelResolution(model_health(model, scope), model, scope)
 
 
-def _failed(error: ReconcileError) -> ModelResolution:
+def lookup_failed(error: ReconcileError) -> ModelResolution:
     return ModelResolution(Health.error(error.category, error.reason, error.message, upstream=True))
 
 
-def _creating(obj: dict[str, Any], why: str) -> ModelResolution:
+def creating_model(obj: dict[str, Any], why: str) -> ModelResolution:
     meta = obj["metadata"]
     message = f"creating AIMModel {meta['namespace']}/{meta['name']} {why}"
     return ModelResolution(Health(State.PENDING, "CreatingModel", message, upstream=True), create=obj)

@@ -55,9 +55,9 @@ from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.health import State
 from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL
 from aim_core.reconcile.obj import meta_of, spec_of, status_of
-from aim_core.service.model_health import _KINDS, _creating, _failed, _found, _status
 from aim_core.service.model_health import CLUSTER as CLUSTER
 from aim_core.service.model_health import COMPONENT as COMPONENT
+from aim_core.service.model_health import MODEL_KINDS, creating_model, found_model, lookup_failed, model_status
 from aim_core.service.model_health import NAMESPACE as NAMESPACE
 from aim_core.service.model_health import Model as Model
 from aim_core.service.model_health import ModelResolution as ModelResolution
@@ -110,7 +110,7 @@ def resolve_model(
             return _by_custom(wanted["custom"], namespace, known, service)
         raise ReconcileError.invalid_spec("InvalidSpec", "spec.model needs one of name, image or custom")
     except ReconcileError as error:
-        return _failed(error)
+        return lookup_failed(error)
 
 
 @attrs.frozen
@@ -148,7 +148,7 @@ class _ModelsSeen:
         """The model of ``status.resolvedModel`` if it is still there and Ready (F45)."""
         ref = status_of(service).get("resolvedModel") or {}
         scope = ref.get("scope") or (NAMESPACE if ref.get("namespace") else CLUSTER)
-        if not ref.get("name") or scope not in _KINDS:
+        if not ref.get("name") or scope not in MODEL_KINDS:
             return None
         for model in self.everything():
             meta = meta_of(model)
@@ -157,7 +157,7 @@ class _ModelsSeen:
                 and meta.get("name") == ref["name"]
                 and self.usable(model)
                 and (not ref.get("uid") or not meta.get("uid") or ref["uid"] == meta["uid"])
-                and _status(model) == State.READY.value
+                and model_status(model) == State.READY.value
             ):
                 return model
         return None
@@ -169,7 +169,7 @@ def _by_name(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> Mo
         raise ReconcileError.invalid_spec("InvalidSpec", "spec.model.name is empty")
     sticky = known.recorded(service)
     if sticky is not None and meta_of(sticky).get("name") == name:
-        return _found(sticky)
+        return found_model(sticky)
     model = known.namespaced(name) or known.cluster_by_name.get(name)
     if model is None:
         raise ReconcileError.missing_upstream(
@@ -177,7 +177,7 @@ def _by_name(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> Mo
             f"model {name!r} not found: no AIMModel {name!r} in namespace {namespace!r} "
             f"and no AIMClusterModel {name!r}",
         )
-    return _found(model)
+    return found_model(model)
 
 
 def _same_image(model: Model, key: str) -> bool:
@@ -189,23 +189,23 @@ def _by_image(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> M
     naming.image_parts(image)  # raises InvalidImageReference for unusable strings
     sticky = known.recorded(service)
     if sticky is not None and _same_image(sticky, image):
-        return _found(sticky)
+        return found_model(sticky)
     matches = [m for m in known.image_matches if known.usable(m) and _same_image(m, image)]
     for scope in (NAMESPACE, CLUSTER):
         scoped = sorted((m for m in matches if model_scope(m) == scope), key=lambda m: m["metadata"]["name"])
         if len(scoped) == 1:
-            return _found(scoped[0])
+            return found_model(scoped[0])
         if len(scoped) > 1:
             where = f"namespace {namespace!r}" if scope == NAMESPACE else "the cluster"
             names = ", ".join(m["metadata"]["name"] for m in scoped)
             raise ReconcileError.invalid_spec(
                 "AmbiguousModelImage",
-                f"image {image!r} is used by {len(scoped)} {_KINDS[scope]}s in {where} ({names}); "
+                f"image {image!r} is used by {len(scoped)} {MODEL_KINDS[scope]}s in {where} ({names}); "
                 f"delete the duplicates, or recreate the service with spec.model.name set to one of them",
             )
     desired = image_model(service, image)
     _guard_name(desired, known, lambda m: _same_image(m, image), f"image {image!r}")
-    return _creating(desired, f"for image {image!r}")
+    return creating_model(desired, f"for image {image!r}")
 
 
 def _guard_name(desired: dict[str, Any], known: _ModelsSeen, fits: Callable[[Model], bool], what: str) -> None:
@@ -263,7 +263,7 @@ def _by_custom(custom: Mapping[str, Any], namespace: str, known: _ModelsSeen, se
     desired = custom_model(service)  # raises InvalidSpec without sources
     sticky = known.recorded(service)
     if sticky is not None and model_scope(sticky) == NAMESPACE and _same_custom(sticky, image, keys):
-        return _found(sticky)
+        return found_model(sticky)
     name = desired["metadata"]["name"]
     matches = [
         m
@@ -272,9 +272,9 @@ def _by_custom(custom: Mapping[str, Any], namespace: str, known: _ModelsSeen, se
     ]
     if matches:
         # Prefer the model we would have created, then the first by name: stable across reconciles.
-        return _found(min(matches, key=lambda m: (m["metadata"]["name"] != name, m["metadata"]["name"])))
+        return found_model(min(matches, key=lambda m: (m["metadata"]["name"] != name, m["metadata"]["name"])))
     _guard_name(desired, known, lambda m: _same_custom(m, image, keys), "spec.model.custom")
-    return _creating(desired, f"for custom model {keys[0].model_id!r}")
+    return creating_model(desired, f"for custom model {keys[0].model_id!r}")
 
 
 def custom_model(service: Model) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from aim_core.service.runtime import (
     runtime_status,
 )
 from aim_core.service.selection import choose_template
-from aim_core.service.serving import PODS, RUNTIME, _plan_route, _plan_runtime
+from aim_core.service.serving import PODS, RUNTIME, plan_route, plan_runtime
 from aim_core.service.validation import own_spec_issues
 
 RUNTIME_CONFIG = "RuntimeConfig"
@@ -195,7 +195,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
                 ),
             )
         elif live_runtime is not None or (model_res.ready and cache_ready):
-            _plan_runtime(
+            plan_runtime(
                 plan, svc, ob, model_res.model, ready_template, config, cache, live_runtime, adapter_plan.serving
             )
         else:
@@ -218,7 +218,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
 
     # --- route (F58-F60)
     if routing_enabled(spec.get("routing"), config) and serving_name is not None:
-        _plan_route(plan, svc, ob, config, serving_name)
+        plan_route(plan, svc, ob, config, serving_name)
 
     # --- scaler and replicas (F52, F62)
     live_scaler = ob.live.get("scaler")

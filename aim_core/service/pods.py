@@ -9,7 +9,7 @@ from aim_core.reconcile.obj import status_of
 LOG_CACHE_SIZE = 256  # log tails of failed pods kept, each valid until its containers end again
 
 
-def _terminations(pod: dict[str, Any]) -> tuple[Any, ...]:
+def terminations(pod: dict[str, Any]) -> tuple[Any, ...]:
     """What changes when a container of ``pod`` ends again: restart counts and the terminated states."""
     out = []
     for cs in status_of(pod).get("containerStatuses") or []:
@@ -26,11 +26,11 @@ def _terminations(pod: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def _pod_ready(pod: dict[str, Any]) -> bool:
+def pod_ready(pod: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status_of(pod).get("conditions") or [])
 
 
-def _ready(obj: dict[str, Any]) -> bool:
+def is_ready(obj: dict[str, Any]) -> bool:
     for cond in status_of(obj).get("conditions") or []:
         if cond.get("type") == "Ready":
             return cond.get("status") == "True"

@@ -50,7 +50,7 @@ def _default_gpu_resource(template: Obj, ob: Observed) -> str:
     return resources[0] if len(resources) == 1 else DEFAULT_GPU_RESOURCE
 
 
-def _plan_runtime(
+def plan_runtime(
     plan: Plan,
     svc: Obj,
     ob: Observed,
@@ -120,7 +120,7 @@ def _plan_runtime(
         plan.component(PODS, inspect_pods([], [], {}))
 
 
-def _plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: str) -> None:
+def plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: str) -> None:
     providers = ob.providers
     if providers.route is None:
         plan.component(

@@ -42,7 +42,7 @@ from typing import Any
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile.naming import derived_name, discovery_job_name, discovery_spec_hash, sanitize_label_value
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
-from aim_core.template.output import DiscoveryResult, OutputProblem, _clip, parse_output
+from aim_core.template.output import DiscoveryResult, OutputProblem, clip_text, parse_output
 
 __all__ = [
     "ARGS",
@@ -305,7 +305,7 @@ def image_problem(image: str) -> str | None:
         return "the model has no image"
     if len(image) > 4096 or not _IMAGE.match(image.strip()):
         return (
-            f"model image {_clip(image, 120)!r} is not a valid image reference "
+            f"model image {clip_text(image, 120)!r} is not a valid image reference "
             "([registry/]repository[:tag][@digest], lower-case repository)"
         )
     return None

@@ -42,7 +42,7 @@ _SOURCE_URI = re.compile(r"^(hf|s3)://[^\s]+$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
-def _clip(text: str, limit: int = 200) -> str:
+def clip_text(text: str, limit: int = 200) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -82,9 +82,9 @@ def parse_output(text: str) -> DiscoveryResult | OutputProblem:
             return OutputProblem(
                 INCOMPLETE,
                 f"the discovery output stops before its JSON array closes (log cut off "
-                f"or the container was killed): {_clip(text[cut:])}",
+                f"or the container was killed): {clip_text(text[cut:])}",
             )
-        return OutputProblem(MALFORMED, f"the discovery output holds no JSON array: {_clip(text)}")
+        return OutputProblem(MALFORMED, f"the discovery output holds no JSON array: {clip_text(text)}")
     found = [a for a in arrays if a]
     if not found:
         return OutputProblem(
@@ -95,7 +95,7 @@ def parse_output(text: str) -> DiscoveryResult | OutputProblem:
     element = found[-1][0]
     if not isinstance(element, Mapping):
         return OutputProblem(
-            MALFORMED, f"the discovery output's first element is not an object: {_clip(json.dumps(element))}"
+            MALFORMED, f"the discovery output's first element is not an object: {clip_text(json.dumps(element))}"
         )
     missing = [
         k
@@ -106,7 +106,7 @@ def parse_output(text: str) -> DiscoveryResult | OutputProblem:
     ]
     if missing:
         return OutputProblem(
-            INCOMPLETE, f"the discovery output lacks {' and '.join(missing)}: {_clip(json.dumps(element))}"
+            INCOMPLETE, f"the discovery output lacks {' and '.join(missing)}: {clip_text(json.dumps(element))}"
         )
     sources = []
     for index, entry in enumerate(element["models"]):
@@ -121,7 +121,8 @@ def _model_source(index: int, entry: Any) -> dict[str, Any] | OutputProblem:
     where = f"models[{index}]"
     if not isinstance(entry, Mapping) or not entry.get("name") or not entry.get("source"):
         return OutputProblem(
-            INCOMPLETE, f"{where} of the discovery output lacks name or source: {_clip(json.dumps(entry, default=str))}"
+            INCOMPLETE,
+            f"{where} of the discovery output lacks name or source: {clip_text(json.dumps(entry, default=str))}",
         )
     name, uri = str(entry["name"]), str(entry["source"])
     segments = name.split("/")
