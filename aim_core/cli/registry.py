@@ -56,9 +56,9 @@ def tags(args: argparse.Namespace) -> int:
 def inspect(args: argparse.Namespace) -> int:
     import asyncio
 
+    from aim_core.cli.inspection import format_inspection, inspect_image
     from aim_core.plugin.manager import get_plugin_manager
     from aim_core.registry import InvalidImageReference, InvalidPullSecret, RegistryError
-    from aim_core.registry.inspection import format_inspection, inspect_image
 
     try:
         result = asyncio.run(inspect_image(get_plugin_manager(), args.image, docker_config=args.pull_secret))

@@ -15,17 +15,29 @@ without a server:
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from aim_core.reconcile import status as statusing
 from aim_core.reconcile.conditions import merge_conditions
 from aim_core.reconcile.events import EventSpec
+from aim_core.reconcile.health import State
 from aim_core.reconcile.plan import Issue, Plan
 
-if TYPE_CHECKING:
-    from aim_core.runtime.controller import Controller
 
-__all__ = ["OWNED_STATUS_KEYS", "build_status", "event_body", "rfc3339", "status_patch"]
+class StatusRules(Protocol):
+    """What :func:`build_status` needs of a kind's controller (:class:`aim_core.runtime.controller.Controller`)."""
+
+    @property
+    def status_map(self) -> Mapping[State, State]:
+        """The kind's names for root states, where they differ."""
+
+    @property
+    def root_status(self) -> bool:
+        """Whether the kind has a ``status.status`` field."""
+
+
+__all__ = ["OWNED_STATUS_KEYS", "StatusRules", "build_status", "event_body", "rfc3339", "status_patch"]
 
 
 def rfc3339(ts: datetime.datetime) -> str:
@@ -33,7 +45,7 @@ def rfc3339(ts: datetime.datetime) -> str:
 
 
 def build_status(
-    controller: Controller,
+    controller: StatusRules,
     obj: dict[str, Any],
     plan: Plan,
     issues: list[Issue],

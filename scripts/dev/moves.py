@@ -51,6 +51,7 @@ MOVES: dict[str, str] = {
     "aim_core.operator.runtime": "aim_core.operator.wiring",
     # test machinery (its own distribution since the same change)
     "aim_core.testing": "aim_testing",
+    "aim_core.registry.inspection": "aim_core.cli.inspection",
 }
 
 
