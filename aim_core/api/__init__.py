@@ -24,6 +24,15 @@ from aim_core.api.benchmark import (
     AIMBenchmarkTargetSpec,
     AIMBenchmarkTargetStatus,
 )
+from aim_core.api.benchmarksweep import (
+    AIMBenchmarkSweep,
+    AIMBenchmarkSweepRow,
+    AIMBenchmarkSweepRunSpec,
+    AIMBenchmarkSweepServiceSpec,
+    AIMBenchmarkSweepSpec,
+    AIMBenchmarkSweepStatus,
+    AIMBenchmarkSweepTemplate,
+)
 from aim_core.api.cache import (
     TEMPLATE_CACHE_STATUS_VALUES,
     AIMResolvedArtifact,
@@ -169,6 +178,13 @@ __all__ = [
     "AIMBenchmarkStatus",
     "AIMBenchmarkTargetSpec",
     "AIMBenchmarkTargetStatus",
+    "AIMBenchmarkSweep",
+    "AIMBenchmarkSweepRow",
+    "AIMBenchmarkSweepRunSpec",
+    "AIMBenchmarkSweepServiceSpec",
+    "AIMBenchmarkSweepSpec",
+    "AIMBenchmarkSweepStatus",
+    "AIMBenchmarkSweepTemplate",
     "BENCHMARK_FINISHED",
     "BENCHMARK_STATUS_VALUES",
     "AIMArtifact",

@@ -1,9 +1,10 @@
-"""Registry of the eleven top-level AIM kinds and their CRD naming facts."""
+"""Registry of the twelve top-level AIM kinds and their CRD naming facts."""
 
 import attrs
 
 from aim_core.api.artifact import AIMArtifact
 from aim_core.api.benchmark import AIMBenchmark
+from aim_core.api.benchmarksweep import AIMBenchmarkSweep
 from aim_core.api.cache import AIMTemplateCache
 from aim_core.api.common import API_GROUP, API_VERSION
 from aim_core.api.model import AIMClusterModel, AIMModel
@@ -195,6 +196,18 @@ KINDS: tuple[KindInfo, ...] = (
             _col("Template", ".status.target.template"),
             _col("Tool", ".status.tool", priority=1),
             _col("Endpoint", ".status.target.endpoint", priority=1),
+            _AGE,
+        ),
+    ),
+    KindInfo(
+        cls=AIMBenchmarkSweep,
+        kind="AIMBenchmarkSweep",
+        scope=NAMESPACED,
+        short_name="aimsweep",
+        upstream=False,
+        printer_columns=(
+            _STATUS,
+            _col("Model", ".spec.model"),
             _AGE,
         ),
     ),

@@ -23,6 +23,7 @@ TEMPLATE_CACHES = _aim("AIMTemplateCache", True)
 ARTIFACTS = _aim("AIMArtifact", True)
 CLUSTER_MODEL_SOURCES = _aim("AIMClusterModelSource", False)
 BENCHMARKS = _aim("AIMBenchmark", True)
+BENCHMARK_SWEEPS = _aim("AIMBenchmarkSweep", True)
 
 AIM_RESOURCES = (
     SERVICES,
@@ -36,6 +37,7 @@ AIM_RESOURCES = (
     ARTIFACTS,
     CLUSTER_MODEL_SOURCES,
     BENCHMARKS,
+    BENCHMARK_SWEEPS,
 )
 
 NAMESPACES = ResourceRef("v1", "Namespace", "namespaces", False)

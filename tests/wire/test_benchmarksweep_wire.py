@@ -189,3 +189,102 @@ async def test_measurements_reach_the_templates_and_rank_an_automatic_selection(
     # The run is deleted: the template forgets it.
     await api.delete(kube.path(BENCH, NS, "fp8-1"))
     await eventually(lambda: not kube.get(TPL, NS, "llama-fp8")["status"].get("benchmarks"))
+
+
+SWEEP = f"{API}/aimbenchmarksweeps"
+
+
+def finish(kube, name: str, *results: dict, finished: str) -> None:
+    """Play the benchmark controller: the sweep's run Succeeded with these results."""
+    run = kube.get(BENCH, NS, name)
+    svc = kube.get(SVC, NS, run["spec"]["target"]["serviceName"])
+    chosen = svc["spec"]["template"]["name"]
+    body = finished_run(name, chosen, "fp8" if chosen.endswith("fp8") else "fp16", *results, finished=finished)
+    kube.put_object(
+        {
+            **run,
+            "status": {
+                **body["status"],
+                "target": {**body["status"]["target"], "serviceName": svc["metadata"]["name"]},
+            },
+        }
+    )
+
+
+async def test_a_sweep_benchmarks_each_template_in_turn_and_its_table_ranks_a_selection(kube, api, operator, tmp_path):
+    seed(kube)
+    for name, precision in (("llama-fp8", "fp8"), ("llama-fp16", "fp16")):
+        await create(api, kube, template(name, precision), TPL)
+    await eventually(
+        lambda: all(kube.get(TPL, NS, n)["status"]["status"] == "Ready" for n in ("llama-fp8", "llama-fp16"))
+    )
+    sweep = {
+        "apiVersion": API,
+        "kind": "AIMBenchmarkSweep",
+        "metadata": {"name": "llama", "namespace": NS},
+        "spec": {"model": "m", "benchmark": {"scenarios": ["D(128,128)"], "concurrency": [1, 8], "maxRequests": 50}},
+    }
+    await create(api, kube, sweep, SWEEP)
+
+    # One template at a time, in name order: llama-fp16 first.
+    first = await eventually(lambda: kube.get(SVC, NS, "llama-1"))
+    assert first["spec"]["template"] == {"name": "llama-fp16"} and first["spec"]["model"] == {"name": "m"}
+    run = await eventually(lambda: kube.get(BENCH, NS, "llama-1"))
+    assert run["spec"]["target"] == {"serviceName": "llama-1"} and run["spec"]["concurrency"] == [1, 8]
+    for child in (first, run):
+        owner = child["metadata"]["ownerReferences"][0]
+        assert (owner["kind"], owner["name"], owner["controller"]) == ("AIMBenchmarkSweep", "llama", True)
+    running = await eventually(
+        lambda: kube.get(SWEEP, NS, "llama")["status"].get("status") == "Running" and kube.get(SWEEP, NS, "llama")
+    )
+    assert [(t["template"], t["state"]) for t in running["status"]["templates"]] == [
+        ("llama-fp16", "Deploying"),
+        ("llama-fp8", "Waiting"),
+    ]
+    await operator.settle()
+    assert kube.get(SVC, NS, "llama-2") is None  # parallelism 1
+
+    finish(kube, "llama-1", result(1, 60.0, 50.0), result(8, 500.0, 60.0), finished="2026-11-27T20:25:00Z")
+    second = await eventually(lambda: kube.get(SVC, NS, "llama-2"))
+    assert second["spec"]["template"] == {"name": "llama-fp8"}
+    await eventually(lambda: kube.get(SVC, NS, "llama-1") is None)  # its GPUs are free again
+    await eventually(lambda: kube.get(BENCH, NS, "llama-2"))
+    finish(kube, "llama-2", result(1, 80.0, 40.0), result(8, 400.0, 45.0), finished="2026-11-27T20:45:00Z")
+
+    def done():
+        s = kube.get(SWEEP, NS, "llama")
+        assert s["status"].get("status") == "Succeeded", s["status"]
+        return s
+
+    s = await eventually(done)
+    await eventually(lambda: kube.get(SVC, NS, "llama-2") is None)
+    assert [(t["template"], t["state"], t["benchmark"]) for t in s["status"]["templates"]] == [
+        ("llama-fp16", "Succeeded", "llama-1"),
+        ("llama-fp8", "Succeeded", "llama-2"),
+    ]
+    table = {(r["template"], r["concurrency"]): r["outputTokensPerSecond"] for r in s["status"]["comparison"]}
+    assert table == {("llama-fp16", 1): 60.0, ("llama-fp16", 8): 500.0, ("llama-fp8", 1): 80.0, ("llama-fp8", 8): 400.0}
+    assert condition(s, "RunsReady")["reason"] == "SweepComplete"
+    assert kube.get(BENCH, NS, "llama-1") is not None  # the runs stay: their results are the templates' too
+
+    # The CLI shows the sweep's table from the object as kubectl would save it.
+    import yaml
+
+    from aim_core import cli
+
+    saved = tmp_path / "sweep.yaml"
+    saved.write_text(yaml.safe_dump(s))
+    assert cli.main(["bench", "sweep", "llama", "-f", str(saved), "-n", NS]) == 0
+
+    # What the sweep measured reaches the templates, and a service asking for measured ranking follows it.
+    await eventually(
+        lambda: (
+            [e["benchmark"] for e in kube.get(TPL, NS, "llama-fp16")["status"].get("benchmarks") or []]
+            == ["llama-1", "llama-1"]
+        )
+    )
+    await create(api, kube, service("usual"), SVC)
+    await create(api, kube, service("measured", {"by": "outputTokensPerSecond", "concurrency": 8}), SVC)
+    assert (await eventually(lambda: resolved(kube, "usual")))[0] == "llama-fp8"
+    chosen, message = await eventually(lambda: resolved(kube, "measured"))
+    assert chosen == "llama-fp16" and f"AIMBenchmark {NS}/llama-1" in message

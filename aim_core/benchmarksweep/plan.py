@@ -1,0 +1,299 @@
+"""The sweep plan: which templates, which one runs now, its service and run, the comparison (issue 23). Pure.
+
+:func:`plan_sweep` takes a sweep and what the controller observed and returns a Plan:
+
+1. **The templates, fixed at the start.** ``spec.templates`` in its order (namespaced first,
+   then cluster; a name that is neither, or serves another model, is Skipped), else every
+   Ready template of ``spec.model`` that a service did not derive, optimized ones only unless
+   ``allowUnoptimized``, namespaced ones by name then cluster ones by name (a cluster template
+   shadowed by a namespaced one of the same name is Skipped: a service naming it would get the
+   namespaced one). At most 20. The list goes to ``status.templates`` and is read back from
+   there afterwards, so templates appearing later do not change a sweep under way. None
+   yet: Pending ``NoTemplatesReady`` until one is Ready.
+2. **One at a time, or more within limits.** In order, a Waiting template starts while fewer
+   than ``parallelism`` are active and, with ``gpuBudget``, the GPUs of the active services
+   (replicas x the template's GPUs) plus its own fit the budget; one that can never fit is
+   Skipped. Starting means: an AIMService ``<sweep>-<n>`` pinned to the template
+   (``spec.template.name``) and an AIMBenchmark ``<sweep>-<n>`` against it, both owned by the
+   sweep. The run waits for the service itself (its TargetNotReady).
+3. **Finishing.** The run Succeeded or Failed, or the service Failed: the template's state
+   says so, the service is deleted (its GPUs are free for the next one), the run is kept
+   (its results stay, and they reach the template's ``status.benchmarks``).
+4. **Status.** ``templates`` (state, service, run, message), ``comparison`` (one row per
+   template x scenario x load level, from the runs; kept once written, even if a run is
+   deleted later), ``status`` Pending -> Running -> Succeeded (at least one template
+   measured) or Failed (none), ``startTime``, ``completionTime``; condition ``RunsReady``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from aim_core.reconcile.health import Health, State
+from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
+from aim_core.reconcile.naming import sanitize_label_value
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.plan import Deletion, Plan
+from aim_core.reconcile.resources import BENCHMARKS, SERVICES
+
+SWEEP_LABEL = "aim.eai.amd.com/benchmarksweep"
+COMPONENT = "Runs"
+MAX_TEMPLATES = 20
+FINAL = ("Succeeded", "Failed", "Skipped")
+ACTIVE = ("Deploying", "Benchmarking")
+NAMESPACE, CLUSTER = "Namespace", "Cluster"
+
+
+@attrs.frozen
+class Observed:
+    """What the sweep controller read: the model's templates and the sweep's own children.
+
+    :ivar namespaced: AIMServiceTemplates of the sweep's namespace that serve ``spec.model``
+        (or that ``spec.templates`` names), by name.
+    :ivar cluster: AIMClusterServiceTemplates likewise, by name.
+    :ivar services: AIMServices owned by the sweep, by name.
+    :ivar benchmarks: AIMBenchmarks owned by the sweep, by name.
+    :ivar now: the reconcile's time, RFC 3339.
+    """
+
+    namespaced: Mapping[str, Obj]
+    cluster: Mapping[str, Obj]
+    services: Mapping[str, Obj]
+    benchmarks: Mapping[str, Obj]
+    now: str
+
+
+def child_name(sweep: str, index: int) -> str:
+    """``<sweep>-<n>`` (n from 1), the sweep's name cut so the whole fits a service name's budget."""
+    return f"{sweep[:40].rstrip('-.')}-{index + 1}"
+
+
+def _profile(t: Obj) -> Obj:
+    return (status_of(t).get("profile") or {}).get("metadata") or {}
+
+
+def _facts(t: Obj, scope: str) -> dict[str, Any]:
+    gpu = (spec_of(t).get("hardware") or {}).get("gpu") or {}
+    prof = _profile(t)
+    facts = {
+        "template": meta_of(t).get("name", ""),
+        "scope": scope,
+        "gpuModel": gpu.get("model") or prof.get("gpu"),
+        "gpuCount": gpu.get("requests") or prof.get("gpuCount"),
+        "precision": prof.get("precision") or spec_of(t).get("precision"),
+        "metric": prof.get("metric") or spec_of(t).get("metric"),
+    }
+    return {k: v for k, v in facts.items() if v not in (None, "")}
+
+
+def _usable(t: Obj, allow_unoptimized: bool) -> bool:
+    derived = (meta_of(t).get("labels") or {}).get(ORIGIN_LABEL) == ORIGIN_DERIVED
+    kind = _profile(t).get("type") or spec_of(t).get("type") or "unoptimized"
+    return not derived and status_of(t).get("status") == "Ready" and (allow_unoptimized or kind == "optimized")
+
+
+def choose_templates(sweep: Obj, ob: Observed) -> list[dict[str, Any]]:
+    """The sweep's templates as ``status.templates`` entries (step 1 of the module docstring)."""
+    spec = spec_of(sweep)
+    model = spec.get("model") or ""
+    entries: list[dict[str, Any]] = []
+    if spec.get("templates"):
+        for name in spec["templates"]:
+            found = ob.namespaced.get(name)
+            scope = NAMESPACE if found is not None else CLUSTER
+            found = found if found is not None else ob.cluster.get(name)
+            if found is None:
+                entries.append({"template": name, "state": "Skipped", "message": "no such template"})
+            elif spec_of(found).get("modelName") != model:
+                entries.append(
+                    {
+                        **_facts(found, scope),
+                        "state": "Skipped",
+                        "message": f"serves model {spec_of(found).get('modelName')!r}, not {model!r}",
+                    }
+                )
+            else:
+                entries.append({**_facts(found, scope), "state": "Waiting"})
+    else:
+        allow = bool(spec.get("allowUnoptimized"))
+        for name in sorted(ob.namespaced):
+            if _usable(ob.namespaced[name], allow):
+                entries.append({**_facts(ob.namespaced[name], NAMESPACE), "state": "Waiting"})
+        for name in sorted(ob.cluster):
+            if not _usable(ob.cluster[name], allow):
+                continue
+            entry = {**_facts(ob.cluster[name], CLUSTER), "state": "Waiting"}
+            if name in ob.namespaced:
+                entry.update(state="Skipped", message="a namespaced template of the same name shadows it")
+            entries.append(entry)
+    for i, e in enumerate(entries[:MAX_TEMPLATES]):
+        e["service"] = e["benchmark"] = child_name(meta_of(sweep).get("name", ""), i)
+    return entries[:MAX_TEMPLATES]
+
+
+def _condition_text(obj: Obj) -> str:
+    for c in status_of(obj).get("conditions") or ():
+        if c.get("type") == "Ready" and c.get("status") != "True":
+            return ": ".join(x for x in (c.get("reason"), c.get("message")) if x)
+    return ""
+
+
+def _advance(entry: dict[str, Any], ob: Observed) -> None:
+    """Move an entry that is not final on, from what its service and run show."""
+    run = ob.benchmarks.get(entry.get("benchmark", ""))
+    svc = ob.services.get(entry.get("service", ""))
+    run_state = status_of(run).get("status") if run is not None else None
+    if run_state in ("Succeeded", "Failed"):
+        entry["state"] = run_state
+        if run_state == "Failed":
+            entry["message"] = f"AIMBenchmark {entry['benchmark']} Failed: {_condition_text(run or {})}".rstrip(": ")
+    elif svc is not None and status_of(svc).get("status") == "Failed":
+        entry["state"] = "Failed"
+        entry["message"] = f"AIMService {entry['service']} Failed: {_condition_text(svc)}".rstrip(": ")
+    elif entry["state"] in ACTIVE or run is not None or svc is not None:
+        entry["state"] = "Benchmarking" if run_state == "Running" else "Deploying"
+
+
+def _gpus(entry: Mapping[str, Any], replicas: int) -> int:
+    return int(entry.get("gpuCount") or 0) * replicas
+
+
+def _start(entries: list[dict[str, Any]], spec: Obj, replicas: int) -> None:
+    """Start Waiting entries in order within ``parallelism`` and ``gpuBudget`` (step 2)."""
+    parallelism = int(spec.get("parallelism") or 1)
+    budget = spec.get("gpuBudget")
+    active = [e for e in entries if e["state"] in ACTIVE]
+    blocked = False  # in order: once one has to wait, the later ones wait too
+    for e in entries:
+        if e["state"] != "Waiting":
+            continue
+        need = _gpus(e, replicas)
+        if budget is not None and need > int(budget):
+            e.update(state="Skipped", message=f"needs {need} GPUs, over the sweep's gpuBudget of {budget}")
+            continue
+        used = sum(_gpus(a, replicas) for a in active)
+        blocked = blocked or len(active) >= parallelism or (budget is not None and used + need > int(budget))
+        if not blocked:
+            e["state"] = "Deploying"
+            active.append(e)
+
+
+def _service(sweep: Obj, entry: Mapping[str, Any], replicas: int) -> dict[str, Any]:
+    meta, spec = meta_of(sweep), spec_of(sweep)
+    body: dict[str, Any] = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {
+            "name": entry["service"],
+            "namespace": meta.get("namespace"),
+            "labels": {SWEEP_LABEL: sanitize_label_value(meta.get("name", ""))},
+        },
+        "spec": {"model": {"name": spec.get("model")}, "template": {"name": entry["template"]}, "replicas": replicas},
+    }
+    config = (spec.get("service") or {}).get("runtimeConfigName")
+    if config:
+        body["spec"]["runtimeConfigName"] = config
+    return body
+
+
+def _benchmark(sweep: Obj, entry: Mapping[str, Any]) -> dict[str, Any]:
+    meta = meta_of(sweep)
+    run_spec = dict(spec_of(sweep).get("benchmark") or {})
+    run_spec.pop("historyLimit", None)  # the sweep keeps its runs; history limits prune unowned runs only
+    return {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMBenchmark",
+        "metadata": {
+            "name": entry["benchmark"],
+            "namespace": meta.get("namespace"),
+            "labels": {SWEEP_LABEL: sanitize_label_value(meta.get("name", ""))},
+        },
+        "spec": {**run_spec, "target": {"serviceName": entry["service"]}},
+    }
+
+
+_ROW_FACTS = ("template", "scope", "gpuModel", "gpuCount", "precision", "metric")
+
+
+def _rows(entries: list[dict[str, Any]], ob: Observed, old: list[Obj]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for e in entries:
+        run = ob.benchmarks.get(e.get("benchmark", ""))
+        if e["state"] == "Succeeded" and run is not None:
+            facts = {k: e[k] for k in _ROW_FACTS if k in e}
+            for r in status_of(run).get("results") or ():
+                rows.append({**r, **facts, "benchmark": e["benchmark"]})
+        else:
+            rows += [dict(r) for r in old if r.get("template") == e["template"] and r.get("scope") == e.get("scope")]
+    return rows
+
+
+def plan_sweep(sweep: Obj, ob: Observed) -> Plan:
+    plan = Plan()
+    spec = spec_of(sweep)
+    old = status_of(sweep)
+    replicas = int((spec.get("service") or {}).get("replicas") or 1)
+    entries = [dict(e) for e in old.get("templates") or ()] or choose_templates(sweep, ob)
+    if not entries:
+        what = f"templates {', '.join(spec['templates'])}" if spec.get("templates") else "templates"
+        plan.component(
+            COMPONENT,
+            Health(
+                State.PENDING,
+                "NoTemplatesReady",
+                f"no Ready {what} of model {spec.get('model')!r} to benchmark yet; waiting for one",
+                upstream=True,
+            ),
+        )
+        plan.status["status"] = "Pending"
+        return plan
+    for e in entries:
+        if e["state"] not in FINAL:
+            _advance(e, ob)
+    _start(entries, spec, replicas)
+    for e in entries:
+        if e["state"] in ACTIVE:
+            plan.want(SERVICES, _service(sweep, e, replicas))
+            plan.want(BENCHMARKS, _benchmark(sweep, e))
+        elif e["state"] in FINAL and e.get("service") in ob.services:
+            plan.delete.append(Deletion(SERVICES, meta_of(sweep).get("namespace"), e["service"]))
+        if e["state"] == "Failed" and e.get("benchmark") in ob.benchmarks and not _finished(ob, e):
+            plan.delete.append(Deletion(BENCHMARKS, meta_of(sweep).get("namespace"), e["benchmark"]))
+    plan.status["templates"] = entries
+    plan.status["comparison"] = _rows(entries, ob, list(old.get("comparison") or ()))
+    started = any(e["state"] not in ("Waiting", "Skipped") for e in entries)
+    if started:
+        plan.status["startTime"] = old.get("startTime") or ob.now
+    _summarize(plan, entries, old, ob.now)
+    return plan
+
+
+def _finished(ob: Observed, e: Mapping[str, Any]) -> bool:
+    return status_of(ob.benchmarks[e["benchmark"]]).get("status") in ("Succeeded", "Failed")
+
+
+def _summarize(plan: Plan, entries: list[dict[str, Any]], old: Obj, now: str) -> None:
+    count = {s: sum(e["state"] == s for e in entries) for s in ("Succeeded", "Failed", "Skipped")}
+    done = sum(count.values())
+    active = [e["template"] for e in entries if e["state"] in ACTIVE]
+    tally = f"{count['Succeeded']} measured, {count['Failed']} failed, {count['Skipped']} skipped"
+    if done < len(entries):
+        plan.status["status"] = "Running" if active else "Pending"
+        plan.component(
+            COMPONENT,
+            Health.progressing(
+                "SweepRunning", f"{done} of {len(entries)} templates done ({tally}); now: {', '.join(active)}"
+            ),
+        )
+        return
+    plan.status["completionTime"] = old.get("completionTime") or now
+    if count["Succeeded"]:
+        plan.status["status"] = "Succeeded"
+        plan.component(COMPONENT, Health.ok("SweepComplete", f"{len(entries)} templates: {tally}"))
+    else:
+        plan.status["status"] = "Failed"
+        failures = "; ".join(f"{e['template']}: {e.get('message', e['state'])}" for e in entries)
+        plan.component(COMPONENT, Health(State.FAILED, "SweepFailed", f"no template was measured: {failures}"))

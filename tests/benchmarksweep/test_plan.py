@@ -1,0 +1,174 @@
+"""The sweep plan (issue 23): which templates, one at a time or within a GPU budget, the comparison table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aim_core.benchmarksweep.plan import Observed, child_name, plan_sweep
+
+NS = "team"
+NOW = "2026-11-27T20:00:00Z"
+RUN = {"scenarios": ["D(128,128)"], "concurrency": [1, 8], "maxRequests": 50, "historyLimit": 3}
+
+
+def tpl(name: str, *, gpus: int = 1, ready: bool = True, kind: str = "optimized", model: str = "m", **meta) -> dict:
+    t = {
+        "kind": "AIMServiceTemplate",
+        "metadata": {"name": name, "namespace": NS, **meta},
+        "spec": {"modelName": model, "hardware": {"gpu": {"model": "MI300X", "requests": gpus}}, "precision": "fp8"},
+        "status": {"status": "Ready" if ready else "Progressing", "profile": {"metadata": {"type": kind}}},
+    }
+    return t
+
+
+def sweep(**spec: Any) -> dict:
+    return {
+        "kind": "AIMBenchmarkSweep",
+        "metadata": {"name": "llama", "namespace": NS, "uid": "u1"},
+        "spec": {"model": "m", "benchmark": RUN, **spec},
+    }
+
+
+def observed(*templates: dict, cluster: tuple = (), services=(), benchmarks=()) -> Observed:
+    return Observed(
+        namespaced={t["metadata"]["name"]: t for t in templates},
+        cluster={t["metadata"]["name"]: t for t in cluster},
+        services={s["metadata"]["name"]: s for s in services},
+        benchmarks={b["metadata"]["name"]: b for b in benchmarks},
+        now=NOW,
+    )
+
+
+def wanted(plan, kind: str) -> list[dict]:
+    return [d.obj for d in plan.apply if d.obj["kind"] == kind]
+
+
+def with_status(obj: dict, plan) -> dict:
+    return {**obj, "status": dict(plan.status)}
+
+
+def child(kind: str, name: str, state: str, results: list | None = None, reason: str = "") -> dict:
+    status: dict[str, Any] = {"status": state}
+    if results is not None:
+        status["results"] = results
+    if reason:
+        status["conditions"] = [{"type": "Ready", "status": "False", "reason": reason, "message": "it broke"}]
+    return {"kind": kind, "metadata": {"name": name, "namespace": NS}, "status": status}
+
+
+def test_every_ready_optimized_template_in_name_order_and_only_the_first_runs():
+    s = sweep()
+    ob = observed(
+        tpl("b"),
+        tpl("a"),
+        tpl("c", ready=False),
+        tpl("d", kind="preview"),
+        tpl("e", labels={"aim.eai.amd.com/origin": "derived"}),
+    )
+
+    plan = plan_sweep(s, ob)
+
+    assert [(e["template"], e["state"]) for e in plan.status["templates"]] == [("a", "Deploying"), ("b", "Waiting")]
+    svc = wanted(plan, "AIMService")
+    assert [x["metadata"]["name"] for x in svc] == ["llama-1"]
+    assert svc[0]["spec"] == {"model": {"name": "m"}, "template": {"name": "a"}, "replicas": 1}
+    run = wanted(plan, "AIMBenchmark")[0]
+    assert run["spec"] == {
+        "scenarios": ["D(128,128)"],
+        "concurrency": [1, 8],
+        "maxRequests": 50,
+        "target": {"serviceName": "llama-1"},
+    }
+    assert plan.status["status"] == "Running" and plan.status["startTime"] == NOW
+
+
+def test_a_finished_run_frees_the_slot_deletes_its_service_and_fills_the_comparison():
+    s = sweep()
+    ob = observed(tpl("a"), tpl("b", gpus=2))
+    s = with_status(s, plan_sweep(s, ob))
+    results = [{"scenario": "D(128,128)", "concurrency": 8, "outputTokensPerSecond": 400.0}]
+    ob = observed(
+        tpl("a"),
+        tpl("b", gpus=2),
+        services=[child("AIMService", "llama-1", "Running")],
+        benchmarks=[child("AIMBenchmark", "llama-1", "Succeeded", results)],
+    )
+
+    plan = plan_sweep(s, ob)
+
+    assert [(e["template"], e["state"]) for e in plan.status["templates"]] == [("a", "Succeeded"), ("b", "Deploying")]
+    assert [(d.resource.kind, d.name) for d in plan.delete] == [("AIMService", "llama-1")]
+    assert [x["metadata"]["name"] for x in wanted(plan, "AIMService")] == ["llama-2"]
+    assert plan.status["comparison"] == [
+        {
+            "scenario": "D(128,128)",
+            "concurrency": 8,
+            "outputTokensPerSecond": 400.0,
+            "template": "a",
+            "scope": "Namespace",
+            "gpuModel": "MI300X",
+            "gpuCount": 1,
+            "precision": "fp8",
+            "benchmark": "llama-1",
+        }
+    ]
+
+
+def test_a_failed_service_fails_its_template_and_the_sweep_fails_when_nothing_was_measured():
+    s = sweep(templates=["a"])
+    s = with_status(s, plan_sweep(s, observed(tpl("a"))))
+    ob = observed(
+        tpl("a"),
+        services=[child("AIMService", "llama-1", "Failed", reason="TemplateNotFound")],
+        benchmarks=[child("AIMBenchmark", "llama-1", "Pending")],
+    )
+
+    plan = plan_sweep(s, ob)
+
+    entry = plan.status["templates"][0]
+    assert entry["state"] == "Failed"
+    assert entry["message"] == "AIMService llama-1 Failed: TemplateNotFound: it broke"
+    assert {(d.resource.kind, d.name) for d in plan.delete} == {("AIMService", "llama-1"), ("AIMBenchmark", "llama-1")}
+    assert plan.status["status"] == "Failed" and plan.status["completionTime"] == NOW
+    assert plan.components["Runs"].reason == "SweepFailed"
+
+
+def test_gpu_budget_runs_what_fits_and_skips_what_never_can():
+    s = sweep(parallelism=3, gpuBudget=4)
+    plan = plan_sweep(s, observed(tpl("a", gpus=2), tpl("b", gpus=2), tpl("c", gpus=1), tpl("d", gpus=8)))
+
+    states = {e["template"]: e["state"] for e in plan.status["templates"]}
+    assert states == {"a": "Deploying", "b": "Deploying", "c": "Waiting", "d": "Skipped"}
+    assert plan.status["templates"][3]["message"] == "needs 8 GPUs, over the sweep's gpuBudget of 4"
+
+
+def test_named_templates_keep_their_order_and_unknown_ones_are_skipped():
+    s = sweep(templates=["z", "nope", "other"])
+    plan = plan_sweep(s, observed(tpl("z"), tpl("other", model="x")))
+
+    assert [(e["template"], e["state"], e.get("message", "")) for e in plan.status["templates"]] == [
+        ("z", "Deploying", ""),
+        ("nope", "Skipped", "no such template"),
+        ("other", "Skipped", "serves model 'x', not 'm'"),
+    ]
+
+
+def test_no_ready_template_waits():
+    plan = plan_sweep(sweep(), observed(tpl("a", ready=False)))
+
+    assert plan.status == {"status": "Pending"}
+    assert plan.components["Runs"].reason == "NoTemplatesReady"
+    assert plan.apply == []
+
+
+def test_a_cluster_template_shadowed_by_a_namespaced_one_is_skipped():
+    c = {**tpl("a"), "kind": "AIMClusterServiceTemplate", "metadata": {"name": "a"}}
+    plan = plan_sweep(sweep(), observed(tpl("a"), cluster=(c,)))
+    assert [(e["scope"], e["state"]) for e in plan.status["templates"]] == [
+        ("Namespace", "Deploying"),
+        ("Cluster", "Skipped"),
+    ]
+
+
+def test_child_names_fit():
+    assert child_name("x" * 100, 19) == "x" * 40 + "-20"
