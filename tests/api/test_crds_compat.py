@@ -32,11 +32,11 @@ def test_committed_file_is_what_the_cli_prints(capsys):
     assert capsys.readouterr().out == crds.CRDS_FILE.read_text(encoding="utf-8")
 
 
-def test_eleven_crds_one_group_one_served_storage_version():
+def test_twelve_crds_one_group_one_served_storage_version():
     docs = [d for d in yaml.safe_load_all(crds.CRDS_FILE.read_text(encoding="utf-8")) if d]
     assert sorted(d["spec"]["names"]["kind"] for d in docs) == sorted(
         [
-            "AIMArtifact", "AIMBenchmark", "AIMClusterModel", "AIMClusterModelSource", "AIMClusterRuntimeConfig",
+            "AIMArtifact", "AIMBenchmark", "AIMBenchmarkSweep", "AIMClusterModel", "AIMClusterModelSource", "AIMClusterRuntimeConfig",
             "AIMClusterServiceTemplate", "AIMModel", "AIMRuntimeConfig", "AIMService",
             "AIMServiceTemplate", "AIMTemplateCache",
         ]

@@ -71,7 +71,7 @@ def test_deprecated_runtime_config_storage_fields_fill_the_gaps():
 # --- registry --------------------------------------------------------------
 
 
-def test_eleven_kinds_with_their_scope():
+def test_twelve_kinds_with_their_scope():
     scopes = {k.kind: k.scope for k in KINDS}
     assert scopes == {
         "AIMService": "Namespaced",
@@ -85,6 +85,7 @@ def test_eleven_kinds_with_their_scope():
         "AIMArtifact": "Namespaced",
         "AIMClusterModelSource": "Cluster",
         "AIMBenchmark": "Namespaced",  # beyond upstream (issue 23)
+        "AIMBenchmarkSweep": "Namespaced",  # beyond upstream (issue 23)
     }
 
 
@@ -115,6 +116,10 @@ def _minimal_spec(kind: str) -> dict:
         "AIMArtifact": {"sourceUri": "hf://a/b"},
         "AIMClusterModelSource": {"images": ["a/b"]},
         "AIMBenchmark": {"target": {"serviceName": "s"}, "scenarios": ["D(8,8)"], "concurrency": [1], "maxRequests": 1},
+        "AIMBenchmarkSweep": {
+            "model": "m",
+            "benchmark": {"scenarios": ["D(8,8)"], "concurrency": [1], "maxRequests": 1},
+        },
     }.get(kind, {})
 
 
