@@ -221,8 +221,8 @@ class Engine:
             if missing and plan.finalizer:
                 await self._add_finalizer(controller, obj)  # before creating what it will clean up
             issues += await self._apply(controller, obj, plan)
-            if self.terminating(namespace):
-                return None  # the server refused a create: the namespace is going, write nothing more there
+        if self.terminating(namespace):
+            return None  # seen going while this reconcile ran (or a create was refused): write nothing more there
         failed = await self._write_status(controller, obj, plan, issues) if controller.writes_status else None
         transient = [i for i in issues if i.category.is_transient]
         if transient or failed is not None:
@@ -277,6 +277,8 @@ class Engine:
             live = self.store.get(desired.resource, meta.get("namespace"), meta["name"])
             if not applyset.needs_apply(body, live, controller.field_manager, self._applied.get(child, body)):
                 continue
+            if self.terminating(meta.get("namespace")):
+                return issues  # seen going while this reconcile ran: an apply there would be refused (or undone)
             try:
                 result = await self.kube.apply(desired.resource, body, field_manager=controller.field_manager)
             except Exception as exc:  # noqa: BLE001 - reported as a condition
