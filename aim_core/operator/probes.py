@@ -32,6 +32,7 @@ import attrs
 from aiohttp import web
 
 from aim_core import metrics as metering
+from aim_core.metrics.certwatcher import CertWatcher
 from aim_core.operator import secure
 from aim_core.reconcile.resources import AIM_RESOURCES, CUSTOM_RESOURCE_DEFINITIONS
 
@@ -174,6 +175,7 @@ class Endpoints:
         self.readiness = readiness
         self._runners: list[web.AppRunner] = []
         self.addresses: dict[str, tuple[str, int]] = {}  # "metrics"/"probes" -> bound (host, port)
+        self.certwatcher: CertWatcher | None = None  # reloads --metrics-cert-path's pair when it changes
         self._metrics_bind = parse_bind_address(metrics_address)
         self._probe_bind = parse_bind_address(probe_address)
         self._liveness_path = "/healthz"
@@ -213,12 +215,15 @@ class Endpoints:
         tls = None
         if what == "metrics" and self.metrics_secure:
             try:
-                tls = secure.serving_context(*self._cert)
+                tls, watcher = secure.serving_context(*self._cert)
             except (OSError, ssl.SSLError, ValueError) as exc:
                 raise EndpointError(
                     f"cannot load the metrics certificate from {self._cert[0]}: {exc}; check "
                     "--metrics-cert-path, --metrics-cert-name and --metrics-cert-key"
                 ) from None
+            if watcher is not None:
+                watcher.start()
+                self.certwatcher = watcher
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         self._runners.append(runner)
@@ -244,6 +249,8 @@ class Endpoints:
         )
 
     async def stop(self) -> None:
+        if self.certwatcher is not None:
+            await self.certwatcher.stop()
         for runner in reversed(self._runners):
             await runner.cleanup()
         self._runners.clear()

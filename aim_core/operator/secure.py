@@ -1,7 +1,7 @@
 """``/metrics`` as controller-runtime serves it with ``--metrics-secure`` (F85): HTTPS, authenticated, authorized.
 
 The certificate is ``--metrics-cert-path``/``--metrics-cert-name``/``--metrics-cert-key`` (cert-manager's
-Secret mounted as a directory), else a self-signed one made at start, in memory, as controller-runtime
+Secret mounted as a directory; loaded again when the files change, :mod:`aim_core.metrics.certwatcher`), else a self-signed one made at start, in memory, as controller-runtime
 makes one when no certificate is given. Every request needs a bearer token: the API server is asked who it
 belongs to (TokenReview, else 401) and whether that user may ``get`` the non-resource URL ``/metrics``
 (SubjectAccessReview, else 403), as ``filters.WithAuthenticationAndAuthorization`` does. Grant it with the
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aim_core.kube import private_dir
+from aim_core.metrics.certwatcher import CertWatcher
 from aim_core.reconcile.resources import SUBJECT_ACCESS_REVIEWS, TOKEN_REVIEWS
 
 log = logging.getLogger("aim_engine.probes")
@@ -31,13 +32,26 @@ ALLOWED_TTL = 300.0
 DENIED_TTL = 30.0
 
 
-def serving_context(cert_dir: str | None, cert_name: str = "tls.crt", key_name: str = "tls.key") -> ssl.SSLContext:
-    """The TLS context of the metrics server: the certificate in ``cert_dir``, else a self-signed one."""
+def _server_context() -> ssl.SSLContext:
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def serving_context(
+    cert_dir: str | None, cert_name: str = "tls.crt", key_name: str = "tls.key"
+) -> tuple[ssl.SSLContext, CertWatcher | None]:
+    """The TLS context of the metrics server: the certificate in ``cert_dir``, else a self-signed one.
+
+    With ``cert_dir``, the :class:`~aim_core.metrics.certwatcher.CertWatcher` that loads the pair again
+    when cert-manager rotates it (start it on the server's loop); None for the self-signed certificate.
+    """
     if cert_dir:
-        ctx.load_cert_chain(os.path.join(cert_dir, cert_name), os.path.join(cert_dir, key_name))
-        return ctx
+        watcher = CertWatcher(
+            os.path.join(cert_dir, cert_name), os.path.join(cert_dir, key_name), make_context=_server_context
+        )
+        return watcher.context, watcher
+    ctx = _server_context()
     cert, key = self_signed()
     with private_dir() as scratch:
         cert_path, key_path = os.path.join(scratch, "tls.crt"), os.path.join(scratch, "tls.key")
@@ -45,7 +59,7 @@ def serving_context(cert_dir: str | None, cert_name: str = "tls.crt", key_name: 
             with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:
                 file.write(data)
         ctx.load_cert_chain(cert_path, key_path)
-    return ctx
+    return ctx, None
 
 
 def self_signed(host: str = "aim-engine-controller-manager-metrics-service") -> tuple[bytes, bytes]:
