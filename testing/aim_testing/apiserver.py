@@ -40,7 +40,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -49,7 +49,8 @@ import attrs
 import httpx
 import yaml
 
-from aim_testing.emulator.calls import READ_VERBS, WRITE_VERBS, ApiCall
+from aim_testing.emulator.calls import READ_VERBS, WRITE_VERBS, ApiCall, Sent
+from aim_testing.tokenwebhook import TokenWebhook
 
 ENV_ASSETS = "KUBEBUILDER_ASSETS"
 BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager")
@@ -221,6 +222,11 @@ class ControlPlane:
     _baseline: set[tuple[str, str | None, str]] = attrs.field(factory=set)
     _client: httpx.Client | None = None
     _pool: ThreadPoolExecutor = attrs.field(factory=lambda: ThreadPoolExecutor(8, thread_name_prefix="envtest"))
+    tokens: TokenWebhook | None = None  # the tokens a test issues and revokes (aim_testing.tokenwebhook)
+    # A CA the server trusts for client certificates, with its key: tests issue certificates from it
+    # (kubectl's and exec plugins' client-certificate authentication; the CN is the user, O the groups).
+    client_ca_cert: Path | None = None
+    client_ca_key: Path | None = None
 
     # --------------------------------------------------------------- start and stop
 
@@ -244,6 +250,14 @@ class ControlPlane:
             f'{ADMIN_TOKEN},admin,admin,"system:masters"\n'
             f'{OPERATOR_TOKEN},{OPERATOR_USER},{uuid.uuid4()},"{_OPERATOR_GROUPS}"\n'
         )
+        self.tokens = TokenWebhook().start()
+        import trustme
+
+        client_ca = trustme.CA(organization_name="aim-envtest clients")
+        self.client_ca_cert, self.client_ca_key = work / "client-ca.crt", work / "client-ca.key"
+        client_ca.cert_pem.write_to_path(str(self.client_ca_cert))
+        client_ca.private_key_pem.write_to_path(str(self.client_ca_key))
+        (work / "client-cas.crt").write_bytes(tls.ca_file.read_bytes() + client_ca.cert_pem.bytes())
         etcd_port, etcd_peer, api_port = free_port(), free_port(), free_port()
         self._spawn(
             "etcd",
@@ -268,12 +282,16 @@ class ControlPlane:
                 f"--tls-cert-file={tls.cert_file}",
                 f"--tls-private-key-file={tls.key_file}",
                 f"--cert-dir={work / 'certs'}",
-                f"--client-ca-file={tls.ca_file}",
+                f"--client-ca-file={work / 'client-cas.crt'}",
                 f"--service-account-key-file={sa_key}",
                 f"--service-account-signing-key-file={sa_key}",
                 "--service-account-issuer=https://127.0.0.1",
                 "--service-cluster-ip-range=10.96.0.0/16",
                 f"--token-auth-file={work / 'tokens.csv'}",
+                # tokens a test makes up, issues and revokes while the server runs; asked every time (no cache)
+                f"--authentication-token-webhook-config-file={self.tokens.config_file(work / 'token-webhook.yaml')}",
+                "--authentication-token-webhook-version=v1",
+                "--authentication-token-webhook-cache-ttl=0s",
                 "--authorization-mode=RBAC",
                 "--feature-gates=CustomResourceValidationExpressions=true",
                 # Pods need no ServiceAccount: without a kubelet nothing would use its token, and a pod
@@ -360,6 +378,9 @@ class ControlPlane:
                 proc.kill()
                 proc.wait()
         self._procs.clear()
+        if self.tokens is not None:
+            self.tokens.stop()
+            self.tokens = None
         self._pool.shutdown(wait=False)
         if self._client is not None:
             self._client.close()
@@ -652,7 +673,13 @@ class RecordingProxy:
         query = dict(request.query)
         call = classify(request.method, request.path, query, request.headers, self._cluster_scoped)
         self.calls.append(call)
-        record = {"method": request.method, "path": request.path_qs, "headers": dict(request.headers), "status": None}
+        record = {
+            "method": request.method,
+            "path": request.path_qs,
+            "headers": dict(request.headers),
+            "status": None,
+            "at": time.monotonic(),
+        }
         self.requests.append(record)
         if call.subresource == "log" and call.resource == "v1/pods" and request.method == "GET":
             text = self.logs.get((call.namespace or "", call.name or ""))
@@ -901,6 +928,49 @@ class ApiServerKube:
 
     def writes(self, since: int = 0, agent: str | None = None) -> int:
         return self.count("write", agent=agent, since=since)
+
+    # ------------------------------------------------------------------ authentication
+
+    def accept_tokens(self, tokens: Iterable[str], *, wait: bool = True) -> None:
+        """From now on these bearer tokens authenticate (as an administrator), any other made-up one gets 401.
+
+        Through the token-review webhook (:mod:`aim_testing.tokenwebhook`). kube-apiserver keeps a
+        token it authenticated for 10 s (its token cache; no flag changes that), so with ``wait`` this
+        returns once every token taken out is refused (at most about 10 s): from the next request on,
+        as on the emulator. The admin's and the operator's ServiceAccount tokens (the token file) stay valid.
+        """
+        webhook = self.plane.tokens
+        assert webhook is not None
+        revoked = (webhook.accepted or frozenset()) - frozenset(tokens)
+        webhook.accepted = frozenset(tokens)
+        if wait:
+            for token in revoked:
+                self._wait_refused(token)
+
+    def _wait_refused(self, token: str, timeout: float = 20.0) -> None:
+        deadline = time.monotonic() + timeout
+        verify = ssl.create_default_context(cafile=str(self.plane.ca_file))
+        with httpx.Client(base_url=self.plane.url, verify=verify, timeout=10) as probe:
+            while probe.get("/api", headers={"Authorization": f"Bearer {token}"}).status_code != 401:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the server still accepts the revoked token {token[:8]}... after {timeout} s")
+                time.sleep(0.1)
+
+    def set_users(self, users: Mapping[str, Mapping[str, Any]]) -> None:
+        """TokenReviews (and requests): token -> the user it authenticates (``username``, ``groups``, ``uid``)."""
+        assert self.plane.tokens is not None
+        self.plane.tokens.users = {token: dict(user) for token, user in users.items()}
+
+    def unauthorized(self) -> int:
+        """How many requests through :attr:`url` were answered 401 Unauthorized."""
+        return sum(1 for r in self.proxy.requests if r["status"] == 401)
+
+    def sent(self, since: int = 0) -> list[Sent]:
+        """The requests through :attr:`url` since :meth:`mark` ``since``: method, path, ``Authorization``."""
+        return [
+            Sent(r["method"], r["path"].split("?", 1)[0], r["headers"].get("Authorization", ""))
+            for r in self.proxy.requests[since:]
+        ]
 
     def __getitem__(self, criteria: Any) -> Any:
         raise TypeError(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ import yaml
 
 from aim_testing import apiserver as envtest_
 from aim_testing.emulator import ApiCall, Emulator, declare_resources
+from aim_testing.emulator.calls import Sent
 
 BACKENDS = ("emulator", "apiserver")
 # Test id prefixes (relative to the rootdir: "tests/core/", "tests/wire/test_x.py::test_y") whose tests run
@@ -175,6 +176,27 @@ class Kube:
     def writes(self, since: int = 0, agent: str | None = None) -> int:
         return self.count("write", agent=agent, since=since)
 
+    # ------------------------------------------------------------------ authentication
+
+    def accept_tokens(self, tokens: Iterable[str], *, wait: bool = True) -> None:
+        """From now on only these bearer tokens are accepted; any other is answered 401 (revoked, expired)."""
+        self.emulator.tokens = set(tokens)
+
+    def set_users(self, users: Mapping[str, Mapping[str, Any]]) -> None:
+        """TokenReviews: token -> the user it authenticates (``username``, ``groups``, ``uid``)."""
+        self.emulator.users = {token: dict(user) for token, user in users.items()}
+
+    def unauthorized(self) -> int:
+        """How many requests were answered 401 Unauthorized."""
+        return self.emulator.refused
+
+    def sent(self, since: int = 0) -> list[Sent]:
+        """The requests since :meth:`mark` ``since`` as they were sent: method, path, ``Authorization``."""
+        return [
+            Sent(r.method.value, r.url.path, r.headers.get("Authorization", ""))
+            for r in self.emulator._requests[since:]  # noqa: SLF001 - kmock's request log
+        ]
+
     def __getitem__(self, criteria: Any) -> Any:
         return self.emulator[criteria]
 
@@ -228,6 +250,8 @@ async def kube(request: pytest.FixtureRequest) -> AsyncIterator[Kube | envtest_.
                     refused["status"],
                     refused.get("error", "")[:500],
                 )
+            if plane.tokens is not None:
+                plane.tokens.reset()
             plane.reset()
         return
     emulator = declare_resources(Emulator(), crds=aim_crds())

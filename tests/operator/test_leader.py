@@ -1,4 +1,4 @@
-"""Leader election over a real Lease on the API emulator, as client-go's leaderelection does it.
+"""Leader election over a real Lease (the emulator and a real API server), as client-go's leaderelection does it.
 
 In process: expiry judged from when a replica observed the record change (never from the holder's
 renewTime against the local clock), leadership kept through transient renewal errors until the
@@ -191,6 +191,8 @@ LEASE_SECONDS, DEADLINE_SECONDS, RETRY_SECONDS = 8.0, 6.0, 1.0
 @contextlib.asynccontextmanager
 async def replica(kube, tmp_path: Path, name: str):
     """``aim-engine run --leader-elect`` with short durations, as identity ``name`` with a token of its own."""
+    operator_namespace(kube)
+    kube.accept_tokens({"token-replica-a", "token-replica-b"})  # the tokens tell the replicas' requests apart
     config = tmp_path / f"kubeconfig-{name}"
     config.write_text(
         yaml.safe_dump(
@@ -240,11 +242,7 @@ async def replica(kube, tmp_path: Path, name: str):
 
 def writes_by(kube, name: str, since: int) -> list[str]:
     """The writes sent with replica ``name``'s token since request ``since``."""
-    return [
-        f"{r.method} {r.url}"
-        for r in kube.emulator._requests[since:]
-        if r.headers.get("Authorization") == f"Bearer token-{name}" and r.method in ("POST", "PUT", "PATCH", "DELETE")
-    ]
+    return [f"{r.method} {r.path}" for r in kube.sent(since) if r.authorization == f"Bearer token-{name}" and r.write]
 
 
 def standing_by(kube, name: str):
@@ -252,8 +250,7 @@ def standing_by(kube, name: str):
 
     def check():
         return any(
-            r.headers.get("Authorization") == f"Bearer token-{name}" and r.url.path.endswith(f"/leases/{LEASE}")
-            for r in kube.emulator._requests
+            r.authorization == f"Bearer token-{name}" and r.path.endswith(f"/leases/{LEASE}") for r in kube.sent()
         )
 
     return check
@@ -277,7 +274,6 @@ def ready(kube, name: str):
     return check
 
 
-@pytest.mark.emulator_only("tells the replicas' requests apart by their tokens in the emulator's request log")
 async def test_a_frozen_leader_is_replaced_within_a_lease_and_writes_nothing_when_it_resumes(kube, tmp_path):
     async with replica(kube, tmp_path, "replica-a") as a:
         await eventually(lambda: holder(kube) == "replica-a", timeout=30)
@@ -295,7 +291,7 @@ async def test_a_frozen_leader_is_replaced_within_a_lease_and_writes_nothing_whe
             kube.put_object(runtime_config("after"))
             await eventually(ready(kube, "after"), timeout=20)
 
-            mark = len(kube.emulator._requests)
+            mark = kube.mark()
             a.send_signal(signal.SIGCONT)
             kube.put_object(runtime_config("while-a-resumes"))  # work a resumed leader would pick up
             await eventually(ready(kube, "while-a-resumes"), timeout=20)
@@ -306,7 +302,6 @@ async def test_a_frozen_leader_is_replaced_within_a_lease_and_writes_nothing_whe
             assert "lost leadership" in a.log.read_text()
 
 
-@pytest.mark.emulator_only("tells the replicas' requests apart by their tokens in the emulator's request log")
 async def test_a_graceful_stop_hands_over_in_about_one_retry_period(kube, tmp_path):
     async with replica(kube, tmp_path, "replica-a") as a:
         await eventually(lambda: holder(kube) == "replica-a", timeout=30)

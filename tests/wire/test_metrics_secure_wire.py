@@ -1,7 +1,8 @@
 """/metrics over HTTPS as upstream serves it (F85): TokenReview, then SubjectAccessReview on /metrics.
 
-The real operator against the API emulator, which answers TokenReviews for the tokens a test gives it
-and SubjectAccessReviews from the RBAC objects stored: the ClusterRole from ``deploy/`` itself.
+The real operator against the cluster, which answers TokenReviews for the tokens a test gives it
+(``kube.set_users``: the emulator itself, kube-apiserver through the test token-review webhook) and
+SubjectAccessReviews from the RBAC objects stored: the ClusterRole from ``deploy/`` itself.
 """
 
 from __future__ import annotations
@@ -22,10 +23,6 @@ from aim_core.operator.settings import Settings
 ROOT = Path(__file__).resolve().parents[2]
 READER = yaml.safe_load((ROOT / "deploy" / "metrics_reader_role.yaml").read_text())
 PROMETHEUS = "system:serviceaccount:monitoring:prometheus"
-
-# The scrapers' tokens are given to the emulator's TokenReview (emulator.users); the real API server's
-# tokens come from its --token-auth-file, read once at its start.
-pytestmark = pytest.mark.emulator_only("scrapers' tokens are made up through emulator.users")
 
 
 @pytest.fixture()
@@ -57,10 +54,12 @@ def grant_reader(kube) -> None:
 
 
 async def test_metrics_need_https_a_known_token_and_the_reader_role(kube, operator):
-    kube.emulator.users = {
-        "prometheus-token": {"username": PROMETHEUS, "uid": "1", "groups": ["system:serviceaccounts"]},
-        "alice-token": {"username": "alice", "groups": ["system:authenticated"]},
-    }
+    kube.set_users(
+        {
+            "prometheus-token": {"username": PROMETHEUS, "uid": "1", "groups": ["system:serviceaccounts"]},
+            "alice-token": {"username": "alice", "groups": ["system:authenticated"]},
+        }
+    )
     grant_reader(kube)
     host, port = operator.endpoints.addresses["metrics"]
     url = f"https://{host}:{port}/metrics"
@@ -89,7 +88,7 @@ async def test_a_mounted_certificate_is_served(kube, tmp_path):
     cert.cert_chain_pems[0].write_to_path(tmp_path / "tls.crt")
     cert.private_key_pem.write_to_path(tmp_path / "tls.key")
     ca.cert_pem.write_to_path(tmp_path / "ca.crt")
-    kube.emulator.users = {"prometheus-token": {"username": PROMETHEUS}}
+    kube.set_users({"prometheus-token": {"username": PROMETHEUS}})
     grant_reader(kube)
     client_of_operator = Kube(Credentials(server=kube.url))
     readiness = Readiness(client=lambda: client_of_operator)

@@ -32,6 +32,19 @@ class ApiCall:
     user_agent: str
 
 
+@attrs.frozen
+class Sent:
+    """One request as it went over the wire: method, path and the ``Authorization`` it carried."""
+
+    method: str
+    path: str
+    authorization: str
+
+    @property
+    def write(self) -> bool:
+        return self.method in ("POST", "PUT", "PATCH", "DELETE")
+
+
 def classify(request: kmock.Request, resources: Mapping[kmock.resource, kmock.ResourceInfo]) -> ApiCall:
     """The :class:`ApiCall` of a request (no namespace for declared cluster-scoped resources)."""
     res, method, params = request.resource, request.method.value, request.params
