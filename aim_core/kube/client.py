@@ -39,7 +39,8 @@ MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 USER_AGENT = "aim-engine"
 READ_VERBS = frozenset({"get", "list", "watch"})
-KEEPALIVE_SECONDS = 30.0  # idle connections are closed before an API server's (or proxy's) idle timeout
+KEEPALIVE_SECONDS = 30.0
+RETIRED_POOL_SECONDS = 10.0  # how long connections made with a replaced client certificate may finish requests  # idle connections are closed before an API server's (or proxy's) idle timeout
 
 
 class Kube:
@@ -66,13 +67,18 @@ class Kube:
         self._proxy = proxy_for(self._base)
         self._sessions: dict[bool, aiohttp.ClientSession] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._tls_generation = self.auth.tls_generation
+        self._retired: list[aiohttp.ClientSession] = []  # pools of an older client certificate, closed soon
+        self._closing: set[asyncio.Task[None]] = set()
 
     def _client(self, streams: bool = False) -> aiohttp.ClientSession:
         """The pool for requests, or (``streams``) the one for watches, which hold a connection each for minutes."""
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             # A pool belongs to the loop that made it: a new loop (a test, a restarted operator) gets its own.
-            self._sessions, self._loop = {}, loop
+            self._sessions, self._loop, self._retired = {}, loop, []
+        if self._tls_generation != self.auth.tls_generation:
+            self._renew_tls(loop)
         session = self._sessions.get(streams)
         if session is None or session.closed:
             session = self._sessions[streams] = aiohttp.ClientSession(
@@ -89,12 +95,37 @@ class Kube:
             )
         return session
 
+    def _renew_tls(self, loop: asyncio.AbstractEventLoop) -> None:
+        """An exec plugin returned a new client certificate: new pools present it, as client-go's
+        connection rotation does; the old pools close once requests in flight on them had time to end
+        (a watch on one ends then, and its reflector resumes on a new connection)."""
+        self._tls_generation = self.auth.tls_generation
+        self._ssl = ssl_context(self.auth.creds)
+        old = [session for session in self._sessions.values() if not session.closed]
+        self._sessions = {}
+        self._retired += old
+
+        async def close_later() -> None:
+            await asyncio.sleep(RETIRED_POOL_SECONDS)
+            for session in old:
+                if session in self._retired:
+                    self._retired.remove(session)
+                    await session.close()
+
+        if old:
+            task = loop.create_task(close_later(), name="kube-retired-pools")
+            self._closing.add(task)
+            task.add_done_callback(self._closing.discard)
+        log.info("the client certificate changed; new connections present the new one")
+
     async def aclose(self) -> None:
         if self._loop is asyncio.get_running_loop():
-            for session in self._sessions.values():
+            for task in list(self._closing):
+                task.cancel()
+            for session in [*self._sessions.values(), *self._retired]:
                 if not session.closed:
                     await session.close()
-        self._sessions = {}
+        self._sessions, self._retired = {}, []
 
     @metrics.api_errors
     async def _request(

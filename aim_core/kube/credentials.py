@@ -10,7 +10,9 @@ material to disk only for as long as ``ssl`` needs to read it, and
 Credentials that expire are kept fresh by :class:`Authenticator`, as client-go
 keeps them: a token file (the pod's service-account token, a kubeconfig's
 ``tokenFile``) is read again every minute and after a 401; an exec plugin runs
-again when its ``expirationTimestamp`` passes and after a 401. A 401 that comes
+again when its ``expirationTimestamp`` passes and after a 401; when it returns a new client
+certificate, :attr:`Authenticator.tls_generation` changes and the client makes new connections
+with it (:mod:`aim_core.kube.client`). A 401 that comes
 back although the credentials were just read again is an authentication failure:
 :meth:`Authenticator.refused_for` says for how long, and ``/healthz`` fails once
 that lasts (:mod:`aim_core.operator.probes`).
@@ -90,6 +92,7 @@ class Authenticator:
         self.reread_seconds = reread_seconds
         self._clock = clock
         self._header = authorization(creds)
+        self.tls_generation = 0  # counts changes of the client certificate (an exec plugin that returns one)
         self._read_at = clock()
         self._lock = threading.Lock()
         self._relogin_refused_at = -REREAD_AT_MOST_EVERY  # when a 401 last ran the plugin again
@@ -146,10 +149,13 @@ class Authenticator:
                 log.warning("cannot read the API credentials again: %s", exc)
                 self._read_at = self._clock()
                 return False
+            renewed = client_certificate(fresh) != client_certificate(creds)
+            if renewed:
+                self.tls_generation += 1  # the client rebuilds its TLS context and connections (as client-go does)
             self.creds = fresh
             self._header = authorization(fresh)
             self._read_at = self._clock()
-            return self._header != used
+            return self._header != used or renewed
 
     def accepted(self) -> None:
         """The server answered a request with something other than 401."""
@@ -168,6 +174,11 @@ class Authenticator:
         """For how long every answer has been 401 although the credentials were fresh; None if not refused."""
         since = self._refused_since
         return None if since is None else self._clock() - since
+
+
+def client_certificate(creds: Credentials) -> tuple[object, ...]:
+    """What identifies the client certificate ``creds`` present (paths or inline data)."""
+    return (creds.certificate_path, creds.certificate_data, creds.private_key_path, creds.private_key_data)
 
 
 def authorization(creds: Credentials) -> str | None:

@@ -1,7 +1,8 @@
 """Credentials that expire: token files read again, exec plugins run again, 401 as a health signal.
 
-Against the API emulator with authentication on (``emulator.tokens``): a token not in the set is
-answered 401, as the API server answers a revoked or expired one.
+On both backends (``kube.accept_tokens``): a token not in the set is answered 401, as the API server
+answers a revoked or expired one (the emulator itself; kube-apiserver through the test token-review
+webhook, asked on every request: :mod:`aim_testing.tokenwebhook`).
 """
 
 from __future__ import annotations
@@ -28,19 +29,16 @@ from tests.wire.conftest import eventually
 
 RC = "aim.eai.amd.com/v1alpha1/aimruntimeconfigs"
 
-# The emulator revokes and accepts tokens at once (emulator.tokens); a real kube-apiserver reads its
-# --token-auth-file only at start, so rotating a token there needs a restart of the shared server.
-pytestmark = pytest.mark.emulator_only("tokens are revoked and issued through emulator.tokens")
 
-
-def write_kubeconfig(path: Path, server: str, user: dict) -> Path:
+def write_kubeconfig(path: Path, server: str, user: dict, ca: Path | None = None) -> Path:
+    cluster = {"server": server, **({"certificate-authority": str(ca)} if ca else {})}
     path.write_text(
         yaml.safe_dump(
             {
                 "apiVersion": "v1",
                 "kind": "Config",
                 "current-context": "emulator",
-                "clusters": [{"name": "emulator", "cluster": {"server": server}}],
+                "clusters": [{"name": "emulator", "cluster": cluster}],
                 "users": [{"name": "emulator", "user": user}],
                 "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
             }
@@ -52,7 +50,8 @@ def write_kubeconfig(path: Path, server: str, user: dict) -> Path:
 def exec_plugin(tmp_path: Path, lifetime: float) -> tuple[dict, Path]:
     """A kubeconfig ``exec`` user whose plugin hands out ``t1``, ``t2``, ... each valid for ``lifetime`` seconds.
 
-    The plugin appends every token it issues to ``issued`` (returned), so a test can revoke older ones.
+    The plugin appends every token it issues to ``issued`` (returned), so a test can revoke older ones;
+    a number in the file ``lifetime`` beside it changes the lifetime of the tokens it issues next.
     """
     issued = tmp_path / "issued"
     script = tmp_path / "plugin.py"
@@ -63,9 +62,47 @@ def exec_plugin(tmp_path: Path, lifetime: float) -> tuple[dict, Path]:
         n = len(issued.read_text().splitlines()) + 1 if issued.exists() else 1
         with issued.open("a") as f:
             f.write(f"t{{n}} {{time.time()}}\\n")
-        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds={lifetime})
+        lifetime = pathlib.Path({str(tmp_path / "lifetime")!r})
+        seconds = float(lifetime.read_text()) if lifetime.exists() else {lifetime}
+        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
         print(json.dumps({{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
                           "status": {{"token": f"t{{n}}", "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}}}}))
+    """)
+    )
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": sys.executable,
+            "args": [str(script)],
+            "interactiveMode": "Never",
+        }
+    }
+    return user, issued
+
+
+def certificate_plugin(tmp_path: Path, ca_cert: Path, ca_key: Path, lifetime: float) -> tuple[dict, Path]:
+    """An ``exec`` user whose plugin returns a new client certificate (``system:masters``) valid for ``lifetime`` s.
+
+    Issued from the test control plane's client CA; each certificate's number goes to ``issued``.
+    """
+    issued = tmp_path / "issued"
+    script = tmp_path / "cert_plugin.py"
+    script.write_text(
+        textwrap.dedent(f"""
+        import datetime, json, pathlib, time, trustme
+        issued = pathlib.Path({str(issued)!r})
+        n = len(issued.read_text().splitlines()) + 1 if issued.exists() else 1
+        with issued.open("a") as f:
+            f.write(f"c{{n}} {{time.time()}}\\n")
+        ca = trustme.CA.from_pem(pathlib.Path({str(ca_cert)!r}).read_bytes(), pathlib.Path({str(ca_key)!r}).read_bytes())
+        now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+        expires = now + datetime.timedelta(seconds={lifetime})
+        cert = ca.issue_cert("aim-exec-user", common_name=f"aim-exec-user-{{n}}", organization_name="system:masters",
+                             not_before=now - datetime.timedelta(minutes=1), not_after=expires)
+        print(json.dumps({{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                          "status": {{"clientCertificateData": cert.cert_chain_pems[0].bytes().decode(),
+                                      "clientKeyData": cert.private_key_pem.bytes().decode(),
+                                      "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}}}}))
     """)
     )
     user = {
@@ -93,7 +130,7 @@ async def test_a_token_file_ending_in_a_newline_is_trimmed(kube, tmp_path):
     token_file = tmp_path / "token"
     token_file.write_text("sekret\n")
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, {"tokenFile": str(token_file)})
-    kube.emulator.tokens = {"sekret"}
+    kube.accept_tokens({"sekret"})
     creds = login.credentials(str(config))
     assert creds.token == "sekret"
     assert creds.token_file == str(token_file)
@@ -108,14 +145,14 @@ async def test_a_rotated_token_file_is_read_again_when_the_old_token_is_refused(
     token_file = tmp_path / "token"
     token_file.write_text("old\n")
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, {"tokenFile": "token"})  # relative to the kubeconfig
-    kube.emulator.tokens = {"old"}
+    kube.accept_tokens({"old"})
     client = Kube(login.credentials(str(config)))
     try:
         await client.list(NAMESPACES)
         token_file.write_text("new\n")  # a sidecar (or the kubelet) rotates it and the old one is revoked
-        kube.emulator.tokens = {"new"}
+        kube.accept_tokens({"new"})
         await client.list(NAMESPACES)  # refused once, read again, sent again
-        assert kube.emulator.refused == 1
+        assert kube.unauthorized() == 1
         assert client.auth.refused_for() is None
         events = [e async for e in client.watch(NAMESPACES, timeout_seconds=1)]  # watches carry it too
         assert all(e["type"] in ("ADDED", "BOOKMARK") for e in events)
@@ -127,6 +164,7 @@ async def test_a_token_file_is_read_again_every_minute_without_a_refusal(kube, t
     token_file = tmp_path / "token"
     token_file.write_text("first")
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, {"tokenFile": str(token_file)})
+    kube.accept_tokens({"first", "second"})
     client = Kube(login.credentials(str(config)))
     client.auth.reread_seconds = 0.2  # a minute in production
     try:
@@ -134,7 +172,7 @@ async def test_a_token_file_is_read_again_every_minute_without_a_refusal(kube, t
         token_file.write_text("second")
         await asyncio.sleep(0.3)
         await client.list(NAMESPACES)
-        assert kube.emulator._requests[-1].headers["Authorization"] == "Bearer second"
+        assert kube.sent()[-1].authorization == "Bearer second"
     finally:
         await client.aclose()
 
@@ -144,19 +182,40 @@ async def test_an_exec_plugin_runs_again_when_its_credential_expires_and_after_a
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, user)
     creds = login.credentials(str(config))
     assert creds.token == "t1" and creds.expires is not None
-    kube.emulator.tokens = {"t1"}
+    kube.accept_tokens({"t1"})
     client = Kube(creds)
     try:
         await client.list(NAMESPACES)
         await asyncio.sleep(3.2)  # t1 expired: it is revoked, and the plugin gives t2 before the next request
-        kube.emulator.tokens = {"t2"}
+        (tmp_path / "lifetime").write_text("60")  # t2 outlives what follows (a real server may take 10 s to revoke)
+        kube.accept_tokens({"t2"})
         await client.list(NAMESPACES)
         assert tokens(issued) == ["t1", "t2"]
-        assert kube.emulator.refused == 0
-        kube.emulator.tokens = {"t3"}  # t2 revoked before its time: the 401 runs the plugin again
+        assert kube.unauthorized() == 0
+        kube.accept_tokens({"t3"})  # t2 revoked before its time: the 401 runs the plugin again
         await client.list(NAMESPACES)
         assert tokens(issued) == ["t1", "t2", "t3"]
-        assert kube.emulator.refused == 1
+        assert kube.unauthorized() == 1
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.apiserver_only("client certificates: kube-apiserver's x509 authenticator (the emulator serves plain HTTP)")
+async def test_an_exec_plugin_that_returns_client_certificates_gets_new_connections_with_each_new_one(kube, tmp_path):
+    plane = kube.plane
+    user, issued = certificate_plugin(tmp_path, plane.client_ca_cert, plane.client_ca_key, lifetime=3)
+    config = write_kubeconfig(tmp_path / "kubeconfig", plane.url, user, ca=plane.ca_file)  # TLS to the server itself
+    creds = login.credentials(str(config))
+    assert creds.certificate_data and creds.token is None and creds.expires is not None
+    client = Kube(creds)
+    try:
+        assert await client.get(NAMESPACES, None, "default") is not None  # as aim-exec-user-1, system:masters
+        await asyncio.sleep(max(0.0, creds.expires - time.time()) + 1.2)  # its certificate expired
+        # the server refuses an expired certificate (401): the plugin's next one must be presented,
+        # on new connections (the pooled ones were made with the old one)
+        assert await client.get(NAMESPACES, None, "default") is not None
+        assert tokens(issued) == ["c1", "c2"]
+        assert client.auth.refused_for() is None
     finally:
         await client.aclose()
 
@@ -165,7 +224,7 @@ async def test_refused_fresh_credentials_are_an_auth_failure_that_healthz_report
     token_file = tmp_path / "token"
     token_file.write_text("revoked")
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, {"tokenFile": str(token_file)})
-    kube.emulator.tokens = {"someone-else"}
+    kube.accept_tokens({"someone-else"})
     client = Kube(login.credentials(str(config)))
     readiness = Readiness(auth_refused=client.auth.refused_for)
     monkeypatch.setattr("aim_core.operator.probes.AUTH_REFUSED_SECONDS", 0.3)
@@ -173,13 +232,13 @@ async def test_refused_fresh_credentials_are_an_auth_failure_that_healthz_report
         with pytest.raises(ApiError) as refused:
             await client.list(NAMESPACES)
         assert refused.value.status == 401
-        assert kube.emulator.refused == 1  # the file read again holds the same token: not sent again
+        assert kube.unauthorized() == 1  # the file read again holds the same token: not sent again
         assert readiness.liveness_problem() is None  # not for long yet
         await asyncio.sleep(0.35)
         with pytest.raises(ApiError):
             await client.list(NAMESPACES)
         assert "refused the operator's credentials" in (readiness.liveness_problem() or "")
-        kube.emulator.tokens = {"revoked"}  # the server takes it again
+        kube.accept_tokens({"revoked"})  # the server takes it again
         await client.list(NAMESPACES)
         assert readiness.liveness_problem() is None
     finally:
@@ -205,12 +264,13 @@ async def test_a_refresh_that_fails_keeps_the_old_credentials(kube, tmp_path):
     token_file = tmp_path / "token"
     token_file.write_text("kept")
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, {"tokenFile": str(token_file)})
+    kube.accept_tokens({"kept"})
     client = Kube(login.credentials(str(config)))
     client.auth.reread_seconds = 0.0
     try:
         token_file.unlink()  # gone for a moment while it is replaced
         await client.list(NAMESPACES)
-        assert kube.emulator._requests[-1].headers["Authorization"] == "Bearer kept"
+        assert kube.sent()[-1].authorization == "Bearer kept"
     finally:
         await client.aclose()
 
@@ -264,16 +324,16 @@ async def test_the_operator_keeps_reconciling_when_its_token_file_is_rotated(kub
     token_file = tmp_path / "token"
     token_file.write_text("old\n")
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, {"tokenFile": str(token_file)})
-    kube.emulator.tokens = {"old"}
+    kube.accept_tokens({"old"})
     log = tmp_path / "operator.log"
     async with operator_process(config, log) as proc:
         kube.put_object(runtime_config("before"))
         await eventually(ready(kube, "before"), timeout=30)
         token_file.write_text("new\n")  # rotated, and the old token revoked
-        kube.emulator.tokens = {"new"}
+        kube.accept_tokens({"new"})
         kube.put_object(runtime_config("after"))
         await eventually(ready(kube, "after"), timeout=20)
-        assert kube.emulator.refused >= 1  # the old token was tried and refused: the 401 made it read again
+        assert kube.unauthorized() >= 1  # the old token was tried and refused: the 401 made it read again
         assert proc.returncode is None, log.read_text()[-2000:]  # no restart
     assert "Forbidden control character" not in log.read_text()
 
@@ -282,12 +342,13 @@ async def test_the_operator_keeps_reconciling_when_its_exec_credential_expires(k
     lifetime = 3.0
     user, issued = exec_plugin(tmp_path, lifetime=lifetime)
     config = write_kubeconfig(tmp_path / "kubeconfig", kube.url, user)
-    kube.emulator.tokens = set()
+    kube.accept_tokens(set())
 
     async def revoke_expired():  # the server accepts a token for its lifetime only
         while True:
             now = time.time()
-            kube.emulator.tokens = {t for t, at in issued_at(issued).items() if now - at < lifetime}
+            # (a real API server keeps accepting a revoked token for up to 10 s: its token cache)
+            kube.accept_tokens({t for t, at in issued_at(issued).items() if now - at < lifetime}, wait=False)
             await asyncio.sleep(0.05)
 
     revoker = asyncio.create_task(revoke_expired())
