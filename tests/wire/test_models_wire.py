@@ -385,3 +385,26 @@ async def test_a_service_with_an_inline_custom_model_gets_a_validated_custom_mod
         )
     )
     assert m["metadata"]["name"] in condition(svc, "ModelReady")["message"]
+
+
+async def test_quantities_are_written_in_the_canonical_form_kubernetes_prints(kube, api, namespace, registry, operator):
+    # upstream's aimmodel/custom-models/cpu-only: `cpu: {requests: 1, limits: 2}` reads "2" (Go's canonical
+    # resource.Quantity) in the template's spec and status.resolvedHardware, never "2000m" (issue 18)
+    body = model_body(
+        "cpu-only",
+        image=f"{HOST}/org/plain:1",
+        modelSources=[{"modelId": "org/tiny", "sourceUri": "hf://org/tiny", "size": "1024Mi"}],
+        custom={"hardware": {"cpu": {"requests": 1, "limits": 2}}},
+    )
+    await create(api, kube, MODELS, body)
+
+    def resolved():
+        found = kube.list(TEMPLATES, NS, label_selector="aim.eai.amd.com/model=cpu-only")
+        assert len(found) == 1, found
+        assert found[0]["status"]["resolvedHardware"]["cpu"]
+        return found[0]
+
+    tpl = await eventually(resolved, timeout=30)
+    assert tpl["spec"]["hardware"]["cpu"] == {"requests": "1", "limits": "2"}
+    assert tpl["status"]["resolvedHardware"]["cpu"] == {"requests": "1", "limits": "2"}
+    assert tpl["spec"]["modelSources"][0]["size"] == "1Gi"
