@@ -215,6 +215,8 @@ class Engine:
             return None
 
         observed = await controller.observe(self.ctx, obj)
+        if self.terminating(namespace):
+            return None  # seen going while observing: nothing more is written there
         plan = controller.plan(obj, observed)
         issues = list(plan.issues)
         if statusing.should_apply([(i.category, i.reason, i.message) for i in issues]):
