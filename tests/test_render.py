@@ -207,3 +207,51 @@ def test_render_shows_the_placement_of_the_inference_service_and_where_it_came_f
         "nodeSelectorTerms"
     ]
     assert [e["key"] for e in term["matchExpressions"]] == ["amd.com/gpu.device-id", "zone"]
+
+
+def test_explain_names_the_measurement_that_decided_or_that_none_did(capsys, tmp_path):
+    from tests.service.builders import amd_node, cluster_template, qwen_model, service
+
+    def measured(t, tps):
+        t["status"]["benchmarks"] = [
+            {
+                "scenario": "D(128,128)",
+                "concurrency": 8,
+                "outputTokensPerSecond": tps,
+                "benchmark": f"run-{tps:g}",
+                "namespace": "ml-team",
+                "completionTime": "2026-11-27T20:00:00Z",
+            }
+        ]
+        return t
+
+    chat = service("chat").model_name("qwen3-32b")
+    chat["spec"]["template"] = {"preferMeasured": {"by": "outputTokensPerSecond", "concurrency": 8}}
+    unmeasured = service("cold").model_name("qwen3-32b")
+    unmeasured["spec"]["template"] = {"preferMeasured": {"by": "outputTokensPerSecond", "concurrency": 64}}
+    docs = [
+        qwen_model(),
+        chat,
+        unmeasured,
+        measured(cluster_template("qwen-fp8", "qwen3-32b").ready().optimized().gpu("MI300X").precision("fp8"), 300),
+        measured(cluster_template("qwen-fp16", "qwen3-32b").ready().optimized().gpu("MI300X").precision("fp16"), 450),
+        amd_node("gpu-1"),
+    ]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all([dict(d) for d in docs]))
+
+    assert main(["render", "-f", str(tmp_path), "--explain", "--kind", "AIMService"]) == 0
+    out = capsys.readouterr().out
+    reports = {d["object"]: d["status"] for d in documents(out) if "object" in d}
+
+    assert reports["AIMService ml-team/chat"]["resolvedTemplate"]["name"] == "qwen-fp16"
+    assert reports["AIMService ml-team/cold"]["resolvedTemplate"]["name"] == "qwen-fp8"  # usual order: fp8 first
+    assert (
+        "measured ranking: outputTokensPerSecond at concurrency 8 in scenario D(128,128) "
+        "(spec.template.preferMeasured): 2 of 2 candidates measured; the best is measured outputTokensPerSecond "
+        "450 tokens/s at concurrency 8 in D(128,128) (AIMBenchmark ml-team/run-450, 2026-11-27T20:00:00Z)"
+    ) in out
+    assert "on measured outputTokensPerSecond at concurrency 8 in D(128,128): 450 tokens/s before 300 tokens/s" in out
+    assert (
+        "measured ranking: no candidate has a measurement of outputTokensPerSecond at concurrency 64 "
+        "(spec.template.preferMeasured); the usual order decided"
+    ) in out

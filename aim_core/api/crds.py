@@ -143,7 +143,7 @@ def crd(
 
 
 def generate_crds() -> list[dict[str, Any]]:
-    """Return the ten CRDs, ordered by CRD name."""
+    """Return every CRD, ordered by CRD name."""
     from aim_core.api.kinds import KINDS
 
     crds = [
