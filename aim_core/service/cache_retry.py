@@ -28,6 +28,7 @@ import attrs
 
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import SERVICE_LABEL
+from aim_core.service.view import ServiceView
 
 BASE_SECONDS = 60.0
 MAX_SECONDS = 3600.0
@@ -50,8 +51,8 @@ def backoff_seconds(attempts: int) -> float:
     return min(BASE_SECONDS * 2 ** max(attempts, 0), MAX_SECONDS)
 
 
-def recorded_attempts(service: Obj) -> int:
-    value = ((service.get("status") or {}).get("cache") or {}).get("retryAttempts")
+def recorded_attempts(service: Obj | ServiceView) -> int:
+    value = ServiceView.of(service).cache_status.get("retryAttempts")
     try:
         return max(int(value or 0), 0)
     except (TypeError, ValueError):

@@ -35,6 +35,7 @@ from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
 from aim_core.reconcile.resources import TEMPLATE_CACHES
+from aim_core.service.view import ServiceView
 
 SHARED = "Shared"
 DEDICATED = "Dedicated"
@@ -42,9 +43,9 @@ DEDICATED = "Dedicated"
 _LEGACY_MODES = {"Always": SHARED, "Auto": SHARED, "Never": DEDICATED}
 
 
-def caching_mode(service: Obj) -> str:
+def caching_mode(service: Obj | ServiceView) -> str:
     """The service's effective caching mode: ``"Shared"`` or ``"Dedicated"``."""
-    mode = ((spec_of(service).get("caching") or {}).get("mode") or "").strip()
+    mode = (ServiceView.of(service).caching.get("mode") or "").strip()
     mode = _LEGACY_MODES.get(mode, mode)
     return DEDICATED if mode == DEDICATED else SHARED
 

@@ -55,6 +55,7 @@ from aim_core.service.observed import Observed, Providers
 from aim_core.service.plan import plan_service
 from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE
 from aim_core.service.pods import is_ready, pod_ready, terminations
+from aim_core.service.view import ServiceView
 
 log = logging.getLogger("aim_engine.service")
 
@@ -116,11 +117,7 @@ class ServiceController(Controller):
         store.add_index(
             SERVICES,
             BY_IMAGE,
-            lambda s: (
-                [((spec_of(s).get("model") or {}).get("image") or "").strip()]
-                if (spec_of(s).get("model") or {}).get("image")
-                else []
-            ),
+            lambda s: [image] if (image := ServiceView.of(s).model_image) else [],
         )
         store.add_index(
             SERVICES,
@@ -134,9 +131,7 @@ class ServiceController(Controller):
         store.add_index(
             SERVICES, BY_SANITIZED_NAME, lambda s: [(namespace_of(s), sanitize_label_value(s["metadata"]["name"]))]
         )
-        store.add_index(
-            SERVICES, AUTO_SELECT, lambda s: [] if (spec_of(s).get("template") or {}).get("name") else [True]
-        )
+        store.add_index(SERVICES, AUTO_SELECT, lambda s: [] if ServiceView.of(s).template_name else [True])
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
             store.add_index(ref, TPL_BY_MODEL, lambda t: [(namespace_of(t), spec_of(t).get("modelName"))])
         for ref in (MODELS, CLUSTER_MODELS):
@@ -273,10 +268,9 @@ class ServiceController(Controller):
         return self._inventory[1]
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
-        store = ctx.store
-        ns = namespace_of(obj) or ""
-        spec = spec_of(obj)
-        name = config_name(spec)
+        store, service = ctx.store, ServiceView.of(obj)
+        ns = service.namespace
+        name = config_name(service.spec)
         config = resolve(name, store.get(RUNTIME_CONFIGS, ns, name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
         models = {
             "namespaced": {m["metadata"]["name"]: m for m in store.list(MODELS, ns)},
@@ -287,7 +281,7 @@ class ServiceController(Controller):
             "cluster": {t["metadata"]["name"]: t for t in store.list(CLUSTER_TEMPLATES)},
         }
         caches = store.list(TEMPLATE_CACHES, ns)
-        serving_names = serving_name_keys(obj)
+        serving_names = serving_name_keys(service)
         live: dict[str, Any] = {}
         pods: list[dict[str, Any]] = []
         events: list[dict[str, Any]] = []

@@ -26,7 +26,7 @@ from aim_core.api.spec_errors import spec_problems
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import inference_service_name
-from aim_core.reconcile.obj import spec_of, status_of
+from aim_core.reconcile.obj import spec_of
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
 from aim_core.reconcile.workloads import inspect_pods
@@ -44,6 +44,7 @@ from aim_core.service.runtime import (
 from aim_core.service.selection import choose_template
 from aim_core.service.serving import PODS, RUNTIME, plan_route, plan_runtime
 from aim_core.service.validation import own_spec_issues
+from aim_core.service.view import ServiceView
 
 RUNTIME_CONFIG = "RuntimeConfig"
 TEMPLATE = "Template"
@@ -52,8 +53,8 @@ SCALER = "HPA"
 RECHECK_AFTER_DROP_SECONDS = 1.0
 
 
-def _models_by_image(svc: dict[str, Any], ob: Observed) -> list[dict[str, Any]]:
-    image = (spec_of(svc).get("model") or {}).get("image")
+def _models_by_image(service: ServiceView, ob: Observed) -> list[dict[str, Any]]:
+    image = service.model_image
     if not image:
         return []
     key = image_key(image)
@@ -83,7 +84,7 @@ def plan_service(svc: dict[str, Any], ob: Observed) -> Plan:
 
 
 def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
-    spec = spec_of(svc)
+    service = ServiceView.of(svc)
     config = ob.config.spec
     plan.labels = ob.config.view.labels
 
@@ -102,7 +103,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     # --- model
     namespaced_models = list(ob.models["namespaced"].values())
     model_res = resolve_model(
-        svc, ob.models["namespaced"], ob.models["cluster"], _models_by_image(svc, ob), namespaced_models, config
+        svc, ob.models["namespaced"], ob.models["cluster"], _models_by_image(service, ob), namespaced_models, config
     )
     model_res.contribute(plan)
     if model_res.reference is not None:
@@ -132,7 +133,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     plan.notes.append(f"template: {template_res.health.reason}: {template_res.health.message}")
     if template_res.reference is not None:
         plan.status["resolvedTemplate"] = template_res.reference
-    _recheck_after_dropping(plan, svc)
+    _recheck_after_dropping(plan, service)
 
     # --- the service's own spec: reported on the first reconcile, whatever the model and template
     own_issues = own_spec_issues(svc, config, template_res.template)
@@ -148,7 +149,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
 
     # --- template cache (F63-F65)
     live_runtime = ob.live.get("runtime")
-    mode = caching.caching_mode(svc)
+    mode = caching.caching_mode(service)
     cache = None
     ready_template = template_res.template if template_res is not None and template_res.ready else None
     if ready_template is not None:
@@ -158,7 +159,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
             desired = caching.desired_cache(svc, template, ready_template.scope.value, config, mode)
             plan.want(TEMPLATE_CACHES, desired, owned=caching.cache_owned(mode))
         health = caching.cache_health(cache, caching.has_cache_volumes(live_runtime), mode)
-        attempts = cache_retry.recorded_attempts(svc)
+        attempts = cache_retry.recorded_attempts(service)
         retry = cache_retry.decide(svc, cache, health, ob.now) if cache is not None else None
         if retry is not None:
             health, attempts = retry.health, retry.attempts
@@ -179,7 +180,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
 
     # --- serving objects (F47-F53)
     providers = ob.providers
-    serving_name = _serving_name(svc, plan)
+    serving_name = _serving_name(service, plan)
     runtime_ready = False
     if ready_template is not None and serving_name is not None:
         cache_ready = cache is not None and caching.cache_health(cache, False, mode).ready
@@ -217,13 +218,13 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         plan.component(PODS, inspect_pods(ob.pods, ob.events, ob.logs))
 
     # --- route (F58-F60)
-    if routing_enabled(spec.get("routing"), config) and serving_name is not None:
+    if routing_enabled(service.routing, config) and serving_name is not None:
         plan_route(plan, svc, ob, config, serving_name)
 
     # --- scaler and replicas (F52, F62)
     live_scaler = ob.live.get("scaler")
     if providers.autoscaler is not None:
-        if autoscaling(svc):
+        if autoscaling(service):
             plan.component(SCALER, providers.autoscaler.health(live_scaler, runtime_ready))
         replicas = providers.autoscaler.replicas(live_scaler) if live_scaler is not None else None
     else:
@@ -246,7 +247,7 @@ def _expected_model_name(svc: dict[str, Any], model_res: Any) -> str | None:
     return None
 
 
-def _recheck_after_dropping(plan: Plan, svc: dict[str, Any]) -> None:
+def _recheck_after_dropping(plan: Plan, service: ServiceView) -> None:
     """Look again soon when this pass drops or replaces the template recorded in status.
 
     Our own status writes do not re-trigger the service, and the next pass
@@ -254,7 +255,7 @@ def _recheck_after_dropping(plan: Plan, svc: dict[str, Any]) -> None:
     change (a recorded template left behind by a spec edit kept the service
     Failed until then).
     """
-    recorded = status_of(svc).get("resolvedTemplate") or {}
+    recorded = service.resolved_template
     if not recorded.get("name"):
         return
     now = plan.status.get("resolvedTemplate") or {}
@@ -279,10 +280,9 @@ def _check_model_match(resolution: TemplateResolution, model_name: str) -> Templ
     return attrs.evolve(resolution, health=health, derived=None)
 
 
-def _serving_name(svc: dict[str, Any], plan: Plan) -> str | None:
-    meta = svc["metadata"]
+def _serving_name(service: ServiceView, plan: Plan) -> str | None:
     try:
-        return inference_service_name(meta["name"], meta.get("namespace") or "")
+        return inference_service_name(service.name, service.namespace)
     except Exception as exc:  # noqa: BLE001 - ReconcileError with a category and a helpful message
         category, reason = getattr(exc, "category", Category.INVALID_SPEC), getattr(exc, "reason", "InvalidSpec")
         plan.issue(category, reason, str(exc))

@@ -46,6 +46,7 @@ from aim_core.reconcile.plan import Issue
 from aim_core.reconcile.quantities import canonical
 from aim_core.service.adapters import VOLUME_PREFIX as ADAPTER_VOLUME_PREFIX
 from aim_core.service.placement import Placement
+from aim_core.service.view import ServiceView
 
 if TYPE_CHECKING:
     from aim_core.service.adapters import AdapterServing
@@ -243,10 +244,9 @@ def serving_labels(service: Mapping[str, Any], template: Mapping[str, Any]) -> d
     return result
 
 
-def autoscaling(service: Mapping[str, Any]) -> bool:
+def autoscaling(service: Mapping[str, Any] | ServiceView) -> bool:
     """Autoscaling mode: any of ``autoScaling``, ``minReplicas``, ``maxReplicas`` set (F52)."""
-    spec = spec_of(service)
-    return any(spec.get(k) is not None for k in ("autoScaling", "minReplicas", "maxReplicas"))
+    return ServiceView.of(service).autoscaled
 
 
 def scaling_request(service: Mapping[str, Any]) -> ScalingRequest | None:
