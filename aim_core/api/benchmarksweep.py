@@ -78,6 +78,11 @@ class AIMBenchmarkSweepSpec:
         description="What every run measures: the AIMBenchmark spec without the target."
     )
     service: AIMBenchmarkSweepServiceSpec | None = optional(description="Settings of the temporary services.")
+    deploy_timeout: str | None = optional(
+        description="How long a template's service may take to become Ready (and its run to start), e.g. 30m; "
+        "past it the template is Failed and the next one starts. Unset: no limit.",
+        pattern=r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$",
+    )
 
 
 @attrs.define(kw_only=True)
@@ -91,6 +96,7 @@ class AIMBenchmarkSweepTemplate:
     metric: str | None = optional(description="Optimisation metric of the template.")
     service: str | None = optional(description="The temporary AIMService.")
     benchmark: str | None = optional(description="The AIMBenchmark of this template.")
+    start_time: str | None = optional(description="When its service was created.", format="date-time")
     state: str | None = optional(description="How far this template got.", enum=SWEEP_TEMPLATE_STATES)
     message: str | None = optional(description="Why it failed or was skipped.")
 

@@ -18,7 +18,9 @@
    sweep. The run waits for the service itself (its TargetNotReady).
 3. **Finishing.** The run Succeeded or Failed, or the service Failed: the template's state
    says so, the service is deleted (its GPUs are free for the next one), the run is kept
-   (its results stay, and they reach the template's ``status.benchmarks``).
+   (its results stay, and they reach the template's ``status.benchmarks``). With
+   ``deployTimeout``, a service not Ready (its run not started) that long after it was
+   created fails its template too, and service and run are deleted.
 4. **Status.** ``templates`` (state, service, run, message), ``comparison`` (one row per
    template x scenario x load level, from the runs; kept once written, even if a run is
    deleted later), ``status`` Pending -> Running -> Succeeded (at least one template
@@ -27,11 +29,13 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
+from aim_core.reconcile.durations import parse_duration
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.naming import sanitize_label_value
@@ -141,7 +145,19 @@ def _condition_text(obj: Obj) -> str:
     return ""
 
 
-def _advance(entry: dict[str, Any], ob: Observed) -> None:
+def _seconds_left(entry: Mapping[str, Any], timeout: str | None, now: str) -> float | None:
+    """Seconds until a Deploying entry's deadline (negative: past it); None without a deadline."""
+    if not timeout or not entry.get("startTime"):
+        return None
+    try:
+        started = datetime.datetime.fromisoformat(str(entry["startTime"]).replace("Z", "+00:00"))
+        current = datetime.datetime.fromisoformat(now.replace("Z", "+00:00"))
+        return parse_duration(timeout) / 1e9 - (current - started).total_seconds()
+    except ValueError:
+        return None
+
+
+def _advance(entry: dict[str, Any], ob: Observed, timeout: str | None = None) -> None:
     """Move an entry that is not final on, from what its service and run show."""
     run = ob.benchmarks.get(entry.get("benchmark", ""))
     svc = ob.services.get(entry.get("service", ""))
@@ -155,13 +171,20 @@ def _advance(entry: dict[str, Any], ob: Observed) -> None:
         entry["message"] = f"AIMService {entry['service']} Failed: {_condition_text(svc)}".rstrip(": ")
     elif entry["state"] in ACTIVE or run is not None or svc is not None:
         entry["state"] = "Benchmarking" if run_state == "Running" else "Deploying"
+        left = _seconds_left(entry, timeout, ob.now)
+        if entry["state"] == "Deploying" and left is not None and left <= 0:
+            why = _condition_text(svc) if svc is not None else ""
+            entry["state"] = "Failed"
+            entry["message"] = f"AIMService {entry['service']} not Ready within deployTimeout {timeout}" + (
+                f" ({why})" if why else ""
+            )
 
 
 def _gpus(entry: Mapping[str, Any], replicas: int) -> int:
     return int(entry.get("gpuCount") or 0) * replicas
 
 
-def _start(entries: list[dict[str, Any]], spec: Obj, replicas: int) -> None:
+def _start(entries: list[dict[str, Any]], spec: Obj, replicas: int, now: str) -> None:
     """Start Waiting entries in order within ``parallelism`` and ``gpuBudget`` (step 2)."""
     parallelism = int(spec.get("parallelism") or 1)
     budget = spec.get("gpuBudget")
@@ -177,7 +200,7 @@ def _start(entries: list[dict[str, Any]], spec: Obj, replicas: int) -> None:
         used = sum(_gpus(a, replicas) for a in active)
         blocked = blocked or len(active) >= parallelism or (budget is not None and used + need > int(budget))
         if not blocked:
-            e["state"] = "Deploying"
+            e.update(state="Deploying", startTime=now)
             active.append(e)
 
 
@@ -250,14 +273,18 @@ def plan_sweep(sweep: Obj, ob: Observed) -> Plan:
         )
         plan.status["status"] = "Pending"
         return plan
+    timeout = spec.get("deployTimeout")
     for e in entries:
         if e["state"] not in FINAL:
-            _advance(e, ob)
-    _start(entries, spec, replicas)
+            _advance(e, ob, timeout)
+    _start(entries, spec, replicas, ob.now)
     for e in entries:
         if e["state"] in ACTIVE:
             plan.want(SERVICES, _service(sweep, e, replicas))
             plan.want(BENCHMARKS, _benchmark(sweep, e))
+            left = _seconds_left(e, timeout, ob.now) if e["state"] == "Deploying" else None
+            if left is not None:
+                plan.requeue(max(left, 1.0))  # look again at the deadline
         elif e["state"] in FINAL and e.get("service") in ob.services:
             plan.delete.append(Deletion(SERVICES, meta_of(sweep).get("namespace"), e["service"]))
         if e["state"] == "Failed" and e.get("benchmark") in ob.benchmarks and not _finished(ob, e):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from aim_core.benchmarksweep.plan import Observed, child_name, plan_sweep
 
 NS = "team"
@@ -172,3 +174,26 @@ def test_a_cluster_template_shadowed_by_a_namespaced_one_is_skipped():
 
 def test_child_names_fit():
     assert child_name("x" * 100, 19) == "x" * 40 + "-20"
+
+
+def test_a_service_not_ready_within_the_deploy_timeout_fails_its_template_and_the_next_starts():
+    s = sweep(deployTimeout="30m")
+    first = plan_sweep(s, observed(tpl("a"), tpl("b")))
+    assert first.status["templates"][0]["startTime"] == NOW
+    assert first.requeue_after == 1800.0
+    s = with_status(s, first)
+    pending = child("AIMService", "llama-1", "Pending", reason="ModelNotReady")
+    run = child("AIMBenchmark", "llama-1", "Pending")
+
+    later = attrs.evolve(observed(tpl("a"), tpl("b"), services=[pending], benchmarks=[run]), now="2026-11-27T20:20:00Z")
+    plan = plan_sweep(s, later)
+    assert [e["state"] for e in plan.status["templates"]] == ["Deploying", "Waiting"]
+    assert plan.requeue_after == 600.0
+
+    past = attrs.evolve(later, now="2026-11-27T20:30:01Z")
+    plan = plan_sweep(s, past)
+    entry = plan.status["templates"][0]
+    assert entry["state"] == "Failed"
+    assert entry["message"] == "AIMService llama-1 not Ready within deployTimeout 30m (ModelNotReady: it broke)"
+    assert {(d.resource.kind, d.name) for d in plan.delete} == {("AIMService", "llama-1"), ("AIMBenchmark", "llama-1")}
+    assert plan.status["templates"][1]["state"] == "Deploying"
