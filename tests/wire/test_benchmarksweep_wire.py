@@ -64,7 +64,8 @@ def finished_run(name: str, template: str, precision: str, *results: dict, finis
     return {
         "apiVersion": API,
         "kind": "AIMBenchmark",
-        "metadata": {"name": name, "namespace": NS},
+        # paused: the benchmark controller leaves it alone while the test writes what it would have
+        "metadata": {"name": name, "namespace": NS, "annotations": dict(PAUSED)},
         "spec": {
             "target": {"serviceName": service or f"svc-{template}"},
             "scenarios": ["D(128,128)"],
@@ -194,8 +195,12 @@ async def test_measurements_reach_the_templates_and_rank_an_automatic_selection(
 SWEEP = f"{API}/aimbenchmarksweeps"
 
 
-def finish(kube, name: str, *results: dict, finished: str) -> None:
-    """Play the benchmark controller: the sweep's run Succeeded with these results."""
+async def finish(kube, operator, name: str, *results: dict, finished: str) -> None:
+    """Play the benchmark controller: the sweep's run Succeeded with these results.
+
+    The operator settles first, so no reconcile of the run that started before is still writing.
+    """
+    await operator.settle()
     run = kube.get(BENCH, NS, name)
     svc = kube.get(SVC, NS, run["spec"]["target"]["serviceName"])
     chosen = svc["spec"]["template"]["name"]
@@ -244,12 +249,16 @@ async def test_a_sweep_benchmarks_each_template_in_turn_and_its_table_ranks_a_se
     await operator.settle()
     assert kube.get(SVC, NS, "llama-2") is None  # parallelism 1
 
-    finish(kube, "llama-1", result(1, 60.0, 50.0), result(8, 500.0, 60.0), finished="2026-11-27T20:25:00Z")
+    await finish(
+        kube, operator, "llama-1", result(1, 60.0, 50.0), result(8, 500.0, 60.0), finished="2026-11-27T20:25:00Z"
+    )
     second = await eventually(lambda: kube.get(SVC, NS, "llama-2"))
     assert second["spec"]["template"] == {"name": "llama-fp8"}
     await eventually(lambda: kube.get(SVC, NS, "llama-1") is None)  # its GPUs are free again
     await eventually(lambda: kube.get(BENCH, NS, "llama-2"))
-    finish(kube, "llama-2", result(1, 80.0, 40.0), result(8, 400.0, 45.0), finished="2026-11-27T20:45:00Z")
+    await finish(
+        kube, operator, "llama-2", result(1, 80.0, 40.0), result(8, 400.0, 45.0), finished="2026-11-27T20:45:00Z"
+    )
 
     def done():
         s = kube.get(SWEEP, NS, "llama")
