@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.plugin.providers import GpuDevice, GpuVendor
+from aim_core.reconcile.devices import GpuDevice, GpuVendor
 
 __all__ = ["GpuInventory", "node_gpu_facts"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import attrs
 
-from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.conditions import ConditionLike
 from aim_core.reconcile.health import Category, Health
+from aim_core.reconcile.resources import ResourceRef
 
 
 @attrs.frozen

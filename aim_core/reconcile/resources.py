@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
-from aim_core.plugin.providers import ResourceRef
+import attrs
+
+
+@attrs.frozen
+class ResourceRef:
+    """A Kubernetes resource type: ``group/version`` plus plural and kind."""
+
+    api_version: str
+    kind: str
+    plural: str
+    namespaced: bool = True
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def version(self) -> str:
+        return self.api_version.rpartition("/")[2]
+
 
 GROUP = "aim.eai.amd.com"
 API_VERSION = f"{GROUP}/v1alpha1"
