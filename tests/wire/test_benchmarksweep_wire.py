@@ -297,3 +297,29 @@ async def test_a_sweep_benchmarks_each_template_in_turn_and_its_table_ranks_a_se
     assert (await eventually(lambda: resolved(kube, "usual")))[0] == "llama-fp8"
     chosen, message = await eventually(lambda: resolved(kube, "measured"))
     assert chosen == "llama-fp16" and f"AIMBenchmark {NS}/llama-1" in message
+
+
+async def test_the_bench_command_reads_runs_from_the_cluster(kube, kubeconfig, capsys):
+    import asyncio
+
+    from aim_core.cli import main
+
+    seed(kube)
+    kube.put_object(
+        finished_run(
+            "a", "llama-fp8", "fp8", result(1, 80.0, 40.0), result(8, 400.0, 45.0), finished="2026-11-27T20:05:00Z"
+        )
+    )
+    kube.put_object(finished_run("b", "llama-fp16", "fp16", result(8, 500.0, 60.0), finished="2026-11-27T20:25:00Z"))
+
+    assert await asyncio.to_thread(main, ["bench", "show", "a", "-n", NS]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"AIMBenchmark {NS}/a: Succeeded; llama-fp8 (1 x MI300X, fp8, latency), 1 replica")
+    assert [line.split()[1] for line in out.splitlines()[3:]] == ["c=1", "c=8"]
+
+    assert await asyncio.to_thread(main, ["bench", "compare", "a", "b", "-n", NS]) == 0
+    row = next(line.split() for line in capsys.readouterr().out.splitlines() if "output tokens/s" in line)
+    assert row[-3:] == ["400", "500", "+25.0%"]  # only c=8 is in both
+
+    assert await asyncio.to_thread(main, ["bench", "show", "nope", "-n", NS]) == 1
+    assert f"AIMBenchmark {NS}/nope not found" in capsys.readouterr().err
