@@ -625,9 +625,6 @@ VERB_ALLOWANCES = {
     ("rbac.authorization.k8s.io", "clusterroles"): {"bind"},  # the status-updater role (see role.yaml)
     ("aim.eai.amd.com", "aimartifacts/status"): {"get", "update"},  # held to bind that role
     ("apiextensions.k8s.io", "customresourcedefinitions"): {"get"},  # kopf's resource scanning
-    # AIMBenchmark (issue 23): granted with the kind; its controller lands next and then sends these
-    ("aim.eai.amd.com", "aimbenchmarks"): {"get", "list", "watch", "patch", "create", "delete"},
-    ("aim.eai.amd.com", "aimbenchmarks/status"): {"patch"},
 }
 
 

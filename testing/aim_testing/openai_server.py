@@ -81,6 +81,12 @@ class OpenAIServer:
                     self._json(404, {"error": {"message": f"no route {self.path}", "code": 404}})
 
             def do_POST(self) -> None:
+                try:
+                    self._post()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up on the answer (a tool stopping at its bound)
+
+            def _post(self) -> None:
                 arrived = time.monotonic()
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")

@@ -1,0 +1,210 @@
+"""Controller for AIMBenchmark: wires the kind to the engine (indexes, watches, observe).
+
+The decisions are pure functions in :mod:`aim_core.benchmark.plan`; the Job is built by
+:mod:`aim_core.benchmark.job`. Observe reads from the store: the target AIMService and the
+template it resolved (for ``status.target``), the run's Job and pods (selected by the
+``aim.eai.amd.com/benchmark.name`` label), the other runs of the same target (history
+limit), and picks the tool plugin (``spec.tool``, else the only one installed, else
+``genai-bench``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, ClassVar
+
+from aim_core.benchmark.job import BENCHMARK_LABEL, benchmark_label, job_name
+from aim_core.benchmark.plan import Observed, Target, plan_benchmark
+from aim_core.plugin.manager import PluginError, providers
+from aim_core.plugin.providers import ResourceRef
+from aim_core.reconcile.naming import inference_service_name
+from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.plan import Plan
+from aim_core.reconcile.resources import (
+    BENCHMARKS,
+    CLUSTER_MODELS,
+    CLUSTER_TEMPLATES,
+    JOBS,
+    MODELS,
+    PODS,
+    SERVICES,
+    TEMPLATES,
+)
+from aim_core.runtime.controller import Context, Controller, Watch
+from aim_core.runtime.selection import Selection
+from aim_core.runtime.store import ObjectKey, Store
+
+DEFAULT_TOOL = "genai-bench"
+BY_SERVICE = "benchmark:by-service"  # runs by (namespace, spec.target.serviceName)
+BY_TARGET = "benchmark:by-target"  # runs by (namespace, target key): the history limit's groups
+BY_LABEL = "benchmark:by-label"  # Jobs and pods by (namespace, benchmark label); runs by the value theirs get
+
+
+def target_key(obj: Obj) -> str:
+    """``service/<name>`` or ``endpoint/<hash>``: which runs share a history."""
+    target = spec_of(obj).get("target") or {}
+    if target.get("serviceName"):
+        return f"service/{target['serviceName']}"
+    url = str(target.get("endpoint") or "")
+    return "endpoint/" + hashlib.sha256(url.encode()).hexdigest()[:16]
+
+
+def _label_value(run: Obj) -> str:
+    return benchmark_label(meta_of(run)["name"])
+
+
+def _label_keys(obj: Obj) -> list[tuple[str | None, str]]:
+    meta = meta_of(obj)
+    value = (meta.get("labels") or {}).get(BENCHMARK_LABEL)
+    return [(meta.get("namespace"), value)] if value else []
+
+
+class BenchmarkController(Controller):
+    name: ClassVar[str] = "benchmark"
+    resource: ClassVar[ResourceRef] = BENCHMARKS
+    root_status: ClassVar[bool] = False  # status.status is Pending/Running/Succeeded/Failed, set by the plan
+
+    def __init__(self, plugins: Any = None) -> None:
+        self._plugins = plugins
+
+    def setup(self, store: Store) -> None:
+        self._store = store
+        store.add_index(
+            BENCHMARKS,
+            BY_SERVICE,
+            lambda o: [(meta_of(o).get("namespace"), (spec_of(o).get("target") or {}).get("serviceName") or "")],
+        )
+        store.add_index(BENCHMARKS, BY_TARGET, lambda o: [(meta_of(o).get("namespace"), target_key(o))])
+        store.add_index(BENCHMARKS, BY_LABEL, lambda o: [(meta_of(o).get("namespace"), _label_value(o))])
+        store.add_index(JOBS, BY_LABEL, _label_keys)
+        store.add_index(PODS, BY_LABEL, _label_keys)
+
+    def watches(self) -> list[Watch]:
+        return [
+            Watch(SERVICES, self._runs_of_service),
+            Watch(JOBS, self._run_of_child),
+            Watch(PODS, self._run_of_child),
+        ]
+
+    def extra_resources(self) -> list[ResourceRef]:
+        return [TEMPLATES, CLUSTER_TEMPLATES, MODELS, CLUSTER_MODELS]
+
+    def selections(self) -> dict[ResourceRef, list[Selection]]:
+        ours = Selection(label_selector=BENCHMARK_LABEL)
+        return {JOBS: [ours], PODS: [ours]}
+
+    def store_filters(self) -> dict[ResourceRef, Any]:
+        labelled = lambda o: BENCHMARK_LABEL in (meta_of(o).get("labels") or {})  # noqa: E731
+        return {JOBS: labelled, PODS: labelled}
+
+    def _runs_of_service(self, svc: Obj) -> list[ObjectKey]:
+        meta = meta_of(svc)
+        keys = self._store.keys_by_index(BENCHMARKS, BY_SERVICE, (meta.get("namespace"), meta["name"]))
+        return sorted(keys, key=str)
+
+    def _run_of_child(self, child: Obj) -> list[ObjectKey]:
+        meta = meta_of(child)
+        keys = {
+            (meta.get("namespace"), r["name"])
+            for r in meta.get("ownerReferences") or ()
+            if r.get("kind") == "AIMBenchmark"
+        }
+        for key in _label_keys(child):
+            keys |= set(self._store.keys_by_index(BENCHMARKS, BY_LABEL, key))
+        return sorted(keys, key=str)
+
+    # ------------------------------------------------------------- observe
+
+    def _tool(self, ctx: Context, obj: Obj) -> tuple[Any, str]:
+        try:
+            tools = providers(ctx.plugins or self._plugins, "aim_benchmark_tools")
+        except PluginError as exc:
+            return None, str(exc)
+        wanted = spec_of(obj).get("tool") or (next(iter(tools)) if len(tools) == 1 else DEFAULT_TOOL)
+        if wanted in tools:
+            return tools[wanted], ""
+        listed = ", ".join(sorted(tools)) or "none"
+        return None, f"benchmark tool {wanted!r} is not installed in the operator (available: {listed}); set spec.tool"
+
+    async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
+        store, meta = ctx.store, meta_of(obj)
+        ns = meta.get("namespace")
+        same = store.by_index(BENCHMARKS, BY_TARGET, (ns, target_key(obj)))
+        if status_of(obj).get("status") in ("Succeeded", "Failed"):
+            return Observed(target=Target(ready=True, reason=""), tool=None, same_target=same)
+        tool, why = self._tool(ctx, obj)
+        job = store.get(JOBS, ns, job_name(meta["name"]))
+        pods = store.by_index(PODS, BY_LABEL, (ns, _label_value(obj)))
+        return Observed(
+            target=self._target(ctx, obj),
+            tool=tool,
+            tool_error=why,
+            job=job,
+            pods=pods,
+            same_target=same,
+        )
+
+    def _target(self, ctx: Context, obj: Obj) -> Target:
+        spec_target = spec_of(obj).get("target") or {}
+        ns = meta_of(obj).get("namespace")
+        if spec_target.get("endpoint"):
+            endpoint, model = str(spec_target["endpoint"]).rstrip("/"), spec_target.get("model")
+            return Target(True, "", endpoint, model, {"endpoint": endpoint, "model": model})
+        name = spec_target.get("serviceName") or ""
+        svc = ctx.store.get(SERVICES, ns, name)
+        if svc is None:
+            return Target(False, f"AIMService {name} does not exist in namespace {ns}")
+        svc_status = status_of(svc)
+        if svc_status.get("status") != "Running":
+            return Target(False, f"AIMService {name} is {svc_status.get('status') or 'not reconciled yet'}")
+        snapshot = self._snapshot(ctx, svc)
+        endpoint = f"http://{self._backend(ctx, svc)}.{ns}.svc.cluster.local"
+        model = spec_target.get("model") or snapshot.get("model")
+        snapshot = {"serviceName": name, "endpoint": endpoint, **snapshot, "model": model}
+        return Target(True, "", endpoint, model, {k: v for k, v in snapshot.items() if v is not None}, svc)
+
+    def _backend(self, ctx: Context, svc: Obj) -> str:
+        meta = meta_of(svc)
+        serving = inference_service_name(meta["name"], meta.get("namespace") or "")
+        try:
+            builders = providers(ctx.plugins or self._plugins, "aim_runtime_builders")
+        except PluginError:
+            builders = {}
+        for builder in builders.values():
+            return builder.backend_service(serving)
+        return f"{serving}-predictor"
+
+    def _snapshot(self, ctx: Context, svc: Obj) -> dict[str, Any]:
+        status = status_of(svc)
+        ns = meta_of(svc).get("namespace")
+        ref = status.get("resolvedTemplate") or {}
+        cluster = ref.get("scope") == "Cluster" or (ref.get("kind") == "AIMClusterServiceTemplate")
+        template = ctx.store.get(
+            CLUSTER_TEMPLATES if cluster else TEMPLATES, None if cluster else ns, ref.get("name") or ""
+        )
+        profile = ((status_of(template).get("profile") or {}).get("metadata") or {}) if template else {}
+        model_ref = status.get("resolvedModel") or {}
+        model_cluster = model_ref.get("scope") == "Cluster" or model_ref.get("kind") == "AIMClusterModel"
+        model = ctx.store.get(
+            CLUSTER_MODELS if model_cluster else MODELS, None if model_cluster else ns, model_ref.get("name") or ""
+        )
+        canonical = (
+            (((status_of(model).get("imageMetadata") or {}).get("model") or {}).get("canonicalName")) if model else None
+        )
+        runtime = status.get("runtime") or {}
+        replicas = runtime.get("currentReplicas")
+        if replicas is None:
+            replicas = spec_of(svc).get("replicas", 1)
+        return {
+            "model": canonical or model_ref.get("name"),
+            "template": ref.get("name"),
+            "templateScope": "Cluster" if cluster else ("Namespace" if ref.get("name") else None),
+            "gpuModel": profile.get("gpu"),
+            "gpuCount": profile.get("gpuCount"),
+            "precision": profile.get("precision"),
+            "metric": profile.get("metric"),
+            "replicas": replicas,
+        }
+
+    def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
+        return plan_benchmark(obj, observed)

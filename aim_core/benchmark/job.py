@@ -1,0 +1,165 @@
+"""The Job of an AIMBenchmark run, and the request its tool plugin sees. Pure.
+
+One container, ``benchmark``, runs the tool's command (from the plugin) under the
+restricted pod security standard, placed like the target service's pods (node selector,
+tolerations, affinity) with the service's image pull secrets plus the run's. The core
+sets the environment the command relies on (:mod:`aim_core.plugin.benchtools`): the report
+directory (the PVC of ``spec.report.uri`` at its path, else an emptyDir), the summary file
+(``/dev/termination-log``: the operator reads the summary back from the pod's status) and
+the credentials as ``secretKeyRef`` env (never read by the operator). Logs fall back into
+the termination message when the container fails (``FallbackToLogsOnError``), so a failed
+run's status carries the tool's last log lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aim_core.plugin.benchtools import (
+    BENCH_API_KEY_ENV,
+    BENCH_REPORT_DIR_ENV,
+    BENCH_SUMMARY_ENV,
+    BenchmarkCommand,
+    BenchmarkRequest,
+)
+from aim_core.reconcile import labels as lbl
+from aim_core.reconcile.durations import parse_duration
+from aim_core.reconcile.naming import derived_name, sanitize_label_value
+from aim_core.reconcile.obj import Obj, meta_of, spec_of
+
+BENCHMARK_LABEL = lbl.AIM_PREFIX + "benchmark.name"
+COMPONENT = "benchmark"
+CONTAINER = "benchmark"
+RUN_AS = 1000
+REPORT_MOUNT = "/report"
+SUMMARY_PATH = "/dev/termination-log"
+HF_TOKEN_ENV = "HF_TOKEN"
+_PVC_URI = re.compile(r"^pvc://([^/]+)(?:/(.*))?$")
+
+
+def job_name(benchmark: str) -> str:
+    """The Job's name: the run's own when it fits in 63 characters, else shortened with a hash."""
+    return benchmark if len(benchmark) <= 63 else derived_name([benchmark[:50]], [benchmark], 8, limit=63)
+
+
+def benchmark_label(benchmark: str) -> str:
+    """The value of :data:`BENCHMARK_LABEL` on the run's Job and pods."""
+    return sanitize_label_value(benchmark) or derived_name(["benchmark"], [benchmark], 8, limit=63)
+
+
+def report_location(spec: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(claim, path inside it)`` of ``spec.report.uri``, None without one."""
+    uri = ((spec.get("report") or {}).get("uri")) or ""
+    match = _PVC_URI.match(uri)
+    if not match:
+        return None
+    return match.group(1), (match.group(2) or "").strip("/")
+
+
+def request_for(obj: Obj, endpoint: str, model: str) -> BenchmarkRequest:
+    """The tool's view of the run (raises ValueError for a duration the schema let through)."""
+    spec = spec_of(obj)
+    duration = spec.get("maxDuration")
+    return BenchmarkRequest(
+        name=meta_of(obj)["name"],
+        endpoint=endpoint.rstrip("/"),
+        model=model,
+        tokenizer=spec.get("tokenizer") or model,
+        scenarios=tuple(spec.get("scenarios") or ()),
+        concurrency=tuple(int(c) for c in spec.get("concurrency") or ()),
+        request_rates=tuple(float(r) for r in spec.get("requestRates") or ()),
+        max_requests=spec.get("maxRequests"),
+        max_duration_s=None if not duration else parse_duration(duration) / 1e9,
+        has_api_key=bool(spec.get("apiKeySecretRef")),
+    )
+
+
+def _secret_env(name: str, ref: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    if not ref:
+        return []
+    selector = {k: ref[k] for k in ("name", "key", "optional") if ref.get(k) is not None}
+    return [{"name": name, "valueFrom": {"secretKeyRef": selector}}]
+
+
+def build_job(
+    obj: Obj,
+    *,
+    image: str,
+    command: BenchmarkCommand,
+    service: Obj | None,
+) -> dict[str, Any]:
+    """The Job that runs ``command`` for the AIMBenchmark ``obj``."""
+    meta, spec = meta_of(obj), spec_of(obj)
+    name = meta["name"]
+    label = benchmark_label(name)
+    labels = {BENCHMARK_LABEL: label, lbl.COMPONENT_LABEL: COMPONENT, lbl.MANAGED_BY_LABEL: lbl.MANAGED_BY_ENGINE}
+    svc_spec = spec_of(service) if service else {}
+    report = report_location(spec)
+    report_dir = f"{REPORT_MOUNT}/{report[1]}".rstrip("/") if report else REPORT_MOUNT
+    env = [
+        {"name": BENCH_REPORT_DIR_ENV, "value": report_dir},
+        {"name": BENCH_SUMMARY_ENV, "value": SUMMARY_PATH},
+        {"name": "HOME", "value": "/tmp"},
+        *_secret_env(BENCH_API_KEY_ENV, spec.get("apiKeySecretRef")),
+        *_secret_env(HF_TOKEN_ENV, spec.get("hfTokenSecretRef")),
+        *({"name": k, "value": v} for k, v in sorted(command.env.items())),
+        *(spec.get("env") or ()),
+    ]
+    container: dict[str, Any] = {
+        "name": CONTAINER,
+        "image": image,
+        "command": list(command.command),
+        "env": env,
+        "volumeMounts": [{"name": "report", "mountPath": REPORT_MOUNT}, {"name": "tmp", "mountPath": "/tmp"}],
+        "terminationMessagePath": SUMMARY_PATH,
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+    if command.args:
+        container["args"] = list(command.args)
+    if spec.get("resources"):
+        container["resources"] = spec["resources"]
+    report_volume: dict[str, Any] = (
+        {"name": "report", "persistentVolumeClaim": {"claimName": report[0]}}
+        if report
+        else {"name": "report", "emptyDir": {}}
+    )
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": RUN_AS,
+            "runAsGroup": RUN_AS,
+            "fsGroup": RUN_AS,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containers": [container],
+        "volumes": [report_volume, {"name": "tmp", "emptyDir": {}}],
+    }
+    for key in ("nodeSelector", "tolerations", "affinity"):
+        if svc_spec.get(key):
+            pod[key] = svc_spec[key]
+    secrets = _pull_secrets([*(svc_spec.get("imagePullSecrets") or ()), *(spec.get("imagePullSecrets") or ())])
+    if secrets:
+        pod["imagePullSecrets"] = secrets
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": job_name(name), "namespace": meta.get("namespace"), "labels": dict(labels)},
+        "spec": {
+            "backoffLimit": 0,  # a benchmark is not retried: a second attempt would measure something else
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
+        },
+    }
+
+
+def _pull_secrets(refs: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    names = dict.fromkeys(r.get("name") for r in refs if r.get("name"))
+    return [{"name": n} for n in names if n]

@@ -1,0 +1,385 @@
+"""AIMBenchmark on the wire (issue 23): waiting for the target, the Job's shape, the real tool, the outcomes.
+
+The test plays the kubelet and the Job controller: it runs the Job's container command
+locally (the real genai-bench against the OpenAI-compatible fake, offline tokenizer),
+then writes the pod's terminated state (termination message) and the Job's conditions
+as a cluster would. Everything else is the real operator against the ``kube`` backend.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aim_testing.openai_server import OpenAIServer
+from aim_testing.tokenizer import write_tokenizer
+from tests.wire.conftest import eventually
+
+API = "aim.eai.amd.com/v1alpha1"
+BENCH = f"{API}/aimbenchmarks"
+SVC = f"{API}/aimservices"
+TPL = f"{API}/aimservicetemplates"
+JOBS = "batch/v1/jobs"
+NS = "bench"
+PAUSED = {"aim.eai.amd.com/reconciliation-paused": "true"}
+LABEL = "aim.eai.amd.com/benchmark.name"
+GENAI_BENCH = Path(sys.executable).parent / "genai-bench"
+
+
+def condition(obj: dict | None, type_: str) -> dict | None:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c["type"] == type_:
+            return c
+    return None
+
+
+def status(kube, name: str) -> dict:
+    return (kube.get(BENCH, NS, name) or {}).get("status") or {}
+
+
+def seed(kube) -> None:
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Active"}})
+
+
+def run_spec(**target: Any) -> dict:
+    return {"scenarios": ["D(32,20)"], "concurrency": [1, 4], "maxRequests": 12, **target}
+
+
+def benchmark(name: str, spec: dict, **meta: Any) -> dict:
+    return {
+        "apiVersion": API,
+        "kind": "AIMBenchmark",
+        "metadata": {"name": name, "namespace": NS, **meta},
+        "spec": spec,
+    }
+
+
+def paused_service(name: str, state: str) -> dict:
+    """An AIMService the service controller leaves alone, in ``state``, placed and with a pull secret."""
+    return {
+        "apiVersion": API,
+        "kind": "AIMService",
+        "metadata": {"name": name, "namespace": NS, "annotations": dict(PAUSED)},
+        "spec": {
+            "model": {"name": "llama"},
+            "replicas": 2,
+            "imagePullSecrets": [{"name": "svc-pull"}],
+            "nodeSelector": {"pool": "inference"},
+            "tolerations": [{"key": "dedicated", "operator": "Equal", "value": "llm", "effect": "NoSchedule"}],
+            "affinity": {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 1, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}
+                    ]
+                }
+            },
+        },
+        "status": {
+            "status": state,
+            "resolvedModel": {"name": "llama", "kind": "AIMModel", "scope": "Namespace"},
+            "resolvedTemplate": {"name": "llama-mi300x-fp8", "kind": "AIMServiceTemplate", "scope": "Namespace"},
+            "runtime": {"currentReplicas": 2},
+        },
+    }
+
+
+def paused_template() -> dict:
+    return {
+        "apiVersion": API,
+        "kind": "AIMServiceTemplate",
+        "metadata": {"name": "llama-mi300x-fp8", "namespace": NS, "annotations": dict(PAUSED)},
+        "spec": {"modelName": "llama"},
+        "status": {
+            "status": "Ready",
+            "profile": {"metadata": {"gpu": "MI300X", "gpuCount": 1, "precision": "fp8", "metric": "latency"}},
+        },
+    }
+
+
+def finish(kube, job: dict, *, ok: bool, message: str, exit_code: int | None = None) -> None:
+    """Play the kubelet and the Job controller: the pod terminated with ``message``, the Job done."""
+    name = job["metadata"]["name"]
+    labels = job["spec"]["template"]["metadata"]["labels"]
+    pod_spec = job["spec"]["template"]["spec"]
+    code = (0 if ok else 1) if exit_code is None else exit_code
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"{name}-x1", "namespace": NS, "labels": {**labels, "job-name": name}},
+            "spec": pod_spec,
+            "status": {
+                "phase": "Succeeded" if ok else "Failed",
+                "containerStatuses": [
+                    {
+                        "name": "benchmark",
+                        "image": pod_spec["containers"][0]["image"],
+                        "imageID": "",
+                        "ready": False,
+                        "restartCount": 0,
+                        "state": {
+                            "terminated": {
+                                "exitCode": code,
+                                "reason": "Completed" if ok else "Error",
+                                "message": message,
+                                "finishedAt": "2026-11-27T20:10:00Z",
+                            }
+                        },
+                    }
+                ],
+            },
+        }
+    )
+    done = {"type": "Complete" if ok else "Failed", "status": "True", "lastTransitionTime": "2026-11-27T20:10:01Z"}
+    if not ok:
+        done |= {"reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}
+    live = kube.get(JOBS, NS, name)
+    live["status"] = {
+        "startTime": "2026-11-27T20:00:00Z",
+        "conditions": [done],
+        **({"completionTime": "2026-11-27T20:10:01Z", "succeeded": 1} if ok else {"failed": 1}),
+    }
+    kube.put_object(live)
+
+
+def run_container(job: dict, tmp_path: Path, secrets: dict[str, dict[str, str]]) -> tuple[int, str, str]:
+    """Run the Job's container command here, as a kubelet would: env resolved, the two paths local."""
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    env = {"PATH": f"{GENAI_BENCH.parent}{os.pathsep}{os.environ.get('PATH', '')}", "HF_HUB_OFFLINE": "1"}
+    for var in container["env"]:
+        if "value" in var:
+            env[var["name"]] = var["value"]
+        else:
+            ref = var["valueFrom"]["secretKeyRef"]
+            env[var["name"]] = secrets[ref["name"]][ref["key"]]
+    summary = tmp_path / "termination-log"
+    env |= {"AIM_BENCH_REPORT_DIR": str(tmp_path / "report"), "AIM_BENCH_SUMMARY": str(summary), "HOME": str(tmp_path)}
+    argv = [*container["command"], *container.get("args", [])]
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=400)
+    return done.returncode, summary.read_text() if summary.exists() else "", done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------------------
+
+
+async def test_waits_for_the_service_then_runs_a_job_placed_like_it(kube, operator):
+    seed(kube)
+    spec = run_spec(
+        target={"serviceName": "llama"},
+        apiKeySecretRef={"name": "creds", "key": "api-key"},
+        hfTokenSecretRef={"name": "creds", "key": "hf-token"},
+        imagePullSecrets=[{"name": "bench-pull"}, {"name": "svc-pull"}],
+        report={"uri": "pvc://results/llama"},
+        resources={"limits": {"cpu": "2", "memory": "4Gi"}},
+    )
+    kube.put_object(benchmark("run-1", spec))
+    cond = await eventually(lambda: condition(kube.get(BENCH, NS, "run-1"), "TargetReady"))
+    assert (cond["status"], cond["reason"]) == ("False", "TargetNotReady")
+    assert "AIMService llama does not exist" in cond["message"]
+    assert status(kube, "run-1")["status"] == "Pending"
+    assert kube.list(JOBS, NS) == []
+
+    kube.put_object(paused_template())
+    kube.put_object(paused_service("llama", "Starting"))
+    await eventually(lambda: "is Starting" in condition(kube.get(BENCH, NS, "run-1"), "TargetReady")["message"])
+    assert kube.list(JOBS, NS) == [] and status(kube, "run-1")["status"] == "Pending"
+
+    kube.put_object(paused_service("llama", "Running"))
+    job = await eventually(lambda: kube.get(JOBS, NS, "run-1"))
+    st = await eventually(lambda: status(kube, "run-1").get("status") == "Running" and status(kube, "run-1"))
+    target = st["target"]
+    # the KServe predictor Service of the service's InferenceService (named with a hash)
+    assert target["serviceName"] == "llama"
+    assert re.fullmatch(r"http://llama-[0-9a-f]{8}-predictor\.bench\.svc\.cluster\.local", target["endpoint"]), target
+    assert {k: target[k] for k in ("template", "templateScope", "gpuModel", "gpuCount", "precision", "metric")} == {
+        "template": "llama-mi300x-fp8",
+        "templateScope": "Namespace",
+        "gpuModel": "MI300X",
+        "gpuCount": 1,
+        "precision": "fp8",
+        "metric": "latency",
+    }
+    assert target["replicas"] == 2 and target["model"] == "llama" and st["tool"] == "genai-bench"
+
+    owner = job["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("AIMBenchmark", "run-1", True)
+    assert job["spec"]["backoffLimit"] == 0
+    pod = job["spec"]["template"]
+    assert pod["metadata"]["labels"][LABEL] == "run-1" and job["metadata"]["labels"][LABEL] == "run-1"
+    ps = pod["spec"]
+    assert ps["securityContext"]["runAsNonRoot"] is True
+    assert ps["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (c,) = ps["containers"]
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert c["terminationMessagePolicy"] == "FallbackToLogsOnError"
+    assert c["image"] == "ghcr.io/moirai-internal/genai-bench:v0.0.3"
+    assert c["resources"]["limits"] == {"cpu": "2", "memory": "4Gi"}
+    # placement and pull secrets of the service (no duplicates), plus the run's own
+    assert ps["nodeSelector"] == {"pool": "inference"}
+    assert ps["tolerations"] == paused_service("llama", "Running")["spec"]["tolerations"]
+    assert "podAntiAffinity" in ps["affinity"]
+    assert ps["imagePullSecrets"] == [{"name": "svc-pull"}, {"name": "bench-pull"}]
+    env = {e["name"]: e for e in c["env"]}
+    assert env["AIM_BENCH_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "creds", "key": "api-key"}
+    assert env["HF_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "creds", "key": "hf-token"}
+    assert env["AIM_BENCH_REPORT_DIR"]["value"] == "/report/llama"
+    assert env["AIM_BENCH_SUMMARY"]["value"] == "/dev/termination-log" == c["terminationMessagePath"]
+    volumes = {v["name"]: v for v in ps["volumes"]}
+    assert volumes["report"]["persistentVolumeClaim"] == {"claimName": "results"}
+    script = " ".join(c["command"])
+    assert target["endpoint"] in script and '--api-key "$AIM_BENCH_API_KEY"' in script
+
+    # The target goes away after the start: the run goes on.
+    kube.put_object(paused_service("llama", "Degraded"))
+    await operator.settle()
+    assert status(kube, "run-1")["status"] == "Running"
+
+
+@pytest.mark.skipif(not GENAI_BENCH.exists(), reason="genai-bench is not installed (scripts/setup installs it)")
+async def test_a_real_run_against_the_fake_measures_its_timing(kube, operator, tmp_path):
+    seed(kube)
+    with OpenAIServer(ttft=0.05, itl=0.01, api_key="sk-test-123") as fake:
+        url = fake.url
+        tokenizer = write_tokenizer(tmp_path / "tok")
+        spec = run_spec(
+            target={"endpoint": fake.url, "model": "fake-model"},
+            tokenizer=str(tokenizer),
+            apiKeySecretRef={"name": "llm", "key": "token"},
+        )
+        kube.put_object(benchmark("real", spec))
+        job = await eventually(lambda: kube.get(JOBS, NS, "real"))
+        code, summary, output = run_container(job, tmp_path, {"llm": {"token": "sk-test-123"}})
+    assert code == 0, output[-3000:]
+    assert fake.requests
+    finish(kube, job, ok=True, message=summary)
+    st = await eventually(lambda: status(kube, "real").get("status") == "Succeeded" and status(kube, "real"))
+    assert st["target"] == {"endpoint": url, "model": "fake-model"}
+    assert st["startTime"] == job["metadata"]["creationTimestamp"]  # the Job had not started when first seen
+    assert st["completionTime"] == "2026-11-27T20:10:01Z"
+    results = {r["concurrency"]: r for r in st["results"]}
+    assert set(results) == {1, 4}
+    for level, r in results.items():
+        assert r["scenario"] == "D(32,20)" and r["completedRequests"] >= 12 and r["failedRequests"] == 0
+        assert 50.0 <= r["ttftMs"]["p50"] <= 110.0, r  # the fake's 50 ms plus client overhead
+        assert 8.0 <= r["interTokenLatencyMs"]["p50"] <= 15.0, r  # the fake's 10 ms per token
+        ideal = level * 20 / 0.24  # 20 tokens in 50 + 19 x 10 ms, `level` at a time
+        assert 0.4 * ideal <= r["outputTokensPerSecond"] <= 1.05 * ideal, (r, ideal)
+    assert condition(kube.get(BENCH, NS, "real"), "JobReady")["reason"] == "Succeeded"
+    assert condition(kube.get(BENCH, NS, "real"), "Ready")["status"] == "True"
+    assert "report" not in st  # no spec.report: only the summary is kept
+
+    # Finished runs are immutable: a later change of the Job or pod changes nothing.
+    before = kube.get(BENCH, NS, "real")["status"]
+    finish(kube, job, ok=False, message="late noise")
+    await operator.settle()
+    after = kube.get(BENCH, NS, "real")["status"]
+    assert after["results"] == before["results"] and after["status"] == "Succeeded"
+
+
+async def test_a_failed_job_reports_the_tools_last_log_lines_redacted(kube, operator):
+    seed(kube)
+    kube.put_object(benchmark("broken", run_spec(target={"endpoint": "http://127.0.0.1:9", "model": "m"})))
+    job = await eventually(lambda: kube.get(JOBS, NS, "broken"))
+    log = "\n".join(
+        [*(f"line {i}" for i in range(40)), "using token hf_abcdefghijklmnopqrstuvwxyz", "ValueError: No values found"]
+    )
+    finish(kube, job, ok=False, message=log)
+    st = await eventually(lambda: status(kube, "broken").get("status") == "Failed" and status(kube, "broken"))
+    cond = condition(kube.get(BENCH, NS, "broken"), "JobReady")
+    assert (cond["status"], cond["reason"]) == ("False", "JobFailed")
+    assert "BackoffLimitExceeded" in cond["message"] and "ValueError: No values found" in cond["message"]
+    assert "line 39" in cond["message"] and "line 5\n" not in cond["message"]  # the last lines only
+    assert "hf_abcdefghijklmnopqrstuvwxyz" not in cond["message"] and "[REDACTED]" in cond["message"]
+    assert condition(kube.get(BENCH, NS, "broken"), "Ready")["reason"] == "JobFailed"
+    assert st["completionTime"] == "2026-11-27T20:10:01Z" and "results" not in st
+
+
+async def test_an_unparsable_summary_ends_in_report_unparsable(kube, operator):
+    seed(kube)
+    kube.put_object(benchmark("garbled", run_spec(target={"endpoint": "http://127.0.0.1:9", "model": "m"})))
+    job = await eventually(lambda: kube.get(JOBS, NS, "garbled"))
+    finish(kube, job, ok=True, message="all done, see the logs")
+    await eventually(lambda: status(kube, "garbled").get("status") == "Failed")
+    cond = condition(kube.get(BENCH, NS, "garbled"), "JobReady")
+    assert (cond["status"], cond["reason"]) == ("False", "ReportUnparsable")
+    assert "all done, see the logs" in cond["message"]
+
+
+async def test_rates_with_a_concurrency_only_tool_fail_with_the_field_to_change(kube, operator):
+    seed(kube)
+    spec = {"target": {"endpoint": "http://x:8000", "model": "m"}, "scenarios": ["D(8,8)"], "requestRates": [1.5]}
+    kube.put_object(benchmark("rated", spec | {"maxDuration": "30s"}))
+    await eventually(lambda: status(kube, "rated").get("status") == "Failed")
+    cond = condition(kube.get(BENCH, NS, "rated"), "JobReady")
+    assert cond["reason"] == "UnsupportedByTool" and "spec.concurrency" in cond["message"]
+    assert kube.list(JOBS, NS) == []
+
+
+SUMMARY = '{"format":"aim-genai-bench/v1","runs":[["D(32,20)",1,12,0,3.5,70.0,[60,70,80],[10,11,12],[250,260,270]]]}'
+
+
+def finished(name: str, completed: str, *, owner: dict | None = None) -> dict:
+    """A run finished earlier, seeded as is: paused, so the seeding (object, then status) races nothing."""
+    spec = run_spec(target={"endpoint": "http://llm.example:8000", "model": "m"})
+    meta: dict[str, Any] = {"annotations": dict(PAUSED)}
+    if owner:
+        meta["ownerReferences"] = [owner]
+    body = benchmark(name, spec, **meta)
+    body["status"] = {
+        "status": "Succeeded",
+        "startTime": "2026-11-27T17:00:00Z",
+        "completionTime": completed,
+        "target": {"endpoint": "http://llm.example:8000", "model": "m"},
+        "results": [{"scenario": "D(32,20)", "concurrency": 1, "completedRequests": 12}],
+    }
+    return body
+
+
+async def test_history_limit_keeps_the_newest_finished_runs_of_a_target(kube, operator):
+    seed(kube)
+    owner = {"apiVersion": API, "kind": "AIMBenchmarkSweep", "name": "sweep", "uid": "u-1", "controller": True}
+    kube.put_object(finished("old-1", "2026-11-27T18:00:00Z"))
+    kube.put_object(finished("old-2", "2026-11-27T18:30:00Z"))
+    kube.put_object(finished("new-1", "2026-11-27T19:00:00Z"))
+    kube.put_object(finished("swept", "2026-11-27T17:00:00Z", owner=owner))  # a sweep's: never pruned
+    other = finished("elsewhere", "2026-11-27T16:00:00Z")  # another target: its own history
+    other["spec"]["target"]["endpoint"] = "http://other.example:8000"
+    kube.put_object(other)
+    # A new run of the same target, limit 2 (the newest run's limit applies), finishes.
+    spec = run_spec(target={"endpoint": "http://llm.example:8000", "model": "m"}) | {"historyLimit": 2}
+    kube.put_object(benchmark("new-2", spec))
+    job = await eventually(lambda: kube.get(JOBS, NS, "new-2"))
+    await operator.settle()
+    assert len(kube.list(BENCH, NS)) == 6  # nothing is pruned while the new run is still going
+    finish(kube, job, ok=True, message=SUMMARY)
+    await eventually(lambda: status(kube, "new-2").get("status") == "Succeeded")
+    names = lambda: sorted(b["metadata"]["name"] for b in kube.list(BENCH, NS))  # noqa: E731
+    await eventually(lambda: names() == ["elsewhere", "new-1", "new-2", "swept"])
+    (result,) = status(kube, "new-2")["results"]
+    assert result == {
+        "scenario": "D(32,20)",
+        "concurrency": 1,
+        "completedRequests": 12,
+        "failedRequests": 0,
+        "requestsPerSecond": 3.5,
+        "outputTokensPerSecond": 70.0,
+        "ttftMs": {"p50": 60.0, "p90": 70.0, "p99": 80.0},
+        "interTokenLatencyMs": {"p50": 10.0, "p90": 11.0, "p99": 12.0},
+        "e2eLatencyMs": {"p50": 250.0, "p90": 260.0, "p99": 270.0},
+    }
+
+
+async def test_a_tool_that_is_not_installed_fails_the_run_naming_the_installed_ones(kube, operator):
+    seed(kube)
+    kube.put_object(benchmark("unknown", run_spec(target={"endpoint": "http://x:8000", "model": "m"}, tool="vegeta")))
+    await eventually(lambda: status(kube, "unknown").get("status") == "Failed")
+    cond = condition(kube.get(BENCH, NS, "unknown"), "JobReady")
+    assert cond["reason"] == "ToolNotFound" and "'vegeta'" in cond["message"] and "genai-bench" in cond["message"]
+    assert kube.list(JOBS, NS) == []
