@@ -10,8 +10,8 @@ from aim_core.runtime.controller import Controller
 def build_controllers(plugins: Any = None, settings: Any = None) -> list[Controller]:
     """A fresh instance of every controller, in start-up order (``settings``: the operator's Settings)."""
     from aim_core.artifact.controller import ArtifactController
-    from aim_core.benchmarksweep.controller import BenchmarkSweepController
     from aim_core.benchmark.controller import BenchmarkController
+    from aim_core.benchmarksweep.controller import BenchmarkSweepController
     from aim_core.model.controller import ClusterModelController, ModelController
     from aim_core.model.fetch import ImageFetcher
     from aim_core.modelsource.controller import ClusterModelSourceController

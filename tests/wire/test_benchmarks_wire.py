@@ -344,11 +344,13 @@ def finished(name: str, completed: str, *, owner: dict | None = None) -> dict:
 
 async def test_history_limit_keeps_the_newest_finished_runs_of_a_target(kube, operator):
     seed(kube)
-    owner = {"apiVersion": API, "kind": "AIMBenchmarkSweep", "name": "sweep", "uid": "u-1", "controller": True}
+    # an owner that exists (a real API server's garbage collector removes runs whose owner does not)
+    kube.put_object({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sweep", "namespace": NS}})
+    owner = {"apiVersion": "v1", "kind": "ConfigMap", "name": "sweep", "uid": "u-1", "controller": True}
     kube.put_object(finished("old-1", "2026-11-27T18:00:00Z"))
     kube.put_object(finished("old-2", "2026-11-27T18:30:00Z"))
     kube.put_object(finished("new-1", "2026-11-27T19:00:00Z"))
-    kube.put_object(finished("swept", "2026-11-27T17:00:00Z", owner=owner))  # a sweep's: never pruned
+    kube.put_object(finished("swept", "2026-11-27T17:00:00Z", owner=owner))  # owned (e.g. a sweep's): never pruned
     other = finished("elsewhere", "2026-11-27T16:00:00Z")  # another target: its own history
     other["spec"]["target"]["endpoint"] = "http://other.example:8000"
     kube.put_object(other)
@@ -357,7 +359,7 @@ async def test_history_limit_keeps_the_newest_finished_runs_of_a_target(kube, op
     kube.put_object(benchmark("new-2", spec))
     job = await eventually(lambda: kube.get(JOBS, NS, "new-2"))
     await operator.settle()
-    assert len(kube.list(BENCH, NS)) == 6  # nothing is pruned while the new run is still going
+    assert len(kube.list(BENCH, NS)) == 6, [b["metadata"]["name"] for b in kube.list(BENCH, NS)]  # nothing pruned yet
     finish(kube, job, ok=True, message=SUMMARY)
     await eventually(lambda: status(kube, "new-2").get("status") == "Succeeded")
     names = lambda: sorted(b["metadata"]["name"] for b in kube.list(BENCH, NS))  # noqa: E731
