@@ -1,0 +1,107 @@
+"""The pure parts of the benchmark kind: the tool's request, the Job's name and report, the plan's outcomes."""
+
+from __future__ import annotations
+
+import pytest
+
+from aim_core.benchmark.job import build_job, job_name, report_location, request_for
+from aim_core.benchmark.plan import Observed, Target, plan_benchmark
+from aim_core.plugin.benchtools import BenchmarkCommand, BenchmarkReportError, BenchmarkResult, Percentiles
+
+
+class FakeTool:
+    name = "fake"
+    image = "example.com/fake:1"
+
+    def unsupported(self, request):
+        return None
+
+    def command(self, request):
+        return BenchmarkCommand(command=["run", request.endpoint], env={"X": "1"})
+
+    def parse(self, summary, request):
+        if summary != "ok":
+            raise BenchmarkReportError(f"cannot read {summary!r}")
+        return [BenchmarkResult(scenario="D(1,1)", concurrency=1, ttft_ms=Percentiles(p50=5.0))]
+
+
+def run(name="r", status=None, **spec):
+    base = {"target": {"endpoint": "http://x:8000", "model": "m"}, "scenarios": ["D(1,1)"], "concurrency": [1]}
+    obj = {"metadata": {"name": name, "namespace": "ns"}, "spec": base | spec}
+    if status:
+        obj["status"] = status
+    return obj
+
+
+ENDPOINT = Target(True, "", "http://x:8000", "m", {"endpoint": "http://x:8000", "model": "m"})
+
+
+def test_the_request_carries_the_spec_with_durations_in_seconds():
+    req = request_for(run(maxDuration="1m30s", maxRequests=5, tokenizer="tok"), "http://x:8000/", "m")
+    assert (req.endpoint, req.max_duration_s, req.max_requests, req.tokenizer) == ("http://x:8000", 90.0, 5, "tok")
+    assert request_for(run(), "http://x", "m").tokenizer == "m"  # the model's name when unset
+
+
+def test_a_long_run_name_gets_a_short_stable_job_name():
+    long = "a" * 80
+    assert len(job_name(long)) <= 63 and job_name(long) == job_name(long) != job_name("a" * 79 + "b")
+    assert job_name("short") == "short"
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [("pvc://claim", ("claim", "")), ("pvc://claim/a/b/", ("claim", "a/b")), (None, None)],
+)
+def test_report_location(uri, expected):
+    spec = {"report": {"uri": uri}} if uri else {}
+    assert report_location(spec) == expected
+
+
+def test_the_job_mounts_the_report_claim_and_adds_the_plugins_env():
+    job = build_job(
+        run(report={"uri": "pvc://c/p"}), image="i", command=BenchmarkCommand(["x"], env={"A": "b"}), service=None
+    )
+    pod = job["spec"]["template"]["spec"]
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    assert env["AIM_BENCH_REPORT_DIR"] == "/report/p" and env["A"] == "b"
+    assert pod["volumes"][0] == {"name": "report", "persistentVolumeClaim": {"claimName": "c"}}
+    assert "nodeSelector" not in pod and "imagePullSecrets" not in pod  # an endpoint has no placement
+
+
+def test_waiting_for_the_target_creates_nothing():
+    plan = plan_benchmark(run(), Observed(target=Target(False, "AIMService s is Starting"), tool=FakeTool()))
+    assert plan.apply == [] and plan.status["status"] == "Pending"
+    assert plan.components["Target"].reason == "TargetNotReady"
+
+
+def test_a_finished_run_is_carried_over_whatever_its_job_says():
+    done = {"status": "Succeeded", "results": [{"scenario": "D(1,1)"}], "completionTime": "t"}
+    failed_job = {"metadata": {"name": "r"}, "status": {"conditions": [{"type": "Failed", "status": "True"}]}}
+    plan = plan_benchmark(run(status=done), Observed(target=ENDPOINT, tool=FakeTool(), job=failed_job))
+    assert plan.apply == [] and plan.delete == []
+    assert plan.status["status"] == "Succeeded" and plan.status["results"] == [{"scenario": "D(1,1)"}]
+
+
+def _completed(message: str) -> Observed:
+    job = {
+        "metadata": {"name": "r"},
+        "status": {"conditions": [{"type": "Complete", "status": "True"}], "completionTime": "t1"},
+    }
+    pod = {
+        "metadata": {"name": "r-x"},
+        "status": {"containerStatuses": [{"name": "benchmark", "state": {"terminated": {"message": message}}}]},
+    }
+    return Observed(target=ENDPOINT, tool=FakeTool(), job=job, pods=[pod])
+
+
+def test_a_completed_job_with_a_readable_summary_succeeds():
+    plan = plan_benchmark(run(), _completed("ok"))
+    assert plan.status["status"] == "Succeeded" and plan.status["completionTime"] == "t1"
+    assert plan.status["results"] == [{"scenario": "D(1,1)", "concurrency": 1, "ttftMs": {"p50": 5.0}}]
+
+
+def test_a_completed_job_without_a_readable_summary_is_report_unparsable():
+    plan = plan_benchmark(run(), _completed("hf_secrettokenvalue123 nothing here"))
+    assert plan.status["status"] == "Failed" and "results" not in plan.status
+    job = plan.components["Job"]
+    assert job.reason == "ReportUnparsable" and "hf_secrettokenvalue123" not in job.message
