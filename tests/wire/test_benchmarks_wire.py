@@ -385,3 +385,39 @@ async def test_a_tool_that_is_not_installed_fails_the_run_naming_the_installed_o
     cond = condition(kube.get(BENCH, NS, "unknown"), "JobReady")
     assert cond["reason"] == "ToolNotFound" and "'vegeta'" in cond["message"] and "genai-bench" in cond["message"]
     assert kube.list(JOBS, NS) == []
+
+
+@pytest.mark.apiserver_only("the emulator does not check a custom resource against its schema")
+async def test_the_api_server_refuses_what_the_schema_can_catch(kube, api):
+    """Bad specs never reach the controller: the CRD's patterns, bounds and CEL rules refuse them."""
+    seed(kube)
+    good = run_spec(target={"serviceName": "llama"})
+    cases = {
+        "both-targets": good | {"target": {"serviceName": "s", "endpoint": "http://x:8000", "model": "m"}},
+        "no-target": good | {"target": {}},
+        "endpoint-without-model": good | {"target": {"endpoint": "http://x:8000"}},
+        "both-loads": good | {"requestRates": [1.0]},
+        "no-load": {k: v for k, v in good.items() if k != "concurrency"},
+        "no-bound": {k: v for k, v in good.items() if k != "maxRequests"},
+        "bad-scenario": good | {"scenarios": ["D(1)"]},
+        "bad-duration": good | {"maxDuration": "five minutes"},
+        "bad-report": good | {"report": {"uri": "s3://bucket/x"}},
+        "too-many-runs": good | {"scenarios": [f"D({i},8)" for i in range(1, 6)], "concurrency": list(range(1, 10))},
+        "fine": good,
+    }
+    codes = {}
+    for case, spec in cases.items():
+        body = benchmark(case, spec)
+        codes[case] = (await api.post(kube.path(BENCH, NS), json=body)).status_code
+    assert codes == {case: 201 if case == "fine" else 422 for case in cases}
+
+
+@pytest.mark.emulator_only("1.24 cannot compile CEL transition rules (oldSelf); the emulator enforces them")
+async def test_a_runs_spec_cannot_change(kube, api):
+    seed(kube)
+    response = await api.post(kube.path(BENCH, NS), json=benchmark("fine", run_spec(target={"serviceName": "s"})))
+    assert response.status_code == 201
+    live = kube.get(BENCH, NS, "fine")
+    live["spec"]["maxRequests"] = 50
+    response = await api.put(kube.path(BENCH, NS, "fine"), json=live)
+    assert response.status_code == 422 and "create a new AIMBenchmark to re-run" in response.text
