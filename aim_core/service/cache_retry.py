@@ -29,6 +29,7 @@ import attrs
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.service.view import ServiceView
+from aim_core.templatecache import CacheView
 
 BASE_SECONDS = 60.0
 MAX_SECONDS = 3600.0
@@ -70,21 +71,22 @@ def _parse(value: str | None) -> datetime.datetime | None:
 
 def failed_since(cache: Obj) -> datetime.datetime | None:
     """When the cache failed: its Ready condition's last transition, else its creation."""
-    for c in (cache.get("status") or {}).get("conditions") or ():
+    view = CacheView.of(cache)
+    for c in view.conditions:
         if c.get("type") == "Ready" and c.get("status") == "False":
             found = _parse(c.get("lastTransitionTime"))
             if found is not None:
                 return found
-    return _parse((cache.get("metadata") or {}).get("creationTimestamp"))
+    return _parse(view.created or None)
 
 
 def made_for_a_service(cache: Obj, service: Obj) -> bool:
     """Whether a service created ``cache`` (so a service may delete it to retry)."""
-    meta = cache.get("metadata") or {}
-    if (meta.get("labels") or {}).get(SERVICE_LABEL):
+    view = CacheView.of(cache)
+    if view.labels.get(SERVICE_LABEL):
         return True
-    uid = (service.get("metadata") or {}).get("uid")
-    return bool(uid) and any(r.get("uid") == uid for r in meta.get("ownerReferences") or ())
+    uid = ServiceView.of(service).uid
+    return bool(uid) and uid in view.owner_uids
 
 
 def decide(service: Obj, cache: Obj, health: Health, now: datetime.datetime | None) -> RetryDecision | None:

@@ -33,9 +33,10 @@ from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, spec_of
 from aim_core.reconcile.resources import TEMPLATE_CACHES
 from aim_core.service.view import ServiceView
+from aim_core.templatecache import CacheView
 
 SHARED = "Shared"
 DEDICATED = "Dedicated"
@@ -66,21 +67,12 @@ def cache_name(service: Obj, template_name: str, mode: str) -> str:
 # ---------------------------------------------------------------- finding
 
 
-def _cache_mode(cache: Obj) -> str:
-    return spec_of(cache).get("mode") or SHARED  # the CRD defaults mode to Shared
-
-
-def _state_rank(obj: Obj) -> int:
-    """Higher is healthier; an object without a known status ranks as Pending."""
-    value = status_of(obj).get("status") or ""
+def _state_rank(cache: CacheView) -> int:
+    """Higher is healthier; a cache without a known status ranks as Pending."""
     try:
-        return State(value).priority
+        return State(cache.state).priority
     except ValueError:
         return State.PENDING.priority
-
-
-def _owned_by(obj: Obj, uid: str) -> bool:
-    return bool(uid) and any(ref.get("uid") == uid for ref in meta_of(obj).get("ownerReferences") or ())
 
 
 def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace: Iterable[Obj]) -> Obj | None:
@@ -92,29 +84,27 @@ def find_cache(service: Obj, template_name: str, mode: str, caches_in_namespace:
     Dedicated cache of the template owned by the service. Caches being deleted
     are skipped: they are on their way out, and a new one takes their place.
     """
-    meta = service["metadata"]
+    uid = ServiceView.of(service).uid
     wanted = cache_name(service, template_name, mode)
-    live = [c for c in caches_in_namespace if not meta_of(c).get("deletionTimestamp")]
+    live = [(c, view) for c in caches_in_namespace if not (view := CacheView.of(c)).deleting]
     if mode == DEDICATED:
-        by_name = next((c for c in live if c["metadata"]["name"] == wanted), None)
+        by_name = next((c for c, view in live if view.name == wanted), None)
         if by_name is not None:
             return by_name
         owned = sorted(
             (
-                c
-                for c in live
-                if _cache_mode(c) == DEDICATED
-                and _owned_by(c, meta.get("uid") or "")
-                and spec_of(c).get("templateName") == template_name
+                (view.name, c)
+                for c, view in live
+                if view.dedicated and bool(uid) and uid in view.owner_uids and view.template_name == template_name
             ),
-            key=lambda c: c["metadata"]["name"],
+            key=lambda pair: pair[0],
         )
-        return owned[0] if owned else None
-    candidates = [c for c in live if spec_of(c).get("templateName") == template_name and _cache_mode(c) == SHARED]
+        return owned[0][1] if owned else None
+    candidates = [(c, view) for c, view in live if view.template_name == template_name and view.mode == SHARED]
     if not candidates:
         return None
-    best = min(candidates, key=lambda c: (-_state_rank(c), c["metadata"]["name"] != wanted, c["metadata"]["name"]))
-    return best
+    best = min(candidates, key=lambda cv: (-_state_rank(cv[1]), cv[1].name != wanted, cv[1].name))
+    return best[0]
 
 
 # ---------------------------------------------------------------- planning
@@ -217,8 +207,8 @@ def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str
                 "and the running deployment keeps its volumes meanwhile",
             )
         return Health.progressing("CacheCreating", f"creating the {name} template cache")
-    name = cache["metadata"]["name"]
-    status = status_of(cache).get("status") or ""
+    view = CacheView.of(cache)
+    name, status = view.name, view.state
     detail = ready_message(cache)
     suffix = f": {detail}" if detail else ""
     if status == State.READY.value:
@@ -233,15 +223,15 @@ def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str
 
 def cache_status(cache: Obj | None) -> dict[str, Any] | None:
     """``status.cache`` of the service: the reference of a Ready cache, else None (leave the field out)."""
-    if cache is None or status_of(cache).get("status") != State.READY.value:
+    view = CacheView.of(cache) if cache is not None else None
+    if view is None or view.state != State.READY.value:
         return None
-    meta = cache["metadata"]
     ref = {
         "kind": TEMPLATE_CACHES.kind,
-        "name": meta["name"],
-        "namespace": meta.get("namespace") or "",
+        "name": view.name,
+        "namespace": view.namespace or "",
         "scope": "Namespace",
     }
-    if meta.get("uid"):
-        ref["uid"] = meta["uid"]
+    if view.uid:
+        ref["uid"] = view.uid
     return {"templateCacheRef": ref}

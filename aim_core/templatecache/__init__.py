@@ -4,5 +4,9 @@
   ``ArtifactsReady`` and ``status.artifacts``, what the finalizer deletes;
 * :mod:`.controller` -- indexes, watches, observe and the finalizer.
 
-No other kind imports the template cache.
+Other kinds read a template cache through :class:`CacheView` only.
 """
+
+from aim_core.templatecache.view import CacheView
+
+__all__ = ["CacheView"]

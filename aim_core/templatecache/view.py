@@ -19,6 +19,8 @@ class CacheView:
     :ivar template_scope: ``spec.templateScope``: ``Namespace``, ``Cluster`` or "" (namespace, then cluster).
     :ivar mode: ``spec.mode``, ``Shared`` when unset.
     :ivar artifacts: ``status.artifacts`` as last written, by artifact name.
+    :ivar state: ``status.status``, "" before the first reconcile.
+    :ivar owner_uids: the uids of ``metadata.ownerReferences`` (a Dedicated cache's service).
     """
 
     name: str
@@ -34,6 +36,12 @@ class CacheView:
     image_pull_secrets: Any = None
     artifacts: Obj | None = None
     storage: Obj = attrs.field(factory=dict)  #: the storage settings an artifact must share (STORAGE_KEYS)
+    labels: Obj = attrs.field(factory=dict)
+    created: str = ""  #: ``metadata.creationTimestamp``
+    deleting: bool = False
+    owner_uids: tuple[str, ...] = ()
+    state: str = ""
+    conditions: tuple[Obj, ...] = ()
 
     @property
     def dedicated(self) -> bool:
@@ -41,7 +49,7 @@ class CacheView:
 
     @classmethod
     def of(cls, cache: Obj) -> CacheView:
-        meta, spec = meta_of(cache), spec_of(cache)
+        meta, spec, status = meta_of(cache), spec_of(cache), status_of(cache)
         return cls(
             name=str(meta.get("name") or ""),
             namespace=meta.get("namespace"),
@@ -54,8 +62,14 @@ class CacheView:
             runtime_config_name=spec.get("runtimeConfigName"),
             download_image=spec.get("downloadImage"),
             image_pull_secrets=spec.get("imagePullSecrets"),
-            artifacts=status_of(cache).get("artifacts"),
+            artifacts=status.get("artifacts"),
             storage={k: spec[k] for k in STORAGE_KEYS if spec.get(k) is not None},
+            labels=meta.get("labels") or {},
+            created=str(meta.get("creationTimestamp") or ""),
+            deleting=bool(meta.get("deletionTimestamp")),
+            owner_uids=tuple(str(r.get("uid")) for r in meta.get("ownerReferences") or () if r.get("uid")),
+            state=str(status.get("status") or ""),
+            conditions=tuple(status.get("conditions") or ()),
         )
 
 
