@@ -5,7 +5,7 @@ level (it iterates both itself), writing its experiment folder (one JSON per sce
 concurrency, an Excel sheet, plots) under ``$AIM_BENCH_REPORT_DIR/<run name>``. Then
 :data:`SUMMARIZE` (Python's standard library only, run by the image's ``python3``) reads
 those JSON files and writes one compact line to ``$AIM_BENCH_SUMMARY`` (the termination
-message, 4 KiB at most) and to the log; :meth:`GenaiBench.parse` turns that line into
+message, 4 KiB at most: scenarios by index, p90 of TTFT only, 0.1 ms or whole ms when that does not fit) and to the log; :meth:`GenaiBench.parse` turns that line into
 results. The summary exits non-zero when genai-bench left no results or every request
 failed, so the Job fails with genai-bench's last log lines.
 """
@@ -38,7 +38,8 @@ NO_BOUND_MINUTES = 24 * 60
 SUMMARIZE = r"""
 import glob, json, os, sys
 folder = sys.argv[1]
-runs = []
+raw = []
+scenarios = []
 errors = {}
 for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
     try:
@@ -51,18 +52,30 @@ for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
         continue
     scale = 1000.0 if data.get("_time_unit", "s") == "s" else 1.0
     stats = agg.get("stats") or {}
-    def pct(name):
+    def pct(name, qs):
         s = stats.get(name) or {}
-        return [None if s.get(q) is None else round(s[q] * scale, 3) for q in ("p50", "p90", "p99")]
+        return [None if s.get(q) is None else s[q] * scale for q in qs]
     for code, n in (agg.get("error_codes_frequency") or {}).items():
         errors[str(code)] = errors.get(str(code), 0) + n
-    runs.append([
-        agg["scenario"], agg.get("num_concurrency"), agg.get("num_completed_requests"),
-        agg.get("num_error_requests"), round(agg.get("requests_per_second") or 0.0, 4),
-        round(agg.get("mean_output_throughput_tokens_per_s") or 0.0, 3),
-        pct("ttft"), pct("tpot"), pct("e2e_latency"),
+    if agg["scenario"] not in scenarios:
+        scenarios.append(agg["scenario"])
+    raw.append([
+        scenarios.index(agg["scenario"]), agg.get("num_concurrency"), agg.get("num_completed_requests"),
+        agg.get("num_error_requests"), agg.get("requests_per_second") or 0.0,
+        agg.get("mean_output_throughput_tokens_per_s") or 0.0,
+        pct("ttft", ("p50", "p90", "p99")), pct("tpot", ("p50", "p99")), pct("e2e_latency", ("p50", "p99")),
     ])
-line = json.dumps({"format": "@FORMAT@", "runs": runs}, separators=(",", ":"))
+def rounded(v, digits):
+    if isinstance(v, list):
+        return [rounded(x, digits) for x in v]
+    if isinstance(v, float):
+        return round(v, digits) if digits else int(round(v))
+    return v
+for digits in (1, 0):  # 0.1 ms first; whole numbers when that does not fit in the termination message
+    runs = [r[:4] + [round(r[4], 3)] + [rounded(x, digits) for x in r[5:]] for r in raw]
+    line = json.dumps({"format": "@FORMAT@", "scenarios": scenarios, "runs": runs}, separators=(",", ":"))
+    if len(line.encode()) <= 4096:
+        break
 with open(os.environ["@SUMMARY_ENV@"], "w") as f:
     f.write(line)
 print(line, flush=True)
@@ -121,7 +134,7 @@ class GenaiBench:
         if not isinstance(runs, list) or not runs:
             raise BenchmarkReportError("the genai-bench summary holds no runs")
         try:
-            return [_result(run) for run in runs]
+            return [_result(run, data.get("scenarios") or []) for run in runs]
         except (TypeError, ValueError, IndexError) as exc:
             raise BenchmarkReportError(f"a run in the genai-bench summary is malformed: {exc}") from None
 
@@ -143,14 +156,20 @@ def _summary_line(summary: str) -> dict[str, Any]:
 
 
 def _percentiles(values: Any) -> Percentiles | None:
+    """``[p50, p90, p99]`` or ``[p50, p99]`` (the summary keeps p90 of TTFT only, to fit in 4 KiB)."""
     if values is None:
         return None
-    p50, p90, p99 = (None if v is None else float(v) for v in values)
+    numbers = [None if v is None else float(v) for v in values]
+    if len(numbers) == 2:
+        return Percentiles(p50=numbers[0], p99=numbers[1])
+    p50, p90, p99 = numbers
     return Percentiles(p50=p50, p90=p90, p99=p99)
 
 
-def _result(run: list[Any]) -> BenchmarkResult:
+def _result(run: list[Any], scenarios: list[Any]) -> BenchmarkResult:
     scenario, concurrency, completed, failed, rps, otps, ttft, tpot, e2e = run
+    if isinstance(scenario, int) and not isinstance(scenario, bool):
+        scenario = scenarios[scenario]
     if not isinstance(scenario, str):
         raise TypeError(f"scenario {scenario!r} is not a string")
     return BenchmarkResult(

@@ -130,3 +130,44 @@ def test_the_command_quotes_what_it_is_given():
     script = GenaiBench().command(req).command[-1]
     assert "'a b; rm -rf /'" in script and "--max-time-per-run 2" in script
     assert "'N(10,2)/(5,1)'" in script and '--api-key "$AIM_BENCH_API_KEY"' in script
+
+
+def test_the_summary_of_the_largest_run_fits_in_a_termination_message(tmp_path):
+    """10 scenarios x 4 levels (the CRD's limit of 40 runs) with long numbers: under kubelet's 4096 bytes."""
+    import json
+
+    from aim_plugin_bench_genai.tool import SUMMARIZE
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    stats = {q: 123456.789 for q in ("p50", "p90", "p99")}
+    scenarios = [f"N({480 + i},240)/(300,150)" for i in range(10)]
+    for i, scenario in enumerate(scenarios):
+        for level in (1, 8, 64, 256):
+            agg = {
+                "scenario": scenario,
+                "num_concurrency": level,
+                "num_completed_requests": 100000,
+                "num_error_requests": 100000,
+                "requests_per_second": 12345.678901,
+                "mean_output_throughput_tokens_per_s": 123456.789012,
+                "stats": {"ttft": stats, "tpot": stats, "e2e_latency": stats},
+            }
+            (folder / f"{i}_{level}.json").write_text(json.dumps({"aggregated_metrics": agg, "_time_unit": "ms"}))
+    summary = tmp_path / "termination-log"
+    env = dict(os.environ) | {BENCH_SUMMARY_ENV: str(summary)}
+    subprocess.run([os.sys.executable, "-c", SUMMARIZE, str(folder)], env=env, check=True, capture_output=True)
+    text = summary.read_text()
+    assert len(text.encode()) <= 4096, len(text.encode())
+    req = BenchmarkRequest(
+        name="r", endpoint="http://x", model="m", tokenizer="t", scenarios=tuple(scenarios), concurrency=(1, 8, 64, 256)
+    )
+    results = GenaiBench().parse(text, req)
+    assert len(results) == 40 and {r.scenario for r in results} == set(scenarios)
+    r = results[0]
+    assert (r.ttft_ms.p50, r.ttft_ms.p90, r.inter_token_latency_ms.p90, r.e2e_latency_ms.p99) == (
+        123457.0,
+        123457.0,
+        None,
+        123457.0,
+    )  # whole ms: 0.1 ms did not fit in 4096 bytes
