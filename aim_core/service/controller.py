@@ -18,6 +18,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
+from aim_core.model import ModelView
 from aim_core.reconcile.errors import describe
 from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
 from aim_core.reconcile.health import State
@@ -107,7 +108,9 @@ class ServiceController(Controller):
         self._store = store
         index_events(store)
         store.add_index(
-            SERVICES, BY_CONFIG, lambda s: [(namespace_of(s), config_name(spec_of(s))), (None, config_name(spec_of(s)))]
+            SERVICES,
+            BY_CONFIG,
+            lambda s: [(namespace_of(s), name := config_name(ServiceView.of(s).spec)), (None, name)],
         )
         store.add_index(
             SERVICES,
@@ -135,7 +138,7 @@ class ServiceController(Controller):
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
             store.add_index(ref, TPL_BY_MODEL, lambda t: [(namespace_of(t), spec_of(t).get("modelName"))])
         for ref in (MODELS, CLUSTER_MODELS):
-            store.add_index(ref, MODEL_BY_IMAGE, lambda m: [(spec_of(m).get("image") or "").strip()])
+            store.add_index(ref, MODEL_BY_IMAGE, lambda m: [ModelView.of(m).image])
         store.add_index(
             TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(namespace_of(c), spec_of(c).get("templateName"))]
         )
@@ -166,7 +169,7 @@ class ServiceController(Controller):
 
         def by_model(model: dict[str, Any]) -> Iterable[ObjectKey]:
             keys = self._keys(BY_MODEL, (namespace_of(model), model["metadata"]["name"]))
-            image = (spec_of(model).get("image") or "").strip()
+            image = ModelView.of(model).image
             if image:
                 keys |= {k for k in self._keys(BY_IMAGE, image) if namespace_of(model) in (None, k[0])}
             owner = (model["metadata"].get("labels") or {}).get(SERVICE_LABEL)

@@ -50,6 +50,7 @@ from typing import Any
 
 import attrs
 
+from aim_core.model import ModelView
 from aim_core.reconcile import naming
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.health import State
@@ -181,7 +182,7 @@ def _by_name(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> Mo
 
 
 def _same_image(model: Model, key: str) -> bool:
-    return image_key(spec_of(model).get("image") or "") == key
+    return ModelView.of(model).image == key
 
 
 def _by_image(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> ModelResolution:

@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from aim_core.api.spec_errors import spec_problems
+from aim_core.model import ModelView
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import inference_service_name
@@ -59,10 +60,7 @@ def _models_by_image(service: ServiceView, ob: Observed) -> list[dict[str, Any]]
         return []
     key = image_key(image)
     found = [
-        m
-        for scope in ("namespaced", "cluster")
-        for m in ob.models[scope].values()
-        if image_key(spec_of(m).get("image") or "") == key
+        m for scope in ("namespaced", "cluster") for m in ob.models[scope].values() if ModelView.of(m).image == key
     ]
     return found
 
