@@ -35,7 +35,7 @@ BENCHMARK_FINISHED = ("Succeeded", "Failed")
 # normal; U(min_in,max_in)/(min_out,max_out) uniform. Token counts.
 SCENARIO_PATTERN = r"^(D\([0-9]+,[0-9]+\)|[NU]\([0-9]+,[0-9]+\)/\([0-9]+,[0-9]+\))$"
 DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
-REPORT_URI_PATTERN = r"^pvc://[a-z0-9]([-a-z0-9.]*[a-z0-9])?(/[^ \t\r\n]*)?$"
+REPORT_URI_PATTERN = r"^(pvc://[a-z0-9]([-a-z0-9.]*[a-z0-9])?|s3://[a-z0-9][-a-z0-9.]{1,61}[a-z0-9])(/[^ \t\r\n]*)?$"
 DEFAULT_HISTORY_LIMIT = 5
 MAX_RUNS = 40
 
@@ -71,8 +71,9 @@ class AIMBenchmarkTargetSpec:
 @schema(description="Where the full report of the tool is kept.")
 class AIMBenchmarkReportSpec:
     uri: str = field(
-        description="pvc://CLAIM/PATH: a PersistentVolumeClaim of the namespace and a directory in it; "
-        "the run writes PATH/<run name>/report.json.",
+        description="pvc://CLAIM/PATH (a PersistentVolumeClaim of the namespace and a directory in it) or "
+        "s3://BUCKET/PREFIX (the tool uploads; AWS_* credentials and AWS_ENDPOINT_URL from spec.env); "
+        "the run's report goes under PATH/<run name>/ or PREFIX/<run name>/.",
         pattern=REPORT_URI_PATTERN,
     )
 
@@ -200,7 +201,7 @@ class AIMBenchmarkTargetStatus:
 @attrs.define(kw_only=True)
 @schema(description="Where the full report was kept.")
 class AIMBenchmarkReportStatus:
-    uri: str | None = optional(description="pvc://CLAIM/PATH/report.json.")
+    uri: str | None = optional(description="pvc://CLAIM/PATH/<run>/ or s3://BUCKET/PREFIX/<run>/.")
 
 
 @attrs.define(kw_only=True)

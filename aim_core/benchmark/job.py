@@ -73,6 +73,7 @@ def request_for(obj: Obj, endpoint: str, model: str) -> BenchmarkRequest:
         max_requests=spec.get("maxRequests"),
         max_duration_s=None if not duration else parse_duration(duration) / 1e9,
         has_api_key=bool(spec.get("apiKeySecretRef")),
+        report_uri=uri if (uri := (spec.get("report") or {}).get("uri") or "").startswith("s3://") else None,
     )
 
 

@@ -39,6 +39,9 @@ class BenchmarkRequest:
     max_requests: int | None = None
     max_duration_s: float | None = None
     has_api_key: bool = False
+    #: ``s3://BUCKET/PREFIX`` when the report goes to object storage: the tool uploads the report folder to
+    #: ``PREFIX/<name>/`` (credentials and ``AWS_ENDPOINT_URL`` are in the environment); None for a volume
+    report_uri: str | None = None
 
 
 @attrs.frozen

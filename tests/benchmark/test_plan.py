@@ -105,3 +105,12 @@ def test_a_completed_job_without_a_readable_summary_is_report_unparsable():
     assert plan.status["status"] == "Failed" and "results" not in plan.status
     job = plan.components["Job"]
     assert job.reason == "ReportUnparsable" and "hf_secrettokenvalue123" not in job.message
+
+
+def test_an_s3_report_is_uploaded_by_the_tool_from_an_empty_dir():
+    obj = run(report={"uri": "s3://bucket/team"})
+    assert request_for(obj, "http://x", "m").report_uri == "s3://bucket/team"
+    job = build_job(obj, image="i", command=BenchmarkCommand(["x"]), service=None)
+    assert job["spec"]["template"]["spec"]["volumes"][0] == {"name": "report", "emptyDir": {}}
+    plan = plan_benchmark(obj, _completed("ok"))
+    assert plan.status["report"] == {"uri": "s3://bucket/team/r/"}

@@ -401,7 +401,7 @@ async def test_the_api_server_refuses_what_the_schema_can_catch(kube, api):
         "no-bound": {k: v for k, v in good.items() if k != "maxRequests"},
         "bad-scenario": good | {"scenarios": ["D(1)"]},
         "bad-duration": good | {"maxDuration": "five minutes"},
-        "bad-report": good | {"report": {"uri": "s3://bucket/x"}},
+        "bad-report": good | {"report": {"uri": "gs://bucket/x"}},
         "too-many-runs": good | {"scenarios": [f"D({i},8)" for i in range(1, 6)], "concurrency": list(range(1, 10))},
         "fine": good,
     }

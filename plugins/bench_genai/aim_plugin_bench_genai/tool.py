@@ -113,6 +113,11 @@ class GenaiBench:
             argv += ["--traffic-scenario", scenario]
         for level in request.concurrency:
             argv += ["--num-concurrency", str(level)]
+        if request.report_uri:  # s3://BUCKET/PREFIX: genai-bench uploads the folder itself (boto3 in the image)
+            bucket, _, prefix = request.report_uri.removeprefix("s3://").partition("/")
+            key = "/".join(p for p in (prefix.strip("/"), request.name) if p)
+            argv += ["--upload-results", "--storage-provider", "aws", "--storage-bucket", bucket]
+            argv += ["--storage-prefix", key]
         report = f'"${BENCH_REPORT_DIR_ENV}"'
         folder = f'"${BENCH_REPORT_DIR_ENV}/{request.name}"'
         key = f'"${BENCH_API_KEY_ENV}"' if request.has_api_key else "none"

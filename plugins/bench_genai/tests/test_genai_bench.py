@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import attrs
 import pytest
 from aim_plugin_bench_genai.tool import SUMMARY_FORMAT, GenaiBench
 
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.skipif(
 TTFT_MS, ITL_MS = 50.0, 10.0
 
 
-def run(request: BenchmarkRequest, tmp_path: Path) -> tuple[int, str, str]:
+def run(request: BenchmarkRequest, tmp_path: Path, extra_env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """Run the container command locally; returns (exit code, summary file text, output)."""
     cmd = GenaiBench().command(request)
     summary = tmp_path / "termination-log"
@@ -36,6 +37,7 @@ def run(request: BenchmarkRequest, tmp_path: Path) -> tuple[int, str, str]:
     env["PATH"] = f"{Path(os.sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.update(cmd.env)
     env |= {BENCH_REPORT_DIR_ENV: str(tmp_path / "report"), BENCH_SUMMARY_ENV: str(summary), "HF_HUB_OFFLINE": "1"}
+    env |= extra_env or {}
     done = subprocess.run([*cmd.command, *cmd.args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=400)
     return done.returncode, summary.read_text() if summary.exists() else "", done.stdout + done.stderr
 
@@ -171,3 +173,28 @@ def test_the_summary_of_the_largest_run_fits_in_a_termination_message(tmp_path):
         None,
         123457.0,
     )  # whole ms: 0.1 ms did not fit in 4096 bytes
+
+
+def test_the_report_is_uploaded_to_an_s3_uri(tmp_path):
+    """spec.report.uri s3://BUCKET/PREFIX: genai-bench uploads the run's folder to PREFIX/<run>/ (moto's S3 server)."""
+    boto3 = pytest.importorskip("boto3")
+    moto_server = pytest.importorskip("moto.server")
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        creds = {"AWS_ACCESS_KEY_ID": "AKIATESTING", "AWS_SECRET_ACCESS_KEY": "testing-secret"}
+        aws = {"AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_DEFAULT_REGION": "us-east-1"} | creds
+        s3 = boto3.client("s3", endpoint_url=aws["AWS_ENDPOINT_URL"], region_name="us-east-1",
+                          aws_access_key_id=creds["AWS_ACCESS_KEY_ID"], aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
+        s3.create_bucket(Bucket="results")
+        with OpenAIServer() as fake:
+            req = request(fake.url, write_tokenizer(tmp_path / "tok"), concurrency=(1,), max_requests=4)
+            req = attrs.evolve(req, report_uri="s3://results/team/llama")
+            code, summary, output = run(req, tmp_path, extra_env=aws | {"AWS_EC2_METADATA_DISABLED": "true"})
+        assert code == 0, output[-3000:]
+        keys = [o["Key"] for o in s3.list_objects_v2(Bucket="results").get("Contents", [])]
+        assert any(k.startswith("team/llama/run-1/D32_20_") and k.endswith(".json") for k in keys), keys
+        assert GenaiBench().parse(summary, req)[0].completed_requests >= 4
+    finally:
+        server.stop()
