@@ -39,6 +39,8 @@ class ModelView:
         a template copies.
     :ivar status_image_metadata: ``status.imageMetadata`` as last written.
     :ivar resolved_image: ``status.resolvedImage`` as last written.
+    :ivar resources: ``spec.resources`` as written; ``None`` when unset.
+    :ivar service_account_name: ``spec.serviceAccountName``, stripped.
     """
 
     name: str
@@ -56,6 +58,8 @@ class ModelView:
     spec: Obj = attrs.field(factory=dict)
     status_image_metadata: Any = None
     resolved_image: Obj | None = None
+    resources: Any = None
+    service_account_name: str = ""
 
     @classmethod
     def of(cls, model: Obj | ModelView) -> ModelView:
@@ -81,6 +85,8 @@ class ModelView:
             spec=spec,
             status_image_metadata=status.get("imageMetadata"),
             resolved_image=resolved if isinstance(resolved, Mapping) else None,
+            resources=spec.get("resources"),
+            service_account_name=str(spec.get("serviceAccountName") or "").strip(),
         )
 
 

@@ -30,4 +30,14 @@ def status_of(obj: Obj | None) -> Obj:
     return (obj or {}).get("status") or {}
 
 
-__all__ = ["Obj", "meta_of", "spec_of", "status_of"]
+def pull_secret_names(refs: Any) -> tuple[str, ...]:
+    """The names in an ``imagePullSecrets`` list: stripped, blanks dropped, order kept, no repeats."""
+    names: list[str] = []
+    for ref in refs or ():
+        name = str((ref or {}).get("name") or "").strip()
+        if name and name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+__all__ = ["Obj", "meta_of", "pull_secret_names", "spec_of", "status_of"]

@@ -38,6 +38,7 @@ import posixpath
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from aim_core.model import ModelView
 from aim_core.plugin.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
@@ -47,10 +48,11 @@ from aim_core.reconcile.quantities import canonical
 from aim_core.service.adapters import VOLUME_PREFIX as ADAPTER_VOLUME_PREFIX
 from aim_core.service.placement import Placement
 from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
+from aim_core.templatecache import CacheView
 
 if TYPE_CHECKING:
     from aim_core.service.adapters import AdapterServing
-from aim_core.reconcile.obj import meta_of, spec_of, status_of
 from aim_core.service.environment import (
     CACHE_PATH,
     EnvLayer,
@@ -76,16 +78,17 @@ def _plain(value: Any) -> Any:
 # ---------------------------------------------------------------- resources
 
 
-def gpu_resource_name(template: Mapping[str, Any], default_gpu_resource: str) -> str:
+def gpu_resource_name(template: Mapping[str, Any] | TemplateView, default_gpu_resource: str) -> str:
     """Resolved hardware's resource name, else the template spec's, else ``default_gpu_resource``."""
-    resolved = (status_of(template).get("resolvedHardware") or {}).get("gpu") or {}
-    declared = (spec_of(template).get("hardware") or {}).get("gpu") or {}
+    view = TemplateView.of(template)
+    resolved = view.resolved_hardware.get("gpu") or {}
+    declared = view.hardware.get("gpu") or {}
     return resolved.get("resourceName") or declared.get("resourceName") or default_gpu_resource
 
 
-def gpu_count(template: Mapping[str, Any]) -> int:
+def gpu_count(template: Mapping[str, Any] | TemplateView) -> int:
     """GPUs per replica from the template's ``status.resolvedHardware.gpu.requests`` (0 when absent)."""
-    resolved = (status_of(template).get("resolvedHardware") or {}).get("gpu") or {}
+    resolved = TemplateView.of(template).resolved_hardware.get("gpu") or {}
     return int(resolved.get("requests") or 0)
 
 
@@ -102,13 +105,10 @@ def _overlay(result: dict[str, dict[str, Any]], layer: Mapping[str, Any] | None,
         result["claims"] = _plain(layer["claims"])
 
 
-def template_cpu(template: Mapping[str, Any]) -> dict[str, Any] | None:
+def template_cpu(template: Mapping[str, Any] | TemplateView) -> dict[str, Any] | None:
     """``hardware.cpu`` of the template as resources: resolved hardware's, else the spec's (``None`` when unset)."""
-    cpu = (
-        (status_of(template).get("resolvedHardware") or {}).get("cpu")
-        or (spec_of(template).get("hardware") or {}).get("cpu")
-        or {}
-    )
+    view = TemplateView.of(template)
+    cpu = view.resolved_hardware.get("cpu") or view.hardware.get("cpu") or {}
     out: dict[str, Any] = {}
     for section in ("requests", "limits"):
         if cpu.get(section) not in (None, ""):
@@ -117,10 +117,10 @@ def template_cpu(template: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def container_resources(
-    service: Mapping[str, Any],
-    template: Mapping[str, Any],
+    service: Mapping[str, Any] | ServiceView,
+    template: Mapping[str, Any] | TemplateView,
     default_gpu_resource: str,
-    model: Mapping[str, Any] | None = None,
+    model: Mapping[str, Any] | ModelView | None = None,
 ) -> dict[str, Any]:
     """Resources of F50 and issue 20, key by key, later layers winning: per-GPU defaults, model
     ``spec.resources``, the template's ``hardware.cpu``, template ``spec.resources``, service ``spec.resources``.
@@ -131,8 +131,9 @@ def container_resources(
     ``requests`` and ``limits`` separately. A service's ``overrides.hardware.cpu``
     reaches here through its derived template's ``hardware.cpu``.
     """
-    gpu = gpu_resource_name(template, default_gpu_resource)
-    count = gpu_count(template)
+    tview = TemplateView.of(template)
+    gpu = gpu_resource_name(tview, default_gpu_resource)
+    count = gpu_count(tview)
     result: dict[str, dict[str, Any]] = {}
     if count > 0:
         result["requests"] = {
@@ -141,10 +142,10 @@ def container_resources(
             gpu: str(count),
         }
         result["limits"] = {"memory": canonical(f"{MEMORY_LIMIT_GI_PER_GPU * count}Gi"), gpu: str(count)}
-    _overlay(result, spec_of(model).get("resources"), gpu)
-    _overlay(result, template_cpu(template), gpu)
-    _overlay(result, spec_of(template).get("resources"), gpu)
-    _overlay(result, spec_of(service).get("resources"), gpu)
+    _overlay(result, None if model is None else ModelView.of(model).resources, gpu)
+    _overlay(result, template_cpu(tview), gpu)
+    _overlay(result, tview.resources, gpu)
+    _overlay(result, ServiceView.of(service).resources, gpu)
     return {k: v for k, v in result.items() if v}
 
 
@@ -169,7 +170,7 @@ def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
     """
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
-    artifacts = status_of(cache).get("artifacts") or {}
+    artifacts = (None if cache is None else CacheView.of(cache).artifacts) or {}
     for key in sorted(artifacts):
         artifact = artifacts[key] or {}
         claim = artifact.get("persistentVolumeClaim")
@@ -187,37 +188,41 @@ def cache_volumes(cache: Mapping[str, Any] | None) -> tuple[list[dict[str, Any]]
 # ---------------------------------------------------------------- pull secrets and service account
 
 
-def pull_secrets(*specs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``imagePullSecrets`` of the given specs (service, template, model) in that order, deduplicated by name."""
+def pull_secrets(*owners: ServiceView | TemplateView | ModelView) -> list[dict[str, Any]]:
+    """``imagePullSecrets`` of the given owners (service, template, model) in that order, deduplicated by name."""
     seen: set[str] = set()
     out: list[dict[str, Any]] = []
-    for spec in specs:
-        for ref in spec.get("imagePullSecrets") or ():
-            name = str((ref or {}).get("name") or "").strip()
-            if name and name not in seen:
+    for owner in owners:
+        for name in owner.pull_secret_names:
+            if name not in seen:
                 seen.add(name)
                 out.append({"name": name})
     return out
 
 
-def service_account(*specs: Mapping[str, Any]) -> str | None:
-    """The first ``serviceAccountName`` of the given specs (service, template, model), ``None`` when none names one."""
-    return next((name for spec in specs if (name := str(spec.get("serviceAccountName") or "").strip())), None)
+def service_account(*owners: ServiceView | TemplateView | ModelView) -> str | None:
+    """The first ``serviceAccountName`` of the given owners (service, template, model), ``None`` when none names one."""
+    return next((owner.service_account_name for owner in owners if owner.service_account_name), None)
 
 
-def identity_sources(service: Mapping[str, Any], template: Mapping[str, Any], model: Mapping[str, Any]) -> list[str]:
+def identity_sources(
+    service: Mapping[str, Any] | ServiceView,
+    template: Mapping[str, Any] | TemplateView,
+    model: Mapping[str, Any] | ModelView,
+) -> list[str]:
     """``render --explain`` lines: where the pull secrets and the service account come from."""
     lines = []
-    owners = (("AIMService", service), ("template", template), ("model", model))
-    for what, obj in owners:
-        names = [r.get("name") for r in spec_of(obj).get("imagePullSecrets") or () if (r or {}).get("name")]
-        if names:
-            lines.append(f"pull secrets: {', '.join(names)} from {what} {meta_of(obj).get('name')}")
-    for what, obj in owners:
-        if str(spec_of(obj).get("serviceAccountName") or "").strip():
-            lines.append(
-                f"service account: {spec_of(obj)['serviceAccountName']} from {what} {meta_of(obj).get('name')}"
-            )
+    owners: tuple[tuple[str, ServiceView | TemplateView | ModelView], ...] = (
+        ("AIMService", ServiceView.of(service)),
+        ("template", TemplateView.of(template)),
+        ("model", ModelView.of(model)),
+    )
+    for what, owner in owners:
+        if owner.pull_secret_names:
+            lines.append(f"pull secrets: {', '.join(owner.pull_secret_names)} from {what} {owner.name}")
+    for what, owner in owners:
+        if owner.service_account_name:
+            lines.append(f"service account: {owner.service_account_name} from {what} {owner.name}")
             break
     return lines
 
@@ -225,14 +230,17 @@ def identity_sources(service: Mapping[str, Any], template: Mapping[str, Any], mo
 # ---------------------------------------------------------------- labels and replicas
 
 
-def serving_labels(service: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, str]:
+def serving_labels(
+    service: Mapping[str, Any] | ServiceView, template: Mapping[str, Any] | TemplateView
+) -> dict[str, str]:
     """F48 labels: template, service, model (template ``spec.modelName``), metric and precision
     (template status profile); every value label-sanitised, empty ones left out."""
-    profile = ((status_of(template).get("profile") or {}).get("metadata")) or {}
+    tview = TemplateView.of(template)
+    profile = ((tview.profile or {}).get("metadata")) or {}
     wanted = {
-        keys.TEMPLATE_LABEL: meta_of(template).get("name"),
-        keys.SERVICE_LABEL: meta_of(service).get("name"),
-        keys.MODEL_LABEL: spec_of(template).get("modelName"),
+        keys.TEMPLATE_LABEL: tview.name,
+        keys.SERVICE_LABEL: ServiceView.of(service).name,
+        keys.MODEL_LABEL: tview.model_name,
         keys.METRIC_LABEL: profile.get("metric"),
         keys.PRECISION_LABEL: profile.get("precision"),
     }
@@ -249,7 +257,7 @@ def autoscaling(service: Mapping[str, Any] | ServiceView) -> bool:
     return ServiceView.of(service).autoscaled
 
 
-def scaling_request(service: Mapping[str, Any]) -> ScalingRequest | None:
+def scaling_request(service: Mapping[str, Any] | ServiceView) -> ScalingRequest | None:
     """The autoscaling request, ``None`` for fixed replicas.
 
     min = ``minReplicas`` or 1; max = ``maxReplicas``, else ``minReplicas``,
@@ -257,17 +265,17 @@ def scaling_request(service: Mapping[str, Any]) -> ScalingRequest | None:
     min never gets here as a request: the plan refuses it first
     (:mod:`aim_core.service.validation`); it is clamped only for safety.
     """
-    if not autoscaling(service):
+    view = ServiceView.of(service)
+    if not view.autoscaled:
         return None
-    spec = spec_of(service)
-    minimum = spec.get("minReplicas") or 1
-    maximum = spec.get("maxReplicas") or spec.get("minReplicas") or 1
-    metrics = tuple(_plain(m) for m in ((spec.get("autoScaling") or {}).get("metrics") or ()))
+    minimum = view.min_replicas or 1
+    maximum = view.max_replicas or view.min_replicas or 1
+    metrics = tuple(_plain(m) for m in (view.auto_scaling.get("metrics") or ()))
     return ScalingRequest(min_replicas=int(minimum), max_replicas=max(int(maximum), int(minimum)), metrics=metrics)
 
 
-def fixed_replicas(service: Mapping[str, Any]) -> int:
-    replicas = spec_of(service).get("replicas")
+def fixed_replicas(service: Mapping[str, Any] | ServiceView) -> int:
+    replicas = ServiceView.of(service).replicas
     return 1 if replicas is None else int(replicas)
 
 
@@ -306,10 +314,10 @@ def runtime_request(
         read-only volumes before the cache volumes.
     :returns: ``NamespaceTooLong`` or ``InvalidEngineArgs`` issue, else the request.
     """
-    meta, spec = meta_of(service), spec_of(service)
-    namespace = meta.get("namespace") or ""
+    view, tview, mview = ServiceView.of(service), TemplateView.of(template), ModelView.of(model)
+    namespace = view.namespace
     try:
-        name = naming.inference_service_name(meta.get("name", ""), namespace)
+        name = naming.inference_service_name(view.name, namespace)
     except ReconcileError as exc:
         return Issue(exc.category, exc.reason, exc.message)
     layers = env_layers(service, template, template_scope, config)
@@ -325,29 +333,27 @@ def runtime_request(
         # builder) once it exists, so this keeps one order on creation and on every re-apply.
         volumes = [*(dict(v) for v in adapters.volumes), *volumes]
         mounts = [*(dict(m) for m in adapters.mounts), *mounts]
-    scaling = scaling_request(service)
+    scaling = scaling_request(view)
     if placement is None:
-        placement = Placement(
-            affinity={"nodeAffinity": gpu} if (gpu := _plain(status_of(template).get("resolvedNodeAffinity"))) else None
-        )
+        placement = Placement(affinity={"nodeAffinity": gpu} if (gpu := _plain(tview.resolved_node_affinity)) else None)
     return RuntimeRequest(
         service=service,
         name=name,
         namespace=namespace,
-        image=str(spec_of(model).get("image") or "").strip(),
-        labels={**(labels or {}), **serving_labels(service, template)},
+        image=mview.image,
+        labels={**(labels or {}), **serving_labels(view, tview)},
         env=container_env(layers),
-        resources=container_resources(service, template, default_gpu_resource, model),
+        resources=container_resources(view, tview, default_gpu_resource, mview),
         volumes=volumes,
         volume_mounts=mounts,
         node_affinity=placement.node_affinity,
         affinity=placement.affinity,
         node_selector=placement.node_selector,
         tolerations=placement.tolerations,
-        image_pull_secrets=tuple(pull_secrets(spec, spec_of(template), spec_of(model))),
-        service_account_name=service_account(spec, spec_of(template), spec_of(model)),
-        priority_class_name=spec.get("priorityClassName") or None,
-        replicas=None if scaling else fixed_replicas(service),
+        image_pull_secrets=tuple(pull_secrets(view, tview, mview)),
+        service_account_name=service_account(view, tview, mview),
+        priority_class_name=view.priority_class_name or None,
+        replicas=None if scaling else fixed_replicas(view),
         min_replicas=scaling.min_replicas if scaling else None,
         max_replicas=scaling.max_replicas if scaling else None,
         live=live,
@@ -365,7 +371,7 @@ def replicas_text(current: int, desired: int, minimum: int, maximum: int) -> str
     return f"{current}/{desired} ({minimum}-{maximum})"
 
 
-def runtime_status(service: Mapping[str, Any], replica_status: ReplicaStatus | None) -> dict[str, Any]:
+def runtime_status(service: Mapping[str, Any] | ServiceView, replica_status: ReplicaStatus | None) -> dict[str, Any]:
     """``status.runtime`` (F52) from the scaler's counts, or from the spec when there are none.
 
     Without counts: fixed replicas report ``replicas`` for all four; an

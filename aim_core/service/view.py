@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, meta_of, pull_secret_names, spec_of, status_of
 
 
 def _map(value: Any) -> Obj:
@@ -34,6 +34,14 @@ class ServiceView:
     :ivar resolved_model_name: ``status.resolvedModel.name``.
     :ivar resolved_template: ``status.resolvedTemplate`` as last written.
     :ivar cache_status: ``status.cache`` as last written.
+    :ivar resources: ``spec.resources`` as written; ``None`` when unset.
+    :ivar pull_secret_names: names in ``spec.imagePullSecrets``: stripped, blanks dropped, order kept, no repeats.
+    :ivar service_account_name: ``spec.serviceAccountName``, stripped.
+    :ivar priority_class_name: ``spec.priorityClassName`` as written.
+    :ivar replicas: ``spec.replicas``; ``None`` when unset.
+    :ivar min_replicas: ``spec.minReplicas``; ``None`` when unset.
+    :ivar max_replicas: ``spec.maxReplicas``; ``None`` when unset.
+    :ivar auto_scaling: ``spec.autoScaling``, an empty map when unset.
     """
 
     name: str
@@ -49,6 +57,14 @@ class ServiceView:
     resolved_model_name: str = ""
     resolved_template: Obj = attrs.field(factory=dict)
     cache_status: Obj = attrs.field(factory=dict)
+    resources: Any = None
+    pull_secret_names: tuple[str, ...] = ()
+    service_account_name: str = ""
+    priority_class_name: Any = None
+    replicas: Any = None
+    min_replicas: Any = None
+    max_replicas: Any = None
+    auto_scaling: Obj = attrs.field(factory=dict)
 
     @classmethod
     def of(cls, service: Obj | ServiceView) -> ServiceView:
@@ -72,6 +88,14 @@ class ServiceView:
             resolved_model_name=str(_map(status.get("resolvedModel")).get("name") or ""),
             resolved_template=_map(status.get("resolvedTemplate")),
             cache_status=_map(status.get("cache")),
+            resources=spec.get("resources"),
+            pull_secret_names=pull_secret_names(spec.get("imagePullSecrets")),
+            service_account_name=str(spec.get("serviceAccountName") or "").strip(),
+            priority_class_name=spec.get("priorityClassName"),
+            replicas=spec.get("replicas"),
+            min_replicas=spec.get("minReplicas"),
+            max_replicas=spec.get("maxReplicas"),
+            auto_scaling=spec.get("autoScaling") or {},
         )
 
 

@@ -1,6 +1,7 @@
 """AIMServiceTemplate and AIMClusterServiceTemplate: observe -> pure plan (F31-F42).
 
 * :mod:`.scope` -- :class:`Scope`, namespaced or cluster-wide (the one other kinds use);
+* :mod:`.view` -- :class:`TemplateView`, a template as code reads it (the service reads templates through it);
 * :mod:`.observed` -- what the controller reads before planning;
 * :mod:`.hardware` -- GPU gating against the node inventory, resolved hardware,
   summary and node affinity (F39-F41);
@@ -12,5 +13,6 @@ The controllers that wire this to the engine live in
 """
 
 from aim_core.template.scope import Scope
+from aim_core.template.view import TemplateView
 
-__all__ = ["Scope"]
+__all__ = ["Scope", "TemplateView"]

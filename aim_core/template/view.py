@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, meta_of, pull_secret_names, spec_of, status_of
 
 
 @attrs.frozen
@@ -24,6 +24,12 @@ class TemplateView:
     :ivar discovered_sources: ``status.modelSources`` as last written.
     :ivar discovery: ``status.discovery`` (the discovery breaker) as last written.
     :ivar state: ``status.status``.
+    :ivar hardware: ``spec.hardware``, an empty map when unset.
+    :ivar resources: ``spec.resources`` as written; ``None`` when unset.
+    :ivar pull_secret_names: names in ``spec.imagePullSecrets``: stripped, blanks dropped, order kept, no repeats.
+    :ivar service_account_name: ``spec.serviceAccountName``, stripped.
+    :ivar resolved_hardware: ``status.resolvedHardware``, an empty map when unset.
+    :ivar resolved_node_affinity: ``status.resolvedNodeAffinity`` as last written.
     """
 
     name: str
@@ -40,6 +46,12 @@ class TemplateView:
     discovery: Obj = attrs.field(factory=dict)
     state: str = ""
     conditions: tuple[Obj, ...] = ()
+    hardware: Obj = attrs.field(factory=dict)
+    resources: Any = None
+    pull_secret_names: tuple[str, ...] = ()
+    service_account_name: str = ""
+    resolved_hardware: Obj = attrs.field(factory=dict)
+    resolved_node_affinity: Any = None
 
     @classmethod
     def of(cls, template: Obj | TemplateView) -> TemplateView:
@@ -63,6 +75,12 @@ class TemplateView:
             discovery=status.get("discovery") or {},
             state=str(status.get("status") or ""),
             conditions=tuple(c for c in status.get("conditions") or () if isinstance(c, Mapping)),
+            hardware=spec.get("hardware") or {},
+            resources=spec.get("resources"),
+            pull_secret_names=pull_secret_names(spec.get("imagePullSecrets")),
+            service_account_name=str(spec.get("serviceAccountName") or "").strip(),
+            resolved_hardware=status.get("resolvedHardware") or {},
+            resolved_node_affinity=status.get("resolvedNodeAffinity"),
         )
 
 
