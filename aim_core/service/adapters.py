@@ -84,6 +84,8 @@ from aim_core.service.adapter_values import WAITING_FOR_BASE as WAITING_FOR_BASE
 from aim_core.service.adapter_values import AdapterPlan as AdapterPlan
 from aim_core.service.adapter_values import AdapterServing as AdapterServing
 from aim_core.service.adapter_values import AdapterState as AdapterState
+from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
 
 # ---------------------------------------------------------------- decisions
 
@@ -113,7 +115,7 @@ def _int(value: Any) -> int | None:
 
 def desired_artifact(svc: Obj, adapter: Obj) -> dict[str, Any]:
     """The AIMArtifact a service creates for an adapter nothing else downloads yet."""
-    meta = meta_of(svc)
+    view = ServiceView.of(svc)
     env = list(adapter.get("env") or ())
     source = str(adapter["sourceUri"])
     spec: dict[str, Any] = {"sourceUri": source}
@@ -121,14 +123,14 @@ def desired_artifact(svc: Obj, adapter: Obj) -> dict[str, Any]:
         spec["env"] = env
     if adapter.get("retentionPriority") is not None:
         spec["retentionPriority"] = adapter["retentionPriority"]
-    if spec_of(svc).get("runtimeConfigName"):
-        spec["runtimeConfigName"] = svc["spec"]["runtimeConfigName"]
+    if view.runtime_config_name:
+        spec["runtimeConfigName"] = view.runtime_config_name
     return {
         "apiVersion": ARTIFACTS.api_version,
         "kind": ARTIFACTS.kind,
         "metadata": {
             "name": artifact_name(source, env),
-            "namespace": meta.get("namespace"),
+            "namespace": view.namespace or None,
             "labels": {ADAPTER_LABEL: "true"},
         },
         "spec": spec,
@@ -279,7 +281,7 @@ def plan_adapters(
     if not specs:
         return AdapterPlan()
     user_args = user_args or {}
-    limits = spec_of(svc).get("adapterLimits") or {}
+    limits = ServiceView.of(svc).adapter_limits
     rank_limit = _limit(user_args, "max-lora-rank", limits.get("maxRank"))
     ids, names = base_ids(model, template), base_names(svc, model, template)
     states: list[AdapterState] = []
@@ -355,7 +357,7 @@ def plan_for(svc: Obj, observed: Any, model: Obj | None, template: Obj | None, c
         return AdapterPlan()
     user_layers = [
         config.get("env") or (),
-        ((template or {}).get("spec") or {}).get("env") or (),
-        spec_of(svc).get("env") or (),
+        () if template is None else TemplateView.of(template).env,
+        ServiceView.of(svc).env,
     ]
     return plan_adapters(svc, observed.artifacts, model, template, user_engine_args(user_layers))

@@ -52,7 +52,7 @@ import attrs
 
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Category, Health, State
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj
 from aim_core.service.measured import Preference, measure_ranks
 from aim_core.service.overrides import Overrides, with_overrides
 from aim_core.service.resolution import (
@@ -72,7 +72,8 @@ from aim_core.service.templates import (
     template_gpu_model,
     template_status,
 )
-from aim_core.template import Scope
+from aim_core.service.view import ServiceView
+from aim_core.template import Scope, TemplateView
 
 
 def _listing(items: Sequence[str], limit: int = 5) -> str:
@@ -110,8 +111,8 @@ def select_template(
     pool = [
         ScopedTemplate(t, scope)
         for items, scope in ((namespaced, Scope.NAMESPACE), (cluster, Scope.CLUSTER))
-        for t in sorted(items, key=lambda t: meta_of(t).get("name", ""))
-        if spec_of(t).get("modelName") == model_name
+        for t in sorted(items, key=lambda t: TemplateView.of(t).name)
+        if TemplateView.of(t).model_name == model_name
     ]
     done: list[Candidate] = []
 
@@ -282,8 +283,8 @@ def resolve_explicit(
     MissingUpstream ``TemplateNotFound`` (service Failed) naming every lookup.
     """
     name = name.strip()
-    namespace = meta_of(service).get("namespace", "")
-    o = Overrides.read(spec_of(service).get("overrides"))
+    view = ServiceView.of(service)
+    o = Overrides.read(view.overrides)
     if name in namespaced_by_name:
         return with_overrides(
             ScopedTemplate(namespaced_by_name[name], Scope.NAMESPACE), service, namespaced_by_name, inventory
@@ -301,9 +302,7 @@ def resolve_explicit(
         if derived_name
         else (f"AIMServiceTemplate {name!r}")
     )
-    message = (
-        f"template {name!r} not found: no {looked} in namespace {namespace!r} and no AIMClusterServiceTemplate {name!r}"
-    )
+    message = f"template {name!r} not found: no {looked} in namespace {view.namespace!r} and no AIMClusterServiceTemplate {name!r}"
     return TemplateResolution(Health.error(Category.MISSING_UPSTREAM, "TemplateNotFound", message, upstream=True))
 
 
@@ -325,12 +324,11 @@ def choose_template(
     :param cluster: AIMClusterServiceTemplates.
     :param config: the merged runtime config spec (its ``templateSelection`` default).
     """
-    spec = spec_of(service)
-    conf = spec.get("template") or {}
-    ns_by_name = {meta_of(t).get("name", ""): t for t in namespaced}
-    cl_by_name = {meta_of(t).get("name", ""): t for t in cluster}
-    name = (conf.get("name") or "").strip()
-    kept = sticky(status_of(service).get("resolvedTemplate"), ns_by_name, cl_by_name)
+    view = ServiceView.of(service)
+    ns_by_name = {TemplateView.of(t).name: t for t in namespaced}
+    cl_by_name = {TemplateView.of(t).name: t for t in cluster}
+    name = view.template_name
+    kept = sticky(view.resolved_template, ns_by_name, cl_by_name)
     if kept is not None and not still_wanted(kept, service, model_name):
         kept = None  # the spec was edited since it was recorded: the spec wins
     if not name and model_name is None:
@@ -350,9 +348,9 @@ def choose_template(
             namespaced,
             cluster,
             inventory,
-            allow_unoptimized=bool(conf.get("allowUnoptimized")),
-            overrides=spec.get("overrides"),
-            namespace=meta_of(service).get("namespace", ""),
+            allow_unoptimized=view.allow_unoptimized,
+            overrides=view.overrides,
+            namespace=view.namespace,
             prefer=Preference.read(service, config),
         )
     if kept is not None:
@@ -389,12 +387,12 @@ def still_wanted(recorded: ScopedTemplate, service: Obj, model_name: str | None)
     service's overrides. Upstream keeps a Ready recorded template whatever the
     spec now says; here a spec edit wins.
     """
-    spec = spec_of(service)
-    serves = (spec_of(recorded.template).get("modelName") or "").strip()
+    view = ServiceView.of(service)
+    serves = TemplateView.of(recorded.template).model_name.strip()
     if model_name is not None and serves and serves != model_name:
         return False
-    name = ((spec.get("template") or {}).get("name") or "").strip()
+    name = view.template_name
     if not name:
         return True
-    o = Overrides.read(spec.get("overrides"))
+    o = Overrides.read(view.overrides)
     return recorded.name in {name, o.derived_name(name) if o else name}

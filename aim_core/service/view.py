@@ -42,6 +42,11 @@ class ServiceView:
     :ivar min_replicas: ``spec.minReplicas``; ``None`` when unset.
     :ivar max_replicas: ``spec.maxReplicas``; ``None`` when unset.
     :ivar auto_scaling: ``spec.autoScaling``, an empty map when unset.
+    :ivar runtime_config_name: ``spec.runtimeConfigName`` as written.
+    :ivar adapter_limits: ``spec.adapterLimits``, an empty map when unset.
+    :ivar env: ``spec.env`` as written.
+    :ivar overrides: ``spec.overrides`` as written (read by :class:`aim_core.service.overrides.Overrides`).
+    :ivar allow_unoptimized: ``spec.template.allowUnoptimized``.
     """
 
     name: str
@@ -65,6 +70,11 @@ class ServiceView:
     min_replicas: Any = None
     max_replicas: Any = None
     auto_scaling: Obj = attrs.field(factory=dict)
+    runtime_config_name: Any = None
+    adapter_limits: Obj = attrs.field(factory=dict)
+    env: tuple[Obj, ...] = ()
+    overrides: Any = None
+    allow_unoptimized: bool = False
 
     @classmethod
     def of(cls, service: Obj | ServiceView) -> ServiceView:
@@ -96,6 +106,11 @@ class ServiceView:
             min_replicas=spec.get("minReplicas"),
             max_replicas=spec.get("maxReplicas"),
             auto_scaling=spec.get("autoScaling") or {},
+            runtime_config_name=spec.get("runtimeConfigName"),
+            adapter_limits=spec.get("adapterLimits") or {},
+            env=tuple(spec.get("env") or ()),
+            overrides=spec.get("overrides"),
+            allow_unoptimized=bool(template.get("allowUnoptimized")),
         )
 
 

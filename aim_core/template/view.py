@@ -25,6 +25,7 @@ class TemplateView:
     :ivar discovery: ``status.discovery`` (the discovery breaker) as last written.
     :ivar state: ``status.status``.
     :ivar hardware: ``spec.hardware``, an empty map when unset.
+    :ivar env: ``spec.env`` as written.
     :ivar resources: ``spec.resources`` as written; ``None`` when unset.
     :ivar pull_secret_names: names in ``spec.imagePullSecrets``: stripped, blanks dropped, order kept, no repeats.
     :ivar service_account_name: ``spec.serviceAccountName``, stripped.
@@ -47,6 +48,7 @@ class TemplateView:
     state: str = ""
     conditions: tuple[Obj, ...] = ()
     hardware: Obj = attrs.field(factory=dict)
+    env: tuple[Obj, ...] = ()
     resources: Any = None
     pull_secret_names: tuple[str, ...] = ()
     service_account_name: str = ""
@@ -76,6 +78,7 @@ class TemplateView:
             state=str(status.get("status") or ""),
             conditions=tuple(c for c in status.get("conditions") or () if isinstance(c, Mapping)),
             hardware=spec.get("hardware") or {},
+            env=tuple(spec.get("env") or ()),
             resources=spec.get("resources"),
             pull_secret_names=pull_secret_names(spec.get("imagePullSecrets")),
             service_account_name=str(spec.get("serviceAccountName") or "").strip(),
