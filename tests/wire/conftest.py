@@ -78,6 +78,13 @@ def operator_settings() -> Settings:
     return Settings(operator_namespace="aim-system", workers=4)
 
 
+def ensure_namespace(kube: Any, name: str | None) -> None:
+    """The namespace exists (the operator's own one always does where it is deployed; a real API server
+    refuses to create in a namespace that does not, e.g. the discovery lock's Lease)."""
+    if name and kube.get("v1/namespaces", None, name) is None:
+        kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+
 @pytest.fixture()
 def operator_plugins() -> Any:
     """The plugin manager the ``operator`` fixture runs with; None: the installed plugins.
@@ -96,6 +103,7 @@ def operator_token(kube) -> str:
 @pytest_asyncio.fixture()
 async def operator(kube, operator_settings, operator_plugins, operator_token) -> AsyncIterator[Operator]:
     """The real operator (kopf + engine) running against ``kube`` until the test ends."""
+    ensure_namespace(kube, operator_settings.operator_namespace)
     op = Operator()
     op.start(operator_settings, kube.url, operator_plugins, token=operator_token)
     deadline = time.monotonic() + 10
@@ -122,6 +130,7 @@ async def proxy(kube) -> AsyncIterator[Proxy]:
 @pytest_asyncio.fixture()
 async def behind_proxy(kube, proxy, operator_settings) -> AsyncIterator[Operator]:
     """The operator, as the ``operator`` fixture runs it, talking to the API server through ``proxy``."""
+    ensure_namespace(kube, operator_settings.operator_namespace)
     op = Operator()
     op.start(operator_settings, proxy.url, token=kube.token)
     deadline = time.monotonic() + 10
