@@ -15,21 +15,12 @@ EMULATOR_ONLY = {
 # Not yet passing on a real API server (issue 19); each line goes once its test is converted.
 _NOT_YET = "not yet converted for a real API server (issue 19): runs on the emulator only"
 _PENDING = [
-    "tests/artifact/test_artifacts_wire.py::test_an_artifact_whose_volume_a_running_pod_mounts_is_in_use",
-    "tests/artifact/test_artifacts_wire.py::test_an_artifact_a_service_lists_as_an_adapter_is_in_use_until_the_service_drops_it",
-    "tests/artifact/test_artifacts_wire.py::test_artifacts_a_service_uses_are_not_evicted_and_their_last_use_is_kept",
-    "tests/artifact/test_artifacts_wire.py::test_cache_finalizer_deletes_unready_artifacts_and_their_children_but_keeps_ready_ones",
-    "tests/artifact/test_artifacts_wire.py::test_eviction_frees_space_lowest_priority_then_least_recently_used",
-    "tests/artifact/test_artifacts_wire.py::test_hf_artifact_from_size_check_to_ready",
-    "tests/templatecache/test_templatecaches_wire.py::test_terminating_namespace_skips_cleanup",
     "tests/kube/test_kube.py::test_a_failure_status_becomes_an_api_error_with_its_reason",
     "tests/kube/test_kube.py::test_verbs_round_trip_against_the_emulator",
     "tests/operator/test_cli_run.py::test_run_command_reconciles_with_the_kubeconfig_and_stops_on_sigterm",
     "tests/operator/test_cli_run.py::test_run_command_works_under_a_uid_with_no_passwd_entry",
     "tests/operator/test_image_runtime.py::test_the_image_command_reconciles_a_service_writing_nothing_but_its_scratch_volume",
     "tests/operator/test_reflector.py::test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone",
-    "tests/wire/test_artifacts_wire.py::test_a_service_without_a_warm_cache_runs_once_its_artifact_is_downloaded",
-    "tests/wire/test_artifacts_wire.py::test_artifact_goes_from_size_check_to_ready_driven_by_watch_events",
     "tests/wire/test_catalog_e2e_wire.py::test_a_service_on_a_registry_image_runs_all_the_way_to_an_inference_service",
     "tests/wire/test_doctor_wire.py::test_a_cluster_without_gpus_warns",
     "tests/wire/test_doctor_wire.py::test_a_crd_that_does_not_serve_the_version_we_write_fails",

@@ -70,8 +70,13 @@ _OPERATOR_GROUPS = f"system:serviceaccounts,system:serviceaccounts:{OPERATOR_SA_
 
 # Built-in controllers of kube-controller-manager that need what is not here (cloud, nodes, kubelet),
 # and the Job controller: the tests play Job controller and kubelet together (they create the pod and
-# write the Job's status), as they do on the emulator, so no second pod appears beside theirs.
-_CONTROLLERS = "*,-nodeipam,-nodelifecycle,-attachdetach,-route,-cloud-node-lifecycle,-service,-job,-cronjob"
+# write the Job's status), as they do on the emulator, so no second pod appears beside theirs. The volume
+# binder is off too: with no provisioner and no PersistentVolume it would set every claim back to Pending
+# that a test binds (writes phase Bound, as it plays the volume controller on the emulator).
+_CONTROLLERS = (
+    "*,-nodeipam,-nodelifecycle,-attachdetach,-route,-cloud-node-lifecycle,-service,-job,-cronjob,"
+    "-persistentvolume-binder"
+)
 
 _SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
@@ -310,6 +315,10 @@ class ControlPlane:
             limits=httpx.Limits(max_connections=16, max_keepalive_connections=16),
         )
         self._wait_ready("/readyz", 60)
+        # The CRDs before the controller manager: its garbage collector watches the resources it discovers
+        # at start and looks again only every 30 s, so a dependent of a custom resource created earlier
+        # than that would outlive its deleted owner for up to half a minute.
+        self.install_crds(test_crds())
         kubeconfig = work / "kubeconfig"
         kubeconfig.write_text(yaml.safe_dump(self.kubeconfig_dict(ADMIN_TOKEN)))
         self._spawn(
@@ -329,7 +338,6 @@ class ControlPlane:
                 "--v=0",
             ],
         )
-        self.install_crds(test_crds())
         self.resources = discover(self.client)
         self._baseline = set(self._everything())
 

@@ -24,6 +24,7 @@ from aim_core.runtime.controller import Context
 from aim_core.runtime.engine import Engine
 from aim_core.runtime.store import Store
 from aim_core.templatecache.controller import TemplateCacheController
+from tests.wire.conftest import eventually
 
 NS = "ml-team"
 ART = "aim.eai.amd.com/v1alpha1/aimartifacts"
@@ -376,6 +377,11 @@ async def test_quota_refuses_a_pvc_and_says_why(harness: Harness):
     assert len(kube.list("v1/persistentvolumeclaims", NS)) == 1
 
 
+def _listed(harness: Harness, name: str) -> dict[str, Any]:
+    """A template cache's status entry for a Ready artifact (model and uid are required by the CRD)."""
+    return {"name": name, "model": f"org/{name}", "uid": harness.artifact(name)["metadata"]["uid"], "status": "Ready"}
+
+
 async def test_eviction_frees_space_lowest_priority_then_least_recently_used(harness: Harness):
     kube = harness.kube
     kube.put_object(_quota(cluster="20Gi"))
@@ -391,8 +397,8 @@ async def test_eviction_frees_space_lowest_priority_then_least_recently_used(har
             "apiVersion": "aim.eai.amd.com/v1alpha1",
             "kind": "AIMTemplateCache",
             "metadata": {"name": "tc-old", "namespace": NS},
-            "spec": {"templateName": "old-template", "mode": "Shared"},
-            "status": {"status": "Ready", "artifacts": {"b-old": {"name": "b-old", "status": "Ready"}}},
+            "spec": {"templateName": "old-template", "templateScope": "Namespace", "mode": "Shared"},
+            "status": {"status": "Ready", "artifacts": {"b-old": _listed(harness, "b-old")}},
         }
     )
     kube.put_object(make_artifact("new", size="5Gi"))  # 6Gi with headroom; 18 + 6 > 20
@@ -416,8 +422,8 @@ async def test_artifacts_a_service_uses_are_not_evicted_and_their_last_use_is_ke
             "apiVersion": "aim.eai.amd.com/v1alpha1",
             "kind": "AIMTemplateCache",
             "metadata": {"name": "tc", "namespace": NS},
-            "spec": {"templateName": "tmpl"},
-            "status": {"status": "Ready", "artifacts": {"used": {"name": "used", "status": "Ready"}}},
+            "spec": {"templateName": "tmpl", "templateScope": "Namespace"},
+            "status": {"status": "Ready", "artifacts": {"used": _listed(harness, "used")}},
         }
     )
     kube.put_object(
@@ -458,16 +464,22 @@ async def test_cache_finalizer_deletes_unready_artifacts_and_their_children_but_
             "apiVersion": "aim.eai.amd.com/v1alpha1",
             "kind": "AIMTemplateCache",
             "metadata": {"name": "tc", "namespace": NS, "finalizers": ["aim.eai.amd.com/artifactcleanup"]},
-            "spec": {"templateName": "tmpl"},
+            "spec": {"templateName": "tmpl", "templateScope": "Namespace"},
         }
     )
     await harness.client.delete(TEMPLATE_CACHES, NS, "tc")
     await harness.reconcile("tc", controller="template-cache")
     assert kube.get(CACHES, NS, "tc") is None
     assert harness.artifact("ready") is not None and harness.artifact("pending") is None
-    remaining = {c["metadata"]["ownerReferences"][0]["name"] for c in kube.list("v1/persistentvolumeclaims", NS)}
-    assert remaining == {"ready"}
-    assert {j["metadata"]["ownerReferences"][0]["name"] for j in jobs(kube).values()} == {"ready"}
+
+    def only_the_ready_ones_children_remain() -> bool:
+        # a real cluster's garbage collector removes the dependents a moment later (the emulator at once)
+        claims = {c["metadata"]["ownerReferences"][0]["name"] for c in kube.list("v1/persistentvolumeclaims", NS)}
+        assert claims == {"ready"}
+        assert {j["metadata"]["ownerReferences"][0]["name"] for j in jobs(kube).values()} == {"ready"}
+        return True
+
+    await eventually(only_the_ready_ones_children_remain)
 
 
 async def _downloading(harness: Harness, name: str = "weights") -> dict[str, str]:

@@ -10,16 +10,18 @@ import pytest_asyncio
 
 from aim_core.kube import Credentials, Kube
 from aim_core.reconcile import naming
-from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
+from aim_core.reconcile.resources import ARTIFACTS, NAMESPACES, TEMPLATE_CACHES
 from aim_core.runtime.controller import Context
 from aim_core.runtime.engine import Engine
 from aim_core.runtime.store import Store
 from aim_core.templatecache.controller import TemplateCacheController
+from tests.wire.conftest import eventually
 
 NS = "ml-team"
 ART = "aim.eai.amd.com/v1alpha1/aimartifacts"
 CACHES = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
 TINY = {"modelId": "sshleifer/tiny-gpt2", "sourceUri": "hf://sshleifer/tiny-gpt2"}
+HOLD = "test.aim.eai.amd.com/hold"  # a finalizer of the test's own, to keep an object while it looks
 QWEN = {"modelId": "Qwen/Qwen3-0.6B", "sourceUri": "hf://Qwen/Qwen3-0.6B"}
 
 
@@ -188,15 +190,21 @@ async def test_terminating_namespace_skips_cleanup(harness: Harness):
     kube.put_object(make_cache())
     await harness.reconcile()
     assert len(harness.artifacts()) == 2
-    kube.put_object(
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}, "status": {"phase": "Terminating"}}
-    )
+    assert kube.get(CACHES, NS, "tc")["metadata"]["finalizers"] == ["aim.eai.amd.com/artifactcleanup"]
+    for name in harness.artifacts():  # held while the test looks: the namespace controller deletes them too
+        await harness.client.patch(ARTIFACTS, NS, name, {"metadata": {"finalizers": [HOLD]}})
     mark = kube.mark()
-    await harness.client.delete(TEMPLATE_CACHES, NS, "tc")
+    await harness.client.delete(NAMESPACES, None, NS)  # Terminating; the namespace controller deletes its contents
+    await eventually(lambda: kube.get(CACHES, NS, "tc")["metadata"]["deletionTimestamp"])
     await harness.reconcile()
     assert kube.get(CACHES, NS, "tc") is None  # the finalizer was dropped
     assert kube.count("delete", resource="aimartifacts", since=mark) == 0
-    assert len(harness.artifacts()) == 2  # the namespace deletion takes them
+    assert len(harness.artifacts()) == 2  # still there (held), and not deleted by the operator
+    for name in harness.artifacts():
+        await harness.client.patch(ARTIFACTS, NS, name, {"metadata": {"finalizers": None}})
+    await eventually(
+        lambda: kube.get("v1/namespaces", None, NS) is None, timeout=30
+    )  # the namespace deletion took them
 
 
 async def test_missing_template_fails_without_creating_anything(harness: Harness):
