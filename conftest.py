@@ -15,11 +15,6 @@ EMULATOR_ONLY = {
 # Not yet passing on a real API server (issue 19); each line goes once its test is converted.
 _NOT_YET = "not yet converted for a real API server (issue 19): runs on the emulator only"
 _PENDING = [
-    "tests/kube/test_kube.py::test_a_failure_status_becomes_an_api_error_with_its_reason",
-    "tests/kube/test_kube.py::test_verbs_round_trip_against_the_emulator",
-    "tests/operator/test_cli_run.py::test_run_command_reconciles_with_the_kubeconfig_and_stops_on_sigterm",
-    "tests/operator/test_cli_run.py::test_run_command_works_under_a_uid_with_no_passwd_entry",
-    "tests/operator/test_image_runtime.py::test_the_image_command_reconciles_a_service_writing_nothing_but_its_scratch_volume",
     "tests/operator/test_reflector.py::test_a_stream_resumes_where_it_was_and_lists_again_after_410_gone",
     "tests/wire/test_catalog_e2e_wire.py::test_a_service_on_a_registry_image_runs_all_the_way_to_an_inference_service",
     "tests/wire/test_doctor_wire.py::test_a_cluster_without_gpus_warns",

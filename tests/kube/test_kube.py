@@ -39,10 +39,17 @@ def service(name: str) -> dict[str, Any]:
     }
 
 
-# --------------------------------------------------------------------------- against the emulator
+# --------------------------------------------------------------------------- against the cluster (both backends)
 
 
-async def test_verbs_round_trip_against_the_emulator(kube: EmulatedApi) -> None:
+@pytest.fixture()
+def team(kube: EmulatedApi) -> EmulatedApi:
+    """The namespace the tests write to (a real API server refuses creates in one that does not exist)."""
+    kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    return kube
+
+
+async def test_verbs_round_trip(kube: EmulatedApi, team: EmulatedApi) -> None:
     client = Kube(Credentials(server=kube.url))
     try:
         created = await client.create(SERVICES, service("a"))
@@ -68,7 +75,7 @@ async def test_verbs_round_trip_against_the_emulator(kube: EmulatedApi) -> None:
     assert client.counter.by_verb == {"create": 1, "apply": 1, "patch": 1, "list": 1, "get": 1, "delete": 2}
 
 
-async def test_a_failure_status_becomes_an_api_error_with_its_reason(kube: EmulatedApi) -> None:
+async def test_a_failure_status_becomes_an_api_error_with_its_reason(kube: EmulatedApi, team: EmulatedApi) -> None:
     client = Kube(Credentials(server=kube.url))
     try:
         await client.create(SERVICES, service("a"))

@@ -21,7 +21,14 @@ RC = "aim.eai.amd.com/v1alpha1/aimruntimeconfigs"
 LOOPBACK_ENDPOINTS = ("--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0")
 
 
+def _namespaces(kube) -> None:
+    """The namespace the test writes to and the operator's own (a real API server creates in neither unless they exist)."""
+    for name in ("team", "aim-system"):
+        kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+
 async def test_run_command_reconciles_with_the_kubeconfig_and_stops_on_sigterm(kube, api, kubeconfig: Path, tmp_path):
+    _namespaces(kube)
     env = {**os.environ, "KUBECONFIG": str(kubeconfig), "AIM_SYSTEM_NAMESPACE": "aim-system"}
     log = tmp_path / "operator.log"
     with open(log, "wb") as out:
@@ -82,6 +89,7 @@ async def test_run_command_works_under_a_uid_with_no_passwd_entry(kube, api, tmp
     The process keeps one capability, reading and searching any directory, only so that it can
     reach this machine's interpreter (often under /root); who it is stays an unknown uid.
     """
+    _namespaces(kube)
     uid = _uid_without_passwd_entry()
     shared = tmp_path_factory.mktemp("anyuid")
     shared.chmod(0o755)
@@ -93,7 +101,7 @@ async def test_run_command_works_under_a_uid_with_no_passwd_entry(kube, api, tmp
                 "kind": "Config",
                 "current-context": "emulator",
                 "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
-                "users": [{"name": "emulator", "user": {"token": "emulator"}}],
+                "users": [{"name": "emulator", "user": {"token": kube.token}}],
                 "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
             }
         )

@@ -96,7 +96,7 @@ async def test_the_image_command_reconciles_a_service_writing_nothing_but_its_sc
                 "kind": "Config",
                 "current-context": "emulator",
                 "clusters": [{"name": "emulator", "cluster": {"server": kube.url}}],
-                "users": [{"name": "emulator", "user": {"token": "emulator"}}],
+                "users": [{"name": "emulator", "user": {"token": kube.token}}],
                 "contexts": [{"name": "emulator", "context": {"cluster": "emulator", "user": "emulator"}}],
             }
         )
