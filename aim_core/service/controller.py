@@ -358,9 +358,14 @@ class ServiceController(Controller):
         if namespace_going(ctx.store.get(NAMESPACES, None, ns)):
             return
         label = sanitize_label_value(obj["metadata"]["name"])
-        for cache in ctx.store.by_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, (ns, label)):
-            if (status_of(cache).get("status")) != State.READY.value:
-                await ctx.kube.delete(TEMPLATE_CACHES, ns, cache["metadata"]["name"])
+        caches = ctx.store.by_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, (ns, label))
+        doomed = [c["metadata"]["name"] for c in caches if status_of(c).get("status") != State.READY.value]
+        # The namespace watch may not have brought the namespace's Terminating yet when the namespace
+        # controller's deletion of its content arrives: read it before deleting anything (F15).
+        if not doomed or namespace_going(await ctx.kube.get(NAMESPACES, None, ns)):
+            return
+        for name in doomed:
+            await ctx.kube.delete(TEMPLATE_CACHES, ns, name)
 
 
 __all__ = ["ServiceController"]

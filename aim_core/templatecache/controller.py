@@ -54,7 +54,7 @@ from aim_core.reconcile.resources import (
     TEMPLATE_CACHES,
     TEMPLATES,
 )
-from aim_core.runtime.controller import Context, Controller, Watch
+from aim_core.runtime.controller import Context, Controller, Watch, namespace_going
 from aim_core.runtime.store import ObjectKey, Store
 from aim_core.runtimeconfig import config_name, resolve
 from aim_core.templatecache.plan import Observed, cleanup_targets, find_template, plan_cache
@@ -140,7 +140,12 @@ class TemplateCacheController(Controller):
         namespace = ctx.store.get(NAMESPACES, None, ns) if ns else None
         label = sanitize_label_value(meta["name"])
         labelled = ctx.store.by_index(ARTIFACTS, ARTIFACTS_BY_CACHE, (ns, label)) if label else []
-        for name in cleanup_targets(obj, namespace, labelled):
+        doomed = cleanup_targets(obj, namespace, labelled)
+        # The namespace watch may not have brought the namespace's Terminating yet when the namespace
+        # controller's deletion of its content arrives: read it before deleting anything (F15).
+        if doomed and ns and namespace_going(await ctx.kube.get(NAMESPACES, None, ns)):
+            return
+        for name in doomed:
             await ctx.kube.delete(ARTIFACTS, ns, name)
 
 

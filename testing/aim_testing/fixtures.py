@@ -45,6 +45,15 @@ BACKENDS = ("emulator", "apiserver")
 emulator_only_paths: dict[str, str] = {}
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--kube-backends",
+        action="store_true",
+        help="collect only, then print how many tests that use the kube fixture also run on a real "
+        "kube-apiserver ([apiserver]) and why each of the others runs on the emulator only",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -77,6 +86,59 @@ def emulator_only_reason(node: Any, path: Path, rootdir: Path) -> str | None:
         if test_id.startswith(prefix) and (prefix.endswith(("/", ".py")) or test_id == prefix):
             return reason
     return None
+
+
+def backend_report(items: list[pytest.Item], rootdir: Path) -> str:
+    """The share of tests using ``kube`` that carry an ``[apiserver]`` run (``pytest --kube-backends``).
+
+    Counted per test function (parametrised variants are one test): in ``*_wire.py`` files, and in all
+    files outside the emulator's own tests (``tests/testing/``). The emulator-only ones follow with their reason.
+    """
+    backends: dict[str, set[str]] = {}
+    reasons: dict[str, str] = {}
+    for item in items:
+        if "kube" not in getattr(item, "fixturenames", ()):
+            continue
+        test = item.nodeid.split("[")[0]
+        backends.setdefault(test, set()).add("apiserver" if item.get_closest_marker("apiserver") else "emulator")
+        reason = emulator_only_reason(item, item.path, rootdir)
+        if reason is not None:
+            reasons[test] = reason
+
+    def share(selected: list[str]) -> str:
+        real = sum(1 for test in selected if "apiserver" in backends[test])
+        percent = 100 * real / len(selected) if selected else 0.0
+        return f"{real} of {len(selected)} ({percent:.0f}%)"
+
+    outside = [t for t in backends if not t.startswith("tests/testing/")]
+    wire = [t for t in outside if t.split("::")[0].endswith("_wire.py")]
+    runs = sum(1 for item in items if item.get_closest_marker("apiserver"))
+    lines = [
+        f"tests with an [apiserver] run: {share(wire)} in *_wire.py files; "
+        f"{share(outside)} of all tests using the kube fixture outside tests/testing/; {runs} [apiserver] runs",
+        "emulator only:",
+    ]
+    by_reason: dict[str, list[str]] = {}
+    for test in sorted(t for t in outside if "apiserver" not in backends[t]):
+        by_reason.setdefault(reasons.get(test, "?"), []).append(test)
+    for reason, tests in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {len(tests)}: {reason}")
+        lines += [f"      {test}" for test in tests]
+    return "\n".join(lines)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("kube_backends", False):
+        return
+    report = backend_report(items, config.rootpath)
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = []
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_line("")
+        for line in report.splitlines():
+            terminal.write_line(line)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -454,8 +454,13 @@ def test_cleanup_deletes_only_non_ready_artifacts_of_this_cache_while_the_namesp
 
 
 class RecordingKube:
-    def __init__(self) -> None:
+    def __init__(self, namespace: dict | None = LIVE_NS) -> None:
         self.deleted: list[tuple[str, str | None, str]] = []
+        self.namespace = namespace  # what reading the namespace from the API server answers
+
+    async def get(self, ref, namespace, name):
+        assert ref == NAMESPACES and name == NS
+        return self.namespace
 
     async def delete(self, ref, namespace, name):
         self.deleted.append((ref.kind, namespace, name))
@@ -471,6 +476,22 @@ async def test_finalize_deletes_through_the_api():
     store.upsert(ARTIFACTS, make_artifact("elsewhere", status="Failed", cache_label="other"))
     await controller.finalize(Context(store, kube, None, "aim-system"), make_cache())
     assert kube.deleted == [("AIMArtifact", NS, "failed")]
+
+
+async def test_finalize_deletes_nothing_when_the_namespace_turned_terminating_before_the_store_saw_it():
+    """F15: the namespace controller deletes the cache right after marking the namespace; the watch that
+    brings the namespace's Terminating may come later than the cache's deletion."""
+    terminating = {
+        "metadata": {"name": NS, "deletionTimestamp": "2026-01-01T00:00:00Z"},
+        "status": {"phase": "Terminating"},
+    }
+    store, kube = Store(), RecordingKube(namespace=terminating)
+    controller = TemplateCacheController()
+    controller.setup(store)
+    store.upsert(NAMESPACES, LIVE_NS)
+    store.upsert(ARTIFACTS, make_artifact("failed", status="Failed", cache_label="tc"))
+    await controller.finalize(Context(store, kube, None, "aim-system"), make_cache())
+    assert kube.deleted == []
 
 
 # ---------------------------------------------------------------- observe and watches

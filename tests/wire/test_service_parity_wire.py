@@ -12,6 +12,8 @@ from tests.wire.test_services_wire import ISVC, NS, SVC, cluster, condition, cre
 
 FINALIZER = "aim.eai.amd.com/template-cache-cleanup"
 TC = "aim.eai.amd.com/v1alpha1/aimtemplatecaches"
+HOLD = "test.aim.eai.amd.com/hold"  # a finalizer of the test's own, to keep an object while it looks
+MERGE = {"Content-Type": "application/merge-patch+json"}
 
 
 async def test_the_finalizer_comes_on_the_first_reconcile_and_never_blocks_the_namespace(kube, api, cluster, operator):
@@ -30,27 +32,28 @@ async def test_the_finalizer_comes_on_the_first_reconcile_and_never_blocks_the_n
     made = await eventually(lambda: kube.list(TC, NS, label_selector="aim.eai.amd.com/service=llama-chat")[0])
     assert FINALIZER in kube.get(SVC, NS, "llama-chat")["metadata"]["finalizers"]  # added before the cache
 
-    # The namespace is being deleted: the namespace controller deletes every object in it.
-    ns = kube.get("v1/namespaces", None, NS)
-    kube.put_object(
-        {
-            **ns,
-            "metadata": {**ns["metadata"], "deletionTimestamp": "2026-03-01T12:00:00Z"},
-            "status": {"phase": "Terminating"},
-        }
-    )
-    for name in ("waiting", "llama-chat"):
-        response = await api.delete(kube.path(SVC, NS, name))
-        assert response.status_code == 200, response.text
-
-    await eventually(lambda: kube.get(SVC, NS, "waiting") is None and kube.get(SVC, NS, "llama-chat") is None)
-    # No cleanup in a terminating namespace (F15): the finalizer only steps aside.
-    assert kube.get(TC, NS, made["metadata"]["name"]) is not None
-    # The template cache's own finalizer does not hold the namespace either.
-    assert "aim.eai.amd.com/artifactcleanup" in kube.get(TC, NS, made["metadata"]["name"])["metadata"]["finalizers"]
-    response = await api.delete(kube.path(TC, NS, made["metadata"]["name"]))
+    # Held by a finalizer of the test's own, so that the operator's not deleting it can be seen.
+    tc = made["metadata"]["name"]
+    cleanup = "aim.eai.amd.com/artifactcleanup"
+    await eventually(lambda: cleanup in kube.get(TC, NS, tc)["metadata"]["finalizers"])
+    held = [*kube.get(TC, NS, tc)["metadata"]["finalizers"], HOLD]
+    response = await api.patch(kube.path(TC, NS, tc), json={"metadata": {"finalizers": held}}, headers=MERGE)
     assert response.status_code == 200, response.text
-    await eventually(lambda: kube.get(TC, NS, made["metadata"]["name"]) is None)
+
+    # The namespace is deleted: the namespace controller deletes every object in it.
+    mark = kube.mark()
+    response = await api.delete(f"/api/v1/namespaces/{NS}")
+    assert response.status_code == 200, response.text
+    await eventually(
+        lambda: kube.get(SVC, NS, "waiting") is None and kube.get(SVC, NS, "llama-chat") is None, timeout=30
+    )
+    # No cleanup in a terminating namespace (F15): the finalizer only steps aside.
+    assert kube.count("delete", resource="aimtemplatecaches", agent="aim-engine", since=mark) == 0
+    # The template cache's own finalizer does not hold the namespace either: only the test's is left.
+    await eventually(lambda: kube.get(TC, NS, tc)["metadata"]["finalizers"] == [HOLD], timeout=30)
+    response = await api.patch(kube.path(TC, NS, tc), json={"metadata": {"finalizers": None}}, headers=MERGE)
+    assert response.status_code == 200, response.text
+    await eventually(lambda: kube.get("v1/namespaces", None, NS) is None, timeout=60)
 
 
 async def test_a_service_whose_model_is_not_ready_holds_the_finalizer_and_its_namespace_still_goes(
