@@ -2,7 +2,8 @@
 
 The emulator plays the namespace controller (kube-controller-manager's does on a real API server): the namespace turns Terminating,
 everything in it is deleted (finalizers hold objects), creates there are
-refused with 403 (Events included), and the namespace goes once it is empty.
+refused with 403 (Events included), and the namespace goes once it is empty. Creates in a namespace
+that does not exist are refused with 404 on both.
 """
 
 from __future__ import annotations
@@ -47,6 +48,40 @@ async def test_deleting_a_namespace_causes_no_refused_write_and_releases_every_f
     assert [c for c in ours if c.subresource == "status"] == []
     assert {c.verb for c in ours} <= {"patch", "delete", "get", "list"}
     assert any(c.verb == "patch" and c.resource == SVC for c in ours)  # the finalizers, released
+
+
+async def test_creates_in_a_namespace_that_does_not_exist_are_refused(kube, api):
+    """404 NotFound naming the namespace, for a create and for a server-side apply that creates; the
+    system namespaces are there; seeding an object (the facade's put_object) makes its namespace."""
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}
+    refused = await api.post("/api/v1/namespaces/nowhere/configmaps", json=config)
+    assert refused.status_code == 404, refused.text
+    assert refused.json()["message"] == 'namespaces "nowhere" not found'
+    assert refused.json()["details"] == {"name": "nowhere", "kind": "namespaces"}
+    route = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "r"},
+        "spec": {"parentRefs": [{"name": "gw"}]},
+    }
+    applied = await api.patch(
+        "/apis/gateway.networking.k8s.io/v1/namespaces/nowhere/httproutes/r",
+        params={"fieldManager": "m"},
+        json=route,
+        headers={"Content-Type": "application/apply-patch+yaml"},
+    )
+    assert applied.status_code == 404, applied.text
+    assert kube.get("v1/namespaces", None, "nowhere") is None
+
+    assert (await api.post("/api/v1/namespaces/default/configmaps", json=config)).status_code == 201
+    made = await api.post(
+        "/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "nowhere"}}
+    )
+    assert made.status_code == 201, made.text
+    assert (await api.post("/api/v1/namespaces/nowhere/configmaps", json=config)).status_code == 201
+
+    kube.put_object({**config, "metadata": {"name": "c", "namespace": "seeded"}})
+    assert kube.get("v1/namespaces", None, "seeded") is not None
 
 
 async def test_creates_in_a_terminating_namespace_are_refused(kube, api):

@@ -21,4 +21,5 @@ def not_found(res: kmock.resource, name: str | None = None) -> kmock.KubernetesE
     what = f"{res.plural}.{res.group}".rstrip(".")
     if name is None:
         return api_error(404, "NotFound", "the server could not find the requested resource")
-    return api_error(404, "NotFound", f'{what} "{name}" not found', name=name, group=res.group, kind=res.plural)
+    group = {"group": res.group} if res.group else {}  # the core group is left out, as the real server does
+    return api_error(404, "NotFound", f'{what} "{name}" not found', name=name, **group, kind=res.plural)

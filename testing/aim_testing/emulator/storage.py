@@ -11,7 +11,9 @@
 * the namespace lifecycle: deleting a namespace makes it ``Terminating``, deletes
   everything in it (finalizers hold objects as usual) and removes it once empty,
   as kube-controller-manager's namespace controller does; creates in a terminating
-  namespace are refused (403), Events included.
+  namespace are refused (403), Events included, and creates in a namespace that does
+  not exist are refused (404 ``namespaces "x" not found``), as the NamespaceLifecycle
+  admission does (``default`` and the ``kube-*`` namespaces always exist).
 
 Also the test helpers that read and seed objects directly, without a request.
 """
@@ -44,6 +46,8 @@ from aim_testing.emulator.selectors import request_matcher
 from aim_testing.emulator.validation import check_metadata
 
 _NAMESPACES = kmock.resource("v1/namespaces")
+# The namespaces a cluster always has (kube-apiserver makes them at start): creates there need no Namespace object.
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
 
 @attrs.frozen
@@ -63,6 +67,7 @@ class Storage(kmock.KubernetesEmulator):
 
     gc: bool = True  # delete dependents whose owners are all gone
     namespace_controller: bool = True  # empty and then remove a namespace that is being deleted
+    namespaces_required: bool = True  # refuse creates in a namespace that does not exist (404)
     schemas: dict[kmock.resource, dict[str, Any]] = attrs.field(factory=dict, init=False)  # structural, by resource
     history_limit: int | None = None  # changes kept for watches to resume from (None: all, until compact())
     bookmark_interval: float = 60.0  # seconds between BOOKMARKs on a quiet watch that allows them
@@ -97,7 +102,10 @@ class Storage(kmock.KubernetesEmulator):
         self._compacted = self._rv
 
     def put_object(self, body: Mapping[str, Any], *, resource: str | kmock.resource | None = None) -> dict[str, Any]:
-        """Store an object as is (status included), with uid and resourceVersion; watchers see it."""
+        """Store an object as is (status included), with uid and resourceVersion; watchers see it.
+
+        Its namespace is made when it does not exist (as the real-server backend's seeding does).
+        """
         obj = copy.deepcopy(dict(body))
         res = self.resolve(resource) if resource is not None else self._resource_of(obj)
         info = self._info(res)
@@ -107,6 +115,8 @@ class Storage(kmock.KubernetesEmulator):
         drop_empty_metadata(obj)
         if not self.namespaced(res):
             meta.pop("namespace", None)
+        elif meta.get("namespace") and not self._namespace_exists(meta["namespace"]):
+            self.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": meta["namespace"]}})
         key = (res, meta.get("namespace"), meta["name"])
         old = self._live(key)
         old_meta = (old or {}).get("metadata", {})
@@ -217,8 +227,14 @@ class Storage(kmock.KubernetesEmulator):
             obj = prune_and_default(obj, schema)
         return drop_empty_metadata(obj)
 
+    def _namespace_exists(self, namespace: str) -> bool:
+        return namespace in SYSTEM_NAMESPACES or self._live((_NAMESPACES, None, namespace)) is not None
+
     def refuse_in_terminating_namespace(self, res: kmock.resource, namespace: str | None, name: str) -> None:
-        """403 for a create in a namespace that is being deleted (the NamespaceLifecycle admission)."""
+        """A create in a namespace that is being deleted is 403, in one that does not exist 404 (the
+        NamespaceLifecycle admission)."""
+        if namespace and self.namespaces_required and res != _NAMESPACES and not self._namespace_exists(namespace):
+            raise not_found(_NAMESPACES, namespace)
         ns = self._live((_NAMESPACES, None, namespace)) if namespace else None
         if ns is not None and (
             ns["metadata"].get("deletionTimestamp") or (ns.get("status") or {}).get("phase") == "Terminating"

@@ -1,4 +1,8 @@
-"""SubjectAccessReviews are answered from the stored RBAC objects, as a real API server's RBAC authorizer does."""
+"""SubjectAccessReviews are answered from the stored RBAC objects, as a real API server's RBAC authorizer does.
+
+On both backends: the emulator's imitation (``aim_testing.emulator.access``, which ``aim-engine doctor``'s
+tests and the HTTPS metrics tests rely on there) is pinned to what kube-apiserver answers.
+"""
 
 from __future__ import annotations
 
