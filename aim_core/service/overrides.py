@@ -46,7 +46,6 @@ from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import MANAGED_BY_ENGINE, MANAGED_BY_LABEL, ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.naming import derived_template_name
-from aim_core.reconcile.obj import meta_of, spec_of
 from aim_core.reconcile.resources import TEMPLATES
 from aim_core.service.caching import SHARED, caching_mode
 from aim_core.service.resolution import TemplateResolution
@@ -63,13 +62,14 @@ from aim_core.service.templates import (
     template_precision,
     template_status,
 )
-from aim_core.template import Scope
+from aim_core.service.view import ServiceView
+from aim_core.template import Scope, TemplateView
 
 DEFAULT_RUNTIME_CONFIG = "default"
 
 
 def _spec_gpu(t: Obj) -> Obj:
-    return (spec_of(t).get("hardware") or {}).get("gpu") or {}
+    return TemplateView.of(t).hardware.get("gpu") or {}
 
 
 @attrs.frozen
@@ -146,7 +146,7 @@ class Overrides:
         gpu = self.hardware.get("gpu") or {}
         no_gpus = gpu.get("requests") == 0 and template_gpu_count(t) > 0
         gpu_other = any(_spec_gpu(t).get(k) != v for k, v in gpu.items() if k not in ("model", "requests"))
-        spec_hardware = spec_of(t).get("hardware") or {}
+        spec_hardware = TemplateView.of(t).hardware
         other = any(spec_hardware.get(k) != v for k, v in self.hardware.items() if k != "gpu")
         return bool(unknown or no_gpus or gpu_other or other or self.mismatches(t, inventory))
 
@@ -184,8 +184,8 @@ def derived_template(
     if is_derived(base):
         raise ValueError(f"{describe(base, base_scope)} is a derived template and is not derived again")
     o = Overrides.read(overrides)
-    svc_spec = spec_of(service)
-    spec = copy.deepcopy(dict(spec_of(base)))
+    view, base_view = ServiceView.of(service), TemplateView.of(base)
+    spec = copy.deepcopy(dict(base_view.spec))
     if base_scope is Scope.CLUSTER:
         spec.pop("caching", None)
     if o.metric:
@@ -196,20 +196,18 @@ def derived_template(
         spec["hardware"] = _merge_hardware(spec.get("hardware"), o.hardware)
     if o.mismatches(base):
         spec.pop("profileId", None)
-    spec["runtimeConfigName"] = (
-        svc_spec.get("runtimeConfigName") or spec.get("runtimeConfigName") or (DEFAULT_RUNTIME_CONFIG)
-    )
-    for key in ("imagePullSecrets", "resources"):
-        if svc_spec.get(key):
-            spec[key] = copy.deepcopy(svc_spec[key])
+    spec["runtimeConfigName"] = view.runtime_config_name or spec.get("runtimeConfigName") or DEFAULT_RUNTIME_CONFIG
+    for key, value in (("imagePullSecrets", view.image_pull_secrets), ("resources", view.resources)):
+        if value:
+            spec[key] = copy.deepcopy(value)
     if caching_shared:
         spec["caching"] = {**(spec.get("caching") or {}), "enabled": True}
     return {
         "apiVersion": API_VERSION,
         "kind": TEMPLATES.kind,
         "metadata": {
-            "name": o.derived_name(str(meta_of(base).get("name", ""))),
-            "namespace": meta_of(service).get("namespace", ""),
+            "name": o.derived_name(base_view.name),
+            "namespace": view.namespace,
             "labels": {MANAGED_BY_LABEL: MANAGED_BY_ENGINE, ORIGIN_LABEL: ORIGIN_DERIVED},
         },
         "spec": spec,
@@ -223,14 +221,13 @@ def with_overrides(
     inventory: GpuInventory | None = None,
 ) -> TemplateResolution:
     """Step 3: use ``base``, or the derived template the service's overrides call for (module docstring)."""
-    o = Overrides.read(spec_of(service).get("overrides"))
+    overrides = ServiceView.of(service).overrides
+    o = Overrides.read(overrides)
     if is_derived(base.template) or not o.change(base.template, inventory):
         return TemplateResolution(base.health(), base)
     derivable = base.ready or (template_status(base.template) == State.NOT_AVAILABLE.value and bool(o.gpu_model))
     want = (
-        derived_template(
-            base.template, base.scope, service, service["spec"]["overrides"], caching_mode(service) == SHARED
-        )
+        derived_template(base.template, base.scope, service, overrides, caching_mode(service) == SHARED)
         if derivable
         else None
     )

@@ -37,8 +37,8 @@ from aim_core.reconcile.conditions import dependency_health
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
-from aim_core.template import Scope
+from aim_core.reconcile.obj import Obj
+from aim_core.template import Scope, TemplateView
 
 COMPONENT = "Template"
 
@@ -47,16 +47,16 @@ COMPONENT = "Template"
 
 
 def _profile(t: Obj) -> Obj:
-    return (status_of(t).get("profile") or {}).get("metadata") or {}
+    return (TemplateView.of(t).profile or {}).get("metadata") or {}
 
 
 def _spec_gpu(t: Obj) -> Obj:
-    return (spec_of(t).get("hardware") or {}).get("gpu") or {}
+    return TemplateView.of(t).hardware.get("gpu") or {}
 
 
 def template_status(t: Obj) -> str:
     """``status.status``; ``Pending`` before the template controller has written one."""
-    return status_of(t).get("status") or State.PENDING.value
+    return TemplateView.of(t).state or State.PENDING.value
 
 
 def profile_type(t: Obj) -> str:
@@ -66,12 +66,12 @@ def profile_type(t: Obj) -> str:
 
 def template_metric(t: Obj) -> str:
     """Metric of the discovered profile, else of the spec; empty when neither says."""
-    return _profile(t).get("metric") or spec_of(t).get("metric") or ""
+    return _profile(t).get("metric") or TemplateView.of(t).metric
 
 
 def template_precision(t: Obj) -> str:
     """Precision of the discovered profile, else of the spec; empty when neither says."""
-    return _profile(t).get("precision") or spec_of(t).get("precision") or ""
+    return _profile(t).get("precision") or TemplateView.of(t).precision
 
 
 def template_gpu_model(t: Obj) -> str:
@@ -86,14 +86,14 @@ def template_gpu_count(t: Obj) -> int:
 
 def is_derived(t: Obj) -> bool:
     """Whether a service derived this template from another one (label ``origin=derived``)."""
-    return (meta_of(t).get("labels") or {}).get(ORIGIN_LABEL) == ORIGIN_DERIVED
+    return TemplateView.of(t).labels.get(ORIGIN_LABEL) == ORIGIN_DERIVED
 
 
 def describe(t: Obj, scope: Scope) -> str:
     """``AIMServiceTemplate ns/name`` or ``AIMClusterServiceTemplate name``, for messages."""
-    meta = meta_of(t)
-    where = f"{meta.get('namespace', '')}/" if scope is Scope.NAMESPACE else ""
-    return f"{scope.kind} {where}{meta.get('name', '')}"
+    view = TemplateView.of(t)
+    where = f"{view.namespace}/" if scope is Scope.NAMESPACE else ""
+    return f"{scope.kind} {where}{view.name}"
 
 
 def same_gpu(a: str, b: str, inventory: GpuInventory | None = None) -> bool:
@@ -124,7 +124,7 @@ def template_health(t: Obj, scope: Scope | None = None) -> Health:
     → Failed; anything else → Progressing (the service waits as Pending). All
     not-ready cases use ``TemplateNotReady``; the health is always upstream.
     """
-    what = describe(t, scope or (Scope.NAMESPACE if meta_of(t).get("namespace") else Scope.CLUSTER))
+    what = describe(t, scope or (Scope.NAMESPACE if TemplateView.of(t).namespace else Scope.CLUSTER))
     return dependency_health(
         t,
         what,
@@ -137,13 +137,13 @@ def template_health(t: Obj, scope: Scope | None = None) -> Health:
 
 def resolved_reference(t: Obj, scope: Scope) -> dict[str, Any]:
     """``status.resolvedTemplate``: kind, name, namespace (namespaced only), scope and uid (when known)."""
-    meta = meta_of(t)
-    ref: dict[str, Any] = {"kind": scope.kind, "name": meta.get("name", "")}
+    view = TemplateView.of(t)
+    ref: dict[str, Any] = {"kind": scope.kind, "name": view.name}
     if scope is Scope.NAMESPACE:
-        ref["namespace"] = meta.get("namespace", "")
+        ref["namespace"] = view.namespace
     ref["scope"] = scope.value
-    if meta.get("uid"):
-        ref["uid"] = meta["uid"]
+    if view.uid:
+        ref["uid"] = view.uid
     return ref
 
 
@@ -156,7 +156,7 @@ class ScopedTemplate:
 
     @property
     def name(self) -> str:
-        return str(meta_of(self.template).get("name", ""))
+        return TemplateView.of(self.template).name
 
     @property
     def ready(self) -> bool:
@@ -192,7 +192,7 @@ def sticky(
         found = by_name.get(name)
         if found is None:
             continue
-        uid, recorded_uid = meta_of(found).get("uid"), (recorded or {}).get("uid")
+        uid, recorded_uid = TemplateView.of(found).uid, (recorded or {}).get("uid")
         if uid and recorded_uid and uid != recorded_uid:
             return None
         picked = ScopedTemplate(found, where)

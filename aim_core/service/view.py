@@ -45,6 +45,7 @@ class ServiceView:
     :ivar runtime_config_name: ``spec.runtimeConfigName`` as written.
     :ivar adapter_limits: ``spec.adapterLimits``, an empty map when unset.
     :ivar env: ``spec.env`` as written.
+    :ivar image_pull_secrets: ``spec.imagePullSecrets`` as written (copied into a derived template).
     :ivar overrides: ``spec.overrides`` as written (read by :class:`aim_core.service.overrides.Overrides`).
     :ivar allow_unoptimized: ``spec.template.allowUnoptimized``.
     """
@@ -73,6 +74,7 @@ class ServiceView:
     runtime_config_name: Any = None
     adapter_limits: Obj = attrs.field(factory=dict)
     env: tuple[Obj, ...] = ()
+    image_pull_secrets: Any = None
     overrides: Any = None
     allow_unoptimized: bool = False
 
@@ -109,6 +111,7 @@ class ServiceView:
             runtime_config_name=spec.get("runtimeConfigName"),
             adapter_limits=spec.get("adapterLimits") or {},
             env=tuple(spec.get("env") or ()),
+            image_pull_secrets=spec.get("imagePullSecrets"),
             overrides=spec.get("overrides"),
             allow_unoptimized=bool(template.get("allowUnoptimized")),
         )

@@ -26,6 +26,9 @@ class TemplateView:
     :ivar state: ``status.status``.
     :ivar hardware: ``spec.hardware``, an empty map when unset.
     :ivar env: ``spec.env`` as written.
+    :ivar labels: ``metadata.labels``, an empty map when unset.
+    :ivar metric: ``spec.metric``, "" when unset.
+    :ivar precision: ``spec.precision``, "" when unset.
     :ivar resources: ``spec.resources`` as written; ``None`` when unset.
     :ivar pull_secret_names: names in ``spec.imagePullSecrets``: stripped, blanks dropped, order kept, no repeats.
     :ivar service_account_name: ``spec.serviceAccountName``, stripped.
@@ -49,6 +52,9 @@ class TemplateView:
     conditions: tuple[Obj, ...] = ()
     hardware: Obj = attrs.field(factory=dict)
     env: tuple[Obj, ...] = ()
+    labels: Obj = attrs.field(factory=dict)
+    metric: str = ""
+    precision: str = ""
     resources: Any = None
     pull_secret_names: tuple[str, ...] = ()
     service_account_name: str = ""
@@ -79,6 +85,9 @@ class TemplateView:
             conditions=tuple(c for c in status.get("conditions") or () if isinstance(c, Mapping)),
             hardware=spec.get("hardware") or {},
             env=tuple(spec.get("env") or ()),
+            labels=meta.get("labels") or {},
+            metric=str(spec.get("metric") or ""),
+            precision=str(spec.get("precision") or ""),
             resources=spec.get("resources"),
             pull_secret_names=pull_secret_names(spec.get("imagePullSecrets")),
             service_account_name=str(spec.get("serviceAccountName") or "").strip(),
