@@ -41,6 +41,7 @@ class ModelView:
     :ivar resolved_image: ``status.resolvedImage`` as last written.
     :ivar resources: ``spec.resources`` as written; ``None`` when unset.
     :ivar service_account_name: ``spec.serviceAccountName``, stripped.
+    :ivar state: ``status.status``, "" before the first reconcile.
     """
 
     name: str
@@ -60,6 +61,7 @@ class ModelView:
     resolved_image: Obj | None = None
     resources: Any = None
     service_account_name: str = ""
+    state: str = ""
 
     @classmethod
     def of(cls, model: Obj | ModelView) -> ModelView:
@@ -87,6 +89,7 @@ class ModelView:
             resolved_image=resolved if isinstance(resolved, Mapping) else None,
             resources=spec.get("resources"),
             service_account_name=str(spec.get("serviceAccountName") or "").strip(),
+            state=str(status.get("status") or ""),
         )
 
 

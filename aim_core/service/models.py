@@ -55,10 +55,9 @@ from aim_core.reconcile import naming
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.health import State
 from aim_core.reconcile.labels import CUSTOM_MODEL_LABEL, ORIGIN_AUTO_GENERATED, ORIGIN_LABEL, SERVICE_LABEL
-from aim_core.reconcile.obj import meta_of, spec_of, status_of
 from aim_core.service.model_health import CLUSTER as CLUSTER
 from aim_core.service.model_health import COMPONENT as COMPONENT
-from aim_core.service.model_health import MODEL_KINDS, creating_model, found_model, lookup_failed, model_status
+from aim_core.service.model_health import MODEL_KINDS, creating_model, found_model, lookup_failed
 from aim_core.service.model_health import NAMESPACE as NAMESPACE
 from aim_core.service.model_health import Model as Model
 from aim_core.service.model_health import ModelResolution as ModelResolution
@@ -66,6 +65,7 @@ from aim_core.service.model_health import image_key as image_key
 from aim_core.service.model_health import model_health as model_health
 from aim_core.service.model_health import model_scope as model_scope
 from aim_core.service.model_health import resolved_reference as resolved_reference
+from aim_core.service.view import ServiceView
 
 # ---------------------------------------------------------------- resolution
 
@@ -90,9 +90,9 @@ def resolve_model(
     :param config: the service's merged runtime-config spec (currently unread, see module docstring).
     """
     del config  # no setting of the runtime config affects model resolution today (D12)
-    spec = spec_of(service)
-    wanted = spec.get("model") or {}
-    namespace = meta_of(service).get("namespace", "")
+    view = ServiceView.of(service)
+    wanted = view.model
+    namespace = view.namespace
     known = _ModelsSeen(
         namespace, namespaced_models_by_name, cluster_models_by_name, models_by_image, namespaced_models
     )
@@ -125,7 +125,7 @@ class _ModelsSeen:
     in_namespace: Sequence[Model]
 
     def usable(self, model: Model) -> bool:
-        return model_scope(model) == CLUSTER or meta_of(model).get("namespace") == self.namespace
+        return model_scope(model) == CLUSTER or ModelView.of(model).namespace == self.namespace
 
     def namespaced(self, name: str) -> Model | None:
         """The AIMModel ``name`` of the service namespace, wherever it was passed in."""
@@ -134,7 +134,7 @@ class _ModelsSeen:
                 model is not None
                 and model_scope(model) == NAMESPACE
                 and self.usable(model)
-                and meta_of(model).get("name") == name
+                and ModelView.of(model).name == name
             ):
                 return model
         return None
@@ -147,18 +147,18 @@ class _ModelsSeen:
 
     def recorded(self, service: Model) -> Model | None:
         """The model of ``status.resolvedModel`` if it is still there and Ready (F45)."""
-        ref = status_of(service).get("resolvedModel") or {}
+        ref = ServiceView.of(service).resolved_model
         scope = ref.get("scope") or (NAMESPACE if ref.get("namespace") else CLUSTER)
         if not ref.get("name") or scope not in MODEL_KINDS:
             return None
         for model in self.everything():
-            meta = meta_of(model)
+            found = ModelView.of(model)
             if (
                 model_scope(model) == scope
-                and meta.get("name") == ref["name"]
+                and found.name == ref["name"]
                 and self.usable(model)
-                and (not ref.get("uid") or not meta.get("uid") or ref["uid"] == meta["uid"])
-                and model_status(model) == State.READY.value
+                and (not ref.get("uid") or not found.uid or ref["uid"] == found.uid)
+                and found.state == State.READY.value
             ):
                 return model
         return None
@@ -169,7 +169,7 @@ def _by_name(raw: str, namespace: str, known: _ModelsSeen, service: Model) -> Mo
     if not name:
         raise ReconcileError.invalid_spec("InvalidSpec", "spec.model.name is empty")
     sticky = known.recorded(service)
-    if sticky is not None and meta_of(sticky).get("name") == name:
+    if sticky is not None and ModelView.of(sticky).name == name:
         return found_model(sticky)
     model = known.namespaced(name) or known.cluster_by_name.get(name)
     if model is None:
@@ -220,28 +220,28 @@ def _guard_name(desired: dict[str, Any], known: _ModelsSeen, fits: Callable[[Mod
         )
 
 
-def _copied_from_service(spec: Mapping[str, Any]) -> dict[str, Any]:
+def _copied_from_service(view: ServiceView) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    if (spec.get("runtimeConfigName") or "").strip():
-        out["runtimeConfigName"] = spec["runtimeConfigName"].strip()
-    if spec.get("imagePullSecrets"):
-        out["imagePullSecrets"] = [dict(s) for s in spec["imagePullSecrets"]]
-    if spec.get("serviceAccountName"):
-        out["serviceAccountName"] = spec["serviceAccountName"]
+    if config := (view.runtime_config_name or "").strip():
+        out["runtimeConfigName"] = config
+    if view.image_pull_secrets:
+        out["imagePullSecrets"] = [dict(s) for s in view.image_pull_secrets]
+    if view.service_account_name:
+        out["serviceAccountName"] = view.service_account_name
     return out
 
 
 def image_model(service: Model, image: str) -> dict[str, Any]:
     """The AIMModel planned for a service's ``model.image`` (F46); apply it unowned."""
     image = image_key(image)
-    spec = spec_of(service)
+    view = ServiceView.of(service)
     return {
         "metadata": {
             "name": naming.model_name_from_image(image),
-            "namespace": meta_of(service).get("namespace", ""),
+            "namespace": view.namespace,
             "labels": {ORIGIN_LABEL: ORIGIN_AUTO_GENERATED},
         },
-        "spec": {"image": image, **_copied_from_service(spec)},
+        "spec": {"image": image, **_copied_from_service(view)},
     }
 
 
@@ -253,8 +253,8 @@ def _source_keys(sources: Sequence[Mapping[str, Any]] | None) -> list[naming.Mod
 
 
 def _same_custom(model: Model, image: str, keys: list[naming.ModelSourceKey]) -> bool:
-    spec = spec_of(model)
-    return image_key(spec.get("image") or "") == image and _source_keys(spec.get("modelSources")) == keys
+    view = ModelView.of(model)
+    return view.image == image and _source_keys(view.model_sources) == keys
 
 
 def _by_custom(custom: Mapping[str, Any], namespace: str, known: _ModelsSeen, service: Model) -> ModelResolution:
@@ -280,25 +280,24 @@ def _by_custom(custom: Mapping[str, Any], namespace: str, known: _ModelsSeen, se
 
 def custom_model(service: Model) -> dict[str, Any]:
     """The AIMModel planned for a service's ``model.custom`` (F29); apply it unowned."""
-    meta = meta_of(service)
-    spec = spec_of(service)
-    custom = (spec.get("model") or {}).get("custom") or {}
+    view = ServiceView.of(service)
+    custom = view.model.get("custom") or {}
     image = image_key(custom.get("baseImage") or "")
     sources = [dict(s) for s in custom.get("modelSources") or []]
     model_spec: dict[str, Any] = {"image": image, "modelSources": sources}
     if custom.get("hardware") is not None:
         model_spec["custom"] = {"hardware": custom["hardware"]}
-    model_spec.update(_copied_from_service(spec))
-    if spec.get("env"):
-        model_spec["env"] = [dict(e) for e in spec["env"]]
+    model_spec.update(_copied_from_service(view))
+    if view.env:
+        model_spec["env"] = [dict(e) for e in view.env]
     return {
         "metadata": {
             "name": naming.custom_model_name(image, _source_keys(sources)),
-            "namespace": meta.get("namespace", ""),
+            "namespace": view.namespace,
             "labels": {
                 ORIGIN_LABEL: ORIGIN_AUTO_GENERATED,
                 CUSTOM_MODEL_LABEL: "true",
-                SERVICE_LABEL: naming.hashed_label_value(meta.get("name", "")),  # long names: cut + hash
+                SERVICE_LABEL: naming.hashed_label_value(view.name),  # long names: cut + hash
             },
         },
         "spec": model_spec,

@@ -46,6 +46,8 @@ class ServiceView:
     :ivar adapter_limits: ``spec.adapterLimits``, an empty map when unset.
     :ivar env: ``spec.env`` as written.
     :ivar image_pull_secrets: ``spec.imagePullSecrets`` as written (copied into a derived template).
+    :ivar model: ``spec.model`` as written (name, image or custom), an empty map when unset.
+    :ivar resolved_model: ``status.resolvedModel`` as last written.
     :ivar overrides: ``spec.overrides`` as written (read by :class:`aim_core.service.overrides.Overrides`).
     :ivar allow_unoptimized: ``spec.template.allowUnoptimized``.
     """
@@ -76,6 +78,8 @@ class ServiceView:
     env: tuple[Obj, ...] = ()
     image_pull_secrets: Any = None
     overrides: Any = None
+    model: Obj = attrs.field(factory=dict)
+    resolved_model: Obj = attrs.field(factory=dict)
     allow_unoptimized: bool = False
 
     @classmethod
@@ -113,6 +117,8 @@ class ServiceView:
             env=tuple(spec.get("env") or ()),
             image_pull_secrets=spec.get("imagePullSecrets"),
             overrides=spec.get("overrides"),
+            model=model,
+            resolved_model=_map(status.get("resolvedModel")),
             allow_unoptimized=bool(template.get("allowUnoptimized")),
         )
 
