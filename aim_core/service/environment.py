@@ -10,9 +10,9 @@ import attrs
 
 from aim_core.reconcile.envvars import ENGINE_ARGS, layer_env
 from aim_core.reconcile.health import Category
-from aim_core.reconcile.obj import meta_of, spec_of
 from aim_core.reconcile.plan import Issue
-from aim_core.runtimeconfig import config_name
+from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
 
 CACHE_PATH = "/workspace/cache"
 
@@ -21,7 +21,6 @@ DEFAULT_ENV: tuple[Mapping[str, str], ...] = (
     {"name": "VLLM_ENABLE_METRICS", "value": "true"},
 )
 INVALID_ENGINE_ARGS = "InvalidEngineArgs"
-_PROFILE_ENV = (("profileId", "AIM_PROFILE_ID"), ("metric", "AIM_METRIC"), ("precision", "AIM_PRECISION"))
 # ---------------------------------------------------------------- environment
 
 
@@ -34,9 +33,8 @@ class EnvLayer:
     user: bool = True  #: written by a user (checked for problems), not by the operator
 
 
-def _object_name(kind: str, meta: Mapping[str, Any]) -> str:
-    namespace = meta.get("namespace")
-    return f"{kind} {namespace}/{meta.get('name', '?')}" if namespace else f"{kind} {meta.get('name', '?')}"
+def _object_name(kind: str, namespace: str, name: str) -> str:
+    return f"{kind} {namespace}/{name or '?'}" if namespace else f"{kind} {name or '?'}"
 
 
 def env_layers(
@@ -50,25 +48,24 @@ def env_layers(
     service ``spec.env``. Upstream appends the template-derived variables
     without merging; here they merge like every layer, so no name occurs twice.
     """
-    tspec = spec_of(template)
+    view, tview = ServiceView.of(service), TemplateView.of(template)
     kind = "AIMClusterServiceTemplate" if template_scope == "Cluster" else "AIMServiceTemplate"
-    meta = dict(meta_of(template))
-    if template_scope == "Cluster":
-        meta.pop("namespace", None)
-    profile = tuple({"name": env, "value": str(tspec[field])} for field, env in _PROFILE_ENV if tspec.get(field))
-    sources = tspec.get("modelSources") or ()
+    what = _object_name(kind, "" if template_scope == "Cluster" else tview.namespace, tview.name)
+    wanted = (("AIM_PROFILE_ID", tview.profile_id), ("AIM_METRIC", tview.metric), ("AIM_PRECISION", tview.precision))
+    profile = tuple({"name": env, "value": value} for env, value in wanted if value)
+    sources = tview.model_sources
     model_id = (sources[0] or {}).get("modelId") if sources else None
     return [
         EnvLayer("operator defaults", DEFAULT_ENV, user=False),
-        EnvLayer(f"runtime config {config_name(spec_of(service))!r} env", tuple(config.get("env") or ())),
-        EnvLayer(f"{_object_name(kind, meta)} spec profileId/metric/precision", profile, user=False),
-        EnvLayer(f"{_object_name(kind, meta)} spec.env", tuple(tspec.get("env") or ())),
+        EnvLayer(f"runtime config {view.config_name!r} env", tuple(config.get("env") or ())),
+        EnvLayer(f"{what} spec profileId/metric/precision", profile, user=False),
+        EnvLayer(f"{what} spec.env", tview.env),
         EnvLayer(
-            f"{_object_name(kind, meta)} spec.modelSources",
+            f"{what} spec.modelSources",
             ({"name": "AIM_MODEL_ID", "value": model_id},) if model_id else (),
             user=False,
         ),
-        EnvLayer(f"{_object_name('AIMService', meta_of(service))} spec.env", tuple(spec_of(service).get("env") or ())),
+        EnvLayer(f"{_object_name('AIMService', view.namespace, view.name)} spec.env", view.env),
     ]
 
 

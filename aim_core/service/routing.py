@@ -51,9 +51,9 @@ from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
 from aim_core.reconcile.durations import to_gateway_duration
 from aim_core.reconcile.health import Category, Health, State
-from aim_core.reconcile.obj import meta_of, spec_of
 from aim_core.reconcile.plan import Issue
-from aim_core.runtimeconfig import config_name, routing_enabled
+from aim_core.runtimeconfig import routing_enabled
+from aim_core.service.view import ServiceView
 
 GATEWAY_NOT_CONFIGURED = "GatewayNotConfigured"
 PATH_TEMPLATE_INVALID = "PathTemplateInvalid"
@@ -276,16 +276,16 @@ def render_path(template: str, service: Mapping[str, Any]) -> str:
     return path
 
 
-def default_path(service: Mapping[str, Any]) -> str:
-    meta = meta_of(service)
-    return normalize_path(f"/{meta.get('namespace', '')}/{meta.get('uid', '')}")
+def default_path(service: Mapping[str, Any] | ServiceView) -> str:
+    view = ServiceView.of(service)
+    return normalize_path(f"/{view.namespace}/{view.uid}")
 
 
 # ---------------------------------------------------------------- the request
 
 
 def _own_routing(service: Mapping[str, Any]) -> Mapping[str, Any]:
-    return (spec_of(service).get("routing")) or {}
+    return ServiceView.of(service).routing or {}
 
 
 def _pick(service: Mapping[str, Any], config: Mapping[str, Any], field: str) -> tuple[Any, str]:
@@ -295,7 +295,7 @@ def _pick(service: Mapping[str, Any], config: Mapping[str, Any], field: str) -> 
         return own, f"spec.routing.{field} of the AIMService"
     shared = (config.get("routing") or {}).get(field)
     if shared not in (None, "", {}):
-        name = config_name(service.get("spec"))
+        name = ServiceView.of(service).config_name
         return shared, f"routing.{field} of runtime config {name!r}"
     return None, ""
 
@@ -314,8 +314,8 @@ def route_request(
     """
     if not routing_enabled(_own_routing(service), config):
         return None
-    meta = meta_of(service)
-    namespace, name = meta.get("namespace") or "", meta.get("name") or ""
+    view = ServiceView.of(service)
+    namespace, name = view.namespace, view.name
 
     gateway, _ = _pick(service, config, "gatewayRef")
     if gateway is None:
@@ -323,7 +323,7 @@ def route_request(
             Category.INVALID_SPEC,
             GATEWAY_NOT_CONFIGURED,
             "routing is enabled but no gateway is configured: set spec.routing.gatewayRef on the AIMService "
-            f"or routing.gatewayRef in runtime config {config_name(service.get('spec'))!r}, "
+            f"or routing.gatewayRef in runtime config {view.config_name!r}, "
             "or set spec.routing.enabled to false",
         )
 

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 
 from aim_core.reconcile.obj import Obj, meta_of, pull_secret_names, spec_of, status_of
+from aim_core.runtimeconfig import config_name
 
 
 def _map(value: Any) -> Obj:
@@ -43,6 +44,7 @@ class ServiceView:
     :ivar max_replicas: ``spec.maxReplicas``; ``None`` when unset.
     :ivar auto_scaling: ``spec.autoScaling``, an empty map when unset.
     :ivar runtime_config_name: ``spec.runtimeConfigName`` as written.
+    :ivar config_name: the runtime config the service asks for (``default`` when unset or blank).
     :ivar adapter_limits: ``spec.adapterLimits``, an empty map when unset.
     :ivar env: ``spec.env`` as written.
     :ivar image_pull_secrets: ``spec.imagePullSecrets`` as written (copied into a derived template).
@@ -74,6 +76,7 @@ class ServiceView:
     max_replicas: Any = None
     auto_scaling: Obj = attrs.field(factory=dict)
     runtime_config_name: Any = None
+    config_name: str = "default"
     adapter_limits: Obj = attrs.field(factory=dict)
     env: tuple[Obj, ...] = ()
     image_pull_secrets: Any = None
@@ -113,6 +116,7 @@ class ServiceView:
             max_replicas=spec.get("maxReplicas"),
             auto_scaling=spec.get("autoScaling") or {},
             runtime_config_name=spec.get("runtimeConfigName"),
+            config_name=config_name(spec),
             adapter_limits=spec.get("adapterLimits") or {},
             env=tuple(spec.get("env") or ()),
             image_pull_secrets=spec.get("imagePullSecrets"),

@@ -27,6 +27,7 @@ class TemplateView:
     :ivar hardware: ``spec.hardware``, an empty map when unset.
     :ivar env: ``spec.env`` as written.
     :ivar labels: ``metadata.labels``, an empty map when unset.
+    :ivar profile_id: ``spec.profileId``, "" when unset.
     :ivar metric: ``spec.metric``, "" when unset.
     :ivar precision: ``spec.precision``, "" when unset.
     :ivar resources: ``spec.resources`` as written; ``None`` when unset.
@@ -53,6 +54,7 @@ class TemplateView:
     hardware: Obj = attrs.field(factory=dict)
     env: tuple[Obj, ...] = ()
     labels: Obj = attrs.field(factory=dict)
+    profile_id: str = ""
     metric: str = ""
     precision: str = ""
     resources: Any = None
@@ -86,6 +88,7 @@ class TemplateView:
             hardware=spec.get("hardware") or {},
             env=tuple(spec.get("env") or ()),
             labels=meta.get("labels") or {},
+            profile_id=str(spec.get("profileId") or ""),
             metric=str(spec.get("metric") or ""),
             precision=str(spec.get("precision") or ""),
             resources=spec.get("resources"),
