@@ -7,10 +7,10 @@ from typing import Any
 
 import attrs
 
+from aim_core.model import ModelView
 from aim_core.reconcile.conditions import dependency_health
 from aim_core.reconcile.errors import ReconcileError
 from aim_core.reconcile.health import Health, State
-from aim_core.reconcile.obj import meta_of, status_of
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.resources import MODELS
 
@@ -33,20 +33,20 @@ def model_scope(model: Model) -> str:
     kind = model.get("kind")
     if kind:
         return CLUSTER if kind == MODEL_KINDS[CLUSTER] else NAMESPACE
-    return NAMESPACE if meta_of(model).get("namespace") else CLUSTER
+    return NAMESPACE if ModelView.of(model).namespace else CLUSTER
 
 
 def _describe(model: Model, scope: str | None = None) -> str:
     """``AIMModel ns/name`` or ``AIMClusterModel name``, for messages."""
     scope = scope or model_scope(model)
-    meta = meta_of(model)
+    view = ModelView.of(model)
     if scope == CLUSTER:
-        return f"AIMClusterModel {meta.get('name', '')}"
-    return f"AIMModel {meta.get('namespace', '')}/{meta.get('name', '')}"
+        return f"AIMClusterModel {view.name}"
+    return f"AIMModel {view.namespace}/{view.name}"
 
 
 def model_status(model: Model) -> str:
-    return status_of(model).get("status") or ""
+    return ModelView.of(model).state
 
 
 # ---------------------------------------------------------------- health
@@ -67,13 +67,13 @@ def resolved_reference(model: Model, scope: str | None = None) -> dict[str, Any]
     if model_status(model) != State.READY.value:
         return None
     scope = scope or model_scope(model)
-    meta = meta_of(model)
-    ref: dict[str, Any] = {"kind": MODEL_KINDS[scope], "name": meta.get("name", "")}
+    view = ModelView.of(model)
+    ref: dict[str, Any] = {"kind": MODEL_KINDS[scope], "name": view.name}
     if scope == NAMESPACE:
-        ref["namespace"] = meta.get("namespace", "")
+        ref["namespace"] = view.namespace
     ref["scope"] = scope
-    if meta.get("uid"):
-        ref["uid"] = meta["uid"]
+    if view.uid:
+        ref["uid"] = view.uid
     return ref
 
 

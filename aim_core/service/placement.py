@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from aim_core.reconcile.obj import meta_of, spec_of, status_of
 from aim_core.runtimeconfig import Placement, Resolution, resolve_placement
+from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
 
 __all__ = ["Placement", "service_placement"]
 
@@ -25,17 +26,14 @@ def service_placement(
     gpu_resources: Iterable[str],
 ) -> Placement:
     """The placement of a service's inference pods (see :func:`resolve_placement`)."""
-    meta = meta_of(service)
-    owner = f"AIMService {meta.get('namespace')}/{meta.get('name')}"
-    tmeta = meta_of(template)
-    affinity = status_of(template).get("resolvedNodeAffinity")
+    view, tview = ServiceView.of(service), TemplateView.of(template)
     return resolve_placement(
-        spec_of(service),
+        view.spec,
         config,
         resolution,
-        owner=owner,
-        gpu_node_affinity=affinity,
-        gpu_affinity_source=f"template {tmeta.get('name')} status.resolvedNodeAffinity",
+        owner=f"AIMService {view.namespace}/{view.name}",
+        gpu_node_affinity=tview.resolved_node_affinity,
+        gpu_affinity_source=f"template {tview.name} status.resolvedNodeAffinity",
         resources=resources,
         gpu_resources=gpu_resources,
     )
