@@ -42,6 +42,7 @@ class ModelView:
     :ivar resources: ``spec.resources`` as written; ``None`` when unset.
     :ivar service_account_name: ``spec.serviceAccountName``, stripped.
     :ivar state: ``status.status``, "" before the first reconcile.
+    :ivar default_template: ``spec.defaultServiceTemplate``, stripped.
     """
 
     name: str
@@ -62,6 +63,7 @@ class ModelView:
     resources: Any = None
     service_account_name: str = ""
     state: str = ""
+    default_template: str = ""
 
     @classmethod
     def of(cls, model: Obj | ModelView) -> ModelView:
@@ -90,6 +92,7 @@ class ModelView:
             resources=spec.get("resources"),
             service_account_name=str(spec.get("serviceAccountName") or "").strip(),
             state=str(status.get("status") or ""),
+            default_template=str(spec.get("defaultServiceTemplate") or "").strip(),
         )
 
 

@@ -33,9 +33,10 @@ from aim_core.reconcile.envvars import merge_env
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import SERVICE_LABEL
 from aim_core.reconcile.naming import dedicated_cache_name, sanitize_label_value, shared_cache_name
-from aim_core.reconcile.obj import Obj, spec_of
+from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.resources import TEMPLATE_CACHES
 from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
 from aim_core.templatecache import CacheView
 
 SHARED = "Shared"
@@ -58,10 +59,10 @@ def cache_owned(mode: str) -> bool:
 
 def cache_name(service: Obj, template_name: str, mode: str) -> str:
     """The name of the cache a service creates for ``template_name`` in ``mode`` (spec 2.5)."""
-    meta = service["metadata"]
+    view = ServiceView.of(service)
     if mode == DEDICATED:
-        return dedicated_cache_name(template_name, meta["name"], meta.get("uid") or "")
-    return shared_cache_name(template_name, meta.get("namespace") or "")
+        return dedicated_cache_name(template_name, view.name, view.uid)
+    return shared_cache_name(template_name, view.namespace)
 
 
 # ---------------------------------------------------------------- finding
@@ -120,20 +121,18 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
 
     Plan it with ``owned=cache_owned(mode)``: a Shared cache has no owner.
     """
-    meta = service["metadata"]
-    spec = spec_of(service)
-    template_spec = spec_of(template)
-    template_name = template["metadata"]["name"]
+    view, tview = ServiceView.of(service), TemplateView.of(template)
+    template_name = tview.name
 
     # Plain name-by-name replacement, as upstream: AIM_ENGINE_ARGS is copied verbatim, not
     # deep-merged, because this env feeds the artifact name hash (spec 2.5) and must give
     # upstream's names so artifacts an existing cluster already holds are reused.
-    env = list(template_spec.get("env") or [])
+    env = list(tview.env)
     if template_scope == "Namespace":  # cluster templates have no caching block
-        env = merge_env(env, (template_spec.get("caching") or {}).get("env") or [], merge_engine_args=False)
-    env = merge_env(env, spec.get("env") or [], merge_engine_args=False)
+        env = merge_env(env, tview.caching_env or [], merge_engine_args=False)
+    env = merge_env(env, list(view.env), merge_engine_args=False)
     storage_class = (
-        (spec.get("storage") or {}).get("defaultStorageClassName")
+        view.storage.get("defaultStorageClassName")
         or (config.get("storage") or {}).get("defaultStorageClassName")
         or ""
     )
@@ -141,14 +140,14 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
     cache_spec: dict[str, Any] = {"templateName": template_name, "templateScope": template_scope, "mode": mode}
     if storage_class:
         cache_spec["storageClassName"] = storage_class
-    if spec.get("runtimeConfigName"):
-        cache_spec["runtimeConfigName"] = spec["runtimeConfigName"]
+    if view.runtime_config_name:
+        cache_spec["runtimeConfigName"] = view.runtime_config_name
     if env:
         cache_spec["env"] = env
-    cache_spec.update(cache_storage(spec))
+    cache_spec.update(cache_storage(view.storage))
 
     labels = {}
-    service_label = sanitize_label_value(meta["name"])
+    service_label = sanitize_label_value(view.name)
     if service_label is not None:
         labels[SERVICE_LABEL] = service_label
     return {
@@ -156,20 +155,20 @@ def desired_cache(service: Obj, template: Obj, template_scope: str, config: Obj,
         "kind": TEMPLATE_CACHES.kind,
         "metadata": {
             "name": cache_name(service, template_name, mode),
-            "namespace": meta.get("namespace"),
+            "namespace": view.namespace or None,
             "labels": labels,
         },
         "spec": cache_spec,
     }
 
 
-def cache_storage(service_spec: Obj) -> dict[str, Any]:
+def cache_storage(storage: Obj) -> dict[str, Any]:
     """The service's own ``storage.pvcHeadroomPercent`` and ``storage.downloadFilter`` for its cache (issue 20).
 
-    Only what the service sets: the runtime config's values reach the artifacts
-    through their runtime config. ``{}`` is a filter (everything).
+    ``storage`` is the service's ``spec.storage`` (:attr:`ServiceView.storage`). Only what the service
+    sets: the runtime config's values reach the artifacts through their runtime config. ``{}`` is a
+    filter (everything).
     """
-    storage = service_spec.get("storage") or {}
     out: dict[str, Any] = {}
     if storage.get("pvcHeadroomPercent") is not None:
         out["pvcHeadroomPercent"] = storage["pvcHeadroomPercent"]

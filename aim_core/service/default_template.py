@@ -15,19 +15,22 @@ from collections.abc import Sequence
 
 import attrs
 
+from aim_core.model import ModelView
 from aim_core.reconcile.gpu import GpuInventory
-from aim_core.reconcile.obj import Obj, meta_of, spec_of
+from aim_core.reconcile.obj import Obj
 from aim_core.service.resolution import TemplateResolution
 from aim_core.service.selection import resolve_explicit
+from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
 
 
 def default_template_name(service: Obj, model: Obj | None) -> str | None:
     """The model's default template when it applies to ``service`` (no template named), else ``None``."""
     if model is None:
         return None
-    if ((spec_of(service).get("template") or {}).get("name") or "").strip():
+    if ServiceView.of(service).template_name:
         return None
-    return (spec_of(model).get("defaultServiceTemplate") or "").strip() or None
+    return ModelView.of(model).default_template or None
 
 
 def resolve_default(
@@ -42,13 +45,11 @@ def resolve_default(
     if name is None:
         return None
     assert model is not None
-    ns_by_name = {meta_of(t).get("name", ""): t for t in namespaced}
-    cl_by_name = {meta_of(t).get("name", ""): t for t in cluster}
+    ns_by_name = {TemplateView.of(t).name: t for t in namespaced}
+    cl_by_name = {TemplateView.of(t).name: t for t in cluster}
     result = resolve_explicit(name, dict(service), ns_by_name, cl_by_name, inventory)
-    meta = meta_of(model)
+    view = ModelView.of(model)
     kind = model.get("kind") or "AIMModel"
-    where = (
-        f"{kind} {meta.get('namespace')}/{meta.get('name')}" if meta.get("namespace") else f"{kind} {meta.get('name')}"
-    )
+    where = f"{kind} {view.namespace}/{view.name}" if view.namespace else f"{kind} {view.name}"
     prefix = f"default template {name!r} of {where} (spec.defaultServiceTemplate)"
     return attrs.evolve(result, health=attrs.evolve(result.health, message=f"{prefix}: {result.health.message}"))

@@ -48,6 +48,7 @@ class ServiceView:
     :ivar adapter_limits: ``spec.adapterLimits``, an empty map when unset.
     :ivar env: ``spec.env`` as written.
     :ivar image_pull_secrets: ``spec.imagePullSecrets`` as written (copied into a derived template).
+    :ivar storage: ``spec.storage``, an empty map when unset.
     :ivar model: ``spec.model`` as written (name, image or custom), an empty map when unset.
     :ivar resolved_model: ``status.resolvedModel`` as last written.
     :ivar overrides: ``spec.overrides`` as written (read by :class:`aim_core.service.overrides.Overrides`).
@@ -81,6 +82,7 @@ class ServiceView:
     env: tuple[Obj, ...] = ()
     image_pull_secrets: Any = None
     overrides: Any = None
+    storage: Obj = attrs.field(factory=dict)
     model: Obj = attrs.field(factory=dict)
     resolved_model: Obj = attrs.field(factory=dict)
     allow_unoptimized: bool = False
@@ -121,6 +123,7 @@ class ServiceView:
             env=tuple(spec.get("env") or ()),
             image_pull_secrets=spec.get("imagePullSecrets"),
             overrides=spec.get("overrides"),
+            storage=_map(spec.get("storage")),
             model=model,
             resolved_model=_map(status.get("resolvedModel")),
             allow_unoptimized=bool(template.get("allowUnoptimized")),
