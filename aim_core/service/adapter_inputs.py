@@ -6,8 +6,11 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from aim_core.model import ModelView
 from aim_core.reconcile.envvars import ENGINE_ARGS, merge_env
 from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
 
 
 def ready_condition(obj: Obj) -> Obj:
@@ -18,7 +21,7 @@ def ready_condition(obj: Obj) -> Obj:
 
 
 def adapter_specs(svc: Obj) -> list[Obj]:
-    return [a for a in (spec_of(svc).get("adapters") or ()) if isinstance(a, Mapping)]
+    return list(ServiceView.of(svc).adapters)
 
 
 def adapter_sources(svc: Obj) -> list[str]:
@@ -46,20 +49,18 @@ def artifact_view(artifact: Obj | None) -> tuple[Any, ...]:
 def adapter_artifacts(svc: Obj) -> list[str]:
     """Artifacts the service refers to through ``status.adapters`` (for the artifact controller)."""
     return [
-        str(a["artifact"])
-        for a in (status_of(svc).get("adapters") or ())
-        if isinstance(a, Mapping) and a.get("artifact")
+        str(a["artifact"]) for a in ServiceView.of(svc).adapter_status if isinstance(a, Mapping) and a.get("artifact")
     ]
 
 
 def base_names(svc: Obj, model: Obj | None, template: Obj | None) -> set[str]:
     """Names the base model answers to: the model object's, its canonical name and model ids."""
-    names = {(spec_of(svc).get("model") or {}).get("name")}
+    names = {ServiceView.of(svc).model_name}
     names |= base_ids(model, template)
     if model is not None:
-        names.add(meta_of(model).get("name"))
+        names.add(ModelView.of(model).name)
     if template is not None:
-        names.add(spec_of(template).get("modelName"))
+        names.add(TemplateView.of(template).model_name)
     return {str(n).strip() for n in names if n and str(n).strip()}
 
 
@@ -67,13 +68,14 @@ def base_ids(model: Obj | None, template: Obj | None) -> set[str]:
     """Model ids (``org/name``) of the base model: image metadata and model sources."""
     ids: set[Any] = set()
     if model is not None:
-        ids.add(((status_of(model).get("imageMetadata") or {}).get("model") or {}).get("canonicalName"))
-        for source in spec_of(model).get("modelSources") or ():
+        mview = ModelView.of(model)
+        ids.add(((mview.status_image_metadata or {}).get("model") or {}).get("canonicalName"))
+        for source in mview.model_sources:
             ids.add((source or {}).get("modelId"))
     if template is not None:
-        for where in ("spec", "status"):
-            for source in ((template.get(where) or {}).get("modelSources")) or ():
-                ids.add((source or {}).get("modelId"))
+        tview = TemplateView.of(template)
+        for source in (*tview.model_sources, *tview.discovered_sources):
+            ids.add((source or {}).get("modelId"))
     return {str(i).strip() for i in ids if i and str(i).strip()}
 
 

@@ -29,7 +29,9 @@ from typing import Any, Protocol, Self, TypeVar
 
 import attrs
 
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj
+from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
 
 
 @attrs.frozen
@@ -74,7 +76,7 @@ class Preference:
     @classmethod
     def read(cls, service: Obj, config: Mapping[str, Any] | None = None) -> Preference | None:
         """The service's ``spec.template.preferMeasured``, else its runtime config's default; None: off."""
-        own = (spec_of(service).get("template") or {}).get("preferMeasured")
+        own = ServiceView.of(service).prefer_measured
         source = "spec.template.preferMeasured"
         if not own:
             own = ((config or {}).get("templateSelection") or {}).get("preferMeasured")
@@ -121,7 +123,7 @@ class Measurement:
 def _entries(template: Obj, pref: Preference) -> list[Mapping[str, Any]]:
     return [
         e
-        for e in status_of(template).get("benchmarks") or ()
+        for e in TemplateView.of(template).benchmarks
         if isinstance(e, Mapping) and e.get("concurrency") == pref.concurrency
     ]
 
@@ -152,7 +154,7 @@ def measurement(template: Obj, pref: Preference, scenario: str) -> Measurement |
                 value,
                 scenario,
                 str(e.get("benchmark") or ""),
-                str(e.get("namespace") or meta_of(template).get("namespace") or ""),
+                str(e.get("namespace") or TemplateView.of(template).namespace),
                 str(e.get("completionTime") or ""),
             )
     return None

@@ -48,6 +48,9 @@ class ServiceView:
     :ivar adapter_limits: ``spec.adapterLimits``, an empty map when unset.
     :ivar env: ``spec.env`` as written.
     :ivar image_pull_secrets: ``spec.imagePullSecrets`` as written (copied into a derived template).
+    :ivar prefer_measured: ``spec.template.preferMeasured`` as written.
+    :ivar adapters: the entries of ``spec.adapters`` that are maps.
+    :ivar adapter_status: ``status.adapters`` as last written.
     :ivar storage: ``spec.storage``, an empty map when unset.
     :ivar model: ``spec.model`` as written (name, image or custom), an empty map when unset.
     :ivar resolved_model: ``status.resolvedModel`` as last written.
@@ -82,6 +85,9 @@ class ServiceView:
     env: tuple[Obj, ...] = ()
     image_pull_secrets: Any = None
     overrides: Any = None
+    prefer_measured: Any = None
+    adapters: tuple[Obj, ...] = ()
+    adapter_status: tuple[Any, ...] = ()
     storage: Obj = attrs.field(factory=dict)
     model: Obj = attrs.field(factory=dict)
     resolved_model: Obj = attrs.field(factory=dict)
@@ -123,6 +129,9 @@ class ServiceView:
             env=tuple(spec.get("env") or ()),
             image_pull_secrets=spec.get("imagePullSecrets"),
             overrides=spec.get("overrides"),
+            prefer_measured=template.get("preferMeasured"),
+            adapters=tuple(a for a in spec.get("adapters") or () if isinstance(a, Mapping)),
+            adapter_status=tuple(status.get("adapters") or ()),
             storage=_map(spec.get("storage")),
             model=model,
             resolved_model=_map(status.get("resolvedModel")),

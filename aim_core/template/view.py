@@ -27,6 +27,7 @@ class TemplateView:
     :ivar hardware: ``spec.hardware``, an empty map when unset.
     :ivar env: ``spec.env`` as written.
     :ivar labels: ``metadata.labels``, an empty map when unset.
+    :ivar benchmarks: ``status.benchmarks`` (measurements) as last written.
     :ivar profile_id: ``spec.profileId``, "" when unset.
     :ivar metric: ``spec.metric``, "" when unset.
     :ivar precision: ``spec.precision``, "" when unset.
@@ -54,6 +55,7 @@ class TemplateView:
     hardware: Obj = attrs.field(factory=dict)
     env: tuple[Obj, ...] = ()
     labels: Obj = attrs.field(factory=dict)
+    benchmarks: tuple[Any, ...] = ()
     profile_id: str = ""
     metric: str = ""
     precision: str = ""
@@ -88,6 +90,7 @@ class TemplateView:
             hardware=spec.get("hardware") or {},
             env=tuple(spec.get("env") or ()),
             labels=meta.get("labels") or {},
+            benchmarks=tuple(status.get("benchmarks") or ()),
             profile_id=str(spec.get("profileId") or ""),
             metric=str(spec.get("metric") or ""),
             precision=str(spec.get("precision") or ""),
