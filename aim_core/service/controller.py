@@ -24,7 +24,7 @@ from aim_core.reconcile.gpu import GpuInventory, node_gpu_facts
 from aim_core.reconcile.health import State
 from aim_core.reconcile.labels import SERVICE_FINALIZER
 from aim_core.reconcile.naming import hashed_label_value, sanitize_label_value
-from aim_core.reconcile.obj import spec_of, status_of
+from aim_core.reconcile.obj import spec_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.redaction import redact
 from aim_core.reconcile.resources import (
@@ -57,6 +57,8 @@ from aim_core.service.plan import plan_service
 from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE
 from aim_core.service.pods import is_ready, pod_ready, terminations
 from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
+from aim_core.templatecache import CacheView
 
 log = logging.getLogger("aim_engine.service")
 
@@ -136,11 +138,11 @@ class ServiceController(Controller):
         )
         store.add_index(SERVICES, AUTO_SELECT, lambda s: [] if ServiceView.of(s).template_name else [True])
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
-            store.add_index(ref, TPL_BY_MODEL, lambda t: [(namespace_of(t), spec_of(t).get("modelName"))])
+            store.add_index(ref, TPL_BY_MODEL, lambda t: [(namespace_of(t), TemplateView.of(t).model_name)])
         for ref in (MODELS, CLUSTER_MODELS):
             store.add_index(ref, MODEL_BY_IMAGE, lambda m: [ModelView.of(m).image])
         store.add_index(
-            TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(namespace_of(c), spec_of(c).get("templateName"))]
+            TEMPLATE_CACHES, CACHE_BY_TEMPLATE, lambda c: [(namespace_of(c), CacheView.of(c).template_name)]
         )
         store.add_index(
             TEMPLATE_CACHES,
@@ -180,7 +182,7 @@ class ServiceController(Controller):
         def by_template(tpl: dict[str, Any]) -> Iterable[ObjectKey]:
             ns = namespace_of(tpl)
             keys = self._keys(BY_TEMPLATE, (ns, tpl["metadata"]["name"]))
-            model = spec_of(tpl).get("modelName")
+            model = TemplateView.of(tpl).model_name
             if model:
                 auto = self._keys(AUTO_SELECT, True)
                 keys |= auto & self._keys(BY_MODEL, (ns, model))
@@ -188,7 +190,7 @@ class ServiceController(Controller):
 
         def by_cache(cache: dict[str, Any]) -> Iterable[ObjectKey]:
             ns = namespace_of(cache)
-            keys = self._keys(BY_TEMPLATE, (ns, spec_of(cache).get("templateName")))
+            keys = self._keys(BY_TEMPLATE, (ns, CacheView.of(cache).template_name))
             owner = (cache["metadata"].get("labels") or {}).get(SERVICE_LABEL)
             if owner:
                 keys |= self._keys(BY_SANITIZED_NAME, (ns, owner))
@@ -359,7 +361,7 @@ class ServiceController(Controller):
             return
         label = sanitize_label_value(obj["metadata"]["name"])
         caches = ctx.store.by_index(TEMPLATE_CACHES, CACHE_BY_SERVICE, (ns, label))
-        doomed = [c["metadata"]["name"] for c in caches if status_of(c).get("status") != State.READY.value]
+        doomed = [c["metadata"]["name"] for c in caches if CacheView.of(c).state != State.READY.value]
         # The namespace watch may not have brought the namespace's Terminating yet when the namespace
         # controller's deletion of its content arrives: read it before deleting anything (F15).
         if not doomed or namespace_going(await ctx.kube.get(NAMESPACES, None, ns)):

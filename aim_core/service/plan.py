@@ -27,7 +27,6 @@ from aim_core.model import ModelView
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import inference_service_name
-from aim_core.reconcile.obj import spec_of
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
 from aim_core.reconcile.workloads import inspect_pods
@@ -46,6 +45,7 @@ from aim_core.service.selection import choose_template
 from aim_core.service.serving import PODS, RUNTIME, plan_route, plan_runtime
 from aim_core.service.validation import own_spec_issues
 from aim_core.service.view import ServiceView
+from aim_core.template import TemplateView
 
 RUNTIME_CONFIG = "RuntimeConfig"
 TEMPLATE = "Template"
@@ -267,7 +267,7 @@ def _check_model_match(resolution: TemplateResolution, model_name: str) -> Templ
     scoped = resolution.template
     if scoped is None:
         return resolution
-    serves = (spec_of(scoped.template).get("modelName") or "").strip()
+    serves = TemplateView.of(scoped.template).model_name.strip()
     if not serves or serves == model_name:
         return resolution
     message = (

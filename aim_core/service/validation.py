@@ -26,10 +26,11 @@ from __future__ import annotations
 from typing import Any
 
 from aim_core.reconcile.health import Category
-from aim_core.reconcile.obj import Obj, spec_of
+from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.plan import Issue
 from aim_core.service.runtime import engine_args_issue, env_layers
 from aim_core.service.templates import ScopedTemplate
+from aim_core.service.view import ServiceView
 
 INVALID_REPLICAS = "InvalidReplicas"
 INT32_MAX = 2**31 - 1
@@ -70,7 +71,7 @@ def own_spec_issues(service: Obj, config: Obj, template: ScopedTemplate | None) 
     :param template: the template resolution found, Ready or not; ``None`` when none is known yet.
     """
     issues = []
-    replicas = replica_problems(spec_of(service))
+    replicas = replica_problems(ServiceView.of(service).spec)
     if replicas:
         issues.append(Issue(Category.INVALID_SPEC, INVALID_REPLICAS, "; ".join(replicas)))
     if template is not None:
