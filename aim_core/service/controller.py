@@ -49,7 +49,7 @@ from aim_core.runtime.eventstore import add_index as index_events
 from aim_core.runtime.eventstore import events_about, involved
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
-from aim_core.runtimeconfig import config_name, resolve
+from aim_core.runtimeconfig import resolve
 from aim_core.service.adapters import adapter_sources, artifact_view
 from aim_core.service.keys import model_names, namespace_of, serving_name_keys, template_names
 from aim_core.service.observed import Observed, Providers
@@ -112,7 +112,7 @@ class ServiceController(Controller):
         store.add_index(
             SERVICES,
             BY_CONFIG,
-            lambda s: [(namespace_of(s), name := config_name(ServiceView.of(s).spec)), (None, name)],
+            lambda s: [(namespace_of(s), name := ServiceView.of(s).config_name), (None, name)],
         )
         store.add_index(
             SERVICES,
@@ -275,7 +275,7 @@ class ServiceController(Controller):
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store, service = ctx.store, ServiceView.of(obj)
         ns = service.namespace
-        name = config_name(service.spec)
+        name = service.config_name
         config = resolve(name, store.get(RUNTIME_CONFIGS, ns, name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
         models = {
             "namespaced": {m["metadata"]["name"]: m for m in store.list(MODELS, ns)},
