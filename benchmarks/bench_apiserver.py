@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import ssl
 import sys
 import tempfile
 import threading
@@ -106,7 +107,7 @@ class Watcher:
         path = "/apis/serving.kserve.io/v1beta1/inferenceservices"
         client = httpx.Client(
             base_url=self.plane.url,
-            verify=str(self.plane.ca_file),
+            verify=ssl.create_default_context(cafile=str(self.plane.ca_file)),
             timeout=httpx.Timeout(30, read=None),
             headers={"Authorization": f"Bearer {envtest.ADMIN_TOKEN}", "User-Agent": AGENT},
         )
