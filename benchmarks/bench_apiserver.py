@@ -49,7 +49,7 @@ from aim_core.reconcile.naming import artifact_pvc_name, inference_service_name 
 from aim_testing import apiserver as envtest  # noqa: E402
 from aim_testing.emulator import READ_VERBS  # noqa: E402
 from benchmarks import seed  # noqa: E402
-from benchmarks.bench_process import ISVC, SERVICES  # noqa: E402
+from benchmarks.bench_process import ISVC, SERVICES, bare_templates  # noqa: E402
 from benchmarks.bench_services import _environment  # noqa: E402
 from benchmarks.processes import OperatorProcess, Profiler, by_request, loadavg, operator_calls  # noqa: E402
 from benchmarks.report import summary  # noqa: E402
@@ -310,27 +310,7 @@ class Driver:
 
     def templates(self, wanted: list[tuple[str, str, str]]) -> dict[str, Any] | None:
         """What the operator wrote for one service: the bare client sends the same bodies."""
-        ns, name, isvc = wanted[0]
-        svc, isvc_obj = self.kube.get("aimservices", ns, name), self.kube.get("inferenceservices", ns, isvc)
-        if svc is None or isvc_obj is None:
-            return None
-        meta = isvc_obj["metadata"]
-        applied = {
-            "apiVersion": isvc_obj["apiVersion"],
-            "kind": isvc_obj["kind"],
-            "metadata": {
-                k: meta[k] for k in ("name", "namespace", "labels", "annotations", "ownerReferences") if k in meta
-            },
-            "spec": isvc_obj.get("spec", {}),
-        }
-        return {
-            "name": name,
-            "namespace": ns,
-            "isvc": isvc,
-            "uid": svc["metadata"]["uid"],
-            "isvc_body": json.dumps(applied),
-            "status": json.dumps({"status": svc.get("status", {})}),
-        }
+        return bare_templates(self.kube.get, wanted)
 
     def bare(self, wanted: list[tuple[str, str, str]], templates: dict[str, Any] | None) -> dict[str, Any]:
         """The same three writes per service, from 8 threads, in fresh namespaces (the operator stopped)."""

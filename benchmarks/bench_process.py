@@ -466,27 +466,7 @@ class Driver:
 
     def templates(self, wanted: list[tuple[str, str, str]]) -> dict[str, Any] | None:
         """What the operator wrote for one service: the bare client sends the same bodies."""
-        ns, name, isvc = wanted[0]
-        svc, isvc_obj = self.em.get("aimservices", ns, name), self.em.get("inferenceservices", ns, isvc)
-        if svc is None or isvc_obj is None:
-            return None
-        meta = isvc_obj["metadata"]
-        applied = {
-            "apiVersion": isvc_obj["apiVersion"],
-            "kind": isvc_obj["kind"],
-            "metadata": {
-                k: meta[k] for k in ("name", "namespace", "labels", "annotations", "ownerReferences") if k in meta
-            },
-            "spec": isvc_obj.get("spec", {}),
-        }
-        return {
-            "name": name,
-            "namespace": ns,
-            "isvc": isvc,
-            "uid": svc["metadata"]["uid"],
-            "isvc_body": json.dumps(applied),
-            "status": json.dumps({"status": svc.get("status", {})}),
-        }
+        return bare_templates(self.em.get, wanted)
 
     def bare(self, wanted: list[tuple[str, str, str]], templates: dict[str, Any] | None) -> dict[str, Any]:
         """The same three writes per service from a bare client against a fresh emulator process."""
@@ -537,6 +517,31 @@ class Driver:
             em.stop()
         self.say(f"bare client: {out['wall_s']:.1f} s")
         return out
+
+
+def bare_templates(get: Any, wanted: list[tuple[str, str, str]]) -> dict[str, Any] | None:
+    """What the operator wrote for the first service (``get(resource, ns, name)`` reads it): the bare client's bodies."""
+    ns, name, isvc = wanted[0]
+    svc, isvc_obj = get("aimservices", ns, name), get("inferenceservices", ns, isvc)
+    if svc is None or isvc_obj is None:
+        return None
+    meta = isvc_obj["metadata"]
+    applied = {
+        "apiVersion": isvc_obj["apiVersion"],
+        "kind": isvc_obj["kind"],
+        "metadata": {
+            k: meta[k] for k in ("name", "namespace", "labels", "annotations", "ownerReferences") if k in meta
+        },
+        "spec": isvc_obj.get("spec", {}),
+    }
+    return {
+        "name": name,
+        "namespace": ns,
+        "isvc": isvc,
+        "uid": svc["metadata"]["uid"],
+        "isvc_body": json.dumps(applied),
+        "status": json.dumps({"status": svc.get("status", {})}),
+    }
 
 
 def installed_crds() -> list[dict[str, Any]]:
