@@ -10,11 +10,14 @@ limit), and picks the tool plugin (``spec.tool``, else the only one installed, e
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+from aim_core.api.benchmark import BENCHMARK_FINISHED
 from aim_core.benchmark.job import BENCHMARK_LABEL, benchmark_label, job_name
 from aim_core.benchmark.plan import Observed, Target, plan_benchmark
+from aim_core.benchmark.view import BenchmarkView
+from aim_core.model import ModelView
 from aim_core.plugin.manager import PluginError, providers
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.naming import inference_service_name
@@ -33,24 +36,12 @@ from aim_core.reconcile.resources import (
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.template import TemplateView
 
 DEFAULT_TOOL = "genai-bench"
 BY_SERVICE = "benchmark:by-service"  # runs by (namespace, spec.target.serviceName)
 BY_TARGET = "benchmark:by-target"  # runs by (namespace, target key): the history limit's groups
 BY_LABEL = "benchmark:by-label"  # Jobs and pods by (namespace, benchmark label); runs by the value theirs get
-
-
-def target_key(obj: Obj) -> str:
-    """``service/<name>`` or ``endpoint/<hash>``: which runs share a history."""
-    target = spec_of(obj).get("target") or {}
-    if target.get("serviceName"):
-        return f"service/{target['serviceName']}"
-    url = str(target.get("endpoint") or "")
-    return "endpoint/" + hashlib.sha256(url.encode()).hexdigest()[:16]
-
-
-def _label_value(run: Obj) -> str:
-    return benchmark_label(meta_of(run)["name"])
 
 
 def _label_keys(obj: Obj) -> list[tuple[str | None, str]]:
@@ -69,13 +60,9 @@ class BenchmarkController(Controller):
 
     def setup(self, store: Store) -> None:
         self._store = store
-        store.add_index(
-            BENCHMARKS,
-            BY_SERVICE,
-            lambda o: [(meta_of(o).get("namespace"), (spec_of(o).get("target") or {}).get("serviceName") or "")],
-        )
-        store.add_index(BENCHMARKS, BY_TARGET, lambda o: [(meta_of(o).get("namespace"), target_key(o))])
-        store.add_index(BENCHMARKS, BY_LABEL, lambda o: [(meta_of(o).get("namespace"), _label_value(o))])
+        store.add_index(BENCHMARKS, BY_SERVICE, lambda o: [_ns_and(o, lambda r: r.service_name)])
+        store.add_index(BENCHMARKS, BY_TARGET, lambda o: [_ns_and(o, lambda r: r.target_key)])
+        store.add_index(BENCHMARKS, BY_LABEL, lambda o: [_ns_and(o, lambda r: benchmark_label(r.name))])
         store.add_index(JOBS, BY_LABEL, _label_keys)
         store.add_index(PODS, BY_LABEL, _label_keys)
 
@@ -115,28 +102,28 @@ class BenchmarkController(Controller):
 
     # ------------------------------------------------------------- observe
 
-    def _tool(self, ctx: Context, obj: Obj) -> tuple[Any, str]:
+    def _tool(self, ctx: Context, run: BenchmarkView) -> tuple[Any, str]:
         try:
             tools = providers(ctx.plugins or self._plugins, "aim_benchmark_tools")
         except PluginError as exc:
             return None, str(exc)
-        wanted = spec_of(obj).get("tool") or (next(iter(tools)) if len(tools) == 1 else DEFAULT_TOOL)
+        wanted = run.tool or (next(iter(tools)) if len(tools) == 1 else DEFAULT_TOOL)
         if wanted in tools:
             return tools[wanted], ""
         listed = ", ".join(sorted(tools)) or "none"
         return None, f"benchmark tool {wanted!r} is not installed in the operator (available: {listed}); set spec.tool"
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
-        store, meta = ctx.store, meta_of(obj)
-        ns = meta.get("namespace")
-        same = store.by_index(BENCHMARKS, BY_TARGET, (ns, target_key(obj)))
-        if status_of(obj).get("status") in ("Succeeded", "Failed"):
+        store, run = ctx.store, BenchmarkView.of(obj)
+        ns = run.namespace or None
+        same = store.by_index(BENCHMARKS, BY_TARGET, (ns, run.target_key))
+        if run.state in BENCHMARK_FINISHED:
             return Observed(target=Target(ready=True, reason=""), tool=None, same_target=same)
-        tool, why = self._tool(ctx, obj)
-        job = store.get(JOBS, ns, job_name(meta["name"]))
-        pods = store.by_index(PODS, BY_LABEL, (ns, _label_value(obj)))
+        tool, why = self._tool(ctx, run)
+        job = store.get(JOBS, ns, job_name(run.name))
+        pods = store.by_index(PODS, BY_LABEL, (ns, benchmark_label(run.name)))
         return Observed(
-            target=self._target(ctx, obj),
+            target=self._target(ctx, run),
             tool=tool,
             tool_error=why,
             job=job,
@@ -144,13 +131,12 @@ class BenchmarkController(Controller):
             same_target=same,
         )
 
-    def _target(self, ctx: Context, obj: Obj) -> Target:
-        spec_target = spec_of(obj).get("target") or {}
-        ns = meta_of(obj).get("namespace")
-        if spec_target.get("endpoint"):
-            endpoint, model = str(spec_target["endpoint"]).rstrip("/"), spec_target.get("model")
+    def _target(self, ctx: Context, run: BenchmarkView) -> Target:
+        ns = run.namespace or None
+        if run.endpoint:
+            endpoint, model = run.endpoint, run.target_model or None
             return Target(True, "", endpoint, model, {"endpoint": endpoint, "model": model})
-        name = spec_target.get("serviceName") or ""
+        name = run.service_name
         svc = ctx.store.get(SERVICES, ns, name)
         if svc is None:
             return Target(False, f"AIMService {name} does not exist in namespace {ns}")
@@ -159,7 +145,7 @@ class BenchmarkController(Controller):
             return Target(False, f"AIMService {name} is {svc_status.get('status') or 'not reconciled yet'}")
         snapshot = self._snapshot(ctx, svc)
         endpoint = f"http://{self._backend(ctx, svc)}.{ns}.svc.cluster.local"
-        model = spec_target.get("model") or snapshot.get("model")
+        model = run.target_model or snapshot.get("model")
         snapshot = {"serviceName": name, "endpoint": endpoint, **snapshot, "model": model}
         return Target(True, "", endpoint, model, {k: v for k, v in snapshot.items() if v is not None}, svc)
 
@@ -182,15 +168,14 @@ class BenchmarkController(Controller):
         template = ctx.store.get(
             CLUSTER_TEMPLATES if cluster else TEMPLATES, None if cluster else ns, ref.get("name") or ""
         )
-        profile = ((status_of(template).get("profile") or {}).get("metadata") or {}) if template else {}
+        profile = ((TemplateView.of(template).profile or {}).get("metadata") or {}) if template else {}
         model_ref = status.get("resolvedModel") or {}
         model_cluster = model_ref.get("scope") == "Cluster" or model_ref.get("kind") == "AIMClusterModel"
         model = ctx.store.get(
             CLUSTER_MODELS if model_cluster else MODELS, None if model_cluster else ns, model_ref.get("name") or ""
         )
-        canonical = (
-            (((status_of(model).get("imageMetadata") or {}).get("model") or {}).get("canonicalName")) if model else None
-        )
+        metadata = ModelView.of(model).status_image_metadata if model else None
+        canonical = ((metadata.get("model") or {}).get("canonicalName")) if isinstance(metadata, Mapping) else None
         runtime = status.get("runtime") or {}
         replicas = runtime.get("currentReplicas")
         if replicas is None:
@@ -207,4 +192,10 @@ class BenchmarkController(Controller):
         }
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
-        return plan_benchmark(obj, observed)
+        return plan_benchmark(BenchmarkView.of(obj), observed)
+
+
+def _ns_and(run: Obj, key: Callable[[BenchmarkView], str]) -> tuple[str | None, str]:
+    """``(namespace, key(view))``: the form of every index over AIMBenchmarks."""
+    view = BenchmarkView.of(run)
+    return view.namespace or None, key(view)

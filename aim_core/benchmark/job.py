@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from aim_core.benchmark.view import BenchmarkView
 from aim_core.plugin.benchtools import (
     BENCH_API_KEY_ENV,
     BENCH_REPORT_DIR_ENV,
@@ -27,7 +28,7 @@ from aim_core.plugin.benchtools import (
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.durations import parse_duration
 from aim_core.reconcile.naming import derived_name, sanitize_label_value
-from aim_core.reconcile.obj import Obj, meta_of, spec_of
+from aim_core.reconcile.obj import Obj, spec_of
 
 BENCHMARK_LABEL = lbl.AIM_PREFIX + "benchmark.name"
 COMPONENT = "benchmark"
@@ -49,31 +50,29 @@ def benchmark_label(benchmark: str) -> str:
     return sanitize_label_value(benchmark) or derived_name(["benchmark"], [benchmark], 8, limit=63)
 
 
-def report_location(spec: Mapping[str, Any]) -> tuple[str, str] | None:
-    """``(claim, path inside it)`` of ``spec.report.uri``, None without one."""
-    uri = ((spec.get("report") or {}).get("uri")) or ""
-    match = _PVC_URI.match(uri)
+def report_location(run: Obj | BenchmarkView) -> tuple[str, str] | None:
+    """``(claim, path inside it)`` of ``spec.report.uri`` when it is a ``pvc://`` URI, else None."""
+    match = _PVC_URI.match(BenchmarkView.of(run).report_uri)
     if not match:
         return None
     return match.group(1), (match.group(2) or "").strip("/")
 
 
-def request_for(obj: Obj, endpoint: str, model: str) -> BenchmarkRequest:
+def request_for(run: Obj | BenchmarkView, endpoint: str, model: str) -> BenchmarkRequest:
     """The tool's view of the run (raises ValueError for a duration the schema let through)."""
-    spec = spec_of(obj)
-    duration = spec.get("maxDuration")
+    view = BenchmarkView.of(run)
     return BenchmarkRequest(
-        name=meta_of(obj)["name"],
+        name=view.name,
         endpoint=endpoint.rstrip("/"),
         model=model,
-        tokenizer=spec.get("tokenizer") or model,
-        scenarios=tuple(spec.get("scenarios") or ()),
-        concurrency=tuple(int(c) for c in spec.get("concurrency") or ()),
-        request_rates=tuple(float(r) for r in spec.get("requestRates") or ()),
-        max_requests=spec.get("maxRequests"),
-        max_duration_s=None if not duration else parse_duration(duration) / 1e9,
-        has_api_key=bool(spec.get("apiKeySecretRef")),
-        report_uri=uri if (uri := (spec.get("report") or {}).get("uri") or "").startswith("s3://") else None,
+        tokenizer=view.tokenizer or model,
+        scenarios=view.scenarios,
+        concurrency=tuple(int(c) for c in view.concurrency),
+        request_rates=tuple(float(r) for r in view.request_rates),
+        max_requests=view.max_requests,
+        max_duration_s=None if not view.max_duration else parse_duration(view.max_duration) / 1e9,
+        has_api_key=view.api_key_secret_ref is not None,
+        report_uri=view.report_uri if view.report_uri.startswith("s3://") else None,
     )
 
 
@@ -85,28 +84,28 @@ def _secret_env(name: str, ref: Mapping[str, Any] | None) -> list[dict[str, Any]
 
 
 def build_job(
-    obj: Obj,
+    run: Obj | BenchmarkView,
     *,
     image: str,
     command: BenchmarkCommand,
     service: Obj | None,
 ) -> dict[str, Any]:
-    """The Job that runs ``command`` for the AIMBenchmark ``obj``."""
-    meta, spec = meta_of(obj), spec_of(obj)
-    name = meta["name"]
+    """The Job that runs ``command`` for the AIMBenchmark ``run``."""
+    view = BenchmarkView.of(run)
+    name = view.name
     label = benchmark_label(name)
     labels = {BENCHMARK_LABEL: label, lbl.COMPONENT_LABEL: COMPONENT, lbl.MANAGED_BY_LABEL: lbl.MANAGED_BY_ENGINE}
     svc_spec = spec_of(service) if service else {}
-    report = report_location(spec)
+    report = report_location(view)
     report_dir = f"{REPORT_MOUNT}/{report[1]}".rstrip("/") if report else REPORT_MOUNT
     env = [
         {"name": BENCH_REPORT_DIR_ENV, "value": report_dir},
         {"name": BENCH_SUMMARY_ENV, "value": SUMMARY_PATH},
         {"name": "HOME", "value": "/tmp"},
-        *_secret_env(BENCH_API_KEY_ENV, spec.get("apiKeySecretRef")),
-        *_secret_env(HF_TOKEN_ENV, spec.get("hfTokenSecretRef")),
+        *_secret_env(BENCH_API_KEY_ENV, view.api_key_secret_ref),
+        *_secret_env(HF_TOKEN_ENV, view.hf_token_secret_ref),
         *({"name": k, "value": v} for k, v in sorted(command.env.items())),
-        *(spec.get("env") or ()),
+        *(dict(e) for e in view.env),
     ]
     container: dict[str, Any] = {
         "name": CONTAINER,
@@ -125,8 +124,8 @@ def build_job(
     }
     if command.args:
         container["args"] = list(command.args)
-    if spec.get("resources"):
-        container["resources"] = spec["resources"]
+    if view.resources:
+        container["resources"] = dict(view.resources)
     report_volume: dict[str, Any] = (
         {"name": "report", "persistentVolumeClaim": {"claimName": report[0]}}
         if report
@@ -147,13 +146,13 @@ def build_job(
     for key in ("nodeSelector", "tolerations", "affinity"):
         if svc_spec.get(key):
             pod[key] = svc_spec[key]
-    secrets = _pull_secrets([*(svc_spec.get("imagePullSecrets") or ()), *(spec.get("imagePullSecrets") or ())])
+    secrets = _pull_secrets([*(svc_spec.get("imagePullSecrets") or ()), *view.image_pull_secrets])
     if secrets:
         pod["imagePullSecrets"] = secrets
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": job_name(name), "namespace": meta.get("namespace"), "labels": dict(labels)},
+        "metadata": {"name": job_name(name), "namespace": view.namespace or None, "labels": dict(labels)},
         "spec": {
             "backoffLimit": 0,  # a benchmark is not retried: a second attempt would measure something else
             "template": {"metadata": {"labels": dict(labels)}, "spec": pod},

@@ -23,11 +23,12 @@ from typing import Any
 
 import attrs
 
-from aim_core.api.benchmark import BENCHMARK_FINISHED, DEFAULT_HISTORY_LIMIT
+from aim_core.api.benchmark import BENCHMARK_FINISHED
 from aim_core.benchmark.job import CONTAINER, build_job, request_for
+from aim_core.benchmark.view import BenchmarkView
 from aim_core.plugin.benchtools import BenchmarkReportError, BenchmarkResult, BenchmarkTool, Percentiles
 from aim_core.reconcile.health import Health, State
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, meta_of
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.redaction import redact
 from aim_core.reconcile.resources import BENCHMARKS, JOBS
@@ -59,17 +60,23 @@ class Observed:
     same_target: Sequence[Obj] = ()  # other AIMBenchmarks of the same target and namespace
 
 
-def plan_benchmark(obj: Obj, observed: Observed) -> Plan:
-    plan = _plan(obj, observed)
+def plan_benchmark(obj: Obj | BenchmarkView, observed: Observed) -> Plan:
+    run = BenchmarkView.of(obj)
+    plan = _plan(run, observed)
     if plan.status.get("status") in BENCHMARK_FINISHED:  # finished before, or just now
-        _prune(plan, {**obj, "status": {**status_of(obj), **plan.status}}, observed.same_target)
+        done = attrs.evolve(
+            run,
+            state=str(plan.status["status"]),
+            completion_time=str(plan.status.get("completionTime") or run.completion_time),
+        )
+        _prune(plan, done, [BenchmarkView.of(r) for r in observed.same_target])
     return plan
 
 
-def _plan(obj: Obj, observed: Observed) -> Plan:
+def _plan(run: BenchmarkView, observed: Observed) -> Plan:
     plan = Plan()
-    status = status_of(obj)
-    if status.get("status") in BENCHMARK_FINISHED:
+    status = run.status
+    if run.state in BENCHMARK_FINISHED:
         _carry_over(plan, status)
         return plan
     tool = observed.tool
@@ -77,37 +84,35 @@ def _plan(obj: Obj, observed: Observed) -> Plan:
         return _fail(plan, status, reason="ToolNotFound", message=observed.tool_error)
     plan.status["tool"] = tool.name
     job = observed.job
-    started = job is not None or bool(status.get("startTime"))
+    started = job is not None or bool(run.start_time)
     target = observed.target
     if not started and not target.ready:
         plan.component(TARGET, Health(State.PENDING, "TargetNotReady", target.reason, upstream=True))
         plan.component(JOB, Health(State.PENDING, "WaitingForTarget", "the Job starts once the target is Ready"))
         plan.status["status"] = "Pending"
         return plan
-    snapshot = status.get("target") or dict(target.snapshot)
+    snapshot = dict(run.snapshot or target.snapshot)
     plan.status["target"] = snapshot
     plan.component(TARGET, Health.ok("Ready", f"benchmarking {snapshot.get('endpoint')}", upstream=True))
     endpoint, model = snapshot.get("endpoint") or target.endpoint, snapshot.get("model") or target.model
     if not endpoint or not model:
         return _fail(plan, status, "InvalidSpec", "no endpoint or model to benchmark; set spec.target.model")
     try:
-        request = request_for(obj, endpoint, model)
+        request = request_for(run, endpoint, model)
     except ValueError as exc:
         return _fail(plan, status, "InvalidSpec", f"spec.maxDuration: {exc}")
     if why := tool.unsupported(request):
         return _fail(plan, status, "UnsupportedByTool", why)
     if job is None:
-        image = spec_of(obj).get("image") or tool.image
-        plan.want(JOBS, build_job(obj, image=image, command=tool.command(request), service=target.service))
+        image = run.image or tool.image
+        plan.want(JOBS, build_job(run, image=image, command=tool.command(request), service=target.service))
         plan.component(JOB, Health.progressing("JobCreated", "creating the benchmark Job"))
         plan.status["status"] = "Running"
         return plan
     job_status = job.get("status") or {}
     plan.status["jobName"] = meta_of(job)["name"]
-    plan.status["startTime"] = (
-        status.get("startTime") or job_status.get("startTime") or meta_of(job).get("creationTimestamp")
-    )
-    if report := _report_uri(obj):
+    plan.status["startTime"] = run.start_time or job_status.get("startTime") or meta_of(job).get("creationTimestamp")
+    if report := _report_uri(run):
         plan.status["report"] = {"uri": report}
     true = {c.get("type"): c for c in job_status.get("conditions") or () if c.get("status") == "True"}
     terminated = _terminated(observed.pods)
@@ -194,28 +199,20 @@ def _carry_over(plan: Plan, status: Mapping[str, Any]) -> None:
         plan.component(name, health)
 
 
-def _prune(plan: Plan, obj: Obj, runs: Sequence[Obj]) -> None:
+def _prune(plan: Plan, run: BenchmarkView, runs: Sequence[BenchmarkView]) -> None:
     """Delete the oldest finished, unowned runs of this target beyond the newest run's history limit."""
     finished = [
         r
-        for r in [obj, *(r for r in runs if meta_of(r)["name"] != meta_of(obj)["name"])]
-        if status_of(r).get("status") in BENCHMARK_FINISHED
-        and not meta_of(r).get("ownerReferences")
-        and not meta_of(r).get("deletionTimestamp")
+        for r in [run, *(r for r in runs if r.name != run.name)]
+        if r.state in BENCHMARK_FINISHED and not r.owned and not r.deleting
     ]
-    finished.sort(key=_age_key, reverse=True)  # newest first
+    finished.sort(key=lambda r: (r.completion_time, r.created, r.name), reverse=True)  # newest first
     if not finished:
         return
-    limit = spec_of(finished[0]).get("historyLimit") or DEFAULT_HISTORY_LIMIT
+    limit = finished[0].history_limit
     for old in finished[limit:]:
-        meta = meta_of(old)
-        plan.delete.append(Deletion(BENCHMARKS, meta.get("namespace"), meta["name"]))
-        plan.notes.append(f"history limit {limit}: deleting finished run {meta['name']}")
-
-
-def _age_key(run: Obj) -> tuple[str, str, str]:
-    status, meta = status_of(run), meta_of(run)
-    return (status.get("completionTime") or "", meta.get("creationTimestamp") or "", meta["name"])
+        plan.delete.append(Deletion(BENCHMARKS, old.namespace or None, old.name))
+        plan.notes.append(f"history limit {limit}: deleting finished run {old.name}")
 
 
 def _terminated(pods: Sequence[Obj]) -> Mapping[str, Any] | None:
@@ -234,6 +231,6 @@ def _tail(text: str) -> str:
     return redact("\n".join(lines[-LOG_LINES:]))
 
 
-def _report_uri(obj: Obj) -> str | None:
-    uri = ((spec_of(obj).get("report") or {}).get("uri") or "").rstrip("/")
-    return f"{uri}/{meta_of(obj)['name']}/" if uri else None
+def _report_uri(run: BenchmarkView) -> str | None:
+    uri = run.report_uri.rstrip("/")
+    return f"{uri}/{run.name}/" if uri else None

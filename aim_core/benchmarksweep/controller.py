@@ -12,13 +12,15 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from aim_core.benchmarksweep.plan import Observed, plan_sweep
+from aim_core.benchmarksweep.view import SweepView
 from aim_core.plugin.providers import ResourceRef
-from aim_core.reconcile.obj import Obj, meta_of, spec_of
+from aim_core.reconcile.obj import Obj, meta_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import BENCHMARK_SWEEPS, BENCHMARKS, CLUSTER_TEMPLATES, SERVICES, TEMPLATES
 from aim_core.reconcile.writes import rfc3339
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.template import TemplateView
 
 BY_MODEL = "sweep:by-model"  # sweeps by (namespace, spec.model) and (None, spec.model)
 TEMPLATE_BY_MODEL = "sweep:template-by-model"  # templates by (namespace or None, spec.modelName)
@@ -44,16 +46,15 @@ class BenchmarkSweepController(Controller):
 
     def setup(self, store: Store) -> None:
         self._store = store
-        model = lambda s: spec_of(s).get("model")  # noqa: E731
-        store.add_index(BENCHMARK_SWEEPS, BY_MODEL, lambda s: [(_ns(s), model(s)), (None, model(s))])
+        store.add_index(BENCHMARK_SWEEPS, BY_MODEL, _sweep_keys)
         for ref in (TEMPLATES, CLUSTER_TEMPLATES):
-            store.add_index(ref, TEMPLATE_BY_MODEL, lambda t: [(_ns(t), spec_of(t).get("modelName"))])
+            store.add_index(ref, TEMPLATE_BY_MODEL, lambda t: [(_ns(t), TemplateView.of(t).model_name)])
         for ref in (SERVICES, BENCHMARKS):
             store.add_index(ref, CHILD_BY_OWNER, _owners)
 
     def watches(self) -> list[Watch]:
         def by_template(t: Obj) -> Iterable[ObjectKey]:
-            return self._store.keys_by_index(BENCHMARK_SWEEPS, BY_MODEL, (_ns(t), spec_of(t).get("modelName")))
+            return self._store.keys_by_index(BENCHMARK_SWEEPS, BY_MODEL, (_ns(t), TemplateView.of(t).model_name))
 
         def by_owner(child: Obj) -> Iterable[ObjectKey]:
             return set(_owners(child))
@@ -66,9 +67,8 @@ class BenchmarkSweepController(Controller):
         ]
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
-        store, ns, spec = ctx.store, _ns(obj), spec_of(obj)
-        model = spec.get("model")
-        named = set(spec.get("templates") or ())
+        store, sweep = ctx.store, SweepView.of(obj)
+        ns, model, named = sweep.namespace or None, sweep.model, set(sweep.templates)
 
         def templates(ref: ResourceRef, where: str | None) -> dict[str, Obj]:
             found = {meta_of(t)["name"]: t for t in store.by_index(ref, TEMPLATE_BY_MODEL, (where, model))}
@@ -78,7 +78,7 @@ class BenchmarkSweepController(Controller):
                     found[name] = other
             return found
 
-        key = (ns, meta_of(obj)["name"])
+        key = (ns, sweep.name)
         return Observed(
             namespaced=templates(TEMPLATES, ns),
             cluster=templates(CLUSTER_TEMPLATES, None),
@@ -88,7 +88,13 @@ class BenchmarkSweepController(Controller):
         )
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
-        return plan_sweep(obj, observed)
+        return plan_sweep(SweepView.of(obj), observed)
+
+
+def _sweep_keys(obj: Obj) -> list[tuple[str | None, str]]:
+    """A sweep by (its namespace, its model) and by (None, its model): cluster templates reach every sweep."""
+    sweep = SweepView.of(obj)
+    return [(sweep.namespace or None, sweep.model), (None, sweep.model)]
 
 
 __all__ = ["BenchmarkSweepController"]

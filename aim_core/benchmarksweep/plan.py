@@ -30,18 +30,20 @@
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
+from aim_core.benchmarksweep.view import SweepView
 from aim_core.reconcile.durations import parse_duration
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.naming import sanitize_label_value
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, status_of
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.resources import BENCHMARKS, SERVICES
+from aim_core.template import TemplateView
 
 SWEEP_LABEL = "aim.eai.amd.com/benchmarksweep"
 COMPONENT = "Runs"
@@ -75,54 +77,52 @@ def child_name(sweep: str, index: int) -> str:
     return f"{sweep[:40].rstrip('-.')}-{index + 1}"
 
 
-def _profile(t: Obj) -> Obj:
-    return (status_of(t).get("profile") or {}).get("metadata") or {}
+def _profile(t: TemplateView) -> Obj:
+    return (t.profile or {}).get("metadata") or {}
 
 
-def _facts(t: Obj, scope: str) -> dict[str, Any]:
-    gpu = (spec_of(t).get("hardware") or {}).get("gpu") or {}
+def _facts(template: Obj, scope: str) -> dict[str, Any]:
+    t = TemplateView.of(template)
+    gpu = t.hardware.get("gpu") or {}
     prof = _profile(t)
     facts = {
-        "template": meta_of(t).get("name", ""),
+        "template": t.name,
         "scope": scope,
         "gpuModel": gpu.get("model") or prof.get("gpu"),
         "gpuCount": gpu.get("requests") or prof.get("gpuCount"),
-        "precision": prof.get("precision") or spec_of(t).get("precision"),
-        "metric": prof.get("metric") or spec_of(t).get("metric"),
+        "precision": prof.get("precision") or t.precision,
+        "metric": prof.get("metric") or t.metric,
     }
     return {k: v for k, v in facts.items() if v not in (None, "")}
 
 
-def _usable(t: Obj, allow_unoptimized: bool) -> bool:
-    derived = (meta_of(t).get("labels") or {}).get(ORIGIN_LABEL) == ORIGIN_DERIVED
-    kind = _profile(t).get("type") or spec_of(t).get("type") or "unoptimized"
-    return not derived and status_of(t).get("status") == "Ready" and (allow_unoptimized or kind == "optimized")
+def _usable(template: Obj, allow_unoptimized: bool) -> bool:
+    t = TemplateView.of(template)
+    derived = t.labels.get(ORIGIN_LABEL) == ORIGIN_DERIVED
+    kind = _profile(t).get("type") or t.spec.get("type") or "unoptimized"
+    return not derived and t.state == "Ready" and (allow_unoptimized or kind == "optimized")
 
 
-def choose_templates(sweep: Obj, ob: Observed) -> list[dict[str, Any]]:
+def choose_templates(sweep: Obj | SweepView, ob: Observed) -> list[dict[str, Any]]:
     """The sweep's templates as ``status.templates`` entries (step 1 of the module docstring)."""
-    spec = spec_of(sweep)
-    model = spec.get("model") or ""
+    view = SweepView.of(sweep)
+    model = view.model
     entries: list[dict[str, Any]] = []
-    if spec.get("templates"):
-        for name in spec["templates"]:
+    if view.templates:
+        for name in view.templates:
             found = ob.namespaced.get(name)
             scope = NAMESPACE if found is not None else CLUSTER
             found = found if found is not None else ob.cluster.get(name)
             if found is None:
                 entries.append({"template": name, "state": "Skipped", "message": "no such template"})
-            elif spec_of(found).get("modelName") != model:
+            elif (serves := TemplateView.of(found).model_name) != model:
                 entries.append(
-                    {
-                        **_facts(found, scope),
-                        "state": "Skipped",
-                        "message": f"serves model {spec_of(found).get('modelName')!r}, not {model!r}",
-                    }
+                    {**_facts(found, scope), "state": "Skipped", "message": f"serves model {serves!r}, not {model!r}"}
                 )
             else:
                 entries.append({**_facts(found, scope), "state": "Waiting"})
     else:
-        allow = bool(spec.get("allowUnoptimized"))
+        allow = view.allow_unoptimized
         for name in sorted(ob.namespaced):
             if _usable(ob.namespaced[name], allow):
                 entries.append({**_facts(ob.namespaced[name], NAMESPACE), "state": "Waiting"})
@@ -134,7 +134,7 @@ def choose_templates(sweep: Obj, ob: Observed) -> list[dict[str, Any]]:
                 entry.update(state="Skipped", message="a namespaced template of the same name shadows it")
             entries.append(entry)
     for i, e in enumerate(entries[:MAX_TEMPLATES]):
-        e["service"] = e["benchmark"] = child_name(meta_of(sweep).get("name", ""), i)
+        e["service"] = e["benchmark"] = child_name(view.name, i)
     return entries[:MAX_TEMPLATES]
 
 
@@ -145,7 +145,7 @@ def _condition_text(obj: Obj) -> str:
     return ""
 
 
-def _seconds_left(entry: Mapping[str, Any], timeout: str | None, now: str) -> float | None:
+def _seconds_left(entry: Mapping[str, Any], timeout: str, now: str) -> float | None:
     """Seconds until a Deploying entry's deadline (negative: past it); None without a deadline."""
     if not timeout or not entry.get("startTime"):
         return None
@@ -157,7 +157,7 @@ def _seconds_left(entry: Mapping[str, Any], timeout: str | None, now: str) -> fl
         return None
 
 
-def _advance(entry: dict[str, Any], ob: Observed, timeout: str | None = None) -> None:
+def _advance(entry: dict[str, Any], ob: Observed, timeout: str = "") -> None:
     """Move an entry that is not final on, from what its service and run show."""
     run = ob.benchmarks.get(entry.get("benchmark", ""))
     svc = ob.services.get(entry.get("service", ""))
@@ -184,55 +184,51 @@ def _gpus(entry: Mapping[str, Any], replicas: int) -> int:
     return int(entry.get("gpuCount") or 0) * replicas
 
 
-def _start(entries: list[dict[str, Any]], spec: Obj, replicas: int, now: str) -> None:
+def _start(entries: list[dict[str, Any]], sweep: SweepView, now: str) -> None:
     """Start Waiting entries in order within ``parallelism`` and ``gpuBudget`` (step 2)."""
-    parallelism = int(spec.get("parallelism") or 1)
-    budget = spec.get("gpuBudget")
+    parallelism, budget, replicas = sweep.parallelism, sweep.gpu_budget, sweep.replicas
     active = [e for e in entries if e["state"] in ACTIVE]
     blocked = False  # in order: once one has to wait, the later ones wait too
     for e in entries:
         if e["state"] != "Waiting":
             continue
         need = _gpus(e, replicas)
-        if budget is not None and need > int(budget):
+        if budget is not None and need > budget:
             e.update(state="Skipped", message=f"needs {need} GPUs, over the sweep's gpuBudget of {budget}")
             continue
         used = sum(_gpus(a, replicas) for a in active)
-        blocked = blocked or len(active) >= parallelism or (budget is not None and used + need > int(budget))
+        blocked = blocked or len(active) >= parallelism or (budget is not None and used + need > budget)
         if not blocked:
             e.update(state="Deploying", startTime=now)
             active.append(e)
 
 
-def _service(sweep: Obj, entry: Mapping[str, Any], replicas: int) -> dict[str, Any]:
-    meta, spec = meta_of(sweep), spec_of(sweep)
+def _service(sweep: SweepView, entry: Mapping[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "apiVersion": "aim.eai.amd.com/v1alpha1",
         "kind": "AIMService",
         "metadata": {
             "name": entry["service"],
-            "namespace": meta.get("namespace"),
-            "labels": {SWEEP_LABEL: sanitize_label_value(meta.get("name", ""))},
+            "namespace": sweep.namespace or None,
+            "labels": {SWEEP_LABEL: sanitize_label_value(sweep.name)},
         },
-        "spec": {"model": {"name": spec.get("model")}, "template": {"name": entry["template"]}, "replicas": replicas},
+        "spec": {"model": {"name": sweep.model}, "template": {"name": entry["template"]}, "replicas": sweep.replicas},
     }
-    config = (spec.get("service") or {}).get("runtimeConfigName")
-    if config:
-        body["spec"]["runtimeConfigName"] = config
+    if sweep.runtime_config_name:
+        body["spec"]["runtimeConfigName"] = sweep.runtime_config_name
     return body
 
 
-def _benchmark(sweep: Obj, entry: Mapping[str, Any]) -> dict[str, Any]:
-    meta = meta_of(sweep)
-    run_spec = dict(spec_of(sweep).get("benchmark") or {})
+def _benchmark(sweep: SweepView, entry: Mapping[str, Any]) -> dict[str, Any]:
+    run_spec = dict(sweep.benchmark)
     run_spec.pop("historyLimit", None)  # the sweep keeps its runs; history limits prune unowned runs only
     return {
         "apiVersion": "aim.eai.amd.com/v1alpha1",
         "kind": "AIMBenchmark",
         "metadata": {
             "name": entry["benchmark"],
-            "namespace": meta.get("namespace"),
-            "labels": {SWEEP_LABEL: sanitize_label_value(meta.get("name", ""))},
+            "namespace": sweep.namespace or None,
+            "labels": {SWEEP_LABEL: sanitize_label_value(sweep.name)},
         },
         "spec": {**run_spec, "target": {"serviceName": entry["service"]}},
     }
@@ -241,7 +237,7 @@ def _benchmark(sweep: Obj, entry: Mapping[str, Any]) -> dict[str, Any]:
 _ROW_FACTS = ("template", "scope", "gpuModel", "gpuCount", "precision", "metric")
 
 
-def _rows(entries: list[dict[str, Any]], ob: Observed, old: list[Obj]) -> list[dict[str, Any]]:
+def _rows(entries: list[dict[str, Any]], ob: Observed, old: Sequence[Obj]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for e in entries:
         run = ob.benchmarks.get(e.get("benchmark", ""))
@@ -254,47 +250,46 @@ def _rows(entries: list[dict[str, Any]], ob: Observed, old: list[Obj]) -> list[d
     return rows
 
 
-def plan_sweep(sweep: Obj, ob: Observed) -> Plan:
+def plan_sweep(sweep: Obj | SweepView, ob: Observed) -> Plan:
     plan = Plan()
-    spec = spec_of(sweep)
-    old = status_of(sweep)
-    replicas = int((spec.get("service") or {}).get("replicas") or 1)
-    entries = [dict(e) for e in old.get("templates") or ()] or choose_templates(sweep, ob)
+    view = SweepView.of(sweep)
+    ns = view.namespace or None
+    entries = [dict(e) for e in view.entries] or choose_templates(view, ob)
     if not entries:
-        what = f"templates {', '.join(spec['templates'])}" if spec.get("templates") else "templates"
+        what = f"templates {', '.join(view.templates)}" if view.templates else "templates"
         plan.component(
             COMPONENT,
             Health(
                 State.PENDING,
                 "NoTemplatesReady",
-                f"no Ready {what} of model {spec.get('model')!r} to benchmark yet; waiting for one",
+                f"no Ready {what} of model {view.model!r} to benchmark yet; waiting for one",
                 upstream=True,
             ),
         )
         plan.status["status"] = "Pending"
         return plan
-    timeout = spec.get("deployTimeout")
+    timeout = view.deploy_timeout
     for e in entries:
         if e["state"] not in FINAL:
             _advance(e, ob, timeout)
-    _start(entries, spec, replicas, ob.now)
+    _start(entries, view, ob.now)
     for e in entries:
         if e["state"] in ACTIVE:
-            plan.want(SERVICES, _service(sweep, e, replicas))
-            plan.want(BENCHMARKS, _benchmark(sweep, e))
+            plan.want(SERVICES, _service(view, e))
+            plan.want(BENCHMARKS, _benchmark(view, e))
             left = _seconds_left(e, timeout, ob.now) if e["state"] == "Deploying" else None
             if left is not None:
                 plan.requeue(max(left, 1.0))  # look again at the deadline
         elif e["state"] in FINAL and e.get("service") in ob.services:
-            plan.delete.append(Deletion(SERVICES, meta_of(sweep).get("namespace"), e["service"]))
+            plan.delete.append(Deletion(SERVICES, ns, e["service"]))
         if e["state"] == "Failed" and e.get("benchmark") in ob.benchmarks and not _finished(ob, e):
-            plan.delete.append(Deletion(BENCHMARKS, meta_of(sweep).get("namespace"), e["benchmark"]))
+            plan.delete.append(Deletion(BENCHMARKS, ns, e["benchmark"]))
     plan.status["templates"] = entries
-    plan.status["comparison"] = _rows(entries, ob, list(old.get("comparison") or ()))
+    plan.status["comparison"] = _rows(entries, ob, view.comparison)
     started = any(e["state"] not in ("Waiting", "Skipped") for e in entries)
     if started:
-        plan.status["startTime"] = old.get("startTime") or ob.now
-    _summarize(plan, entries, old, ob.now)
+        plan.status["startTime"] = view.start_time or ob.now
+    _summarize(plan, entries, view, ob.now)
     return plan
 
 
@@ -302,7 +297,7 @@ def _finished(ob: Observed, e: Mapping[str, Any]) -> bool:
     return status_of(ob.benchmarks[e["benchmark"]]).get("status") in ("Succeeded", "Failed")
 
 
-def _summarize(plan: Plan, entries: list[dict[str, Any]], old: Obj, now: str) -> None:
+def _summarize(plan: Plan, entries: list[dict[str, Any]], sweep: SweepView, now: str) -> None:
     count = {s: sum(e["state"] == s for e in entries) for s in ("Succeeded", "Failed", "Skipped")}
     done = sum(count.values())
     active = [e["template"] for e in entries if e["state"] in ACTIVE]
@@ -316,7 +311,7 @@ def _summarize(plan: Plan, entries: list[dict[str, Any]], old: Obj, now: str) ->
             ),
         )
         return
-    plan.status["completionTime"] = old.get("completionTime") or now
+    plan.status["completionTime"] = sweep.completion_time or now
     if count["Succeeded"]:
         plan.status["status"] = "Succeeded"
         plan.component(COMPONENT, Health.ok("SweepComplete", f"{len(entries)} templates: {tally}"))

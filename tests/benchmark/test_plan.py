@@ -53,8 +53,7 @@ def test_a_long_run_name_gets_a_short_stable_job_name():
     [("pvc://claim", ("claim", "")), ("pvc://claim/a/b/", ("claim", "a/b")), (None, None)],
 )
 def test_report_location(uri, expected):
-    spec = {"report": {"uri": uri}} if uri else {}
-    assert report_location(spec) == expected
+    assert report_location(run(report={"uri": uri}) if uri else run()) == expected
 
 
 def test_the_job_mounts_the_report_claim_and_adds_the_plugins_env():
