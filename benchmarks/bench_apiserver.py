@@ -232,7 +232,8 @@ class Driver:
             now = time.monotonic()
             last_write = 0.0
             calls, requests = self.proxy.calls, self.proxy.requests
-            for i in range(len(calls) - 1, mark - 1, -1):
+            # the proxy appends to calls, then to requests: read no further than both hold
+            for i in range(min(len(calls), len(requests)) - 1, mark - 1, -1):
                 call = calls[i]
                 if call.user_agent.startswith(("aim-engine", "kopf")) and call.verb not in READ_VERBS:
                     if call.verb not in ("watch", "discovery"):
