@@ -30,7 +30,7 @@ from aim_core.reconcile.resources import EVENTS, NAMESPACES
 from aim_core.reconcile.writes import build_status, event_body, rfc3339, status_patch
 from aim_core.runtime import applyset, outcomes
 from aim_core.runtime.controller import Context, Controller, namespace_going
-from aim_core.runtime.patches import finalizers_patch, issue_from, routine, same_but_status
+from aim_core.runtime.patches import finalizers_patch, issue_from, routine, same_but_finalizers, same_but_status
 from aim_core.runtime.store import Store
 from aim_core.runtime.workqueue import WorkQueue
 
@@ -113,7 +113,9 @@ class Engine:
                 if event == "MODIFIED" and old is not None and same_but_status(old, obj):
                     continue  # our own status write (or a resync): nothing to reconcile
                 meta = obj["metadata"]
-                self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
+                key = (controller.name, meta.get("namespace") or None, meta["name"])
+                if key != self._writer or old is None or not same_but_finalizers(old, obj):
+                    self.queue.add(key)  # (not: our finalizer patch, stored by the reconcile that sent it)
                 continue
             watch = mapper
             if watch.changed is not None and event == "MODIFIED" and not watch.changed(old, obj):
@@ -268,7 +270,9 @@ class Engine:
             controller.resource, meta.get("namespace"), meta["name"], finalizers_patch(meta, finalizers)
         )
         if isinstance(result, dict) and result.get("metadata"):
-            self.store.upsert(controller.resource, result)
+            # this reconcile goes on with what it read: only the finalizers changed (the patch
+            # carries its resourceVersion), so a second reconcile would plan the same
+            self._store_unnoticed(controller, obj, controller.resource, result)
 
     async def _apply(self, controller: Controller, obj: dict[str, Any], plan: Plan) -> list[Issue]:
         issues: list[Issue] = []
@@ -318,7 +322,8 @@ class Engine:
         status, someone else's edit, deletion) comes by watch with a new
         resourceVersion and does trigger it; the watch's echo of this write
         has the same version and changes nothing in the store. Other objects
-        watching the child are triggered as usual.
+        watching the child are triggered as usual. Also for the object's own
+        finalizer patch (only a change of its finalizers is not noticed).
         """
         meta = obj["metadata"]
         self._writer = (controller.name, meta.get("namespace") or None, meta["name"])

@@ -29,16 +29,22 @@ def finalizers_patch(meta: dict[str, Any], finalizers: list[str]) -> dict[str, A
 
 
 _BOOKKEEPING = ("resourceVersion", "managedFields", "generation")
+_FINALIZER_BOOKKEEPING = (*_BOOKKEEPING, "finalizers")
+
+
+def _core(obj: dict[str, Any], ignored: tuple[str, ...]) -> dict[str, Any]:
+    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ignored}
+    return {**{k: v for k, v in obj.items() if k not in ("status", "metadata")}, "metadata": meta}
 
 
 def same_but_status(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether two versions of an object differ only in status and server bookkeeping."""
+    return _core(old, _BOOKKEEPING) == _core(new, _BOOKKEEPING)
 
-    def core(obj: dict[str, Any]) -> dict[str, Any]:
-        meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _BOOKKEEPING}
-        return {**{k: v for k, v in obj.items() if k not in ("status", "metadata")}, "metadata": meta}
 
-    return core(old) == core(new)
+def same_but_finalizers(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether two versions differ only in finalizers, status and server bookkeeping (our finalizer patch)."""
+    return _core(old, _FINALIZER_BOOKKEEPING) == _core(new, _FINALIZER_BOOKKEEPING)
 
 
 def issue_from(exc: BaseException, doing: str) -> Issue:
