@@ -43,7 +43,7 @@ from aim_testing.emulator.metadata import (
 )
 from aim_testing.emulator.schemas import prune_and_default
 from aim_testing.emulator.selectors import request_matcher
-from aim_testing.emulator.validation import check_metadata
+from aim_testing.emulator.validation import check_object
 
 _NAMESPACES = kmock.resource("v1/namespaces")
 # The namespaces a cluster always has (kube-apiserver makes them at start): creates there need no Namespace object.
@@ -186,9 +186,10 @@ class Storage(kmock.KubernetesEmulator):
         """Store a new state the way the API server would; return what a client gets back."""
         status_apart = "status" in info.subresources
         if not internal:
-            check_metadata(info.kind, new, creating=old is None)
             new = self.stored_form(res, new)
         if old is None:
+            if not internal:
+                check_object(info.kind, res.group, new, self.schemas.get(res), creating=True)
             meta = new.setdefault("metadata", {})
             for field in SYSTEM_META[2:]:
                 meta.pop(field, None)
@@ -198,6 +199,8 @@ class Storage(kmock.KubernetesEmulator):
         else:
             if not internal:
                 new = keep_system_fields(old, new, subresource, status_apart)
+                status_only = status_apart and subresource == "status"
+                check_object(info.kind, res.group, new, self.schemas.get(res), creating=False, status_only=status_only)
                 if subresource is None:
                     check_immutable(info.kind, old, new)
             meta = new["metadata"]
