@@ -18,11 +18,6 @@ EMULATOR_ONLY = {
     # (Installing): a real server's apiextensions controller sets Established itself, and the session's
     # server shares its CRDs with every other test.
     "tests/wire/test_metrics_wire.py::test_readyz_turns_200_once_plugins_are_loaded_and_the_crds_established": "plays CRDs that are missing or not Established, which a real server's CRD controller decides",
-    # aim-engine doctor compares the installed CRDs with this version's: kube-apiserver 1.24 holds ours without
-    # their CEL transition rules, so every check would find them differing. The tests also delete and rewrite
-    # CRDs (the session's server shares them with every test), write CRD status the CRD controller owns, and
-    # make SubjectAccessReviews fail with kmock's fault injection.
-    "tests/wire/test_doctor_wire.py": "doctor compares the CRDs with this version's, which 1.24 holds without their transition rules; the tests rewrite shared CRDs and inject 403s",
     # The redaction scan reads every request body the emulator received and the operator authenticates
     # with a token the test makes up (so that its leaking can be seen); the real server knows only the
     # tokens of its token file.

@@ -1,8 +1,14 @@
-"""`aim-engine doctor` against the API emulator: a healthy cluster, then each thing that can be wrong.
+"""`aim-engine doctor` against the cluster (emulator and real API server): a healthy cluster, then each thing
+that can be wrong.
 
 Each test starts from a cluster with everything in place (exit 0), breaks one
 thing the way a real cluster would have it broken, and checks what a user sees:
 the finding, the command that fixes it, the exit code.
+
+The cluster holds this version's CRDs as kube-apiserver 1.24 can hold them, without the CEL transition
+rules it cannot compile (``drop_transition_rules``), and doctor compares with those. On the real server
+the session's CRDs are shared by every test, so the tests that delete or rewrite a CRD run on the
+emulator only.
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ import kmock
 import pytest
 import yaml
 
+import aim_core.api.crds
 from aim_core.api.crds import generate_crds
 from aim_core.cli import main
+from aim_testing.apiserver import drop_transition_rules
 from aim_testing.crdschema import load_crd, third_party_crd
 from tests.service.builders import amd_node, cpu_node
 
@@ -47,21 +55,32 @@ def deploy(name: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all((ROOT / "deploy" / name).read_text()) if d]
 
 
+CRDS_CHANGED = "deletes or rewrites a CRD, which the real server's session shares with every test"
+READER = "doctor-reads-only"  # the token (and user) of a user who may read everything and create nothing
+
+
 @pytest.fixture()
 def access_reviews():
-    """Ask for it to let doctor create SubjectAccessReviews (about 150, slow on the emulator); otherwise the
-    emulator refuses them (403) and doctor compares the roles in the cluster instead."""
+    """Ask for it to let doctor create SubjectAccessReviews (about 150, slow on the emulator); otherwise they
+    are refused (403: injected on the emulator; on the real server doctor runs as a user who may only read)
+    and doctor compares the roles in the cluster instead."""
 
 
 @pytest.fixture()
-def cluster(kube, kubeconfig, request):
+def cluster(kube, kubeconfig, request, monkeypatch):
     """Everything AIM needs: CRDs (ours and third-party), KServe in Standard mode, a GPU node, the RBAC of deploy/."""
+    ours = generate_crds
+    monkeypatch.setattr(aim_core.api.crds, "generate_crds", lambda: [drop_transition_rules(c) for c in ours()])
     if "access_reviews" not in request.fixturenames:
-        kube.emulator[kmock.resource("authorization.k8s.io", "v1", "subjectaccessreviews")] << 403
-    for crd in generate_crds():
-        kube.put_object(established(crd), resource=CRD_RESOURCE)
-    for name in THIRD_PARTY:
-        kube.put_object(established(load_crd(str(third_party_crd(name)))), resource=CRD_RESOURCE)
+        if kube.backend == "emulator":
+            kube.emulator[kmock.resource("authorization.k8s.io", "v1", "subjectaccessreviews")] << 403
+        else:
+            _read_only_user(kube, kubeconfig)
+    if kube.backend == "emulator":  # the real server has them from the start, Established by its CRD controller
+        for crd in aim_core.api.crds.generate_crds():
+            kube.put_object(established(crd), resource=CRD_RESOURCE)
+        for name in THIRD_PARTY:
+            kube.put_object(established(load_crd(str(third_party_crd(name)))), resource=CRD_RESOURCE)
     kube.put_object(
         {
             "apiVersion": "v1",
@@ -76,6 +95,31 @@ def cluster(kube, kubeconfig, request):
         for obj in deploy(name):
             kube.put_object(obj)
     return kube
+
+
+def _read_only_user(kube, kubeconfig: Path) -> None:
+    """Make the kubeconfig's user one whom RBAC lets read everything but create no SubjectAccessReview."""
+    kube.set_users({READER: {"username": READER, "groups": ["system:authenticated"]}})
+    kube.put_object(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": READER},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}],
+        }
+    )
+    kube.put_object(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": READER},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": READER},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": READER}],
+        }
+    )
+    config = yaml.safe_load(kubeconfig.read_text())
+    config["users"][0]["user"]["token"] = READER
+    kubeconfig.write_text(yaml.safe_dump(config))
 
 
 async def doctor(*args: str) -> int:
@@ -118,6 +162,7 @@ async def test_json_output_lists_every_check_with_its_level(cluster, capsys, mon
     assert all(s["level"] == "ok" for s in report["sections"])
 
 
+@pytest.mark.emulator_only(CRDS_CHANGED)
 async def test_missing_kserve_fails_with_the_install_command(cluster, capsys):
     await _delete(cluster, "inferenceservices.serving.kserve.io")
     assert await doctor() == 1
@@ -145,6 +190,7 @@ async def test_kserve_in_serverless_mode_fails_with_the_patch_that_sets_standard
     assert "kubectl -n kserve patch configmap inferenceservice-config" in out
 
 
+@pytest.mark.emulator_only(CRDS_CHANGED)
 async def test_a_crd_that_does_not_serve_the_version_we_write_fails(cluster, capsys):
     crd = established(load_crd(str(third_party_crd("gateway.networking.k8s.io_httproutes.yaml"))))
     crd["spec"]["versions"] = [v for v in crd["spec"]["versions"] if v["name"] != "v1"]
@@ -157,6 +203,7 @@ async def test_a_crd_that_does_not_serve_the_version_we_write_fails(cluster, cap
     assert "fix: kubectl apply --server-side -f https://github.com/kubernetes-sigs/gateway-api/releases" in out
 
 
+@pytest.mark.emulator_only(CRDS_CHANGED)
 async def test_a_crd_that_is_not_established_fails(cluster, capsys):
     crd = load_crd(str(third_party_crd("serving.kserve.io_inferenceservices.yaml")))
     crd = established(crd)
@@ -171,6 +218,7 @@ async def test_a_crd_that_is_not_established_fails(cluster, capsys):
     assert "CRD inferenceservices.serving.kserve.io is not Established: Installing" in capsys.readouterr().out
 
 
+@pytest.mark.emulator_only(CRDS_CHANGED)
 async def test_missing_keda_is_a_warning_until_a_service_autoscales(cluster, capsys):
     await _delete(cluster, "scaledobjects.keda.sh")
     assert await doctor() == 0
@@ -195,6 +243,7 @@ async def test_missing_keda_is_a_warning_until_a_service_autoscales(cluster, cap
     assert "1 AIMService(s) autoscale: ml/chat" in out
 
 
+@pytest.mark.emulator_only(CRDS_CHANGED)
 async def test_outdated_project_crds_say_to_apply_this_versions_crds(cluster, capsys):
     crd = established(next(c for c in generate_crds() if c["metadata"]["name"] == "aimservices.aim.eai.amd.com"))
     del crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"]
@@ -219,7 +268,9 @@ async def test_a_permission_missing_from_the_cluster_role_is_named(cluster, acce
 
 
 async def test_an_unbound_service_account_lacks_everything(cluster, access_reviews, capsys):
-    await _delete(cluster, "aim-engine-manager-rolebinding", resource="clusterrolebindings")
+    await _delete(
+        cluster, "aim-engine-manager-rolebinding", resource="rbac.authorization.k8s.io/v1/clusterrolebindings"
+    )
     assert await doctor("-o", "json") == 1
     report = json.loads(capsys.readouterr().out)
     rbac = report["sections"][-1]
@@ -262,14 +313,15 @@ async def test_gpu_nodes_without_product_labels_are_named(cluster, capsys):
 
 
 async def test_a_cluster_without_gpus_warns(cluster, capsys):
-    await _delete(cluster, "gpu-node-01", resource="nodes")
+    await _delete(cluster, "gpu-node-01", resource="v1/nodes")
     assert await doctor() == 0
     assert "WARN  no node has GPUs that the installed vendor plugins (amd, nvidia) recognise" in capsys.readouterr().out
 
 
 async def test_only_installed_plugins_are_checked(cluster, capsys, monkeypatch):
+    assert await doctor() == 0
+    assert "CRD scaledobjects.keda.sh is Established" in capsys.readouterr().out
     monkeypatch.setenv("AIM_ENGINE_DISABLE_PLUGINS", "keda")
-    await _delete(cluster, "scaledobjects.keda.sh")
     assert await doctor() == 0
     assert "scaledobjects" not in capsys.readouterr().out
 
@@ -297,14 +349,11 @@ async def test_an_unknown_context_exits_1_naming_it(cluster, capsys):
     assert "context nope" in capsys.readouterr().err
 
 
-async def _delete(kube, name: str, resource: str = "customresourcedefinitions") -> None:
+async def _delete(kube, name: str, resource: str = CRD_RESOURCE) -> None:
     import httpx
 
-    res = kube.emulator.resolve(resource)
     async with httpx.AsyncClient(base_url=kube.url) as client:
-        response = await client.delete(
-            kube.path(str(res.plural if res.group == "" else f"{res.group}/{res.version}/{res.plural}"), None, name)
-        )
+        response = await client.delete(kube.path(resource, None, name))
         assert response.status_code == 200, response.text
 
 
