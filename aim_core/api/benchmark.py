@@ -135,6 +135,13 @@ class AIMBenchmarkSpec:
         description="Requests per run (scenario x load level).", minimum=1, format="int32"
     )
     max_duration: str | None = optional(description="Duration bound per run, e.g. 60s or 5m.", pattern=DURATION_PATTERN)
+    timeout: str | None = optional(
+        description="Deadline of the whole run from the Job's start (its activeDeadlineSeconds), e.g. 2h; past it "
+        "the Job is stopped and the run fails with reason DeadlineExceeded. Unset: scenarios x load levels x "
+        "(maxDuration rounded up to a minute, plus a minute; 24h without maxDuration), plus 15m for start-up "
+        "and upload.",
+        pattern=DURATION_PATTERN,
+    )
     api_key_secret_ref: SecretKeySelector | None = optional(
         description="Secret key holding the bearer token the endpoint expects."
     )

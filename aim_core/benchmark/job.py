@@ -13,6 +13,7 @@ run's status carries the tool's last log lines.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -37,6 +38,11 @@ RUN_AS = 1000
 REPORT_MOUNT = "/report"
 SUMMARY_PATH = "/dev/termination-log"
 HF_TOKEN_ENV = "HF_TOKEN"
+#: The derived deadline (no ``spec.timeout``): every run's bound rounded up to a minute plus a minute
+#: (ramp-up, draining, writing its results), plus start-up (image pull, tokenizer download) and upload.
+PER_RUN_SLACK_S = 60
+START_AND_UPLOAD_S = 15 * 60
+NO_DURATION_RUN_S = 24 * 3600  # a run bounded by maxRequests only (genai-bench's own bound is a day)
 _PVC_URI = re.compile(r"^pvc://([^/]+)(?:/(.*))?$")
 
 
@@ -76,6 +82,37 @@ def request_for(run: Obj | BenchmarkView, endpoint: str, model: str) -> Benchmar
     )
 
 
+def deadline_seconds(run: Obj | BenchmarkView) -> int:
+    """The Job's ``activeDeadlineSeconds``: ``spec.timeout``, else derived from the spec (see :func:`deadline_basis`).
+
+    Raises ValueError for a duration the schema let through.
+    """
+    view = BenchmarkView.of(run)
+    if view.timeout:
+        return max(1, math.ceil(parse_duration(view.timeout) / 1e9))
+    return view.runs * (_per_run_s(view) + PER_RUN_SLACK_S) + START_AND_UPLOAD_S
+
+
+def deadline_basis(run: Obj | BenchmarkView) -> str:
+    """Where :func:`deadline_seconds` comes from, in words (for the message of a run stopped at it)."""
+    view = BenchmarkView.of(run)
+    if view.timeout:
+        return f"spec.timeout {view.timeout}"
+    levels = "concurrency levels" if view.concurrency else "request rates"
+    bound = f"maxDuration {view.max_duration}" if view.max_duration else "no maxDuration"
+    return (
+        f"derived: {len(view.scenarios)} scenarios x {len(view.concurrency or view.request_rates)} {levels} x "
+        f"({_per_run_s(view) // 60}m for {bound}, plus 1m) plus {START_AND_UPLOAD_S // 60}m for start-up and upload"
+    )
+
+
+def _per_run_s(view: BenchmarkView) -> int:
+    """One run's bound in whole minutes (tools bound runs in minutes), 24h without ``maxDuration``."""
+    if not view.max_duration:
+        return NO_DURATION_RUN_S
+    return max(1, math.ceil(parse_duration(view.max_duration) / 1e9 / 60)) * 60
+
+
 def _secret_env(name: str, ref: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     if not ref:
         return []
@@ -89,8 +126,9 @@ def build_job(
     image: str,
     command: BenchmarkCommand,
     service: Obj | None,
+    deadline_s: int | None = None,
 ) -> dict[str, Any]:
-    """The Job that runs ``command`` for the AIMBenchmark ``run``."""
+    """The Job that runs ``command`` for the AIMBenchmark ``run``, stopped after ``deadline_s`` when given."""
     view = BenchmarkView.of(run)
     name = view.name
     label = benchmark_label(name)
@@ -149,14 +187,17 @@ def build_job(
     secrets = _pull_secrets([*(svc_spec.get("imagePullSecrets") or ()), *view.image_pull_secrets])
     if secrets:
         pod["imagePullSecrets"] = secrets
+    job_spec: dict[str, Any] = {
+        "backoffLimit": 0,  # a benchmark is not retried: a second attempt would measure something else
+        "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
+    }
+    if deadline_s is not None:
+        job_spec["activeDeadlineSeconds"] = deadline_s  # a hung tool is stopped (reason DeadlineExceeded)
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": job_name(name), "namespace": view.namespace or None, "labels": dict(labels)},
-        "spec": {
-            "backoffLimit": 0,  # a benchmark is not retried: a second attempt would measure something else
-            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
-        },
+        "spec": job_spec,
     }
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from aim_core.api.benchmark import BENCHMARK_FINISHED
-from aim_core.benchmark.job import CONTAINER, build_job, request_for
+from aim_core.benchmark.job import CONTAINER, build_job, deadline_basis, deadline_seconds, request_for
 from aim_core.benchmark.view import BenchmarkView
 from aim_core.plugin.benchtools import BenchmarkReportError, BenchmarkResult, BenchmarkTool, Percentiles
 from aim_core.reconcile.health import Health, State
@@ -103,9 +103,14 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
         return _fail(plan, status, "InvalidSpec", f"spec.maxDuration: {exc}")
     if why := tool.unsupported(request):
         return _fail(plan, status, "UnsupportedByTool", why)
+    try:
+        deadline = deadline_seconds(run)
+    except ValueError as exc:
+        return _fail(plan, status, "InvalidSpec", f"spec.timeout: {exc}")
     if job is None:
         image = run.image or tool.image
-        plan.want(JOBS, build_job(run, image=image, command=tool.command(request), service=target.service))
+        command = tool.command(request)
+        plan.want(JOBS, build_job(run, image=image, command=command, service=target.service, deadline_s=deadline))
         plan.component(JOB, Health.progressing("JobCreated", "creating the benchmark Job"))
         plan.status["status"] = "Running"
         return plan
@@ -120,8 +125,12 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
         cond = true.get("Failed") or true.get("FailureTarget") or {}
         plan.status["completionTime"] = cond.get("lastTransitionTime") or job_status.get("completionTime")
         tail = _tail((terminated or {}).get("message") or "")
-        why = f"Job {meta_of(job)['name']} failed ({cond.get('reason') or 'Failed'}: {cond.get('message') or ''})"
-        return _fail(plan, status, "JobFailed", f"{why}; last log lines:\n{tail}" if tail else why)
+        if cond.get("reason") == "DeadlineExceeded":
+            reason, why = "DeadlineExceeded", _deadline_message(run, job, deadline)
+        else:
+            reason = "JobFailed"
+            why = f"Job {meta_of(job)['name']} failed ({cond.get('reason') or 'Failed'}: {cond.get('message') or ''})"
+        return _fail(plan, status, reason, f"{why}; last log lines:\n{tail}" if tail else why)
     if "Complete" not in true and "SuccessCriteriaMet" not in true:
         active = job_status.get("active", 0)
         plan.component(
@@ -142,6 +151,17 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
     plan.status["status"] = "Succeeded"
     plan.component(JOB, Health.ok("Succeeded", f"{len(results)} results from {tool.name}"))
     return plan
+
+
+def _deadline_message(run: BenchmarkView, job: Obj, derived: int) -> str:
+    """A run stopped at its deadline: which deadline, where it came from, what to change."""
+    set_on_job = (job.get("spec") or {}).get("activeDeadlineSeconds")
+    seconds = set_on_job if isinstance(set_on_job, int) else derived
+    return (
+        f"Job {meta_of(job)['name']} was stopped at its deadline of {seconds}s (activeDeadlineSeconds; "
+        f"{deadline_basis(run)}): the tool hung or its runs take longer than that; set spec.timeout to a longer "
+        "deadline (e.g. 2h), or bound each run with spec.maxDuration or fewer spec.maxRequests, in a new run"
+    )
 
 
 def result_status(result: BenchmarkResult) -> dict[str, Any]:

@@ -40,6 +40,7 @@ class BenchmarkView:
     :ivar request_rates: ``spec.requestRates``; ``()`` with concurrency levels.
     :ivar max_requests: ``spec.maxRequests``; ``None`` when unset.
     :ivar max_duration: ``spec.maxDuration`` as written; "" when unset.
+    :ivar timeout: ``spec.timeout`` as written (the whole run's deadline); "" for the derived one.
     :ivar api_key_secret_ref: ``spec.apiKeySecretRef``; ``None`` when unset.
     :ivar hf_token_secret_ref: ``spec.hfTokenSecretRef``; ``None`` when unset.
     :ivar report_uri: ``spec.report.uri``; "" when unset.
@@ -71,6 +72,7 @@ class BenchmarkView:
     request_rates: tuple[Any, ...] = ()
     max_requests: int | None = None
     max_duration: str = ""
+    timeout: str = ""
     api_key_secret_ref: Obj | None = None
     hf_token_secret_ref: Obj | None = None
     report_uri: str = ""
@@ -123,6 +125,7 @@ class BenchmarkView:
             request_rates=tuple(spec.get("requestRates") or ()),
             max_requests=max_requests if isinstance(max_requests, int) else None,
             max_duration=str(spec.get("maxDuration") or ""),
+            timeout=str(spec.get("timeout") or ""),
             api_key_secret_ref=api_key if isinstance(api_key, Mapping) and api_key else None,
             hf_token_secret_ref=hf_token if isinstance(hf_token, Mapping) and hf_token else None,
             report_uri=str(_map(spec.get("report")).get("uri") or ""),

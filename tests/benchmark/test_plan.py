@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from aim_core.benchmark.job import build_job, job_name, report_location, request_for
+from aim_core.benchmark.job import build_job, deadline_basis, deadline_seconds, job_name, report_location, request_for
 from aim_core.benchmark.plan import Observed, Target, plan_benchmark
 from aim_core.plugin.benchtools import BenchmarkCommand, BenchmarkReportError, BenchmarkResult, Percentiles
 
@@ -113,3 +113,41 @@ def test_an_s3_report_is_uploaded_by_the_tool_from_an_empty_dir():
     assert job["spec"]["template"]["spec"]["volumes"][0] == {"name": "report", "emptyDir": {}}
     plan = plan_benchmark(obj, _completed("ok"))
     assert plan.status["report"] == {"uri": "s3://bucket/team/r/"}
+
+
+def test_the_deadline_is_derived_from_the_runs_and_their_bound_or_taken_from_spec_timeout():
+    two_by_three = {"scenarios": ["D(1,1)", "D(2,2)"], "concurrency": [1, 2, 4]}
+    # 6 runs x (90s rounded up to 2m, plus 1m) plus 15m
+    assert deadline_seconds(run(maxDuration="90s", **two_by_three)) == 6 * 180 + 900
+    assert deadline_seconds(run(maxDuration="2m", **two_by_three)) == 6 * 180 + 900
+    assert deadline_seconds(run(maxRequests=10, requestRates=[1.0], concurrency=None)) == 86400 + 60 + 900
+    assert deadline_seconds(run(maxDuration="90s", timeout="2h", **two_by_three)) == 7200
+    assert "6 concurrency levels" not in deadline_basis(run(maxDuration="90s", **two_by_three))
+    assert deadline_basis(run(maxDuration="90s", **two_by_three)).startswith("derived: 2 scenarios x 3 concurrency")
+
+
+def test_the_job_carries_the_deadline_and_a_run_stopped_at_it_says_what_to_change():
+    obj = run(maxDuration="30s")
+    plan = plan_benchmark(obj, Observed(target=ENDPOINT, tool=FakeTool()))
+    (job,) = [d.obj for d in plan.apply]
+    assert job["spec"]["activeDeadlineSeconds"] == 1 * (60 + 60) + 900
+    job = {
+        "metadata": {"name": "r"},
+        "spec": job["spec"],
+        "status": {
+            "conditions": [
+                {"type": "Failed", "status": "True", "reason": "DeadlineExceeded", "lastTransitionTime": "t2"}
+            ]
+        },
+    }
+    plan = plan_benchmark(obj, Observed(target=ENDPOINT, tool=FakeTool(), job=job))
+    failed = plan.components["Job"]
+    assert plan.status["status"] == "Failed" and failed.reason == "DeadlineExceeded"
+    assert "deadline of 1020s" in failed.message and "spec.timeout" in failed.message
+    assert "1 scenarios x 1 concurrency levels x (1m for maxDuration 30s" in failed.message
+
+
+def test_a_timeout_the_schema_let_through_is_invalid_spec():
+    plan = plan_benchmark(run(maxDuration="30s", timeout="soon"), Observed(target=ENDPOINT, tool=FakeTool()))
+    assert plan.components["Job"].reason == "InvalidSpec" and "spec.timeout" in plan.components["Job"].message
+    assert plan.apply == []

@@ -102,7 +102,15 @@ def paused_template() -> dict:
     }
 
 
-def finish(kube, job: dict, *, ok: bool, message: str, exit_code: int | None = None) -> None:
+def finish(
+    kube,
+    job: dict,
+    *,
+    ok: bool,
+    message: str,
+    exit_code: int | None = None,
+    failure: tuple[str, str] = ("BackoffLimitExceeded", "Job has reached the specified backoff limit"),
+) -> None:
     """Play the kubelet and the Job controller: the pod terminated with ``message``, the Job done."""
     name = job["metadata"]["name"]
     labels = job["spec"]["template"]["metadata"]["labels"]
@@ -138,7 +146,7 @@ def finish(kube, job: dict, *, ok: bool, message: str, exit_code: int | None = N
     )
     done = {"type": "Complete" if ok else "Failed", "status": "True", "lastTransitionTime": "2026-11-27T20:10:01Z"}
     if not ok:
-        done |= {"reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}
+        done |= {"reason": failure[0], "message": failure[1]}
     live = kube.get(JOBS, NS, name)
     live["status"] = {
         "startTime": "2026-11-27T20:00:00Z",
@@ -299,6 +307,30 @@ async def test_a_failed_job_reports_the_tools_last_log_lines_redacted(kube, oper
     assert "hf_abcdefghijklmnopqrstuvwxyz" not in cond["message"] and "[REDACTED]" in cond["message"]
     assert condition(kube.get(BENCH, NS, "broken"), "Ready")["reason"] == "JobFailed"
     assert st["completionTime"] == "2026-11-27T20:10:01Z" and "results" not in st
+
+
+async def test_a_hung_tool_is_stopped_at_the_jobs_deadline_and_the_run_says_what_to_change(kube, operator):
+    seed(kube)
+    endpoint = {"endpoint": "http://127.0.0.1:9", "model": "m"}
+    # 1 scenario x 2 levels x (30s rounded up to 1m, plus 1m) plus 15m for start-up and upload
+    kube.put_object(benchmark("hung", run_spec(target=endpoint) | {"maxDuration": "30s"}))
+    kube.put_object(benchmark("bounded", run_spec(target=endpoint) | {"timeout": "45m"}))
+    job = await eventually(lambda: kube.get(JOBS, NS, "hung"))
+    assert job["spec"]["activeDeadlineSeconds"] == 2 * (60 + 60) + 900
+    assert (await eventually(lambda: kube.get(JOBS, NS, "bounded")))["spec"]["activeDeadlineSeconds"] == 45 * 60
+
+    # The Job controller stops the pod at the deadline (SIGTERM: exit 143) and fails the Job.
+    deadline = ("DeadlineExceeded", "Job was active longer than specified deadline")
+    log = "run 1 of 2 ...\nstill waiting for the first token"
+    finish(kube, job, ok=False, message=log, exit_code=143, failure=deadline)
+    st = await eventually(lambda: status(kube, "hung").get("status") == "Failed" and status(kube, "hung"))
+    cond = condition(kube.get(BENCH, NS, "hung"), "JobReady")
+    assert (cond["status"], cond["reason"]) == ("False", "DeadlineExceeded")
+    assert "deadline of 1140s" in cond["message"] and "maxDuration 30s" in cond["message"]
+    assert "set spec.timeout" in cond["message"] and "still waiting for the first token" in cond["message"]
+    assert condition(kube.get(BENCH, NS, "hung"), "Ready")["reason"] == "DeadlineExceeded"
+    assert st["completionTime"] == "2026-11-27T20:10:01Z" and "results" not in st
+    assert status(kube, "bounded")["status"] == "Running"
 
 
 async def test_an_unparsable_summary_ends_in_report_unparsable(kube, operator):
