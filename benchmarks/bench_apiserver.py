@@ -1,38 +1,48 @@
-"""The separate-process benchmark against a real API server (issue 19): a burst and the bare client.
+"""The separate-process benchmark against a real API server (issue 19), with no proxy in the path.
 
     KUBEBUILDER_ASSETS=$(../shared/envtest/unpack) python benchmarks/bench_apiserver.py [--services 1000]
 
-The emulator mode (``bench_process.py``) stamps latency inside the emulator and counts
-requests in its log. Here the cluster is etcd + kube-apiserver + kube-controller-manager
-(``aim_testing.apiserver.ControlPlane``, 1.24 from envtest) and the operator runs as its own
-process (``aim-engine run -A``, as ``bench_process.py`` starts it) through the recording proxy
-(``RecordingProxy``, plain HTTP on loopback, in this driver's process), which counts its
-requests. The driver:
+The cluster is etcd + kube-apiserver + kube-controller-manager (``aim_testing.apiserver.ControlPlane``,
+1.24 from envtest). The operator runs as its own process (``aim-engine run -A``, as
+``bench_process.py`` starts it) with a kubeconfig naming the server's HTTPS URL and CA, as in a
+cluster; it authenticates with a token of its own (``AUDITED_TOKEN``, in ``system:masters`` as the
+admin is) and the server writes an audit log (level Metadata) of that user's requests only, which the
+driver reads back to count them (``AuditLog``; ``--no-audit`` turns it off, to see what it costs).
+The driver talks to the server directly over TLS too. It:
 
-1. seeds the Ready dependencies as the emulator mode does (``seed.cluster``), starts the
-   operator and waits for a warm-up service's InferenceService;
-2. **burst**: creates N AIMServices from 8 client threads at once and waits for every
-   InferenceService and for the operator to go quiet. Latency per service: from the create's
-   answer to its InferenceService's ADDED event on a watch the driver holds (straight to the
-   server); wall time from the first create's answer to the last InferenceService seen;
-   operator CPU from ``/proc``; requests per service from the proxy;
-3. **bare client**: the operator stopped, in fresh namespaces of the same server, 8 threads send
+1. seeds the Ready dependencies as the emulator mode does (``seed.cluster``), starts the operator
+   and waits for a warm-up service's InferenceService;
+2. **paced**: creates ``--paced`` services at ``--rate`` per second (the path of one service when
+   the operator keeps up);
+3. **burst**: creates N AIMServices from 8 client threads at once and waits for every
+   InferenceService and for the operator to go quiet;
+4. **steady**: ``--quiet-seconds`` in which nothing changes: the operator must write nothing;
+5. **ready**: plays the kubelet and KServe from 8 threads: per service a predictor pod, running and
+   Ready, then its InferenceService's status Ready; waits until every AIMService is Running; then a
+   second quiet period (**steady, Ready**);
+6. **bare client**: the operator stopped, in fresh namespaces of the same server, 8 threads send
    the same three writes per service (create the service, apply its InferenceService, write its
-   status), through the same proxy, timed the same way.
+   status), timed the same way as the burst.
 
-See benchmarks/README.md.
+Latency per service: from the create's answer to its InferenceService's ADDED event on a watch the
+driver holds (ready: from the status write's answer to the service's Running on a watch). Every
+phase has the CPU of kube-apiserver, etcd, kube-controller-manager, the operator and the driver
+(``/proc``), the operator's requests by kind (audit log) and its RSS. See benchmarks/README.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import ssl
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -51,13 +61,27 @@ from aim_testing.emulator import READ_VERBS  # noqa: E402
 from benchmarks import seed  # noqa: E402
 from benchmarks.bench_process import ISVC, SERVICES, bare_templates  # noqa: E402
 from benchmarks.bench_services import _environment  # noqa: E402
-from benchmarks.processes import OperatorProcess, Profiler, by_request, loadavg, operator_calls  # noqa: E402
+from benchmarks.processes import (  # noqa: E402
+    WATCH_OR_DISCOVERY,
+    OperatorProcess,
+    Profiler,
+    by_request,
+    cpu_seconds,
+    loadavg,
+)
 from benchmarks.report import summary  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "apiserver.json"
 AGENT = "bench-driver"
 WALL_VS_BARE = 1.3  # issue 19's targets
 BURST_P99_MS = 2000.0
+PROCESSES = ("kube-apiserver", "etcd", "kube-controller-manager", "operator", "driver")
+ISVC_LIST = "/apis/serving.kserve.io/v1beta1/inferenceservices"
+SERVICE_LIST = "/apis/aim.eai.amd.com/v1alpha1/aimservices"
+PODS = "/api/v1/namespaces/{ns}/pods"
+ISVC_POD_LABEL = "serving.kserve.io/inferenceservice"  # how the operator finds an InferenceService's pods
+
+Item = tuple[str, str, str]  # namespace, service, its InferenceService
 
 
 @attrs.frozen
@@ -67,6 +91,11 @@ class Config:
     nodes: int = 4
     workers: int = 16  # the operator's default
     threads: int = 8
+    paced: int = 50  # services created at `rate` per second before the burst; 0: no paced phase
+    rate: float = 5.0
+    quiet_seconds: float = 30.0  # each steady phase; 0: none
+    ready: bool = True  # the ready phase (the driver plays KServe)
+    audit: bool = True  # count the operator's requests from the server's audit log
     settle_quiet: float = 1.0
     timeout: float = 900.0
     bare: bool = True
@@ -74,24 +103,27 @@ class Config:
 
 
 class ApiServerOperator(OperatorProcess):
-    """The operator process with a kubeconfig naming the recording proxy (the admin token, plain HTTP)."""
+    """The operator process with a kubeconfig naming the server itself (its URL and CA, the audited token)."""
 
-    def __init__(self, workdir: Path, plane: envtest.ControlPlane, proxy: envtest.RecordingProxy, **kw: Any) -> None:
+    def __init__(self, workdir: Path, plane: envtest.ControlPlane, **kw: Any) -> None:
         super().__init__(workdir, None, **kw)  # type: ignore[arg-type]
-        self.plane, self.proxy = plane, proxy
+        self.plane = plane
 
     def kubeconfig(self) -> Path:
         path = self.workdir / "kubeconfig"
-        path.write_text(yaml.safe_dump(self.plane.kubeconfig_dict(envtest.ADMIN_TOKEN, server=self.proxy.url)))
+        path.write_text(yaml.safe_dump(self.plane.kubeconfig_dict(envtest.AUDITED_TOKEN)))
         return path
 
 
 class Watcher:
-    """Every InferenceService ADDED on a watch straight to the server: (namespace, name) -> when seen."""
+    """A watch straight to the server: when each object was ADDED, and when ``match`` first held for it."""
 
-    def __init__(self, plane: envtest.ControlPlane) -> None:
-        self.plane = plane
+    def __init__(
+        self, plane: envtest.ControlPlane, path: str, match: Callable[[dict[str, Any]], bool] | None = None
+    ) -> None:
+        self.plane, self.path, self.match = plane, path, match
         self.seen: dict[tuple[str, str], float] = {}
+        self.matched: dict[tuple[str, str], float] = {}
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, name="bench-watch", daemon=True)
@@ -100,11 +132,19 @@ class Watcher:
     def start(self) -> Watcher:
         self._thread.start()
         if not self._ready.wait(30):
-            raise TimeoutError("the InferenceService watch did not start")
+            raise TimeoutError(f"the watch of {self.path} did not start")
         return self
 
+    def _note(self, kind: str, obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata", {})
+        key = (meta.get("namespace", ""), meta.get("name", ""))
+        now = time.perf_counter()
+        if kind == "ADDED":
+            self.seen.setdefault(key, now)
+        if self.match is not None and key not in self.matched and self.match(obj):
+            self.matched[key] = now
+
     def _run(self) -> None:
-        path = "/apis/serving.kserve.io/v1beta1/inferenceservices"
         client = httpx.Client(
             base_url=self.plane.url,
             verify=ssl.create_default_context(cafile=str(self.plane.ca_file)),
@@ -112,10 +152,13 @@ class Watcher:
             headers={"Authorization": f"Bearer {envtest.ADMIN_TOKEN}", "User-Agent": AGENT},
         )
         try:
-            rv = client.get(path).json()["metadata"]["resourceVersion"]
+            listed = client.get(self.path).json()
+            rv = listed["metadata"]["resourceVersion"]
+            for item in listed.get("items") or ():
+                self._note("LISTED", item)
             while not self._stop.is_set():
                 params = {"watch": "1", "resourceVersion": rv, "allowWatchBookmarks": "true", "timeoutSeconds": "300"}
-                with client.stream("GET", path, params=params) as stream:
+                with client.stream("GET", self.path, params=params) as stream:
                     self._ready.set()
                     for line in stream.iter_lines():
                         if self._stop.is_set():
@@ -123,10 +166,9 @@ class Watcher:
                         if not line:
                             continue
                         event = json.loads(line)
-                        meta = event["object"].get("metadata", {})
-                        rv = meta.get("resourceVersion", rv)
-                        if event["type"] == "ADDED":
-                            self.seen.setdefault((meta["namespace"], meta["name"]), time.perf_counter())
+                        rv = event["object"].get("metadata", {}).get("resourceVersion", rv)
+                        if event["type"] in ("ADDED", "MODIFIED"):
+                            self._note(event["type"], event["object"])
         except BaseException as exc:  # noqa: BLE001 - reported by check()
             if not self._stop.is_set():
                 self.error = exc
@@ -136,10 +178,46 @@ class Watcher:
 
     def check(self) -> None:
         if self.error is not None:
-            raise RuntimeError(f"the InferenceService watch failed: {self.error!r}")
+            raise RuntimeError(f"the watch of {self.path} failed: {self.error!r}")
 
     def stop(self) -> None:
         self._stop.set()  # the daemon thread ends with its stream (or with the process)
+
+
+def pod_running(at: str) -> dict[str, Any]:
+    """A predictor pod's status as the kubelet writes it once the model server answers its readiness probe."""
+    return {
+        "phase": "Running",
+        "startTime": at,
+        "conditions": [
+            {"type": t, "status": "True", "lastTransitionTime": at}
+            for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+        ],
+        "containerStatuses": [
+            {
+                "name": "kserve-container",
+                "image": "registry.invalid/vllm:bench",
+                "imageID": "",
+                "ready": True,
+                "started": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": at}},
+            }
+        ],
+    }
+
+
+def service_running(obj: dict[str, Any]) -> bool:
+    return (obj.get("status") or {}).get("status") == "Running"
+
+
+@attrs.frozen
+class Snapshot:
+    """Where a phase starts: the time, each process's CPU seconds, the audit log's position."""
+
+    at: float
+    cpu: dict[str, float]
+    mark: int
 
 
 class Driver:
@@ -148,14 +226,20 @@ class Driver:
         self.namespaces = seed.namespace_names(cfg.namespaces)
         self.local = threading.local()
         self.created: dict[tuple[str, str], float] = {}  # (namespace, service) -> when its create was answered
-        self.results: dict[str, Any] = {}
+        self.results: dict[str, Any] = {}  # filled phase by phase: what a failed run got to
+        self.audit: envtest.AuditLog | None = None
+
+    # ------------------------------------------------------------------ plumbing
 
     def client(self) -> httpx.Client:
-        """One keep-alive client per thread, through the recording proxy (as the operator's requests go)."""
+        """One keep-alive client per thread, straight to the server over TLS, as the admin."""
         client = getattr(self.local, "client", None)
         if client is None:
             client = self.local.client = httpx.Client(
-                base_url=self.proxy.url, timeout=60, headers={"User-Agent": AGENT}
+                base_url=self.plane.url,
+                verify=self.tls,
+                timeout=60,
+                headers={"User-Agent": AGENT, "Authorization": f"Bearer {envtest.ADMIN_TOKEN}"},
             )
         return client
 
@@ -165,6 +249,108 @@ class Driver:
         self.created[ns, name] = time.perf_counter()
         return r
 
+    def cpu(self) -> dict[str, float]:
+        """CPU seconds so far of each process (a process that is not running counts as 0)."""
+        pids = {**self.plane.pids(), "driver": os.getpid()}
+        if self.op.proc is not None and self.op.proc.poll() is None:
+            pids["operator"] = self.op.pid
+        out = {}
+        for name in PROCESSES:
+            try:
+                out[name] = cpu_seconds(pids[name]) if name in pids else 0.0
+            except OSError:
+                out[name] = 0.0
+        return out
+
+    def begin(self) -> Snapshot:
+        return Snapshot(time.perf_counter(), self.cpu(), self.audit.mark() if self.audit else 0)
+
+    def measure(self, start: Snapshot, services: int, *, end: float | None = None) -> dict[str, Any]:
+        """Seconds, the CPU split and (with the audit log) the operator's requests since ``start``."""
+        cpu, per = self.cpu(), max(services, 1)
+        split = {name: cpu[name] - start.cpu.get(name, 0.0) for name in PROCESSES}
+        out: dict[str, Any] = {
+            "services": services,
+            "seconds": (end or time.perf_counter()) - start.at,
+            "loadavg": round(loadavg(), 1),
+            "cpu_s": split,
+            "cpu_ms_per_service": {name: s * 1e3 / per for name, s in split.items()},
+            "operator_cpu_s": split["operator"],
+            "operator_cpu_ms_per_service": split["operator"] * 1e3 / per,
+        }
+        if self.audit is not None:
+            out.update(self.counts(start.mark, per))
+        return out
+
+    def counts(self, mark: int, per: int) -> dict[str, Any]:
+        assert self.audit is not None
+        self.audit.poll()
+        calls = [c for c in self.audit.calls[mark:] if c.verb not in WATCH_OR_DISCOVERY]
+        writes = [c for c in calls if c.verb not in READ_VERBS]
+        failed = Counter(str(code) for code in self.audit.codes[mark:] if code >= 400)
+        return {
+            "requests": len(calls),
+            "writes": len(writes),
+            "requests_per_service": len(calls) / per,
+            "writes_per_service": len(writes) / per,
+            "by_request_per_service": {k: v / per for k, v in by_request(calls).items()},
+            "by_request": by_request(calls),
+            "refused_by_code": dict(failed),
+        }
+
+    def memory(self, after: str) -> dict[str, Any]:
+        reading = {"after": after, **self.op.memory()}
+        self.results.setdefault("memory", []).append(reading)
+        return reading
+
+    def settle(self, start: Snapshot, done: Callable[[], bool]) -> float:
+        """Wait until ``done()`` holds and the operator went quiet; return when.
+
+        Quiet: no write in the audit log for ``settle_quiet`` s; without the audit log, the operator
+        used under a tenth of a core over that long.
+        """
+        cfg = self.cfg
+        deadline = time.monotonic() + cfg.timeout
+        last_write = time.time()
+        cpu_samples: list[tuple[float, float]] = []
+        position = start.mark
+        while True:
+            self.op.check()
+            for watch in self.watches:
+                watch.check()
+            now = time.time()
+            if self.audit is not None:
+                self.audit.poll()
+                for call, at in zip(self.audit.calls[position:], self.audit.times[position:], strict=True):
+                    if call.verb not in READ_VERBS and call.verb not in WATCH_OR_DISCOVERY:
+                        last_write = max(last_write, at)
+                position = len(self.audit.calls)
+                quiet = now - last_write >= cfg.settle_quiet
+            else:
+                cpu_samples.append((now, self.op.cpu()))
+                old = [s for s in cpu_samples if s[0] <= now - cfg.settle_quiet]
+                quiet = bool(old) and cpu_samples[-1][1] - old[-1][1] < 0.1 * cfg.settle_quiet
+            if done() and quiet:
+                return time.perf_counter()
+            if time.monotonic() > deadline:
+                raise TimeoutError("the operator did not settle")
+            time.sleep(0.1)
+
+    def all_seen(self, watch: Watcher, keys: set[tuple[str, str]], matched: bool = False) -> Callable[[], bool]:
+        return lambda: keys <= (watch.matched if matched else watch.seen).keys()
+
+    def latencies(self, items: list[Item]) -> dict[str, Any]:
+        samples, first, last = [], float("inf"), 0.0
+        for ns, name, isvc in items:
+            t0, t1 = self.created.get((ns, name)), self.isvcs.seen.get((ns, isvc))
+            if t0 is None or t1 is None:
+                continue
+            samples.append(max(t1 - t0, 0.0) * 1e3)
+            first, last = min(first, t0), max(last, t1)
+        return {"latency_ms": summary(samples), "wall_s": last - first if samples else 0.0, "applied": len(samples)}
+
+    # ------------------------------------------------------------------ the run
+
     def run(self) -> dict[str, Any]:
         cfg, results = self.cfg, self.results
         results.update(config=attrs.asdict(cfg), environment=_environment())
@@ -172,20 +358,37 @@ class Driver:
         folder = envtest.assets()
         if folder is None:
             raise RuntimeError(envtest.HOW_TO_ENABLE)
-        self.plane = envtest.ControlPlane(folder).start()
+        self.plane = envtest.ControlPlane(folder, audit=cfg.audit).start()
+        self.watches: list[Watcher] = []
         try:
-            self.proxy = envtest.RecordingProxy(self.plane).start()
-            self.kube = envtest.ApiServerKube(self.plane, self.proxy)
-            self.watch = Watcher(self.plane).start()
-            self.op = ApiServerOperator(self.workdir, self.plane, self.proxy, workers=cfg.workers)
+            self.tls = ssl.create_default_context(cafile=str(self.plane.ca_file))
+            if self.plane.audit_file is not None:
+                self.audit = envtest.AuditLog(self.plane.audit_file)
+            self.kube = envtest.ApiServerKube(self.plane)
+            self.isvcs = Watcher(self.plane, ISVC_LIST).start()
+            self.watches.append(self.isvcs)
+            self.op = ApiServerOperator(self.workdir, self.plane, workers=cfg.workers)
             try:
                 self.seed()
                 results["environment"]["kube_apiserver"] = self.plane.client.get("/version").json().get("gitVersion")
                 self.op.start()
                 results["startup"] = self.startup()
                 results["environment"]["operator_pid"] = self.op.pid
+                paced = [
+                    (ns, f"paced-{i:04d}", inference_service_name(f"paced-{i:04d}", ns))
+                    for i, ns in zip(range(cfg.paced), self.namespaces * cfg.paced, strict=False)
+                ]
                 wanted = seed.services(cfg.services, self.namespaces)
+                if paced:
+                    results["paced"] = self.paced(paced)
                 results["burst"] = self.burst(wanted)
+                everything = [self.warm_up, *paced, *wanted]
+                if cfg.quiet_seconds:
+                    results["steady"] = self.steady("steady", len(everything))
+                if cfg.ready:
+                    results["ready"] = self.ready(everything)
+                    if cfg.quiet_seconds:
+                        results["steady_ready"] = self.steady("steady, Ready", len(everything))
                 templates = self.templates(wanted)
             finally:
                 results["operator_log"] = self.op.log_counts()
@@ -196,10 +399,8 @@ class Driver:
                     results["burst"]["wall_s"] / results["bare"]["wall_s"] if results["bare"]["wall_s"] else None
                 )
         finally:
-            if hasattr(self, "watch"):
-                self.watch.stop()
-            if hasattr(self, "proxy"):
-                self.proxy.stop()
+            for watch in self.watches:
+                watch.stop()
             self.plane.stop()
         results["environment"]["loadavg_end"] = round(loadavg(), 1)
         results["targets"] = check_targets(results)
@@ -221,99 +422,151 @@ class Driver:
             self.kube.put_object(seed.volume(art))
             self.kube.put_object(seed.shared_cache(ns, art))
 
-    # ------------------------------------------------------------------ waiting and counting
-
-    def settle(self, mark: int, keys: set[tuple[str, str]]) -> float:
-        """Wait until every InferenceService in ``keys`` was seen and the operator wrote nothing for a while."""
-        deadline = time.monotonic() + self.cfg.timeout
-        while True:
-            self.op.check()
-            self.watch.check()
-            now = time.monotonic()
-            last_write = 0.0
-            calls, requests = self.proxy.calls, self.proxy.requests
-            # the proxy appends to calls, then to requests: read no further than both hold
-            for i in range(min(len(calls), len(requests)) - 1, mark - 1, -1):
-                call = calls[i]
-                if call.user_agent.startswith(("aim-engine", "kopf")) and call.verb not in READ_VERBS:
-                    if call.verb not in ("watch", "discovery"):
-                        last_write = requests[i]["at"]
-                        break
-            if keys <= self.watch.seen.keys() and now - last_write >= self.cfg.settle_quiet:
-                return time.perf_counter()
-            if now > deadline:
-                missing = len(keys - self.watch.seen.keys())
-                raise TimeoutError(f"the operator did not settle ({missing} InferenceServices not seen)")
-            time.sleep(0.1)
-
-    def counts(self, mark: int, services: int) -> dict[str, Any]:
-        calls = operator_calls(self.proxy.calls[mark:])
-        writes = [c for c in calls if c.verb not in READ_VERBS]
-        per = max(services, 1)
-        return {
-            "requests": len(calls),
-            "writes": len(writes),
-            "requests_per_service": len(calls) / per,
-            "writes_per_service": len(writes) / per,
-            "by_request_per_service": {k: v / per for k, v in by_request(calls).items()},
-        }
-
-    def latencies(self, wanted: list[tuple[str, str, str]]) -> dict[str, Any]:
-        samples, first, last = [], float("inf"), 0.0
-        for ns, name, isvc in wanted:
-            t0, t1 = self.created.get((ns, name)), self.watch.seen.get((ns, isvc))
-            if t0 is None or t1 is None:
-                continue
-            samples.append(max(t1 - t0, 0.0) * 1e3)
-            first, last = min(first, t0), max(last, t1)
-        return {"latency_ms": summary(samples), "wall_s": last - first if samples else 0.0, "applied": len(samples)}
-
     # ------------------------------------------------------------------ phases
 
     def startup(self) -> dict[str, Any]:
-        start, mark = time.perf_counter(), len(self.proxy.calls)
+        start = self.begin()
         ns, name = self.namespaces[0], "warm-up"
+        self.warm_up = (ns, name, inference_service_name(name, ns))
         self.create(ns, name)
-        self.settle(mark, {(ns, inference_service_name(name, ns))})
-        out = {"seconds": time.perf_counter() - start, "memory_mb": self.op.memory(), **self.counts(mark, 1)}
+        end = self.settle(start, self.all_seen(self.isvcs, {(ns, self.warm_up[2])}))
+        out = {**self.measure(start, 1, end=end), "memory_mb": self.op.memory()}
         self.say(f"operator started and settled in {out['seconds']:.1f} s")
         return out
 
-    def burst(self, wanted: list[tuple[str, str, str]]) -> dict[str, Any]:
+    def paced(self, items: list[Item]) -> dict[str, Any]:
+        """One thread creates the services at ``rate`` per second: one service's path, the operator keeping up."""
+        rate = self.cfg.rate
+        self.say(f"paced: {len(items)} services at {rate:g}/s")
+        start = self.begin()
+        for i, (ns, name, _) in enumerate(items):
+            time.sleep(max(0.0, start.at + i / rate - time.perf_counter()))
+            self.create(ns, name)
+        end = self.settle(start, self.all_seen(self.isvcs, {(ns, isvc) for ns, _, isvc in items}))
+        out = {**self.measure(start, len(items), end=end), **self.latencies(items)}
+        lat = out["latency_ms"]
+        self.say(f"paced: median {lat.get('median', 0):.0f} ms, p99 {lat.get('p99', 0):.0f} ms")
+        return out
+
+    def burst(self, wanted: list[Item]) -> dict[str, Any]:
         cfg = self.cfg
         self.say(f"burst: {len(wanted)} services from {cfg.threads} threads")
-        mark, cpu0, t0 = len(self.proxy.calls), self.op.cpu(), time.perf_counter()
         profiler = Profiler(self.op.pid, self.workdir / "burst.pyspy") if cfg.profile else None
         profiling = profiler.start() if profiler else False
+        start = self.begin()
         with ThreadPoolExecutor(cfg.threads) as pool:
             list(pool.map(lambda item: self.create(item[0], item[1]), wanted))
-        end = self.settle(mark, {(ns, isvc) for ns, _, isvc in wanted})
+        end = self.settle(start, self.all_seen(self.isvcs, {(ns, isvc) for ns, _, isvc in wanted}))
         profile = profiler.stop() if profiler and profiling else None
-        cpu = self.op.cpu() - cpu0
         out = {
-            "services": len(wanted),
-            "seconds": end - t0,
-            "loadavg": round(loadavg(), 1),
-            "operator_cpu_s": cpu,
-            "operator_cpu_ms_per_service": cpu * 1e3 / max(len(wanted), 1),
-            "memory_mb": self.op.memory(),
-            **self.counts(mark, len(wanted)),
+            **self.measure(start, len(wanted), end=end),
             **self.latencies(wanted),
+            "memory_mb": self.memory("burst"),
         }
         if profile is not None:
             out["profile"] = profile
         lat = out["latency_ms"]
         self.say(
             f"burst: wall {out['wall_s']:.1f} s, median {lat.get('median', 0):.0f} ms, p99 {lat.get('p99', 0):.0f} ms, "
-            f"{out['requests_per_service']:.2f} requests and {out['operator_cpu_ms_per_service']:.1f} ms CPU per service"
+            f"{out.get('requests_per_service', 0):.2f} requests and {out['operator_cpu_ms_per_service']:.1f} ms CPU "
+            "per service"
         )
         return out
 
-    def templates(self, wanted: list[tuple[str, str, str]]) -> dict[str, Any] | None:
+    def steady(self, name: str, services: int) -> dict[str, Any]:
+        """Nothing changes for ``quiet_seconds``: what the operator sends (it must write nothing)."""
+        seconds = self.cfg.quiet_seconds
+        self.say(f"{name}: {seconds:g} s with {services} services and nothing changing")
+        start = self.begin()
+        time.sleep(seconds)
+        out = {"name": name, **self.measure(start, services), "memory_mb": self.memory(name)}
+        scale = 60.0 / seconds
+        out["cpu_s_per_minute"] = {k: v * scale for k, v in out["cpu_s"].items()}
+        if self.audit is not None:
+            out["requests_per_minute"] = out["requests"] * scale
+            out["writes_per_minute"] = out["writes"] * scale
+            out["by_request_per_minute"] = {k: v * scale for k, v in out["by_request"].items()}
+            self.say(f"{name}: {out['requests']} requests, {out['writes']} writes")
+        return out
+
+    def ready(self, items: list[Item]) -> dict[str, Any]:
+        """Play the kubelet and KServe: a Ready predictor pod, then the InferenceService's status Ready, per service.
+
+        Latency per service: from the InferenceService status write's answer to the AIMService's
+        ``status.status`` Running on a watch; wall from the first such write to the last Running.
+        """
+        cfg = self.cfg
+        self.say(f"ready: a Ready pod and InferenceService for {len(items)} services, from {cfg.threads} threads")
+        services = Watcher(self.plane, SERVICE_LIST, service_running).start()
+        self.watches.append(services)
+        written: dict[tuple[str, str], float] = {}
+        start = self.begin()
+
+        def mark_ready(item: Item) -> None:
+            ns, name, isvc = item
+            client = self.client()
+            # the kubelet's part first: the predictor pod, running and Ready
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"{isvc}-predictor", "namespace": ns, "labels": {ISVC_POD_LABEL: isvc}},
+                "spec": {"containers": [{"name": "kserve-container", "image": "registry.invalid/vllm:bench"}]},
+            }
+            client.post(PODS.format(ns=ns), json=pod).raise_for_status()
+            client.patch(
+                f"{PODS.format(ns=ns)}/{isvc}-predictor/status",
+                content=json.dumps({"status": pod_running(envtest.now())}).encode(),
+                headers={"Content-Type": "application/merge-patch+json"},
+            ).raise_for_status()
+            body = {
+                "status": {
+                    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": envtest.now()}],
+                    "url": f"http://{isvc}.{ns}",
+                }
+            }
+            client.patch(
+                f"{ISVC.format(ns=ns, name=isvc)}/status",
+                content=json.dumps(body).encode(),
+                headers={"Content-Type": "application/merge-patch+json"},
+            ).raise_for_status()
+            written[ns, name] = time.perf_counter()
+
+        with ThreadPoolExecutor(cfg.threads) as pool:
+            list(pool.map(mark_ready, items))
+        keys = {(ns, name) for ns, name, _ in items}
+        try:
+            end = self.settle(start, self.all_seen(services, keys, matched=True))
+        except TimeoutError:
+            missing = sorted(keys - services.matched.keys())
+            found = self.kube.get("aimservices", *missing[0]) or {}
+            status = found.get("status") or {}
+            conditions = [(c.get("type"), c.get("status"), c.get("reason")) for c in status.get("conditions") or ()]
+            raise TimeoutError(
+                f"{len(missing)} services not Running, e.g. {missing[0]}: status {status.get('status')!r}, "
+                f"conditions {conditions}"
+            ) from None
+        samples = [(services.matched[k] - written[k]) * 1e3 for k in keys if k in written and k in services.matched]
+        first = min(written.values(), default=0.0)
+        last = max((services.matched[k] for k in keys if k in services.matched), default=first)
+        out = {
+            **self.measure(start, len(items), end=end),
+            "latency_ms": summary(samples),
+            "wall_s": last - first,
+            "running": len(keys & services.matched.keys()),
+            "memory_mb": self.memory("ready"),
+        }
+        services.stop()
+        self.say(
+            f"ready: {out['running']} services Running in {out['wall_s']:.1f} s, "
+            f"{out.get('requests_per_service', 0):.2f} requests per service"
+        )
+        return out
+
+    def templates(self, wanted: list[Item]) -> dict[str, Any] | None:
         """What the operator wrote for one service: the bare client sends the same bodies."""
         return bare_templates(self.kube.get, wanted)
 
-    def bare(self, wanted: list[tuple[str, str, str]], templates: dict[str, Any] | None) -> dict[str, Any]:
+    def bare(self, wanted: list[Item], templates: dict[str, Any] | None) -> dict[str, Any]:
         """The same three writes per service, from 8 threads, in fresh namespaces (the operator stopped)."""
         if templates is None:
             raise RuntimeError("no InferenceService to copy for the bare client")
@@ -324,7 +577,7 @@ class Driver:
         moved = [(spaces[ns], name, inference_service_name(name, spaces[ns])) for ns, name, _ in wanted]
         self.say(f"bare client: the same three writes for {len(moved)} services from {cfg.threads} threads")
 
-        def three(item: tuple[str, str, str]) -> None:
+        def three(item: Item) -> None:
             ns, name, isvc = item
             client = self.client()
             uid = self.create(ns, name).json()["metadata"]["uid"]
@@ -349,15 +602,22 @@ class Driver:
                 headers={"Content-Type": "application/merge-patch+json"},
             ).raise_for_status()
 
+        start = self.begin()
         with ThreadPoolExecutor(cfg.threads) as pool:
             list(pool.map(three, moved))
         deadline = time.monotonic() + 60
-        while not {(ns, isvc) for ns, _, isvc in moved} <= self.watch.seen.keys():
-            self.watch.check()
+        while not {(ns, isvc) for ns, _, isvc in moved} <= self.isvcs.seen.keys():
+            self.isvcs.check()
             if time.monotonic() > deadline:
                 raise TimeoutError("the bare client's InferenceServices were not all seen")
             time.sleep(0.05)
-        out = {**self.latencies(moved), "loadavg": round(loadavg(), 1)}
+        measured = self.measure(start, len(moved))
+        out = {
+            **self.latencies(moved),
+            "loadavg": measured["loadavg"],
+            "cpu_s": measured["cpu_s"],
+            "cpu_ms_per_service": measured["cpu_ms_per_service"],
+        }
         self.say(f"bare client: {out['wall_s']:.1f} s")
         return out
 
@@ -381,31 +641,100 @@ def check_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "met": burst["vs_bare"] <= WALL_VS_BARE,
             }
         )
+    for key in ("steady", "steady_ready"):
+        if key in results and "writes" in results[key]:
+            targets.append(
+                {
+                    "target": f"{results[key]['name']}: operator writes",
+                    "limit": 0,
+                    "measured": results[key]["writes"],
+                    "met": results[key]["writes"] == 0,
+                }
+            )
     return targets
 
 
+# ---------------------------------------------------------------------- the printed results
+
+
+def _f(value: Any, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}" if abs(value) < 100 else f"{value:,.0f}"
+    return str(value)
+
+
+def _lat(phase: dict[str, Any]) -> str:
+    ms = phase.get("latency_ms") or {}
+    return f"{ms['median']:,.0f} / {ms['p99']:,.0f}" if ms.get("count") else "-"
+
+
+PHASES = (
+    ("startup", "startup (1 service)"),
+    ("paced", "paced"),
+    ("burst", "burst"),
+    ("steady", "steady"),
+    ("ready", "ready"),
+    ("steady_ready", "steady, Ready"),
+    ("bare", "bare client"),
+)
+
+
 def render(results: dict[str, Any]) -> str:
-    burst, env = results["burst"], results["environment"]
-    lat = burst["latency_ms"]
+    cfg, env = results["config"], results["environment"]
+    burst = results["burst"]
+    audited = cfg.get("audit", True)
     lines = [
         f"# operator vs kube-apiserver {env.get('kube_apiserver', '?')}: {burst['services']} services "
-        f"(load average {env.get('loadavg_start')} -> {env.get('loadavg_end')})",
+        f"(commit {env.get('commit')}, load average {env.get('loadavg_start')} -> {env.get('loadavg_end')}; "
+        f"paced {cfg['paced']} at {cfg['rate']:g}/s; steady {cfg['quiet_seconds']:g} s; "
+        f"requests from the audit log: {'on' if audited else 'off'})",
         "",
-        "| | burst | bare client |",
-        "|---|---|---|",
-        f"| wall (s) | {burst['wall_s']:.2f} | {results.get('bare', {}).get('wall_s', 0):.2f} |",
-        f"| latency median (ms) | {lat.get('median', 0):.0f} | "
-        f"{results.get('bare', {}).get('latency_ms', {}).get('median', 0):.0f} |",
-        f"| latency p99 (ms) | {lat.get('p99', 0):.0f} | "
-        f"{results.get('bare', {}).get('latency_ms', {}).get('p99', 0):.0f} |",
-        f"| operator CPU per service (ms) | {burst['operator_cpu_ms_per_service']:.1f} | |",
-        f"| operator requests per service | {burst['requests_per_service']:.2f} | 3 |",
-        f"| operator RSS after the burst (MB) | {burst['memory_mb'].get('VmRSS', 0):.0f} | |",
-        "",
-        "requests per service: " + ", ".join(f"{k} {v:.2f}" for k, v in burst["by_request_per_service"].items()),
-        "",
-        "Targets:",
+        "| phase | services | seconds | wall (s) | latency median / p99 (ms) | operator requests / service "
+        "| writes / service | operator CPU / service (ms) | RSS after (MB) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+    for key, title in PHASES:
+        phase = results.get(key)
+        if not phase:
+            continue
+        rss = (phase.get("memory_mb") or {}).get("VmRSS")
+        lines.append(
+            f"| {title} | {phase.get('services', burst['services'])} | {_f(phase.get('seconds'))} "
+            f"| {_f(phase.get('wall_s'))} | {_lat(phase)} | {_f(phase.get('requests_per_service'), 2)} "
+            f"| {_f(phase.get('writes_per_service'), 2)} | {_f(phase.get('operator_cpu_ms_per_service'))} "
+            f"| {_f(rss, 0)} |"
+        )
+    lines += [
+        "",
+        "CPU seconds by process (" + ", ".join(PROCESSES) + "):",
+        "",
+        "| phase | " + " | ".join(PROCESSES) + " |",
+        "|---|" + "---|" * len(PROCESSES),
+    ]
+    for key, title in PHASES:
+        phase = results.get(key)
+        if phase and "cpu_s" in phase:
+            lines.append(f"| {title} | " + " | ".join(_f(phase["cpu_s"][p], 2) for p in PROCESSES) + " |")
+    if audited:
+        lines.append("")
+        for key, title in PHASES:
+            phase = results.get(key)
+            if not phase or "by_request" not in phase:
+                continue
+            if key.startswith("steady"):
+                counted = ", ".join(f"{k} {v}" for k, v in phase["by_request"].items()) or "none"
+                lines.append(f"- {title}, requests in {phase['seconds']:.0f} s: {counted}")
+            else:
+                counted = ", ".join(f"{k} {v:.2f}" for k, v in phase["by_request_per_service"].items())
+                lines.append(f"- {title}, requests per service: {counted}")
+            if phase.get("refused_by_code"):
+                lines.append(f"  refused: {phase['refused_by_code']}")
+    memory = results.get("memory") or []
+    if memory:
+        lines += ["", "RSS (MB): " + ", ".join(f"after {m['after']} {m.get('VmRSS', 0):.0f}" for m in memory)]
+    lines += ["", "Targets:"]
     for t in results["targets"]:
         measured = t["measured"]
         shown = f"{measured:.2f}" if isinstance(measured, float) else str(measured)
@@ -430,6 +759,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--namespaces", type=int, default=10, help="namespaces (default 10)")
     parser.add_argument("--workers", type=int, default=16, help="the operator's --workers (default 16)")
     parser.add_argument("--threads", type=int, default=8, help="client threads creating services (default 8)")
+    parser.add_argument("--paced", type=int, default=50, help="services created at --rate before the burst (50)")
+    parser.add_argument("--rate", type=float, default=5.0, help="paced phase: services per second (default 5)")
+    parser.add_argument("--quiet-seconds", type=float, default=30.0, help="each steady phase (default 30; 0: none)")
+    parser.add_argument("--no-ready", action="store_true", help="skip the ready phase (InferenceServices Ready)")
+    parser.add_argument(
+        "--no-audit", action="store_true", help="no audit log (no request counts): to see what the audit log costs"
+    )
     parser.add_argument("--no-bare", action="store_true", help="skip the bare-client comparison")
     parser.add_argument("--profile", action="store_true", help="py-spy the operator during the burst")
     parser.add_argument("--keep", type=Path, default=None, help="keep the operator's log and profile in this folder")
@@ -441,6 +777,11 @@ def main(argv: list[str] | None = None) -> int:
         namespaces=args.namespaces,
         workers=args.workers,
         threads=args.threads,
+        paced=args.paced,
+        rate=args.rate,
+        quiet_seconds=args.quiet_seconds,
+        ready=not args.no_ready,
+        audit=not args.no_audit,
         bare=not args.no_bare,
         profile=args.profile,
     )
@@ -449,7 +790,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="aim-bench-api-") as tmp:
         workdir = args.keep or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        results = Driver(cfg, workdir, say).run()
+        driver = Driver(cfg, workdir, say)
+        try:
+            results = driver.run()
+        except BaseException as exc:
+            if not args.no_output and driver.results:  # keep what the phases that ran measured
+                driver.results["error"] = repr(exc)
+                args.output.parent.mkdir(parents=True, exist_ok=True)
+                args.output.write_text(json.dumps(driver.results, indent=2) + "\n")
+                say(f"partial results written to {args.output}")
+            raise
     print(render(results))
     if not args.no_output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

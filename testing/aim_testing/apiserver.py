@@ -23,6 +23,13 @@ ServiceAccount that way).
 
 :class:`ApiServerKube` is the ``kube`` fixture's facade for this backend (the same
 methods as :class:`aim_testing.fixtures.Kube`).
+
+With ``ControlPlane(audit=True)`` the server also writes an audit log (level Metadata) of the
+requests of one user, :data:`AUDITED_USER` (token :data:`AUDITED_TOKEN`, in ``system:masters``
+as the admin is, so authorization costs the same): a process that authenticates as that user
+talks to the server directly over TLS, as in a cluster, and :class:`AuditLog` reads its requests
+back as :class:`~aim_testing.emulator.ApiCall` entries (the benchmark counts the operator's
+requests that way, with no proxy in the path).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import datetime
+import json
 import os
 import re
 import shutil
@@ -39,6 +47,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +75,9 @@ OPERATOR_SA_NAMESPACE = "aim-system"
 OPERATOR_SA_NAME = "aim-engine-controller-manager"
 OPERATOR_TOKEN = "aim-envtest-operator"
 OPERATOR_USER = f"system:serviceaccount:{OPERATOR_SA_NAMESPACE}:{OPERATOR_SA_NAME}"
+# A second administrator whose requests the audit log records (ControlPlane(audit=True)); nobody else's are.
+AUDITED_TOKEN = "aim-envtest-audited"
+AUDITED_USER = "aim-audited"
 _OPERATOR_GROUPS = f"system:serviceaccounts,system:serviceaccounts:{OPERATOR_SA_NAMESPACE},system:authenticated"
 
 # Built-in controllers of kube-controller-manager that need what is not here (cloud, nodes, kubelet),
@@ -232,6 +244,9 @@ class ControlPlane:
     # (kubectl's and exec plugins' client-certificate authentication; the CN is the user, O the groups).
     client_ca_cert: Path | None = None
     client_ca_key: Path | None = None
+    # Opt-in: an audit log (level Metadata) of AUDITED_USER's requests, nobody else's (see AuditLog).
+    audit: bool = False
+    audit_file: Path | None = None
 
     # --------------------------------------------------------------- start and stop
 
@@ -254,7 +269,19 @@ class ControlPlane:
         (work / "tokens.csv").write_text(
             f'{ADMIN_TOKEN},admin,admin,"system:masters"\n'
             f'{OPERATOR_TOKEN},{OPERATOR_USER},{uuid.uuid4()},"{_OPERATOR_GROUPS}"\n'
+            f'{AUDITED_TOKEN},{AUDITED_USER},{AUDITED_USER},"system:masters"\n'
         )
+        audit_flags: list[str] = []
+        if self.audit:
+            policy = work / "audit-policy.yaml"
+            policy.write_text(yaml.safe_dump(_AUDIT_POLICY))
+            self.audit_file = work / "audit.log"
+            audit_flags = [
+                f"--audit-policy-file={policy}",
+                f"--audit-log-path={self.audit_file}",
+                "--audit-log-format=json",
+                "--audit-log-mode=blocking",  # each event written before the answer: a reader sees it at once
+            ]
         self.tokens = TokenWebhook().start()
         import trustme
 
@@ -303,6 +330,7 @@ class ControlPlane:
                 # created right after its namespace would race the controller that makes "default".
                 "--disable-admission-plugins=ServiceAccount",
                 "--allow-privileged=true",
+                *audit_flags,
                 "--v=0",
             ],
         )
@@ -340,6 +368,10 @@ class ControlPlane:
         )
         self.resources = discover(self.client)
         self._baseline = set(self._everything())
+
+    def pids(self) -> dict[str, int]:
+        """The running processes by name: etcd, kube-apiserver, kube-controller-manager."""
+        return {Path(str(proc.args[0])).name: proc.pid for proc in self._procs if proc.poll() is None}
 
     def _spawn(self, name: str, args: list[str]) -> None:
         log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
@@ -541,6 +573,103 @@ def _rsa_key_pem() -> bytes:
     )
 
 
+# ----------------------------------------------------------------------------- the audit log
+
+# Metadata (verb, objectRef, user, userAgent, requestURI, status code, timestamps) of AUDITED_USER's
+# requests, once each when answered; every other request is not evaluated further (level None).
+_AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived", "ResponseStarted"],
+    "rules": [{"level": "Metadata", "users": [AUDITED_USER]}, {"level": "None"}],
+}
+
+
+def audit_call(event: Mapping[str, Any]) -> ApiCall:
+    """The :class:`ApiCall` of one audit event, as :func:`classify` makes it of a request.
+
+    An audit event says ``patch`` for every PATCH whatever its content type; a server-side apply
+    is the one PATCH that may carry ``force`` (the server refuses it on the others), and the
+    operator always sends it with its applies (``force=true``), so that is how an apply is told.
+    """
+    ref = event.get("objectRef") or {}
+    uri = event.get("requestURI") or ""
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(uri).query))
+    verb = event.get("verb") or "other"
+    resource = None
+    if ref.get("resource"):
+        version = ref.get("apiVersion") or ""
+        group = ref.get("apiGroup") or ""
+        resource = f"{group}/{version}/{ref['resource']}" if group else f"{version}/{ref['resource']}"
+    if resource is None:
+        verb = "discovery" if verb == "get" else "other"
+    elif verb == "patch" and "force" in query:
+        verb = "apply"
+    return ApiCall(
+        verb=verb,
+        resource=resource,
+        namespace=ref.get("namespace"),
+        name=ref.get("name"),
+        subresource=ref.get("subresource"),
+        field_manager=query.get("fieldManager"),
+        user_agent=event.get("userAgent") or "",
+    )
+
+
+@attrs.define
+class AuditLog:
+    """The audit log of a :class:`ControlPlane` started with ``audit=True``, read as it grows.
+
+    :meth:`poll` appends the requests answered since the last call to :attr:`calls`, with
+    :attr:`times` (when each was answered, ``time.time()`` seconds) and :attr:`codes` (the
+    HTTP status) beside them; :meth:`mark` is the position to count from, as the emulator's.
+    """
+
+    path: Path
+    calls: list[ApiCall] = attrs.field(factory=list)
+    times: list[float] = attrs.field(factory=list)
+    codes: list[int] = attrs.field(factory=list)
+    _offset: int = 0
+    _rest: bytes = b""
+
+    def poll(self) -> int:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read()
+        except FileNotFoundError:
+            return 0
+        self._offset += len(data)
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()  # an event not yet complete
+        new = 0
+        for line in lines:
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            if event.get("stage") != "ResponseComplete":
+                continue
+            self.calls.append(audit_call(event))
+            self.times.append(_timestamp(event.get("stageTimestamp") or event.get("requestReceivedTimestamp")))
+            self.codes.append(int((event.get("responseStatus") or {}).get("code") or 0))
+            new += 1
+        return new
+
+    def mark(self) -> int:
+        self.poll()
+        return len(self.calls)
+
+    def since(self, mark: int) -> list[ApiCall]:
+        self.poll()
+        return self.calls[mark:]
+
+
+def _timestamp(text: str | None) -> float:
+    if not text:
+        return 0.0
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
 # ----------------------------------------------------------------------------- the recording proxy
 
 _PATH = re.compile(r"^/(?:api/(?P<cv>[^/]+)|apis/(?P<g>[^/]+)/(?P<v>[^/]+))(?P<rest>(?:/[^/]+)*)/?$")
@@ -737,14 +866,20 @@ class ApiServerKube:
     """
 
     plane: ControlPlane
-    proxy: RecordingProxy
+    proxy: RecordingProxy | None = None  # None: seeds and reads only (the benchmark counts from the audit log)
     backend = "apiserver"
     token = ADMIN_TOKEN  # the bearer token of the admin user (kubeconfig fixture)
 
     @property
+    def recorder(self) -> RecordingProxy:
+        if self.proxy is None:
+            raise RuntimeError("this ApiServerKube has no recording proxy (it seeds and reads only)")
+        return self.proxy
+
+    @property
     def url(self) -> str:
         """The base URL the operator and the ``api`` fixture use (plain HTTP, the proxy)."""
-        return self.proxy.url
+        return self.recorder.url
 
     @property
     def client(self) -> httpx.Client:
@@ -895,25 +1030,25 @@ class ApiServerKube:
 
     def set_log(self, namespace: str, pod: str, text: str) -> None:
         """What ``GET .../pods/<pod>/log`` answers through :attr:`url` (the kubelet's part)."""
-        self.proxy.logs[namespace, pod] = text
+        self.recorder.logs[namespace, pod] = text
 
     @property
     def calls(self) -> list[ApiCall]:
-        return list(self.proxy.calls)
+        return list(self.recorder.calls)
 
     def refused(self, *codes: int) -> list[dict[str, Any]]:
         """Requests through :attr:`url` the server answered with an error (``codes``, or any but 404),
         each as {method, path, headers, status, error}: what to look at when a test waits in vain."""
         return [
             r
-            for r in self.proxy.requests
+            for r in self.recorder.requests
             if r["status"] is not None
             and r["status"] >= 400
             and (r["status"] in codes if codes else r["status"] != 404)
         ]
 
     def mark(self) -> int:
-        return len(self.proxy.calls)
+        return len(self.recorder.calls)
 
     def count(self, *verbs: str, resource: str | None = None, agent: str | None = None, since: int = 0) -> int:
         wanted = set().union(*({"read": READ_VERBS, "write": WRITE_VERBS}.get(v, {v}) for v in verbs))
@@ -971,13 +1106,13 @@ class ApiServerKube:
 
     def unauthorized(self) -> int:
         """How many requests through :attr:`url` were answered 401 Unauthorized."""
-        return sum(1 for r in self.proxy.requests if r["status"] == 401)
+        return sum(1 for r in self.recorder.requests if r["status"] == 401)
 
     def sent(self, since: int = 0) -> list[Sent]:
         """The requests through :attr:`url` since :meth:`mark` ``since``: method, path, ``Authorization``."""
         return [
             Sent(r["method"], r["path"].split("?", 1)[0], r["headers"].get("Authorization", ""))
-            for r in self.proxy.requests[since:]
+            for r in self.recorder.requests[since:]
         ]
 
     def __getitem__(self, criteria: Any) -> Any:
