@@ -94,7 +94,11 @@ class GenaiBench:
 
     def unsupported(self, request: BenchmarkRequest) -> str | None:
         if request.request_rates:
-            return "genai-bench runs fixed concurrency levels only; set spec.concurrency instead of spec.requestRates"
+            return (
+                "genai-bench has no request-rate load (it runs fixed concurrency levels, each user sending its next "
+                "request when the last one ends); set spec.concurrency instead of spec.requestRates, or spec.tool "
+                "to a tool plugin that takes rates"
+            )
         return None
 
     def command(self, request: BenchmarkRequest) -> BenchmarkCommand:

@@ -7,7 +7,9 @@ summary it leaves is parsed into results that must match the fake's known timing
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -98,6 +100,25 @@ def test_rates_are_refused_with_the_field_to_change():
         name="r", endpoint="http://x", model="m", tokenizer="t", scenarios=("D(1,1)",), request_rates=(2.0,)
     )
     assert "spec.concurrency" in GenaiBench().unsupported(req)
+
+
+def test_the_installed_genai_bench_still_has_no_request_rate_load():
+    """Why rates are refused: genai-bench iterates concurrency levels (or batch sizes) only, closed loop.
+
+    Its CLI options (read from the installed source, not imported: genai-bench patches the process
+    with gevent) have no rate, QPS or arrival option; ``--spawn-rate`` is how fast its users start.
+    When a release adds one, this fails: support ``spec.requestRates`` in ``GenaiBench`` then.
+    """
+    spec = importlib.util.find_spec("genai_bench")
+    assert spec is not None and spec.origin
+    source = (Path(spec.origin).parent / "cli" / "option_groups.py").read_text()
+    options = set(re.findall(r'"(--[a-z][-a-z]*)"', source))
+    assert {"--num-concurrency", "--iteration-type", "--spawn-rate"} <= options
+    rate_like = {o for o in options if re.search(r"rate|qps|arrival|poisson", o)}
+    assert rate_like == {"--spawn-rate"}, f"genai-bench now has {rate_like}: support spec.requestRates"
+    iteration = re.search(r'"--iteration-type",\s*type=click\.Choice\(\[([^]]*)\]', source)
+    assert iteration is not None
+    assert re.findall(r'"([a-z_]+)"', iteration.group(1)) == ["num_concurrency", "batch_size"]
 
 
 @pytest.mark.parametrize(
