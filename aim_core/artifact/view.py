@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from aim_core.reconcile import labels as lbl
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, cached_view, meta_of, spec_of, status_of
 
 
 @attrs.frozen
@@ -50,6 +50,7 @@ class ArtifactView:
         return next((c for c in self.conditions if c.get("type") == type_), None)
 
     @classmethod
+    @cached_view
     def of(cls, artifact: Obj) -> ArtifactView:
         meta, spec, status = meta_of(artifact), spec_of(artifact), status_of(artifact)
         retention = spec.get("retentionPriority")

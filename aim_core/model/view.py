@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, cached_view, meta_of, spec_of, status_of
 
 
 def _switch(value: Any) -> bool | None:
@@ -66,6 +66,7 @@ class ModelView:
     default_template: str = ""
 
     @classmethod
+    @cached_view
     def of(cls, model: Obj | ModelView) -> ModelView:
         """The view of ``model`` (a view is returned as it is)."""
         if isinstance(model, ModelView):

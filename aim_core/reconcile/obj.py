@@ -9,10 +9,63 @@ Each kind's ``view`` module turns its own object into a small typed value
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import copy
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 Obj = Mapping[str, Any]
+V = TypeVar("V")
+
+
+class Stored(dict):  # type: ignore[type-arg]
+    """An object as the operator's store holds it: read-only for everyone, so what is derived from
+    it (its typed views) is kept with it (:func:`view_of`), and every reader of one version shares it.
+
+    Copies are plain dicts (a copy may be modified: it must not carry the original's views).
+    """
+
+    __slots__ = ("_views",)
+    _views: dict[Any, Any]
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        memo[id(self)] = out
+        for key, value in self.items():
+            out[key] = copy.deepcopy(value, memo)
+        return out
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+
+def view_of(key: Any, obj: Any, build: Callable[[Any], V]) -> V:
+    """``build(obj)``, once per :class:`Stored` object and ``key`` (every call for other objects)."""
+    if obj.__class__ is not Stored:
+        return build(obj)
+    try:
+        views = obj._views
+    except AttributeError:
+        views = obj._views = {}
+    view = views.get(key)
+    if view is None:
+        view = views[key] = build(obj)
+    return view
+
+
+def cached_view(of: Callable[[Any, Any], V]) -> Callable[[Any, Any], V]:
+    """For a view class's ``of(cls, obj)`` (under ``@classmethod``): built once per stored object."""
+
+    @functools.wraps(of)
+    def wrapper(cls: Any, obj: Any) -> V:
+        if obj.__class__ is not Stored:
+            return of(cls, obj)
+        return view_of(cls, obj, lambda o: of(cls, o))
+
+    return wrapper
 
 
 def meta_of(obj: Obj | None) -> Obj:
@@ -40,4 +93,4 @@ def pull_secret_names(refs: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-__all__ = ["Obj", "meta_of", "pull_secret_names", "spec_of", "status_of"]
+__all__ = ["Obj", "Stored", "cached_view", "meta_of", "pull_secret_names", "spec_of", "status_of", "view_of"]

@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any
 
 from aim_core.plugin.providers import ResourceRef
+from aim_core.reconcile.obj import Stored
 from aim_core.runtime.storeform import LAST_APPLIED, compact, owned_form, pod_essentials, slim, value_digest
 
 __all__ = [
@@ -208,6 +209,7 @@ class Store:
             obj = copy.deepcopy(obj)
         if self.compact:
             compact(obj, self._shared)
+        obj = Stored(obj)  # read-only from here: views derived from it are kept with it
         table.put(obj)
         self._versions[ref] += 1
         for listener in self._listeners:

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.obj import Obj, meta_of, pull_secret_names, spec_of, status_of
+from aim_core.reconcile.obj import Obj, cached_view, meta_of, pull_secret_names, spec_of, status_of
 from aim_core.runtimeconfig import config_name
 
 
@@ -94,6 +94,7 @@ class ServiceView:
     allow_unoptimized: bool = False
 
     @classmethod
+    @cached_view
     def of(cls, service: Obj | ServiceView) -> ServiceView:
         """The view of ``service`` (a view is returned as it is)."""
         if isinstance(service, ServiceView):

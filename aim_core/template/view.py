@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.obj import Obj, meta_of, pull_secret_names, spec_of, status_of
+from aim_core.reconcile.obj import Obj, cached_view, meta_of, pull_secret_names, spec_of, status_of
 
 
 @attrs.frozen
@@ -66,6 +66,7 @@ class TemplateView:
     resolved_node_affinity: Any = None
 
     @classmethod
+    @cached_view
     def of(cls, template: Obj | TemplateView) -> TemplateView:
         """The view of ``template`` (a view is returned as it is)."""
         if isinstance(template, TemplateView):

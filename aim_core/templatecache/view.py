@@ -6,7 +6,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.reconcile.obj import Obj, meta_of, spec_of, status_of
+from aim_core.reconcile.obj import Obj, cached_view, meta_of, spec_of, status_of
 from aim_core.templatecache.sources import STORAGE_KEYS
 
 SHARED, DEDICATED = "Shared", "Dedicated"
@@ -48,6 +48,7 @@ class CacheView:
         return self.mode == DEDICATED
 
     @classmethod
+    @cached_view
     def of(cls, cache: Obj) -> CacheView:
         meta, spec, status = meta_of(cache), spec_of(cache), status_of(cache)
         return cls(
