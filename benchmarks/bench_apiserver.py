@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import ssl
 import sys
@@ -401,6 +402,8 @@ class Driver:
         finally:
             for watch in self.watches:
                 watch.stop()
+            if self.plane.audit_file is not None and self.plane.audit_file.exists():
+                shutil.copy(self.plane.audit_file, self.workdir / "audit.log")  # the plane's folder goes
             self.plane.stop()
         results["environment"]["loadavg_end"] = round(loadavg(), 1)
         results["targets"] = check_targets(results)
@@ -768,7 +771,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-bare", action="store_true", help="skip the bare-client comparison")
     parser.add_argument("--profile", action="store_true", help="py-spy the operator during the burst")
-    parser.add_argument("--keep", type=Path, default=None, help="keep the operator's log and profile in this folder")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep the operator's log, the audit log and the profile in this folder"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS, help=f"JSON results (default {RESULTS})")
     parser.add_argument("--no-output", action="store_true", help="do not write the JSON results")
     args = parser.parse_args(argv)
