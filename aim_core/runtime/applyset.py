@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from aim_core.reconcile import labels as labelling
+from aim_core.reconcile.obj import clone
 from aim_core.reconcile.plan import Desired, LabelPolicy
 
 
@@ -48,7 +49,7 @@ def owner_reference(parent: Mapping[str, Any]) -> dict[str, Any]:
 
 def prepare(desired: Desired, parent: Mapping[str, Any], controller: str, policy: LabelPolicy) -> dict[str, Any]:
     """The object to apply: apiVersion/kind, propagated and identity labels, owner reference."""
-    obj = copy.deepcopy(desired.obj)
+    obj = clone(desired.obj)
     obj["apiVersion"] = desired.resource.api_version
     obj["kind"] = desired.resource.kind
     meta = obj.setdefault("metadata", {})
@@ -233,7 +234,7 @@ def needs_apply(
     """
     if live is None:
         return True
-    want = stored if stored is not None else stored_form(_comparable(copy.deepcopy(dict(obj))))
+    want = stored if stored is not None else stored_form(_comparable(clone(obj)))
     if not is_subset(want, live):
         return True
     owned = owned_fields(live, manager)
