@@ -7,6 +7,7 @@ included, so that a test passing on the emulator means what it would on a cluste
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import httpx
@@ -204,3 +205,167 @@ async def test_metadata_and_schema_problems_come_in_one_answer(kube, api):
         *required("spec.model"),
     ]
     assert_invalid(refused, "AIMService", "Bad_Name", causes)
+
+
+def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message}
+    body.update(reason=reason, **({"details": details} if details is not None else {}), code=code)
+    return body
+
+
+def without_empty_details(response: httpx.Response) -> dict[str, Any]:
+    """The body, without the emulator's empty ``details`` (kmock always sends one; the real server none)."""
+    body = response.json()
+    if body.get("details") == {"causes": []}:
+        del body["details"]
+    return body
+
+
+async def test_not_found_conflict_and_already_exists_answer_as_the_api_server(kube, api):
+    await _namespace(api)
+    services = kube.path(SVC, NS)
+    gone = status_body(
+        404,
+        "NotFound",
+        f'aimservices.{GROUP} "nope" not found',
+        {"name": "nope", "group": GROUP, "kind": "aimservices"},
+    )
+    assert (await api.get(f"{services}/nope")).json() == gone
+    assert (await api.delete(f"{services}/nope")).json() == gone
+    for path in (f"{services}/nope", f"{services}/nope/status"):
+        missing = await api.patch(path, json={"spec": {}}, headers=MERGE)
+        assert (missing.status_code, missing.json()) == (404, gone)
+    replaced = await api.put(
+        f"{services}/nope", json={**service("nope"), "metadata": {"name": "nope", "resourceVersion": "1"}}
+    )
+    assert (replaced.status_code, replaced.json()) == (404, gone)
+
+    made = (await api.post(services, json=service("s", {"model": {"name": "qwen"}}))).json()
+    again = await api.post(services, json=service("s", {"model": {"name": "qwen"}}))
+    assert (again.status_code, again.json()) == (
+        409,
+        status_body(
+            409,
+            "AlreadyExists",
+            f'aimservices.{GROUP} "s" already exists',
+            {"name": "s", "group": GROUP, "kind": "aimservices"},
+        ),
+    )
+    stale = {**made, "metadata": {**made["metadata"], "resourceVersion": "1"}}
+    conflict = status_body(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on aimservices.{GROUP} "s": the object has been modified; please apply '
+        "your changes to the latest version and try again",
+        {"name": "s", "group": GROUP, "kind": "aimservices"},
+    )
+    assert (await api.put(f"{services}/s", json=stale)).json() == conflict
+    patched = await api.patch(
+        f"{services}/s", json={"metadata": {"resourceVersion": "1"}, "spec": {"replicas": 2}}, headers=MERGE
+    )
+    assert (patched.status_code, patched.json()) == (409, conflict)
+
+    unversioned = await api.put(f"{services}/s", json={**made, "metadata": {"name": "s"}})
+    cause = {
+        "reason": "FieldValueInvalid",
+        "message": "Invalid value: 0x0: must be specified for an update",
+        "field": "metadata.resourceVersion",
+    }
+    assert (unversioned.status_code, unversioned.json()) == (
+        422,
+        status_body(
+            422,
+            "Invalid",
+            f'aimservices.{GROUP} "s" is invalid: metadata.resourceVersion: {cause["message"]}',
+            {"name": "s", "group": GROUP, "kind": "aimservices", "causes": [cause]},
+        ),
+    )
+    renamed = await api.put(f"{services}/s", json={**made, "metadata": {**made["metadata"], "name": "t"}})
+    assert (renamed.status_code, without_empty_details(renamed)) == (
+        400,
+        status_body(400, "BadRequest", "the name of the object (t) does not match the name on the URL (s)"),
+    )
+    unmanaged = await api.patch(f"{services}/s", json=service("s", {"model": {"name": "qwen"}}), headers=APPLY)
+    cause = {
+        "reason": "FieldValueRequired",
+        "message": "Required value: is required for apply patch",
+        "field": "fieldManager",
+    }
+    assert (unmanaged.status_code, unmanaged.json()) == (
+        422,
+        status_body(
+            422,
+            "Invalid",
+            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+            {"group": "meta.k8s.io", "kind": "PatchOptions", "causes": [cause]},
+        ),
+    )
+
+
+async def test_custom_resources_are_selected_by_name_and_namespace_only(kube, api):
+    """kube-apiserver 1.24 knows no other field of a custom resource (CRD selectableFields came in 1.30)."""
+    await _namespace(api)
+    services = kube.path(SVC, NS)
+    for name in ("a", "b"):
+        assert (await api.post(services, json=service(name, {"model": {"name": "qwen"}}))).status_code == 201
+
+    def names(response: httpx.Response) -> list[str]:
+        assert response.status_code == 200, response.text
+        return [item["metadata"]["name"] for item in response.json()["items"]]
+
+    assert names(await api.get(services, params={"fieldSelector": "metadata.name=b"})) == ["b"]
+    assert names(await api.get(services, params={"fieldSelector": "metadata.name!=b"})) == ["a"]
+    assert names(await api.get(kube.path(SVC), params={"fieldSelector": f"metadata.namespace={NS}"})) == ["a", "b"]
+    for selector in ("spec.replicas=1", "status.status=Ready"):
+        refused = await api.get(services, params={"fieldSelector": selector})
+        label = selector.split("=")[0]
+        assert without_empty_details(refused) == status_body(400, "BadRequest", f"field label not supported: {label}")
+        watch = await api.get(services, params={"watch": "true", "fieldSelector": selector, "timeoutSeconds": "1"})
+        assert watch.status_code == 400, watch.text
+    unparsable = await api.get(services, params={"fieldSelector": "metadata.name"})
+    assert without_empty_details(unparsable) == status_body(
+        400, "BadRequest", "invalid selector: 'metadata.name'; can't understand 'metadata.name'"
+    )
+
+
+async def test_a_paged_list_goes_on_with_its_continue_token(kube, api):
+    await _namespace(api)
+    services = kube.path(SVC, NS)
+    for i in range(5):
+        assert (await api.post(services, json=service(f"s{i}", {"model": {"name": "qwen"}}))).status_code == 201
+    pages, token = [], None
+    while True:
+        params = {"limit": "2", **({"continue": token} if token else {})}
+        page = (await api.get(services, params=params)).json()
+        meta = page["metadata"]
+        pages.append(([item["metadata"]["name"] for item in page["items"]], meta.get("remainingItemCount")))
+        token = meta.get("continue")
+        if not token:
+            break
+    assert pages == [(["s0", "s1"], 3), (["s2", "s3"], 1), (["s4"], None)]
+    unreadable = await api.get(services, params={"limit": "2", "continue": "garbage"})
+    assert unreadable.status_code == 400 and unreadable.json()["reason"] == "BadRequest"
+    assert unreadable.json()["message"].startswith("invalid continue token")
+
+
+async def test_a_watch_resumes_after_the_version_it_names(kube, api):
+    """From a list's resourceVersion: only what changed since; without one: every object as ADDED first."""
+    await _namespace(api)
+    services = kube.path(SVC, NS)
+    for name in ("a", "b"):
+        assert (await api.post(services, json=service(name, {"model": {"name": "qwen"}}))).status_code == 201
+    listed = (await api.get(services)).json()["metadata"]["resourceVersion"]
+    changed = await api.patch(f"{services}/a", json={"spec": {"replicas": 2}}, headers=MERGE)
+    latest = changed.json()["metadata"]["resourceVersion"]
+
+    async def events(**params: str) -> list[tuple[str, str, str]]:
+        response = await api.get(services, params={"watch": "true", "timeoutSeconds": "1", **params})
+        assert response.status_code == 200, response.text
+        found = [json.loads(line) for line in response.text.splitlines() if line.strip()]
+        return [(e["type"], e["object"]["metadata"]["name"], e["object"]["metadata"]["resourceVersion"]) for e in found]
+
+    assert await events(resourceVersion=listed) == [("MODIFIED", "a", latest)]
+    assert await events(resourceVersion=latest) == []
+    b = next(item for item in (await api.get(services)).json()["items"] if item["metadata"]["name"] == "b")
+    assert sorted(await events()) == [("ADDED", "a", latest), ("ADDED", "b", b["metadata"]["resourceVersion"])]
+    assert sorted(await events(resourceVersion="0")) == sorted(await events())

@@ -1,7 +1,9 @@
 """Label and field selectors, on list, watch and deletecollection.
 
 Label selectors take the whole syntax (``=``, ``==``, ``!=``, ``in``, ``notin``,
-existence); field selectors take ``=``, ``==`` and ``!=`` on any dotted path.
+existence); field selectors take ``=``, ``==`` and ``!=`` on the fields the API
+server supports for the resource (custom resources: ``metadata.name`` and
+``metadata.namespace`` only; resources not listed here: any dotted path).
 Watches turn selector transitions into ADDED/DELETED as the real server does
 (see :mod:`~aim_testing.emulator.server`).
 """
@@ -64,7 +66,7 @@ def field_selector(selector: str) -> Matcher:
     for req in _split_requirements(selector):
         m = _EQ_REQ.match(req)
         if not m:
-            raise api_error(400, "BadRequest", f"invalid field selector: {req!r}")
+            raise api_error(400, "BadRequest", f"invalid selector: '{selector}'; can't understand '{req}'")
         path, op, value = m[1].split("."), m[2], m[3]
         checks.append(lambda obj, p=path, neg=(op == "!="), v=value: (_field_str(obj, p) == v) != neg)
     return lambda obj: all(check(obj) for check in checks)
@@ -123,15 +125,19 @@ FIELDS: dict[tuple[str, str], frozenset[str]] = {
 }
 
 
-def check_field_selector(resource: Any, selector: str | None) -> None:
-    """Refuse a field selector naming a field the API server does not support for the resource (400),
-    for the resources of :data:`FIELDS` (Events, Secrets, Pods, ...)."""
-    fields = FIELDS.get((getattr(resource, "group", None), getattr(resource, "plural", None)))
-    if not selector or fields is None:
+def check_field_selector(resource: Any, selector: str | None, *, custom: bool = False) -> None:
+    """Refuse a field selector the API server refuses (400): one it cannot parse, or one naming a field it
+    does not support for the resource. Known are the resources of :data:`FIELDS` (Events, Secrets, Pods,
+    ...) and custom resources (``custom``), which take only ``metadata.name`` and ``metadata.namespace``
+    (kube-apiserver 1.24: CRD ``selectableFields`` came in 1.30)."""
+    fields = _NAMED if custom else FIELDS.get((getattr(resource, "group", None), getattr(resource, "plural", None)))
+    if not selector:
         return
     for req in _split_requirements(selector):
         m = _EQ_REQ.match(req)
-        if m and m[1] not in fields:
+        if not m:
+            raise api_error(400, "BadRequest", f"invalid selector: '{selector}'; can't understand '{req}'")
+        if fields is not None and m[1] not in fields:
             raise api_error(400, "BadRequest", f"field label not supported: {m[1]}")
 
 

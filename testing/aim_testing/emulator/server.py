@@ -54,6 +54,7 @@ from aim_testing.emulator.metadata import api_version, check_version, suffix, wh
 from aim_testing.emulator.patches import APPLY, JSON_PATCH, apply_patch
 from aim_testing.emulator.selectors import check_field_selector, request_matcher
 from aim_testing.emulator.storage import Change, Storage
+from aim_testing.emulator.validation import invalid
 
 
 @attrs.define(kw_only=True)
@@ -137,7 +138,7 @@ class Emulator(Storage):
 
     async def _serve_list(self, request: kmock.Request) -> Any:
         res, info = self._declared(request, "list")
-        check_field_selector(res, request.params.get("fieldSelector"))
+        check_field_selector(res, request.params.get("fieldSelector"), custom=res in self.custom_resources)
         match = request_matcher(request.params)
         items = [obj for obj in self._live_objects(res, self._scope(info, request.namespace)) if match(obj)]
         meta: dict[str, Any] = {"resourceVersion": str(self._rv)}
@@ -163,7 +164,7 @@ class Emulator(Storage):
         since = request.params.get("resourceVersion") or "0"
         if not since.isdigit():
             raise api_error(400, "BadRequest", f"invalid resourceVersion: {since!r}")
-        check_field_selector(res, request.params.get("fieldSelector"))
+        check_field_selector(res, request.params.get("fieldSelector"), custom=res in self.custom_resources)
         match = request_matcher(request.params)
         timeout = float(request.params.get("timeoutSeconds") or 0) or None
         scope = (res, self._scope(info, request.namespace), request.name, match)
@@ -273,7 +274,10 @@ class Emulator(Storage):
             raise api_error(422, "Invalid", "metadata.name: Required value: name or generateName is required")
         key = (res, namespace, name)
         if self._live(key) is not None:
-            raise api_error(409, "AlreadyExists", f'{what(res)} "{name}" already exists', name=name)
+            group = {"group": res.group} if res.group else {}
+            raise api_error(
+                409, "AlreadyExists", f'{what(res)} "{name}" already exists', name=name, **group, kind=res.plural
+            )
         self.refuse_in_terminating_namespace(res, namespace, name)
         obj.update(apiVersion=api_version(res), kind=info.kind or obj.get("kind"))
         meta["name"] = name
@@ -310,11 +314,18 @@ class Emulator(Storage):
         new = self._body(request)
         meta = new.get("metadata") or {}
         if meta.get("name", request.name) != request.name:
-            raise api_error(400, "BadRequest", "the name of the object does not match the name on the URL")
-        if meta.get("resourceVersion") is None and res in self.custom_resources:
             raise api_error(
-                422, "Invalid", "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"
+                400,
+                "BadRequest",
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({request.name})",
             )
+        if meta.get("resourceVersion") is None and res in self.custom_resources:
+            cause = {
+                "reason": "FieldValueInvalid",
+                "message": "Invalid value: 0x0: must be specified for an update",
+                "field": "metadata.resourceVersion",
+            }
+            raise invalid(str(res.plural), res.group, request.name, [cause])
         check_version(res, old, new)
         stored = self._write(
             res, info, key, old, new, manager=_manager(request), subresource=sub, dry_run=_dry(request)
@@ -340,6 +351,7 @@ class Emulator(Storage):
 
     async def _serve_delete_collection(self, request: kmock.Request) -> Any:
         res, info = self._declared(request)
+        check_field_selector(res, request.params.get("fieldSelector"), custom=res in self.custom_resources)
         match = request_matcher(request.params)
         items = [
             self._delete(
@@ -363,7 +375,12 @@ class Emulator(Storage):
     ) -> kmock.Response:
         manager = request.params.get("fieldManager")
         if not manager:
-            raise api_error(400, "BadRequest", "PATCH, application/apply-patch+yaml requires fieldManager")
+            cause = {
+                "reason": "FieldValueRequired",
+                "message": "Required value: is required for apply patch",
+                "field": "fieldManager",
+            }
+            raise invalid("PatchOptions", "meta.k8s.io", "", [cause])
         cfg = self._body(request)
         if cfg.get("apiVersion") != api_version(res) or not cfg.get("kind"):
             raise api_error(400, "BadRequest", f"apply configurations need kind and apiVersion {api_version(res)!r}")
@@ -511,9 +528,14 @@ def _page(
         size = int(limit) if limit else 0
         if size < 0:
             raise ValueError(limit)
-        after = json.loads(base64.urlsafe_b64decode(token.encode())) if token else None
     except (ValueError, TypeError) as exc:
-        raise api_error(400, "BadRequest", f"invalid limit or continue token: {exc}") from None
+        raise api_error(400, "BadRequest", f"invalid limit: {exc}") from None
+    try:
+        after = json.loads(base64.urlsafe_b64decode(token.encode())) if token else None
+        if after is not None and not {"rv", "ns", "name"} <= set(after):
+            raise ValueError("continue key is not valid")
+    except (ValueError, TypeError) as exc:
+        raise api_error(400, "BadRequest", f"invalid continue token: {exc}") from None
     items = sorted(items, key=key)
     if after is not None:
         meta = {"resourceVersion": after["rv"]}

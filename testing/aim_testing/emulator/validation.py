@@ -188,7 +188,8 @@ def invalid(kind: str, group: str | None, name: str, causes: list[Cause]) -> Exc
     problems = list(dict.fromkeys(f"{c['field']}: {c['message']}" for c in causes))
     listed = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
     qualified = f"{kind}.{group}" if group else kind
-    details: dict[str, Any] = {"name": name, **({"group": group} if group else {}), "kind": kind, "causes": causes}
+    details: dict[str, Any] = {**({"name": name} if name else {}), **({"group": group} if group else {})}
+    details.update(kind=kind, causes=causes)
     return api_error(422, "Invalid", f'{qualified} "{name}" is invalid: {listed}', **details)
 
 
