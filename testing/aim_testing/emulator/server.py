@@ -11,8 +11,9 @@ Watches resume from a ``resourceVersion`` and turn selector transitions into
 ADDED/DELETED as the real server does; a version older than the kept history
 (see ``compact()``/``history_limit``) is answered with an ERROR event carrying
 410 Gone; ``allowWatchBookmarks=true`` gets a BOOKMARK every
-``bookmark_interval`` seconds of quiet. Field selectors on Events accept only
-the fields the API server supports for them. Lists honour ``limit`` and
+``bookmark_interval`` seconds of quiet. Field selectors accept only the fields
+the API server supports (Events, Pods, Secrets, ...; custom resources: name and
+namespace only; see :mod:`~aim_testing.emulator.selectors`). Lists honour ``limit`` and
 ``continue`` (pages in namespace/name order, every page with the first page's
 ``resourceVersion``; unlike the API server's, a later page shows objects as
 they are then, not as they were at the first page).
