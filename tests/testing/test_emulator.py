@@ -141,8 +141,9 @@ async def test_apply_accepts_yaml(api: httpx.AsyncClient) -> None:
 
 async def test_apply_needs_a_field_manager(api: httpx.AsyncClient) -> None:
     response = await api.patch(f"{WIDGETS}/w1", headers=APPLY, content=json.dumps(widget(size=1)))
-    assert response.status_code == 400
-    assert response.json()["reason"] == "BadRequest"
+    assert response.status_code == 422  # as kube-apiserver answers (tests/wire/test_api_parity_wire.py)
+    assert response.json()["reason"] == "Invalid"
+    assert response.json()["details"]["causes"][0]["field"] == "fieldManager"
 
 
 async def test_apply_to_status_changes_only_the_status(api: httpx.AsyncClient) -> None:
