@@ -68,6 +68,7 @@ from benchmarks.processes import (  # noqa: E402
     Profiler,
     by_request,
     cpu_seconds,
+    label,
     loadavg,
 )
 from benchmarks.report import summary  # noqa: E402
@@ -227,6 +228,7 @@ class Driver:
         self.namespaces = seed.namespace_names(cfg.namespaces)
         self.local = threading.local()
         self.created: dict[tuple[str, str], float] = {}  # (namespace, service) -> when its create was answered
+        self.created_at: dict[tuple[str, str], float] = {}  # the same in time.time() seconds
         self.results: dict[str, Any] = {}  # filled phase by phase: what a failed run got to
         self.audit: envtest.AuditLog | None = None
 
@@ -248,6 +250,7 @@ class Driver:
         r = self.client().post(SERVICES.format(ns=ns), json=seed.service(name, ns))
         r.raise_for_status()
         self.created[ns, name] = time.perf_counter()
+        self.created_at[ns, name] = time.time()  # the audit log's clock
         return r
 
     def cpu(self) -> dict[str, float]:
@@ -340,7 +343,7 @@ class Driver:
     def all_seen(self, watch: Watcher, keys: set[tuple[str, str]], matched: bool = False) -> Callable[[], bool]:
         return lambda: keys <= (watch.matched if matched else watch.seen).keys()
 
-    def latencies(self, items: list[Item]) -> dict[str, Any]:
+    def latencies(self, items: list[Item], mark: int | None = None) -> dict[str, Any]:
         samples, first, last = [], float("inf"), 0.0
         for ns, name, isvc in items:
             t0, t1 = self.created.get((ns, name)), self.isvcs.seen.get((ns, isvc))
@@ -348,7 +351,45 @@ class Driver:
                 continue
             samples.append(max(t1 - t0, 0.0) * 1e3)
             first, last = min(first, t0), max(last, t1)
-        return {"latency_ms": summary(samples), "wall_s": last - first if samples else 0.0, "applied": len(samples)}
+        out = {"latency_ms": summary(samples), "wall_s": last - first if samples else 0.0, "applied": len(samples)}
+        if self.audit is not None and mark is not None:
+            out.update(self.path_parts(items, mark))
+        return out
+
+    def path_parts(self, items: list[Item], mark: int) -> dict[str, Any]:
+        """Where a new service's time goes, from the audit log (the server's clock, which is this machine's).
+
+        ``to_first_request_ms``: its create answered -> the server received the operator's first
+        request about it (the finalizer patch): watch delivery, queue wait and planning.
+        ``first_request_to_apply_ms``: that request received -> the InferenceService apply answered.
+        ``server_ms_by_request``: how long the server took to answer the operator's requests, by kind.
+        """
+        assert self.audit is not None
+        self.audit.poll()
+        services = {(ns, name) for ns, name, _ in items}
+        isvc_of = {(ns, isvc): (ns, name) for ns, name, isvc in items}
+        first: dict[tuple[str, str], float] = {}
+        applied: dict[tuple[str, str], float] = {}
+        durations: dict[str, list[float]] = {}
+        log = self.audit
+        for i in range(mark, len(log.calls)):
+            call = log.calls[i]
+            if call.verb in WATCH_OR_DISCOVERY:
+                continue
+            durations.setdefault(label(call), []).append((log.times[i] - log.received[i]) * 1e3)
+            plural = (call.resource or "").rsplit("/", 1)[-1]
+            key = (call.namespace or "", call.name or "")
+            if plural == "aimservices" and key in services:
+                first.setdefault(key, log.received[i])
+            elif plural == "inferenceservices" and call.verb == "apply" and key in isvc_of:
+                applied.setdefault(isvc_of[key], log.times[i])
+        to_first = [(first[k] - self.created_at[k]) * 1e3 for k in first if k in self.created_at]
+        to_apply = [(applied[k] - first[k]) * 1e3 for k in applied if k in first]
+        return {
+            "to_first_request_ms": summary(to_first),
+            "first_request_to_apply_ms": summary(to_apply),
+            "server_ms_by_request": {k: summary(v) for k, v in durations.items()},
+        }
 
     # ------------------------------------------------------------------ the run
 
@@ -446,7 +487,7 @@ class Driver:
             time.sleep(max(0.0, start.at + i / rate - time.perf_counter()))
             self.create(ns, name)
         end = self.settle(start, self.all_seen(self.isvcs, {(ns, isvc) for ns, _, isvc in items}))
-        out = {**self.measure(start, len(items), end=end), **self.latencies(items)}
+        out = {**self.measure(start, len(items), end=end), **self.latencies(items, start.mark)}
         lat = out["latency_ms"]
         self.say(f"paced: median {lat.get('median', 0):.0f} ms, p99 {lat.get('p99', 0):.0f} ms")
         return out
@@ -463,7 +504,7 @@ class Driver:
         profile = profiler.stop() if profiler and profiling else None
         out = {
             **self.measure(start, len(wanted), end=end),
-            **self.latencies(wanted),
+            **self.latencies(wanted, start.mark),
             "memory_mb": self.memory("burst"),
         }
         if profile is not None:
@@ -673,6 +714,10 @@ def _lat(phase: dict[str, Any]) -> str:
     return f"{ms['median']:,.0f} / {ms['p99']:,.0f}" if ms.get("count") else "-"
 
 
+def _ms(stats: dict[str, Any]) -> str:
+    return f"{stats['median']:,.0f} / {stats['p99']:,.0f}" if stats.get("count") else "-"
+
+
 PHASES = (
     ("startup", "startup (1 service)"),
     ("paced", "paced"),
@@ -734,6 +779,18 @@ def render(results: dict[str, Any]) -> str:
                 lines.append(f"- {title}, requests per service: {counted}")
             if phase.get("refused_by_code"):
                 lines.append(f"  refused: {phase['refused_by_code']}")
+            if phase.get("to_first_request_ms", {}).get("count"):
+                lines.append(
+                    f"  a service's path (median / p99 ms): create answered -> the operator's first request "
+                    f"{_ms(phase['to_first_request_ms'])}, -> its InferenceService applied "
+                    f"{_ms(phase['first_request_to_apply_ms'])}"
+                )
+            if phase.get("server_ms_by_request"):
+                served = ", ".join(
+                    f"{k} {_ms(v)}" for k, v in phase["server_ms_by_request"].items() if v.get("count", 0) >= 5
+                )
+                if served:
+                    lines.append(f"  the server's time per request (median / p99 ms): {served}")
     memory = results.get("memory") or []
     if memory:
         lines += ["", "RSS (MB): " + ", ".join(f"after {m['after']} {m.get('VmRSS', 0):.0f}" for m in memory)]

@@ -34,7 +34,11 @@ def test_the_apiserver_benchmark_runs_and_reports_numbers(tmp_path: Path) -> Non
     assert burst["by_request_per_service"]["apply inferenceservices"] == 1.0
     assert burst["by_request_per_service"]["patch aimservices/status"] >= 1.0
     assert burst["requests_per_service"] >= 3.0
-    assert all(burst["cpu_s"][name] > 0 for name in PROCESSES)  # the CPU split: every process measured
+    # the CPU split: every process measured (a short burst may cost the others less than one clock tick)
+    assert set(burst["cpu_s"]) == set(PROCESSES)
+    assert burst["cpu_s"]["kube-apiserver"] > 0 and burst["cpu_s"]["operator"] > 0
+    assert burst["to_first_request_ms"]["count"] == 10  # each service's path found in the audit log
+    assert burst["first_request_to_apply_ms"]["count"] == 10
     assert burst["memory_mb"]["VmRSS"] > 0
     assert results["paced"]["applied"] == 2
     assert results["paced"]["by_request_per_service"]["apply inferenceservices"] == 1.0

@@ -621,13 +621,15 @@ class AuditLog:
     """The audit log of a :class:`ControlPlane` started with ``audit=True``, read as it grows.
 
     :meth:`poll` appends the requests answered since the last call to :attr:`calls`, with
-    :attr:`times` (when each was answered, ``time.time()`` seconds) and :attr:`codes` (the
-    HTTP status) beside them; :meth:`mark` is the position to count from, as the emulator's.
+    :attr:`times` (when each was answered, ``time.time()`` seconds), :attr:`received` (when the
+    server received it) and :attr:`codes` (the HTTP status) beside them; :meth:`mark` is the
+    position to count from, as the emulator's.
     """
 
     path: Path
     calls: list[ApiCall] = attrs.field(factory=list)
     times: list[float] = attrs.field(factory=list)
+    received: list[float] = attrs.field(factory=list)
     codes: list[int] = attrs.field(factory=list)
     _offset: int = 0
     _rest: bytes = b""
@@ -650,7 +652,9 @@ class AuditLog:
             if event.get("stage") != "ResponseComplete":
                 continue
             self.calls.append(audit_call(event))
-            self.times.append(_timestamp(event.get("stageTimestamp") or event.get("requestReceivedTimestamp")))
+            received = _timestamp(event.get("requestReceivedTimestamp"))
+            self.received.append(received)
+            self.times.append(_timestamp(event.get("stageTimestamp")) or received)
             self.codes.append(int((event.get("responseStatus") or {}).get("code") or 0))
             new += 1
         return new
