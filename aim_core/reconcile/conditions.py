@@ -154,9 +154,11 @@ def dependency_health(
 def find(conditions: Iterable[ConditionLike], type: str) -> Condition | None:
     """The condition of ``type`` in ``conditions``, or None."""
     for c in conditions:
-        cond = _coerce(c)
-        if cond.type == type:
-            return cond
+        if isinstance(c, Condition):
+            if c.type == type:
+                return c
+        elif str(c.get("type", "")) == type:  # only the one asked for is built
+            return Condition.from_k8s(c)
     return None
 
 

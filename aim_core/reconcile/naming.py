@@ -12,6 +12,7 @@ Every computed example of spec table 2.5 is pinned in
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -180,6 +181,7 @@ def cluster_model_name_from_source(registry: str, repository: str, tag: str) -> 
 # ---------------------------------------------------------------- services
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked several times per reconcile
 def inference_service_name(service: str, namespace: str) -> str:
     """InferenceService name, short enough that ``<isvc>-predictor-<namespace>`` is a DNS label."""
     limit = _MAX - len("-predictor-") - len(namespace)
@@ -192,11 +194,13 @@ def inference_service_name(service: str, namespace: str) -> str:
     return derived_name([service], [namespace], 8, limit)
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked several times per reconcile
 def route_name(service: str, namespace: str) -> str:
     """HTTPRoute name: as the InferenceService's but with the plain 63 limit."""
     return derived_name([service], [namespace], 8)
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked several times per reconcile
 def shared_cache_name(template: str, namespace: str) -> str:
     """Template cache a service uses in Shared mode: ``my-template-1080a608``."""
     return derived_name([template], [namespace], 8)
