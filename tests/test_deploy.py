@@ -333,6 +333,7 @@ def test_the_source_scan_finds_the_known_calls():
         ("ARTIFACTS", "create"),
         ("ARTIFACTS", "delete"),
         ("EVENTS", "create"),
+        ("EVENTS", "patch"),
         ("PODS/log", "get"),
         ("LEASES", "get"),
         ("LEASES", "create"),

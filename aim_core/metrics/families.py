@@ -172,6 +172,30 @@ class Metrics:
             buckets=HOOK_BUCKETS,
             registry=r,
         )
+        # the Event recorder (aim_core.runtime.recorder)
+        self.events_sent = Counter(
+            "aim_events_sent_total",
+            "Event requests the operator's Event recorder sent: create (a new Event), patch (count and "
+            "lastTimestamp of an Event already posted, for a repeat).",
+            ["action"],
+            registry=r,
+        )
+        self.events_coalesced = Counter(
+            "aim_events_coalesced_total",
+            "Events folded into an equal one still waiting to be sent (its count grew; no request).",
+            registry=r,
+        )
+        self.events_dropped = Counter(
+            "aim_events_dropped_total",
+            "Events not posted, by reason: queue_full (the oldest waiting one made room), namespace_terminating, "
+            "not_leader, shutdown (not sent within the flush timeout), failed (the API server refused or did not "
+            "answer).",
+            ["reason"],
+            registry=r,
+        )
+        self.event_queue_depth = Gauge(
+            "aim_event_queue_depth", "Events waiting in the Event recorder's queue to be sent.", registry=r
+        )
         self.queue_stats: dict[int, QueueStats] = {}
         self.workers = Workers(self)
         r.register(self.workers)

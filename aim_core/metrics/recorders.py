@@ -119,6 +119,26 @@ def leading(name: str, holding: bool) -> None:
     current().leading(name, holding)
 
 
+def event_sent(action: str) -> None:
+    """The Event recorder sent an Event: ``create`` or ``patch`` (a repeat counted on the Event posted before)."""
+    current().events_sent.labels(action).inc()
+
+
+def event_coalesced() -> None:
+    """The Event recorder folded an Event into an equal one waiting to be sent."""
+    current().events_coalesced.inc()
+
+
+def event_dropped(reason: str, n: int = 1) -> None:
+    """The Event recorder dropped ``n`` Events for ``reason``."""
+    if n:
+        current().events_dropped.labels(reason).inc(n)
+
+
+def event_queue_depth(depth: int) -> None:
+    current().event_queue_depth.set(depth)
+
+
 def registry_response(host: str, method: str, code: Any) -> None:
     """A registry (or its token service) answered a request with ``code``, or not at all (``"<error>"``)."""
     current().registry_requests.labels(host, method, str(code)).inc()

@@ -24,13 +24,13 @@ from aim_core.reconcile import events as eventing
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile import status as statusing
 from aim_core.reconcile.errors import ApiError, classify
-from aim_core.reconcile.events import EventSpec
 from aim_core.reconcile.plan import Issue, Plan
-from aim_core.reconcile.resources import EVENTS, NAMESPACES
-from aim_core.reconcile.writes import build_status, event_body, rfc3339, status_patch
+from aim_core.reconcile.resources import NAMESPACES
+from aim_core.reconcile.writes import build_status, rfc3339, status_patch
 from aim_core.runtime import applyset, outcomes
 from aim_core.runtime.controller import Context, Controller, namespace_going
 from aim_core.runtime.patches import finalizers_patch, issue_from, routine, same_but_finalizers, same_but_status
+from aim_core.runtime.recorder import FLUSH_TIMEOUT, EventRecorder
 from aim_core.runtime.store import Store
 from aim_core.runtime.workqueue import WorkQueue
 
@@ -61,6 +61,8 @@ class Engine:
         self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
         self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
         self._writer: Key | None = None  # whose write is being stored (its own child does not re-trigger it)
+        # Events are handed to the recorder and posted in the background, never on a reconcile's path
+        self.events = EventRecorder(lambda: self.ctx.kube, terminating=self.terminating, refused=self._note_refusal)
         for controller in self.controllers.values():
             controller.setup(ctx.store)
             self._routes.setdefault(controller.resource, []).append((controller, None))
@@ -134,10 +136,16 @@ class Engine:
                 meta = obj["metadata"]
                 self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
 
-    async def run(self, workers: int = 4) -> None:
+    async def run(self, workers: int = 4, *, flush_timeout: float = FLUSH_TIMEOUT) -> None:
+        """Reconcile with ``workers`` workers until cancelled (stop, or lost leadership); then send the
+        Events still waiting for up to ``flush_timeout`` seconds (only while writes are allowed)."""
         metrics.engine_started(self.controllers, workers)
         self.enqueue_all()
-        await self.queue.run(self.handle, workers)
+        self.events.start()
+        try:
+            await self.queue.run(self.handle, workers)
+        finally:
+            await self.events.stop(flush_timeout)
 
     # ---------------------------------------------------------------- handling
 
@@ -372,10 +380,11 @@ class Engine:
                     )
                 return exc  # no Events for a status that was not written
         old_conditions = list(old_status.get("conditions") or [])
-        await self._emit_events(controller, obj, key, old_conditions, new_status["conditions"], derived, now)
+        self._emit_events(controller, obj, key, old_conditions, new_status["conditions"], derived, now)
         return None
 
-    async def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
+    def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
+        """Hand the Events of this status change to the recorder (posted in the background)."""
         specs = eventing.plan_events(old_conditions, conditions, derived.component_states)
         specs = eventing.summarize_first_appearance(old_conditions, specs)
         for spec in specs:
@@ -384,17 +393,5 @@ class Engine:
                 if last is not None and now - last < self._warning_interval:
                     continue
                 self._warned[(key, spec.reason)] = now
-            await self._post_event(controller, obj, spec, now)
-
-    async def _post_event(
-        self, controller: Controller, obj: dict[str, Any], spec: EventSpec, now: datetime.datetime
-    ) -> None:
-        meta = obj["metadata"]
-        namespace = meta.get("namespace") or "default"
-        if self.terminating(namespace):
-            return  # an Event is a create: refused in a namespace being deleted
-        try:
-            await self.kube.create(EVENTS, event_body(obj, spec, controller.field_manager, now))
-        except Exception as exc:  # noqa: BLE001 - events are best effort
-            self._note_refusal(namespace, exc)
-            log.debug("event for %s failed: %s", meta["name"], exc)
+            if not self.terminating(obj["metadata"].get("namespace") or "default"):
+                self.events.record(obj, spec, controller.field_manager, now)
