@@ -86,6 +86,7 @@ async def bench_sync(repositories: int, tags: int) -> dict[str, Any]:
                     store.replace_all(ref, await client.list(ref))
                 listed = len(emulator.calls)
                 await engine.reconcile(controller, None, "bench")
+                await engine.events.flush()  # its Events, as the operator's senders post them
                 calls = emulator.calls[listed:]
                 writes = [c for c in calls if c.verb not in ("get", "list", "watch")]
                 verbs: dict[str, int] = {}

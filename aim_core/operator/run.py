@@ -151,10 +151,11 @@ async def _operate(
     )
     engine_task = asyncio.create_task(_until_stopped(runtime.run_engine(), stop_flag))
     done, _ = await asyncio.wait({kopf_task, engine_task}, return_when=asyncio.FIRST_COMPLETED)
-    if engine_task in done and kopf_task not in done and _flag_set(stop_flag):
-        # kopf sees the same stop flag; give it the time to run its cleanup and close its session.
-        done, _ = await asyncio.wait({kopf_task}, timeout=10)
-        done = done | {engine_task}
+    if _flag_set(stop_flag) and not {kopf_task, engine_task} <= done:
+        # Both see the same stop flag; give each the time for its cleanup: kopf closes its session, the
+        # engine sends the Events still waiting (up to aim_core.runtime.recorder.FLUSH_TIMEOUT).
+        more, _ = await asyncio.wait({kopf_task, engine_task} - done, timeout=10)
+        done = done | more
     crds_task.cancel()
     if signals_task is not None:
         signals_task.cancel()

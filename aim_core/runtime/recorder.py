@@ -198,6 +198,9 @@ class EventRecorder:
         self._in_flight += 1
         try:
             await self._send(item)
+        except asyncio.CancelledError:
+            metrics.event_dropped("shutdown")  # cut off by the stop (or the flush's timeout)
+            raise
         finally:
             self._in_flight -= 1
             if not self._queue and not self._in_flight:

@@ -44,7 +44,9 @@ class Harness:
         """One reconcile; returns the engine's requeue hint (seconds, "backoff" or None)."""
         for ref in self.engine.resources():  # what the operator's watches would have delivered
             self.store.replace_all(ref, await self.client.list(ref))
-        return await self.engine.reconcile(self.engine.controllers[controller], namespace, name)
+        result = await self.engine.reconcile(self.engine.controllers[controller], namespace, name)
+        await self.engine.events.flush()  # its Events, as the operator's senders post them
+        return result
 
     def artifact(self, name: str) -> dict[str, Any]:
         return self.kube.get(ART, NS, name)

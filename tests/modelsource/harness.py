@@ -113,6 +113,7 @@ class Harness:
     async def reconcile(self, name: str) -> float | str | None:
         await self.refresh()
         result = await self.engine.reconcile(self.controller, None, name)
+        await self.engine.events.flush()  # its Events, as the operator's senders post them
         await self.refresh()
         return result
 

@@ -39,6 +39,7 @@ class Harness:
         for ref in self.engine.resources():  # what the operator's watches would have delivered
             self.store.replace_all(ref, await self.client.list(ref))
         await self.engine.reconcile(self.controller, NS, name)
+        await self.engine.events.flush()  # its Events, as the operator's senders post them
 
     def artifacts(self) -> dict[str, dict[str, Any]]:
         return {a["metadata"]["name"]: a for a in self.kube.list(ART, NS)}
