@@ -179,10 +179,10 @@ class OperatorThread:
         self.loop.call_soon_threadsafe(self.runtime.engine.enqueue_all)
 
     async def idle(self, timeout: float) -> None:
-        """Wait until the engine's queue has nothing queued or running."""
+        """Wait until the engine's queue has nothing queued or running, and its Events are sent."""
         assert self.loop is not None
         self._check()
-        future = asyncio.run_coroutine_threadsafe(self.runtime.engine.queue.idle(timeout=timeout), self.loop)
+        future = asyncio.run_coroutine_threadsafe(self.runtime.engine.idle(timeout=timeout), self.loop)
         await asyncio.wrap_future(future)
 
     async def settle(self, emulator: TimingEmulator, *, quiet: float = QUIET, timeout: float = 600.0) -> None:
@@ -204,8 +204,9 @@ class OperatorThread:
                 raise TimeoutError("the operator did not settle")
 
     def _busy(self) -> bool:
-        queue = self.runtime.engine.queue
-        return bool(queue._queued or queue._active)  # noqa: SLF001 - read-only peek, same as queue.idle()
+        engine = self.runtime.engine
+        queue = engine.queue
+        return bool(queue._queued or queue._active or engine.events.pending())  # noqa: SLF001 - read-only peek
 
 
 # --------------------------------------------------------------------------- accounting

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import time
 from collections.abc import Hashable, Iterable
 from typing import Any
 
@@ -146,6 +147,15 @@ class Engine:
             await self.queue.run(self.handle, workers)
         finally:
             await self.events.stop(flush_timeout)
+
+    async def idle(self, settle: float = 0.05, timeout: float = 30.0) -> None:
+        """Wait until nothing is queued or running and every Event handed over is sent (delayed keys may remain)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            await self.queue.idle(settle, max(0.0, deadline - time.monotonic()))
+            if not self.events.pending():
+                return
+            await self.events.sent(max(0.0, deadline - time.monotonic()))
 
     # ---------------------------------------------------------------- handling
 

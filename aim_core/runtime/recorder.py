@@ -279,6 +279,11 @@ class EventRecorder:
             return False
         return True
 
+    async def sent(self, timeout: float) -> None:
+        """Wait until every Event handed over is sent or dropped (by the running senders); TimeoutError after ``timeout``."""
+        async with asyncio.timeout(timeout):
+            await self._idle.wait()
+
     async def stop(self, timeout: float = FLUSH_TIMEOUT) -> None:
         """Stop sending: as the leader, send what waits for up to ``timeout`` seconds first; drop the rest."""
         try:

@@ -67,8 +67,8 @@ class Operator:
         self.loop.call_soon_threadsafe(self.runtime.engine.enqueue_all)
 
     async def settle(self, timeout: float = 10.0) -> None:
-        """Wait until the engine has nothing queued or running."""
-        future = asyncio.run_coroutine_threadsafe(self.runtime.engine.queue.idle(timeout=timeout), self.loop)
+        """Wait until the engine has nothing queued or running, and its Events are sent."""
+        future = asyncio.run_coroutine_threadsafe(self.runtime.engine.idle(timeout=timeout), self.loop)
         await asyncio.wrap_future(future)
 
 
