@@ -6,15 +6,14 @@ plan's children with server-side apply (fixed order, one field manager,
 owner references and identity labels set in :mod:`aim_core.runtime.applyset`),
 deletes what the plan drops, and writes status only when it changed. Errors
 never escape: they are classified (F10), reported in status, and decide the
-retry. What it writes (the status, its merge patch, Event bodies) is built
-purely in :mod:`aim_core.reconcile.writes`.
+retry. What it writes is built purely in :mod:`aim_core.reconcile.writes`; its
+Events are posted in the background by :mod:`aim_core.runtime.recorder`.
 """
 
 from __future__ import annotations
 
 import datetime
 import logging
-import time
 from collections.abc import Hashable, Iterable
 from typing import Any
 
@@ -62,7 +61,6 @@ class Engine:
         self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
         self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
         self._writer: Key | None = None  # whose write is being stored (its own child does not re-trigger it)
-        # Events are handed to the recorder and posted in the background, never on a reconcile's path
         self.events = EventRecorder(lambda: self.ctx.kube, terminating=self.terminating, refused=self._note_refusal)
         for controller in self.controllers.values():
             controller.setup(ctx.store)
@@ -138,8 +136,7 @@ class Engine:
                 self.queue.add((controller.name, meta.get("namespace") or None, meta["name"]))
 
     async def run(self, workers: int = 4, *, flush_timeout: float = FLUSH_TIMEOUT) -> None:
-        """Reconcile with ``workers`` workers until cancelled (stop, or lost leadership); then send the
-        Events still waiting for up to ``flush_timeout`` seconds (only while writes are allowed)."""
+        """Reconcile until cancelled (stop, lost leadership); then send waiting Events for ``flush_timeout`` s."""
         metrics.engine_started(self.controllers, workers)
         self.enqueue_all()
         self.events.start()
@@ -150,12 +147,10 @@ class Engine:
 
     async def idle(self, settle: float = 0.05, timeout: float = 30.0) -> None:
         """Wait until nothing is queued or running and every Event handed over is sent (delayed keys may remain)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            await self.queue.idle(settle, max(0.0, deadline - time.monotonic()))
-            if not self.events.pending():
-                return
-            await self.events.sent(max(0.0, deadline - time.monotonic()))
+        await self.queue.idle(settle, timeout)
+        while self.events.pending():
+            await self.events.sent(timeout)
+            await self.queue.idle(settle, timeout)
 
     # ---------------------------------------------------------------- handling
 
@@ -396,12 +391,10 @@ class Engine:
     def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
         """Hand the Events of this status change to the recorder (posted in the background)."""
         specs = eventing.plan_events(old_conditions, conditions, derived.component_states)
-        specs = eventing.summarize_first_appearance(old_conditions, specs)
-        for spec in specs:
+        for spec in eventing.summarize_first_appearance(old_conditions, specs):
             if spec.recurring:
                 last = self._warned.get((key, spec.reason))
                 if last is not None and now - last < self._warning_interval:
                     continue
                 self._warned[(key, spec.reason)] = now
-            if not self.terminating(obj["metadata"].get("namespace") or "default"):
-                self.events.record(obj, spec, controller.field_manager, now)
+            self.events.record(obj, spec, controller.field_manager, now)

@@ -136,6 +136,9 @@ class EventRecorder:
     def record(self, obj: dict[str, Any], spec: EventSpec, component: str, now: datetime.datetime) -> None:
         """Queue ``spec`` as an Event on ``obj`` reported by ``component``; never blocks, never raises."""
         body = event_body(obj, spec, component, now)
+        if self._terminating(body["metadata"]["namespace"]):
+            metrics.event_dropped("namespace_terminating")
+            return  # checked again when it is sent
         involved = body["involvedObject"]
         key: EventKey = (
             body["metadata"]["namespace"],
