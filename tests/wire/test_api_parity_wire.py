@@ -369,3 +369,63 @@ async def test_a_watch_resumes_after_the_version_it_names(kube, api):
     b = next(item for item in (await api.get(services)).json()["items"] if item["metadata"]["name"] == "b")
     assert sorted(await events()) == [("ADDED", "a", latest), ("ADDED", "b", b["metadata"]["resourceVersion"])]
     assert sorted(await events(resourceVersion="0")) == sorted(await events())
+
+
+def bad(field: str, value: str, message: str) -> dict[str, str]:
+    return {"reason": "FieldValueInvalid", "message": f"Invalid value: {value}: {field} {message}", "field": field}
+
+
+async def test_values_that_break_the_schema_are_refused_with_the_servers_messages(kube, api):
+    """Types, bounds, lengths, patterns, item counts and enums, at any depth; nothing below a wrong type."""
+    await _namespace(api)
+    services = kube.path(SVC, NS)
+    model = {"name": "qwen"}
+    pattern = "^[A-Za-z0-9]([A-Za-z0-9._:/-]*[A-Za-z0-9])?$"
+    many = [{"name": f"a{i}", "sourceUri": "hf://org/a"} for i in range(33)]
+    cases = {
+        "int": ({"replicas": "two"}, bad("spec.replicas", '"string"', 'in body must be of type integer: "string"')),
+        "float": ({"replicas": 1.5}, bad("spec.replicas", '"number"', 'in body must be of type integer: "number"')),
+        "object": (
+            {"routing": {"enabled": "yes"}},
+            bad("spec.routing.enabled", '"string"', 'in body must be of type boolean: "string"'),
+        ),
+        "array": ({"env": {"a": 1}}, bad("spec.env", '"object"', 'in body must be of type array: "object"')),
+        "map": (
+            {"nodeSelector": {"a": 1}},
+            bad("spec.nodeSelector.a", '"integer"', 'in body must be of type string: "integer"'),
+        ),
+        "minimum": ({"minReplicas": 0}, bad("spec.minReplicas", "0", "in body should be greater than or equal to 1")),
+        "items": ({"adapters": many}, bad("spec.adapters", "33", "in body should have at most 32 items")),
+        "pattern": (
+            {"adapters": [{"name": "has space", "sourceUri": "hf://org/a"}]},
+            bad("spec.adapters.name", '"has space"', f"in body should match '{pattern}'"),
+        ),
+        "length": (
+            {"adapters": [{"name": "a" * 129, "sourceUri": "hf://org/a"}]},
+            bad("spec.adapters.name", f'"{"a" * 129}"', "in body should be at most 128 chars long"),
+        ),
+    }
+    for name, (spec, cause) in cases.items():
+        refused = await api.post(services, json=service(name, {"model": model, **spec}))
+        assert_invalid(refused, "AIMService", name, [cause])
+    both = await api.post(services, json=service("two", {"model": model, "minReplicas": 0, "replicas": "x"}))
+    assert_invalid_unordered(
+        both,
+        "AIMService",
+        "two",
+        [cases["int"][1], bad("spec.minReplicas", "0", "in body should be greater than or equal to 1")],
+    )
+
+    cache = {
+        "apiVersion": f"{GROUP}/v1alpha1",
+        "kind": "AIMTemplateCache",
+        "metadata": {"name": "c"},
+        "spec": {"templateName": "t", "templateScope": "Everywhere"},
+    }
+    unsupported = {
+        "reason": "FieldValueNotSupported",
+        "message": 'Unsupported value: "Everywhere": supported values: "Namespace", "Cluster", "Unknown"',
+        "field": "spec.templateScope",
+    }
+    assert_invalid(await api.post(kube.path(TC, NS), json=cache), "AIMTemplateCache", "c", [unsupported])
+    assert kube.list(SVC, NS) == [] and kube.list(TC, NS) == []

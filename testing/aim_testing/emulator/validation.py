@@ -1,4 +1,4 @@
-"""What a real API server refuses on a write with 422 Invalid: malformed metadata and missing required fields.
+"""What a real API server refuses on a write with 422 Invalid: malformed metadata, objects that break their schema.
 
 Object metadata (apimachinery's ObjectMeta validation), on every client write:
 
@@ -8,18 +8,27 @@ Object metadata (apimachinery's ObjectMeta validation), on every client write:
   most 63 characters (alphanumerics, ``-``, ``_``, ``.``; alphanumeric at both ends);
 * label values: empty, or at most 63 characters of the same alphabet.
 
-A custom resource's ``required`` fields, from its CRD's structural schema, at any
-depth: under ``properties``, in every item of an array (``items``) and every value
-of a map (``additionalProperties``). As kube-apiserver 1.24 (kube-openapi's
-validator) reports them, each missing field is a cause ``FieldValueRequired`` with
-the message ``Required value`` and a field path without array indices
-(``spec.adapters.sourceUri``; a map value's key is a path segment:
-``status.artifacts.a.model``); a field missing in several items is reported once.
+A custom resource against its CRD's structural schema, at any depth: under
+``properties``, in every item of an array (``items``) and every value of a map
+(``additionalProperties``), as kube-apiserver 1.24 (kube-openapi's validator)
+reports it, by a field path without array indices (``spec.adapters.sourceUri``;
+a map value's key is a path segment: ``status.artifacts.a.model``), each problem once:
+
+* a missing ``required`` field: ``FieldValueRequired``, ``Required value``;
+* a value not in ``enum``: ``FieldValueNotSupported``,
+  ``Unsupported value: "X": supported values: "A", "B"``;
+* a wrong ``type`` (nothing below it is checked then), ``minimum``/``maximum``
+  (and exclusive), ``minLength``/``maxLength``, ``pattern``, ``minItems``/``maxItems``:
+  ``FieldValueInvalid``, e.g. ``Invalid value: 0: spec.minReplicas in body should be
+  greater than or equal to 1``.
+
+Not checked: ``format``, ``multipleOf``, ``uniqueItems``, properties counts,
+``allOf``/``anyOf``/``oneOf``/``not``, list-type uniqueness and CEL rules other than the
+immutability ones (:mod:`~aim_testing.emulator.immutable`).
 A write to the ``status`` subresource validates ``status`` only; any other write
 validates the whole object (a main-resource update carries the stored status).
 The checks run on the stored form (after pruning and defaulting), so ``null`` in
-a field that is not ``nullable`` counts as missing. ``required`` inside
-``allOf``/``anyOf``/``oneOf`` is not checked (none of the CRDs here uses it).
+a field that is not ``nullable`` counts as missing.
 
 Everything found is one 422 with the real body: ``Kind.group "name" is invalid: ...``
 (the problems in brackets when there are several), ``details.causes`` with each
@@ -146,8 +155,8 @@ def metadata_causes(obj: Mapping[str, Any], *, creating: bool) -> list[Cause]:
     return causes
 
 
-def required_causes(value: Any, schema: Mapping[str, Any] | None, path: str) -> list[Cause]:
-    """Every ``required`` field ``value`` lacks under ``schema`` (at any depth), as kube-openapi reports them.
+def schema_causes(value: Any, schema: Mapping[str, Any] | None, path: str) -> list[Cause]:
+    """Every violation of ``schema`` by ``value`` (at any depth), as kube-openapi reports them.
 
     ``path`` is where ``value`` is ("" for a whole object, "status" for a status write).
     """
@@ -159,12 +168,88 @@ def required_causes(value: Any, schema: Mapping[str, Any] | None, path: str) -> 
     return list(unique.values())
 
 
+_JSON_TYPES = ((bool, "boolean"), (str, "string"), (Mapping, "object"), (list, "array"))
+
+
+def _json_type(value: Any) -> str:
+    for python, name in _JSON_TYPES:
+        if isinstance(value, python):
+            return name
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    return "number" if isinstance(value, float) else "null"
+
+
+def _go(value: Any) -> str:
+    """A value as ``field.Invalid`` prints it: strings quoted, numbers and booleans plain."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def _bad(path: str, value: Any, message: str) -> Cause:
+    return {"reason": "FieldValueInvalid", "message": f"Invalid value: {_go(value)}: {path} {message}", "field": path}
+
+
+def _matches(pattern: str, value: str) -> bool:
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:  # Go syntax Python does not read: not checked
+        return True
+
+
+def _value_causes(value: Any, schema: Mapping[str, Any], path: str) -> tuple[list[Cause], bool]:
+    """Type, bounds, lengths, pattern and enum of one value, with kube-openapi's messages, and whether its
+    type is right (after a wrong type nothing else is checked)."""
+    want = schema.get("type")
+    if schema.get("x-kubernetes-int-or-string"):
+        want = None
+    have = _json_type(value)
+    if want and have != want and not (want == "number" and have == "integer"):
+        return [_bad(path, have, f'in body must be of type {want}: "{have}"')], False
+    causes = []
+    if isinstance(value, str):
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            causes.append(_bad(path, value, f"in body should be at most {schema['maxLength']} chars long"))
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            causes.append(_bad(path, value, f"in body should be at least {schema['minLength']} chars long"))
+        if "pattern" in schema and not _matches(schema["pattern"], value):
+            causes.append(_bad(path, value, f"in body should match '{schema['pattern']}'"))
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        high, low = schema.get("maximum"), schema.get("minimum")
+        if high is not None and (value >= high if schema.get("exclusiveMaximum") else value > high):
+            rel = "less than" if schema.get("exclusiveMaximum") else "less than or equal to"
+            causes.append(_bad(path, value, f"in body should be {rel} {_go(high)}"))
+        if low is not None and (value <= low if schema.get("exclusiveMinimum") else value < low):
+            rel = "greater than" if schema.get("exclusiveMinimum") else "greater than or equal to"
+            causes.append(_bad(path, value, f"in body should be {rel} {_go(low)}"))
+    elif isinstance(value, list):
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            causes.append(_bad(path, len(value), f"in body should have at most {schema['maxItems']} items"))
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            causes.append(_bad(path, len(value), f"in body should have at least {schema['minItems']} items"))
+    enum = schema.get("enum")
+    if enum is not None and value not in enum:
+        shown = ", ".join(json.dumps(v if isinstance(v, str) else json.dumps(v)) for v in enum)
+        message = f"Unsupported value: {_go(value)}: supported values: {shown}"
+        causes.append({"reason": "FieldValueNotSupported", "message": message, "field": path})
+    return causes, True
+
+
 def _walk(value: Any, schema: Mapping[str, Any], path: str, found: list[Cause]) -> None:
+    if path:  # the root is the object itself (kind, apiVersion, metadata): the server checks it otherwise
+        causes, typed = _value_causes(value, schema, path)
+        found += causes
+        if not typed:
+            return  # a wrong type: nothing below it is checked
     if isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, Mapping):
             for item in value:
-                _walk(item, items, path, found)  # kube-openapi names no index
+                if item is not None:
+                    _walk(item, items, path, found)  # kube-openapi names no index
         return
     if not isinstance(value, Mapping):
         return
@@ -211,8 +296,8 @@ def check_object(
         if status_only:
             status_schema = (schema.get("properties") or {}).get("status")
             if obj.get("status") is not None and isinstance(status_schema, Mapping):
-                causes += required_causes(obj["status"], status_schema, "status")
+                causes += schema_causes(obj["status"], status_schema, "status")
         else:
-            causes += required_causes(obj, schema, "")
+            causes += schema_causes(obj, schema, "")
     if causes:
         raise invalid(kind, group, (obj.get("metadata") or {}).get("name") or "", causes)
