@@ -237,13 +237,13 @@ async def test_describe_service_shows_each_adapter_and_its_artifact(kube, api, c
 
 
 async def test_the_api_server_refuses_bad_adapter_names_duplicates_and_ranks(kube, api):
-    """What the schema catches never reaches the operator (the emulator does not check schemas: docs/testing.md)."""
+    """What the schema catches never reaches the operator (the emulator does not check all of it: docs/testing.md)."""
     import pytest
 
     from aim_testing.fixtures import Kube
 
     if isinstance(kube, Kube):
-        pytest.skip("the emulator does not check a custom resource against its schema (docs/testing.md)")
+        pytest.skip("the emulator checks no list-map key uniqueness and no CEL rule but immutability (docs/testing.md)")
     kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     good = {"name": "ft:qwen3:acme:sql", "sourceUri": SQL}
     cases = {

@@ -11,11 +11,10 @@ The API server stores a custom resource in the shape its schema allows:
   resources; everything else follows the schema. Empty maps and lists inside
   ``spec`` and ``status`` are kept as sent.
 
-Not done here: ``required`` fields are checked after this, on the stored form
-(:mod:`~aim_testing.emulator.validation`); the rest of validation (types, enums,
-bounds, CEL rules other than immutability) the real server does and the emulator
-does not (:mod:`aim_testing.crdschema` checks built objects in tests), nor pruning
-inside ``metadata``.
+Not done here: validation, after this on the stored form
+(:mod:`~aim_testing.emulator.validation`: required fields, types, bounds,
+lengths, patterns, item counts, enums; not formats, list-map keys or CEL rules
+other than immutability), and pruning inside ``metadata``.
 """
 
 from __future__ import annotations

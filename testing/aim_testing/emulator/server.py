@@ -21,9 +21,9 @@ they are then, not as they were at the first page).
 Deliberate differences from a real server, kept for test speed and simplicity:
 
 * No authentication unless ``tokens`` is set: then only those bearer tokens are accepted.
-* Schema validation only of ``required`` fields (and pruning and defaulting, see
-  :mod:`~aim_testing.emulator.schemas` and :mod:`~aim_testing.emulator.validation`):
-  no types, enums or CEL rules other than immutability; no admission; RBAC
+* Schema validation of custom resources as in :mod:`~aim_testing.emulator.validation`
+  (after pruning and defaulting, :mod:`~aim_testing.emulator.schemas`): no formats,
+  list-map key uniqueness or CEL rules other than immutability; no admission; RBAC
   only answers SubjectAccessReviews (:mod:`~aim_testing.emulator.access`)
   and never refuses a request;
   objects may be created in namespaces that do not exist (but not in one being deleted).
