@@ -35,6 +35,8 @@ class GpuInventory:
     vendors: tuple[GpuVendor, ...] = attrs.field(default=(), converter=lambda vs: tuple(sorted(vs, key=_name)))
     #: the operator's GPU preference (best first), replacing the vendors' own; empty: the vendors'
     preference: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    # answers already given (the inventory never changes; template selection asks the same per service)
+    _memo: dict[Any, Any] = attrs.field(factory=dict, init=False, eq=False, repr=False, hash=False)
 
     @classmethod
     def from_nodes(
@@ -54,7 +56,10 @@ class GpuInventory:
     @property
     def models(self) -> tuple[str, ...]:
         """Every model present, sorted."""
-        return tuple(sorted({d.model for d in self.devices}))
+        found = self._memo.get("models")
+        if found is None:
+            found = self._memo["models"] = tuple(sorted({d.model for d in self.devices}))
+        return found
 
     @property
     def has_gpus(self) -> bool:
@@ -94,11 +99,11 @@ class GpuInventory:
         ``"mi300x"``, ``"AMD Instinct MI300X"`` and ``"MI300X"`` all give
         ``MI300X`` when such nodes exist.
         """
-        present = set(self.models)
-        for _vendor, canonical in self._claims(model):
-            if canonical in present:
-                return canonical
-        return None
+        key = ("canonical", model)
+        if key not in self._memo:
+            present = set(self.models)
+            self._memo[key] = next((c for _vendor, c in self._claims(model) if c in present), None)
+        return self._memo[key]  # type: ignore[no-any-return]
 
     def has_model(self, model: str) -> bool:
         """Whether the cluster has ``model``, however the user wrote it."""
@@ -114,6 +119,12 @@ class GpuInventory:
     def preference_order(self) -> tuple[str, ...]:
         """The operator's preference if set (names made canonical by the vendors), else all vendors'
         preference lists, one after the other in vendor-name order."""
+        found = self._memo.get("preference_order")
+        if found is None:
+            found = self._memo["preference_order"] = self._preference_order()
+        return found
+
+    def _preference_order(self) -> tuple[str, ...]:
         order: dict[str, None] = {}
         if self.preference:
             for written in self.preference:
@@ -172,12 +183,19 @@ class GpuInventory:
 
     # -- helpers ------------------------------------------------------------
 
-    def _claims(self, model: str) -> list[tuple[GpuVendor, str]]:
+    def _claims(self, model: str) -> tuple[tuple[GpuVendor, str], ...]:
         """``(vendor, canonical name)`` for each vendor that recognises ``model``.
 
         A name a vendor detected but cannot normalise back (a driver family
         such as ``AI``) is matched as written, upper-cased.
         """
+        key = ("claims", model)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = tuple(self._find_claims(model))
+        return found
+
+    def _find_claims(self, model: str) -> list[tuple[GpuVendor, str]]:
         claims = []
         for vendor in self.vendors:
             canonical = vendor.normalize_model(model)
