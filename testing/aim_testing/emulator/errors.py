@@ -1,7 +1,8 @@
 """Kubernetes ``Status`` error bodies with the real reasons.
 
 NotFound, AlreadyExists, Conflict, Invalid, BadRequest, UnsupportedMediaType:
-raised as :class:`kmock.KubernetesError`, which kmock renders as the response body.
+raised as :class:`kmock.KubernetesError`, which the emulator renders as the response body
+(without ``details`` when there are none, as the API server leaves them out).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import kmock
 
 def api_error(code: int, reason: str, message: str, **details: Any) -> kmock.KubernetesError:
     """A Kubernetes ``Status`` failure; kmock renders it as the response body."""
-    return kmock.KubernetesError(status=code, reason=reason, message=message, details=details or {"causes": []})
+    return kmock.KubernetesError(status=code, reason=reason, message=message, details=details or None)
 
 
 def not_found(res: kmock.resource, name: str | None = None) -> kmock.KubernetesError:

@@ -105,6 +105,14 @@ class Emulator(Storage):
             raw_request = raw_request.clone(rel_url=twin + query)
         return await super().__call__(raw_request)
 
+    async def _render_error(self, exc: Exception) -> aiohttp.web.StreamResponse:
+        # kmock fills missing details with a traceback; the API server leaves them out
+        if isinstance(exc, kmock.KubernetesError) and not exc.details:
+            body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+            body.update(message=exc.message or repr(exc), reason=exc.reason or type(exc).__name__, code=exc.status)
+            return aiohttp.web.json_response(body, status=exc.status)
+        return await super()._render_error(exc)
+
     async def _handle(self, request: kmock.Request) -> Any:
         # Skip KubernetesEmulator._handle, which stores every write before the reactions run:
         # here the writes happen in the fallbacks below, with the API server's semantics.
