@@ -16,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import kmock
 import pytest
 import yaml
@@ -120,6 +122,11 @@ def _read_only_user(kube, kubeconfig: Path) -> None:
     config = yaml.safe_load(kubeconfig.read_text())
     config["users"][0]["user"]["token"] = READER
     kubeconfig.write_text(yaml.safe_dump(config))
+    deadline = time.monotonic() + 20  # until the authorizer has seen the binding (its informer)
+    headers = {"Authorization": f"Bearer {READER}"}
+    while httpx.get(f"{kube.url}/api/v1/nodes", headers=headers).status_code != 200:
+        assert time.monotonic() < deadline, "the read-only user is still refused"
+        time.sleep(0.1)
 
 
 async def doctor(*args: str) -> int:
@@ -350,8 +357,6 @@ async def test_an_unknown_context_exits_1_naming_it(cluster, capsys):
 
 
 async def _delete(kube, name: str, resource: str = CRD_RESOURCE) -> None:
-    import httpx
-
     async with httpx.AsyncClient(base_url=kube.url) as client:
         response = await client.delete(kube.path(resource, None, name))
         assert response.status_code == 200, response.text
