@@ -91,7 +91,7 @@ class Config:
     services: int = 1000
     namespaces: int = 10
     nodes: int = 4
-    workers: int = 16  # the operator's default
+    workers: int = 64  # the operator's default
     threads: int = 8
     paced: int = 50  # services created at `rate` per second before the burst; 0: no paced phase
     rate: float = 5.0
@@ -817,7 +817,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--services", type=int, default=1000, help="services in the burst (default 1000)")
     parser.add_argument("--namespaces", type=int, default=10, help="namespaces (default 10)")
-    parser.add_argument("--workers", type=int, default=16, help="the operator's --workers (default 16)")
+    parser.add_argument("--workers", type=int, default=64, help="the operator's --workers (default 64)")
     parser.add_argument("--threads", type=int, default=8, help="client threads creating services (default 8)")
     parser.add_argument("--paced", type=int, default=50, help="services created at --rate before the burst (50)")
     parser.add_argument("--rate", type=float, default=5.0, help="paced phase: services per second (default 5)")

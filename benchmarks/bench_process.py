@@ -77,7 +77,7 @@ class Config:
     services: int = 1000
     namespaces: int = 10
     nodes: int = 4
-    workers: int = 16  # the operator's default
+    workers: int = 64  # the operator's default
     threads: int = 8  # client threads creating services
     rate: float = 0.0  # services per second in the burst phase; 0: all at once
     paced: int = 50  # services created one at a time
@@ -588,7 +588,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick", action="store_true", help="50 services, 5 paced, 5 s quiet, 500 objects for the second RSS reading"
     )
-    parser.add_argument("--workers", type=int, default=16, help="the operator's --workers (default 16, its default)")
+    parser.add_argument("--workers", type=int, default=64, help="the operator's --workers (default 64, its default)")
     parser.add_argument("--threads", type=int, default=8, help="client threads creating services (default 8)")
     parser.add_argument("--rate", type=float, default=0.0, help="burst phase: N services per second instead")
     parser.add_argument("--paced", type=int, default=None, help="services created one at a time (default 50)")

@@ -59,7 +59,7 @@ class Config:
     services: int = 1000
     namespaces: int = 10
     nodes: int = 4
-    workers: int = 16  # the operator's default
+    workers: int = 64  # the operator's default
     routing: bool = False  # HTTPRoute per service (cluster runtime config routing.enabled)
     runtime_config: bool = True  # seed an AIMClusterRuntimeConfig "default"
     rate: float = 0.0  # services created per second; 0: as fast as possible (a burst)
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--services", type=int, default=None, help="AIMServices to create (default 1000)")
     parser.add_argument("--namespaces", type=int, default=None, help="namespaces to spread them over (default 10)")
     parser.add_argument("--quick", action="store_true", help="50 services in 5 namespaces, one plan round")
-    parser.add_argument("--workers", type=int, default=16, help="engine workers (default 16, as the operator)")
+    parser.add_argument("--workers", type=int, default=64, help="engine workers (default 64, as the operator)")
     parser.add_argument("--nodes", type=int, default=4, help="MI300X nodes to seed")
     parser.add_argument("--rate", type=float, default=0.0, help="create N services per second (default: burst)")
     parser.add_argument("--concurrency", type=int, default=32, help="creates in flight")

@@ -54,8 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--workers",
         type=int,
-        default=16,
-        help="concurrent reconciles (each waits on the API server most of its time; default 16)",
+        default=64,
+        help="concurrent reconciles (each waits on the API server most of its time; default 64)",
     )
     p.add_argument(
         "--resync-seconds",

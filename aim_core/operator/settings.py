@@ -39,10 +39,11 @@ def gpu_preference(explicit: str | None = None) -> tuple[str, ...]:
 class Settings:
     namespaces: tuple[str, ...] = ()  # empty: all namespaces
     operator_namespace: str = DEFAULT_OPERATOR_NAMESPACE
-    # Reconciles in flight. A reconcile mostly waits for the API server (its writes wait for etcd), so on a
-    # real server throughput follows this number: with 10 ms per write, a burst of 1000 new services had its
-    # p99 at 11.3 s with 4 workers, 3.3 s with 16, 2.7 s with 32 (benchmarks/README.md, --write-latency-ms).
-    workers: int = 16
+    # Reconciles in flight. A reconcile mostly waits for the API server (one request at a time), so a worker is
+    # a coroutine costing next to nothing while it waits; too few and a burst of new objects waits in our queue
+    # instead of being served. On kube-apiserver 1.24 (2 cores), 300 new services: p99 3.2-5.4 s with 16, 1.9-2.2 s
+    # with 32, 1.4-2.5 s with 64, the same wall time (docs/configuration.md, benchmarks/README.md).
+    workers: int = 64
     leader_election: bool = False
     # client-go's leaderelection durations (seconds): a standby takes the lease a lease duration after it saw it
     # last change; the leader stops if it could not renew for the renew deadline; both try every retry period.
