@@ -182,6 +182,13 @@ class ServiceController(Controller):
         def by_template(tpl: dict[str, Any]) -> Iterable[ObjectKey]:
             ns = namespace_of(tpl)
             keys = self._keys(BY_TEMPLATE, (ns, tpl["metadata"]["name"]))
+            # A derived template (spec.overrides) is named neither in its service's spec nor, until it is
+            # Ready, in its status.resolvedTemplate: its owner reference names the service that waits for it.
+            keys |= {
+                (ns, ref["name"])
+                for ref in tpl["metadata"].get("ownerReferences") or ()
+                if ns and ref.get("kind") == SERVICES.kind and ref.get("name")
+            }
             model = TemplateView.of(tpl).model_name
             if model:
                 auto = self._keys(AUTO_SELECT, True)

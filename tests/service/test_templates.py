@@ -981,3 +981,40 @@ def test_with_overrides_without_overrides_is_the_base():
     base = ScopedTemplate(good("t"), Scope.NAMESPACE)
     result = with_overrides(base, service(), {})
     assert result.template is base and result.derived is None and result.ready
+
+
+def test_a_derived_templates_change_triggers_the_service_that_owns_it_before_it_records_it() -> None:
+    """A service naming a base template with spec.overrides waits for its derived template, whose name is
+    neither in its spec nor (until Ready) in status.resolvedTemplate: its status change must reach the
+    service anyway (else the service reported it Pending until some other change reconciled it)."""
+    from aim_core.reconcile.resources import SERVICES, TEMPLATES
+    from aim_core.runtime.store import Store
+    from tests.service.builders import controller
+
+    ctl = controller()
+    store = Store()
+    ctl.setup(store)
+    svc = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMService",
+        "metadata": {"name": "qwen-throughput", "namespace": "ml-team", "uid": "s1"},
+        "spec": {"model": {"name": "qwen3-32b"}, "template": {"name": "base"}, "overrides": {"metric": "throughput"}},
+    }
+    store.upsert(SERVICES, svc)
+    derived = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMServiceTemplate",
+        "metadata": {
+            "name": "base-ovr-throughput-39b8",
+            "namespace": "ml-team",
+            "ownerReferences": [
+                {"apiVersion": "aim.eai.amd.com/v1alpha1", "kind": "AIMService", "name": "qwen-throughput", "uid": "s1"}
+            ],
+        },
+        "spec": {"modelName": "qwen3-32b"},
+        "status": {"status": "Failed"},
+    }
+    watch = next(w for w in ctl.watches() if w.resource == TEMPLATES)
+    assert ("ml-team", "qwen-throughput") in set(watch.mapper(derived))
+    other = {**derived, "metadata": {"name": "someone-elses", "namespace": "ml-team"}}
+    assert ("ml-team", "qwen-throughput") not in set(watch.mapper(other))
