@@ -4,6 +4,7 @@ InferenceService, with the GPU node affinity kept and the GPU taint tolerated; a
 from __future__ import annotations
 
 import copy
+import datetime
 
 from aim_testing.crdschema import third_party_crd, validate_against_crd
 from tests.wire.conftest import eventually
@@ -93,11 +94,17 @@ async def test_a_failed_cache_is_retried_by_its_service_and_then_recovers(kube, 
         "status": "False",
         "reason": "DownloadFailed",
         "message": "download failed",
-        "lastTransitionTime": "2025-01-01T00:00:00Z",
+        # 90 s ago: the first retry (60 s after the failure) is due at once, the second (120 s) is not. As in a
+        # cluster, where a retry follows its failure by the backoff, a store that still shows the deleted cache
+        # for a moment after the retry (the watch under load) cannot make the second retry early: with a
+        # failure backdated past both backoffs it could (a cache deleted twice, retryAttempts 2).
+        "lastTransitionTime": (datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=90)).strftime(
+            "%Y-%m-%dT%H:%M:%SZ"
+        ),
     }
     old = kube.get(caches, NS, name)
     old["status"].update(status="Failed", conditions=[failed])
-    kube.put_object(old)  # failed long ago: the first retry is due at once
+    kube.put_object(old)  # failed 90 s ago: the first retry is due at once
     artifact = kube.get(artifacts, NS, "hf---qwen-qwen3-32b-fp8-c6782ee37e")
     artifact["status"].update(status="Failed", conditions=[failed])
     kube.put_object(artifact)
