@@ -8,6 +8,12 @@ it). Partial Hub files are removed before each attempt (huggingface_hub names th
 process, so they can never be continued), completed files stay; partial S3 files are
 continued. Progress goes to 100 % when the transfer ended (as upstream), then the files
 are verified.
+
+Once verified, the target holds exactly the files of the source: the bookkeeping that
+made resumption possible (huggingface_hub's ``.cache/huggingface`` metadata, our S3
+records under ``.cache/aim-downloader``) is removed, so a model downloaded from the Hub,
+copied as it is to a bucket and downloaded again from there gives the same tree, file
+for file. A file of the source that happens to live there is kept.
 """
 
 from __future__ import annotations
@@ -39,6 +45,8 @@ from aim_core.downloader.tls import trust_env
 log = logging.getLogger("aim.downloader")
 
 HF_DOWNLOADS = Path(".cache") / "huggingface" / "download"  # where huggingface_hub keeps partial files
+#: Bookkeeping folders inside the target: huggingface_hub's (``local_dir`` metadata, locks) and our S3 records.
+BOOKKEEPING = (Path(".cache") / "huggingface", Path(".cache") / "aim-downloader")
 
 
 def _setup_logging() -> None:
@@ -295,6 +303,8 @@ def _download(uri: str, settings: Settings, reporter: StatusReporter) -> int:
         checked = simulation.verify(manifest, target) if simulation else _verify(manifest, target, settings)
     except DownloadError as exc:
         return _fail(reporter, protocol, attempt, len(sequence), sequence, exc)
+    if not simulation:
+        remove_bookkeeping(target, manifest)
     adapter = None if simulation else adapter_status(target)
     if adapter is not None:  # a LoRA adapter: the operator checks its base model and rank (issue 22)
         log.info("LoRA adapter: %s", json.dumps(adapter["adapter"], sort_keys=True))
@@ -368,6 +378,37 @@ def _check_space(target: Path, manifest: Manifest) -> None:
             f"no space left on device for {manifest.source.uri}: "
             f"{needed} more bytes needed, {usage.free} free in {target}",
         )
+
+
+def remove_bookkeeping(target: Path, manifest: Manifest) -> None:
+    """Remove the transfer's own files from ``target``, keeping every file of the manifest.
+
+    Only after a verified download: until then they are what lets the next attempt skip
+    complete files and continue partial ones. A later run over the finished tree still
+    skips its files (the Hub client hashes large files against their published digest,
+    S3 files are checked against a plain MD5 ETag) and fetches the rest again.
+    """
+    wanted = {f.path for f in manifest.files}
+    for folder in BOOKKEEPING:
+        root = target / folder
+        if not root.is_dir() or root.is_symlink():
+            continue
+        for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+            relative = path.relative_to(target).as_posix()
+            try:
+                if path.is_dir() and not path.is_symlink():
+                    if not any(path.iterdir()):
+                        path.rmdir()
+                elif relative not in wanted:
+                    path.unlink()
+            except OSError as exc:
+                log.warning("could not remove %s: %s", path, exc)
+    for path in [target / f for f in BOOKKEEPING] + [target / f.parent for f in BOOKKEEPING]:
+        try:
+            if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+                path.rmdir()  # an empty folder still counts in `du` (4 KiB on most file systems)
+        except OSError:
+            pass
 
 
 def _remove_partial(target: Path) -> None:

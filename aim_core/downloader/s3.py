@@ -8,14 +8,19 @@ true, as with the upstream image.
 Each object is streamed into ``<file>.incomplete`` next to its final place and renamed
 when complete. A small record under ``.cache/aim-downloader/`` keeps the object's ETag,
 so a later run skips complete files and continues a partial one with a range request,
-unless the object changed in between.
+unless the object changed in between. The records go once the download is verified
+(the served folder holds the source's files only); a file already there without a
+record is kept when its size and MD5 match the object's ETag (a single-part upload's
+ETag is the MD5 of its content), else fetched again.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,7 @@ _AUTH_CODES = {
     "401",
 }
 _NOT_FOUND_CODES = {"NoSuchBucket", "NoSuchKey", "404"}
+_PLAIN_MD5 = re.compile(r'^"?([0-9a-fA-F]{32})"?$')  # a multipart ETag ends in -<parts>: not a content hash
 
 
 def client(env: Mapping[str, str] | None = None) -> Any:
@@ -97,10 +103,23 @@ def fetch(
 
 def is_complete(target: Path, f: RemoteFile) -> bool:
     final = target / f.path
+    if not final.is_file() or final.stat().st_size != f.size:
+        return False
     record = _read_record(target, f.path)
-    return (
-        final.is_file() and final.stat().st_size == f.size and record.get("etag") == f.etag and record.get("complete")
-    )
+    if record:
+        return record.get("etag") == f.etag and bool(record.get("complete"))
+    return _same_md5(final, f.etag)
+
+
+def _same_md5(path: Path, etag: str) -> bool:
+    plain = _PLAIN_MD5.match(etag or "")
+    if plain is None:
+        return False
+    digest = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK * 4):
+            digest.update(chunk)
+    return digest.hexdigest() == plain.group(1).lower()
 
 
 def _fetch_one(s3: Any, bucket: str, f: RemoteFile, target: Path) -> None:

@@ -212,6 +212,28 @@ async def test_without_a_cluster_the_download_still_works(tmp_path, hub):
 
 
 async def test_verification_catches_a_file_that_differs_from_the_published_checksum(tmp_path, hub, cluster):
+    # A Hub (or a proxy in front of it) that serves other bytes than the digest it lists: the transfer
+    # itself succeeds, the verification against the listed SHA-256 does not.
+    repo = hub.add_repo("org/llama", {"config.json": b"{}", "model.safetensors": WEIGHTS})
+    cluster.artifact("llama", "hf://org/llama")
+    env = env_for(tmp_path, hub, cluster, "llama", AIM_DOWNLOADER_WORKERS="1", AIM_DOWNLOADER_PROTOCOL="HTTP")
+    released = hub.hang("org/llama", "config.json", after=0)  # fetched first: the listing is done by then
+    corrupted = bytearray(WEIGHTS)
+    corrupted[100] ^= 0xFF
+
+    process = await start(["download", "hf://org/llama"], env)
+    await _wait_until(lambda: hub.gets("org/llama", "config.json"))
+    repo.files["model.safetensors"] = bytes(corrupted)
+    released.set()
+    result = await finish(process)
+
+    assert result.code == Failure.VERIFICATION.value, result.stderr
+    status = cluster.status("llama")
+    assert "model.safetensors: checksum" in status["download"]["message"]
+    assert status["progress"]["percentage"] == 100  # the transfer ended: the operator reads VerificationFailed
+
+
+async def test_a_file_corrupted_on_the_volume_is_fetched_again_by_the_next_run(tmp_path, hub, cluster):
     repo = hub.add_repo("org/llama", {"model.safetensors": WEIGHTS})
     cluster.artifact("llama", "hf://org/llama")
     env = env_for(tmp_path, hub, cluster, "llama")
@@ -226,10 +248,18 @@ async def test_verification_catches_a_file_that_differs_from_the_published_check
 
     result = await run(["download", "hf://org/llama"], env)
 
-    assert result.code == Failure.VERIFICATION.value
-    status = cluster.status("llama")
-    assert "model.safetensors: checksum" in status["download"]["message"]
-    assert status["progress"]["percentage"] == 100  # the transfer ended: the operator reads VerificationFailed
+    # no bookkeeping vouches for the file any more: it is hashed against the published digest, and fetched again
+    assert result.code == 0, result.stderr
+    assert weights.read_bytes() == WEIGHTS
+    assert len(hub.gets("org/llama", "model.safetensors")) == 2
+    assert cluster.status("llama")["download"]["message"].startswith("Complete")
+
+
+async def _wait_until(check, timeout: float = 30) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
 
 
 async def _wait_for_partial(cache: Path, size: int, timeout: float = 30) -> Path:
