@@ -17,7 +17,11 @@ query parameters (``X-Amz-Signature``, ``X-Amz-Credential``,
 value of any ``NAME=value`` or ``NAME: value`` whose name says it is a secret
 (``...SECRET...``, ``...TOKEN...``, ``...PASSWORD...``, ``...API_KEY...``,
 ``...ACCESS_KEY...``, ``...CREDENTIAL...``), also as a JSON or Python mapping
-entry (``"password": "..."``).
+entry (``"password": "..."``); the value of a command-line flag with such a name
+(``--api-key VALUE``, ``--hf-token=VALUE``, ``'--token', 'VALUE'`` in a printed
+argument list), as tools echo the command they were started with (the
+operator itself passes the benchmark endpoint's key as ``--api-key``); and
+OpenAI-style keys (``sk-...``, ``sk-proj-...``) wherever they stand.
 """
 
 from __future__ import annotations
@@ -49,6 +53,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     # "password": "...", 'token': '...'
     (re.compile(rf"(?i)(?P<head>([\"']){_SECRET_NAME}\2\s*:\s*)([\"'])(?:(?!\3).)+\3"), rf"\g<head>\3{MARK}\3"),
+    # --api-key VALUE, --hf-token=VALUE, '--token', 'VALUE' (a command line echoed by a tool or a shell's -x);
+    # a next flag is not a value, and "none" is what a tool is given when there is no key
+    (
+        re.compile(
+            rf"(?i)(?P<head>(?<![A-Za-z0-9_-])--?{_SECRET_NAME}(?:\s*=\s*|\s+|[\"'],\s*[\"']))"
+            r"(?!\[REDACTED\])(?!-)(?!(?:none|null)\b)(?:\"[^\"]*\"|'[^']*'|[^\s\"',;]+)"
+        ),
+        rf"\g<head>{MARK}",
+    ),
     # NAME=value, NAME: value (environment dumps, settings printed by a tool)
     (
         re.compile(
@@ -62,7 +75,7 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"\b(?:hf_[A-Za-z0-9_-]{8,}|api_org_[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}"
             r"|github_pat_[A-Za-z0-9_]{16,}|(?:AKIA|ASIA)[A-Z0-9]{16}|ya29\.[A-Za-z0-9._-]{10,}"
-            r"|xox[abposr]-[A-Za-z0-9-]{10,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
+            r"|xox[abposr]-[A-Za-z0-9-]{10,}|sk-(?=[A-Za-z0-9_-]*[0-9])[A-Za-z0-9_-]{20,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
         ),
         MARK,
     ),

@@ -12,6 +12,7 @@ HF = "hf_AbCdEfGhIjKlMnOpQrStUv1234"
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXZhbHVl"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 PASSWORD = "s3cr3t-Pa55w0rd"
+OPENAI = "sk-proj-4fQ9xZ2LmN7pR1sT8uV3wY6aB0cD5eF"
 
 
 def scanner() -> SecretScanner:
@@ -23,6 +24,8 @@ def scanner() -> SecretScanner:
         .add("password", PASSWORD)
         .add("aws key id", "AKIAIOSFODNN7EXAMPLE")
         .add("gh", "ghp_" + "x1" * 12)
+        .add("openai key", OPENAI)
+        .add("bench key", "k3y-0f-The-Endpoint")
     )
 
 
@@ -44,6 +47,18 @@ def scanner() -> SecretScanner:
             "X-Amz-Signature=",
         ),
         (f"Authorization: Basic {'YWxpY2U6' + 'czNjcjN0LVBhNTV3MHJk'}", "Authorization: Basic"),
+        # the command line genai-bench logs, with the key the operator passes expanded by the shell
+        (
+            "INFO genai_bench.cli: genai-bench benchmark --api-backend openai --api-base http://svc.ns:80 "
+            "--api-model-name qwen --api-key k3y-0f-The-Endpoint --experiment-base-dir /reports",
+            "--experiment-base-dir /reports",
+        ),
+        (f"+ vllm serve /models/qwen --hf-token {HF} --port 8000", "--port 8000"),
+        (f"python3 download.py --hf-token={HF} --repo org/model", "--repo org/model"),
+        (f"launcher: args ['--api-key', '{PASSWORD}', '--port', '8000']", "'--port', '8000'"),
+        (f'tool --token "{PASSWORD}" --password={PASSWORD} --verbose', "--verbose"),
+        (f"openai.AuthenticationError: Error code: 401 - Incorrect API key provided: {OPENAI}", "Error code: 401"),
+        (f"OPENAI_API_KEY is {OPENAI}; retrying", "retrying"),
     ],
 )
 def test_credentials_in_a_log_line_are_redacted_and_the_rest_is_kept(line, kept):
@@ -60,6 +75,9 @@ def test_credentials_in_a_log_line_are_redacted_and_the_rest_is_kept(line, kept)
         "token expired; log in again",
         "vllm: max_tokens=4096 tokenizer=Qwen/Qwen3-8B",
         "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "vllm serve /models/qwen --max-tokens 4096 --tokenizer Qwen/Qwen3-8B --port 8000",
+        "mounted /dev/sdb1 at disk-cache-0123456789abcdefghij; task-runner-0123456789abcdefghij started",
+        "genai-bench --api-key none --max-requests-per-run 10",
     ],
 )
 def test_lines_without_credentials_are_unchanged(line):
