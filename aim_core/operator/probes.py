@@ -95,7 +95,9 @@ class Readiness:
     crd_problems: list[str] = attrs.field(factory=lambda: ["CRDs of aim.eai.amd.com not read yet"])
     synced: Callable[[], bool] = lambda: False
     auth_refused: Callable[[], float | None] = lambda: None  # seconds the API server has refused fresh credentials
-    client: Callable[[], Any] = lambda: None  # the API client once logged in (reviews of /metrics requests)
+    # the API client of /metrics' reviews once logged in: one without the leader-only write guard, on its own
+    # connections (aim_core.operator.secure)
+    client: Callable[[], Any] = lambda: None
 
     def liveness_problem(self) -> str | None:
         refused = self.auth_refused()

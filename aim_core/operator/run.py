@@ -119,7 +119,7 @@ async def _operate(
     readiness.plugins_loaded = True
     readiness.synced = runtime.ready.is_set
     readiness.auth_refused = lambda: runtime.ctx.kube.auth.refused_for() if runtime.ctx.kube is not None else None
-    readiness.client = lambda: runtime.ctx.kube
+    readiness.client = lambda: runtime.review_kube  # reviews of /metrics requests: not the engine's client
     metrics.watch_store(runtime.store, {c.resource: None for c in runtime.engine.controllers.values()})
     metrics.controllers_started(runtime.engine.controllers)
     if on_runtime is not None:

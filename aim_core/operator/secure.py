@@ -9,15 +9,27 @@ belongs to (TokenReview, else 401) and whether that user may ``get`` the non-res
 kept for a while (authenticated tokens 1 minute, allowed users 5 minutes, denials 30 seconds, as
 controller-runtime's delegating authenticator and authorizer cache them), so a scrape every 15 s costs the
 API server nothing most of the time.
+
+Every replica answers scrapes, the standbys of a leader election too: the reviews go through a client of
+their own (:data:`REVIEW_CONNECTIONS` connections, never the engine's, whose writes only the leader may
+send), so a review is not refused as a standby's write, and a flood of requests with made-up tokens waits
+for those few connections (at most :data:`MAX_PENDING` at a time; more are answered 503 at once) instead of
+taking the ones reconciles need. The caches are bounded (:data:`CACHE_SIZE` entries each, the oldest
+dropped first); tokens are kept only as a SHA-256 hash, and a decision is kept for the whole user (name,
+uid, groups and extra), so two tokens of one name in different groups are never confused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime
+import hashlib
+import json
 import logging
 import os
 import ssl
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +42,9 @@ log = logging.getLogger("aim_engine.probes")
 AUTHENTICATED_TTL = 60.0
 ALLOWED_TTL = 300.0
 DENIED_TTL = 30.0
+REVIEW_CONNECTIONS = 2  # the reviews' own connection budget (a pool apart from the engine's)
+MAX_PENDING = 32  # requests waiting for a review at once; more are answered 503 without asking
+CACHE_SIZE = 1024  # entries per cache (tokens, decisions)
 
 
 def _server_context() -> ssl.SSLContext:
@@ -90,13 +105,28 @@ def self_signed(host: str = "aim-engine-controller-manager-metrics-service") -> 
 
 
 class Gate:
-    """Authentication (TokenReview) and authorization (SubjectAccessReview) of one non-resource URL."""
+    """Authentication (TokenReview) and authorization (SubjectAccessReview) of one non-resource URL.
 
-    def __init__(self, client: Callable[[], Any], *, clock: Callable[[], float] = time.monotonic) -> None:
+    ``client`` returns the API client the reviews go through (None before the operator logged in): one
+    without the leader-only write guard, with a connection pool apart from the engine's.
+    """
+
+    def __init__(
+        self,
+        client: Callable[[], Any],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        cache_size: int = CACHE_SIZE,
+        max_pending: int = MAX_PENDING,
+    ) -> None:
         self._client = client
         self._clock = clock
-        self._users: dict[str, tuple[float, dict[str, Any] | None]] = {}  # token -> (until, user or None)
-        self._decisions: dict[tuple[str, str, str], tuple[float, bool, str]] = {}  # (user, verb, path) -> ...
+        self._cache_size = max(1, cache_size)
+        self._max_pending = max(1, max_pending)
+        self._pending = 0
+        # sha256(token) -> (until, user or None); (sha256(user), verb, path) -> (until, allowed, reason)
+        self._users: OrderedDict[str, tuple[float, dict[str, Any] | None]] = OrderedDict()
+        self._decisions: OrderedDict[tuple[str, str, str], tuple[float, bool, str]] = OrderedDict()
 
     async def check(self, authorization: str | None, verb: str, path: str) -> tuple[int, str]:
         """``(200, user)`` when allowed, else ``(401 or 403 or 503, why)``."""
@@ -106,14 +136,21 @@ class Gate:
         kube = self._client()
         if kube is None:
             return 503, "the operator has not logged in to the API server yet"
+        if self._pending >= self._max_pending:
+            return 503, "too many requests are waiting for the API server to check them; try again later"
+        self._pending += 1
         try:
             user = await self._authenticate(kube, token.strip())
             if user is None:
                 return 401, "Unauthorized"
             allowed, reason = await self._authorize(kube, user, verb, path)
+        except asyncio.CancelledError:
+            raise
         except Exception as exc:  # noqa: BLE001 - the API server cannot answer: nobody is let in
             log.warning("cannot check a request for %s with the API server: %s", path, exc)
             return 503, f"the API server cannot check this request: {exc}"
+        finally:
+            self._pending -= 1
         name = user.get("username") or ""
         if not allowed:
             return 403, f'Forbidden: user "{name}" may not {verb} {path}' + (f" ({reason})" if reason else "")
@@ -121,7 +158,8 @@ class Gate:
 
     async def _authenticate(self, kube: Any, token: str) -> dict[str, Any] | None:
         now = self._clock()
-        cached = self._users.get(token)
+        key = _digest(token)
+        cached = self._users.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
         answer = await kube.create(
@@ -135,13 +173,12 @@ class Gate:
         )
         status = (answer or {}).get("status") or {}
         user = dict(status.get("user") or {}) if status.get("authenticated") else None
-        self._prune(self._users, now)
-        self._users[token] = (now + (AUTHENTICATED_TTL if user else DENIED_TTL), user)
+        self._keep(self._users, key, (self._clock() + (AUTHENTICATED_TTL if user else DENIED_TTL), user))
         return user
 
     async def _authorize(self, kube: Any, user: dict[str, Any], verb: str, path: str) -> tuple[bool, str]:
         now = self._clock()
-        key = (user.get("username") or "", verb, path)
+        key = (_user_key(user), verb, path)
         cached = self._decisions.get(key)
         if cached is not None and cached[0] > now:
             return cached[1], cached[2]
@@ -166,12 +203,36 @@ class Gate:
         status = (answer or {}).get("status") or {}
         allowed = bool(status.get("allowed")) and not status.get("denied")
         reason = str(status.get("reason") or status.get("evaluationError") or "")
-        self._prune(self._decisions, now)
-        self._decisions[key] = (now + (ALLOWED_TTL if allowed else DENIED_TTL), allowed, reason)
+        until = self._clock() + (ALLOWED_TTL if allowed else DENIED_TTL)
+        self._keep(self._decisions, key, (until, allowed, reason))
         return allowed, reason
 
-    @staticmethod
-    def _prune(cache: dict[Any, Any], now: float) -> None:
-        if len(cache) > 1000:
-            for key in [k for k, v in cache.items() if v[0] <= now]:
-                del cache[key]
+    def _keep(self, cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+        """Store ``value``; past the bound, expired entries go first, then the oldest."""
+        cache[key] = value
+        cache.move_to_end(key)
+        if len(cache) <= self._cache_size:
+            return
+        now = self._clock()
+        for stale in [k for k, v in cache.items() if v[0] <= now]:
+            del cache[stale]
+        while len(cache) > self._cache_size:
+            cache.popitem(last=False)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _user_key(user: dict[str, Any]) -> str:
+    """The whole identity a decision was made for: name, uid, groups (as a set) and extra."""
+    extra = user.get("extra") or {}
+    whole = {
+        "username": user.get("username") or "",
+        "uid": user.get("uid") or "",
+        "groups": sorted(str(g) for g in user.get("groups") or ()),
+        "extra": {str(k): sorted(str(v) for v in (vs or ())) for k, vs in extra.items()}
+        if isinstance(extra, dict)
+        else {},
+    }
+    return _digest(json.dumps(whole, sort_keys=True))

@@ -21,6 +21,7 @@ from typing import Any
 
 from aim_core.kube import Credentials, Kube
 from aim_core.operator import collection
+from aim_core.operator.secure import REVIEW_CONNECTIONS
 from aim_core.operator.settings import ERROR_BACKOFFS, Settings
 from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile.resources import EVENTS, NAMESPACES, PODS
@@ -60,6 +61,10 @@ class Runtime:
         self.ctx = Context(store=self.store, kube=None, plugins=plugins, operator_namespace=settings.operator_namespace)
         self.engine = Engine(self.ctx, controllers)
         self.credentials: asyncio.Future[Credentials] | None = None
+        # The client of /metrics' token and access reviews: every replica answers scrapes, and the engine's
+        # client refuses a standby's writes (a review is a create); its own pool, so reviews never take the
+        # connections reconciles need.
+        self.review_kube: Kube | None = None
         self.ready = asyncio.Event()
         self._filters: dict[ResourceRef, Any] = {ref: self.engine.store_filter(ref) for ref in self.watched()}
         involved: dict[ResourceRef, None] = {}
@@ -159,6 +164,7 @@ class Runtime:
         creds = await self.credentials
         warn_if_unverified(creds)
         self.ctx.kube = Kube(creds, connections=3 * self.settings.workers + 2)  # status, Event, child per worker
+        self.review_kube = Kube(creds, connections=REVIEW_CONNECTIONS)  # no write guard: see __init__
         streams = [asyncio.create_task(r.run()) for r in self._make_reflectors()]
         try:
             for reflector in self.reflectors:  # each retries its own listing until it succeeds
@@ -246,3 +252,5 @@ class Runtime:
         """Close the API connections (idempotent): open keep-alive connections would hold servers up."""
         if self.ctx.kube is not None:
             await asyncio.shield(self.ctx.kube.aclose())
+        if self.review_kube is not None:
+            await asyncio.shield(self.review_kube.aclose())

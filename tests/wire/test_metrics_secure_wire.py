@@ -7,7 +7,10 @@ SubjectAccessReviews from the RBAC objects stored: the ClusterRole from ``deploy
 
 from __future__ import annotations
 
+import asyncio
+import datetime
 import ssl
+import time
 from pathlib import Path
 
 import httpx
@@ -19,6 +22,8 @@ from aim_core.kube import Credentials, Kube
 from aim_core.metrics import Metrics
 from aim_core.operator.probes import Endpoints, Readiness
 from aim_core.operator.settings import Settings
+from aim_core.runtime.leader import LEASE_NAME
+from tests.wire.conftest import Operator, ensure_namespace
 
 ROOT = Path(__file__).resolve().parents[2]
 READER = yaml.safe_load((ROOT / "deploy" / "metrics_reader_role.yaml").read_text())
@@ -131,3 +136,58 @@ async def test_a_missing_certificate_is_an_error_naming_the_flags(tmp_path):
             await endpoints.start()
     finally:
         await endpoints.stop()
+
+
+async def test_a_standby_replica_answers_scrapes_too(kube):
+    # Two replicas with leader election: the other one holds the lease for an hour, so this one is a standby.
+    # Its reviews are creates; they go through a client without the leader-only write guard.
+    kube.set_users({"prometheus-token": {"username": PROMETHEUS, "groups": ["system:serviceaccounts"]}})
+    grant_reader(kube)
+    ensure_namespace(kube, "aim-system")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    kube.put_object(
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": LEASE_NAME, "namespace": "aim-system"},
+            "spec": {
+                "holderIdentity": "the-other-replica",
+                "leaseDurationSeconds": 3600,
+                "acquireTime": now,
+                "renewTime": now,
+            },
+        }
+    )
+    settings = Settings(
+        operator_namespace="aim-system",
+        workers=2,
+        leader_election=True,
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="127.0.0.1:0",
+        metrics_secure=True,
+    )
+    op = Operator()
+    op.start(settings, kube.url, token=kube.token)
+    try:
+        deadline = time.monotonic() + 30
+        while not (op.runtime is not None and op.runtime.ready.is_set() and op.runtime.ctx.kube.write_guard):
+            assert op.error is None, op.error
+            assert time.monotonic() < deadline, "operator did not start"
+            await asyncio.sleep(0.05)
+        assert not op.runtime.ctx.kube.write_guard()  # a standby: the engine's client sends no write
+        host, port = op.endpoints.addresses["metrics"]
+        async with httpx.AsyncClient(verify=False, timeout=10) as client:
+            answer = await client.get(
+                f"https://{host}:{port}/metrics", headers={"Authorization": "Bearer prometheus-token"}
+            )
+            assert answer.status_code == 200, answer.text
+            assert "leader_election_master_status" in answer.text
+            assert (await client.get(f"https://{host}:{port}/metrics")).status_code == 401
+        assert kube.get("coordination.k8s.io/v1/leases", "aim-system", LEASE_NAME)["spec"]["holderIdentity"] == (
+            "the-other-replica"
+        )
+    finally:
+        op.stop.set()
+        while op.thread.is_alive():
+            await asyncio.sleep(0.05)
+    assert op.error is None, op.error
