@@ -17,10 +17,17 @@ returns a :class:`~aim_core.reconcile.plan.Plan`.
   ``maxModels`` caps that count. Matches are taken in selector
   order, repository by repository, newest version first.
 * Components: ``ExistingModels`` (``Listed``), ``PullSecrets`` (only when the
-  source names secrets) and ``Filters`` (all succeeded → Ready
-  ``AllFiltersSucceeded``; some failed → Degraded ``SomeFiltersFailed``; all
-  failed → Failed ``AllFiltersFailed``), whose message names each failing
-  entry, its registry and the reason.
+  source names secrets), ``Spec`` (only when the spec has a problem: a selector
+  that cannot be used, a ``syncInterval`` that is not a duration) and
+  ``Filters`` (all succeeded → Ready ``AllFiltersSucceeded``; some failed →
+  Degraded ``SomeFiltersFailed``; all failed → Failed ``AllFiltersFailed``),
+  whose message names each failing entry, its registry and the reason.
+* A spec to fix or a missing reference makes the source Failed with
+  ``ConfigValid`` False (``InvalidSpec`` winning over ``ReferenceNotFound``), as
+  the error taxonomy says for every kind; unlike other kinds the source still
+  syncs what it can (a bad constraint fails only its selector, a garbage
+  interval is replaced, a missing secret leaves public images listable), so the
+  problem does not also hold back the models that can be made.
 * ``MaxModelsLimitReached`` True ``LimitReached`` / False ``WithinLimit``;
   ``SyncIntervalValid`` False when ``spec.syncInterval`` had to be replaced.
 * ``availableModels`` counts distinct matching images (Q27: upstream counts an
@@ -42,8 +49,7 @@ from aim_core.modelsource.observed import Failure, Observed, SelectorResult, Syn
 from aim_core.modelsource.selectors import Match, Selector
 from aim_core.modelsource.versions import tag_key
 from aim_core.modelsource.view import DEFAULT_MAX_MODELS, SourceView
-from aim_core.reconcile.conditions import CONFIG_VALID
-from aim_core.reconcile.health import Health, State
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.labels import (
     MODEL_SOURCE_LABEL,
     ORIGIN_AUTO_GENERATED,
@@ -62,6 +68,7 @@ __all__ = ["DEFAULT_MAX_MODELS", "model_for", "next_sync_delay", "order_matches"
 EXISTING_MODELS = "ExistingModels"
 PULL_SECRETS = "PullSecrets"
 FILTERS = "Filters"
+SPEC = "Spec"
 LIMIT_CONDITION = "MaxModelsLimitReached"
 INTERVAL_CONDITION = "SyncIntervalValid"
 _MAX_LISTED_FAILURES = 5  # per selector, in the FiltersReady message
@@ -180,7 +187,27 @@ def _secrets_health(source: SourceView, observed: Observed) -> Health | None:
     problems = observed.secret_problems
     if not problems:
         return Health.ok("SecretsFound", f"pull secrets {', '.join(map(str, names))} are usable")
-    return Health(State.DEGRADED, problems[0].reason, "; ".join(p.message for p in problems))
+    # a secret of the wrong type is a spec to fix, one that is not there a missing reference (both: Failed);
+    # one that could not be read (SecretAccessFailed) may read next time: Degraded
+    message = "; ".join(p.message for p in problems)
+    reasons = {p.reason for p in problems}
+    for reason, category in (
+        (INVALID_PULL_SECRET, Category.INVALID_SPEC),
+        (SECRET_NOT_FOUND, Category.MISSING_UPSTREAM),
+    ):
+        if reason in reasons:
+            return Health.error(category, reason, message, upstream=True)
+    return Health(State.DEGRADED, problems[0].reason, message)
+
+
+def _spec_health(observed: Observed, interval: Interval) -> Health | None:
+    """What is wrong with the spec itself (selectors, interval), or None: reported, not blocking (see above)."""
+    invalid = [s.problem.message for s in observed.selectors if s.problem is not None]
+    if interval.reason == INVALID_SYNC_INTERVAL:
+        invalid.append(interval.message)
+    if not invalid:
+        return None
+    return Health.error(Category.INVALID_SPEC, "InvalidSpec", "; ".join(invalid))
 
 
 def plan_source(obj: Obj, observed: Observed) -> Plan:
@@ -196,7 +223,9 @@ def plan_source(obj: Obj, observed: Observed) -> Plan:
     secrets = _secrets_health(source, observed)
     if secrets is not None:
         plan.component(PULL_SECRETS, secrets)
-    _config_valid(plan, observed, interval)
+    spec = _spec_health(observed, interval)
+    if spec is not None:
+        plan.component(SPEC, spec)  # not blocking: the rest still syncs
 
     sync = observed.sync
     if sync is None:
@@ -276,23 +305,6 @@ def plan_source(obj: Obj, observed: Observed) -> Plan:
         due = sync.finished_at + datetime.timedelta(seconds=next_sync_delay(sync, interval))
         plan.requeue(max((due - observed.now).total_seconds(), 1.0))
     return plan
-
-
-def _config_valid(plan: Plan, observed: Observed, interval: Interval) -> None:
-    """``ConfigValid`` False as every kind reports a spec to fix (F10, F11), beside the source's own conditions.
-
-    Set as a condition, not as an error: the source keeps syncing what it can (a bad constraint fails only its
-    selector, a garbage interval is replaced, a missing secret degrades), so the root state stays what its
-    components say.
-    """
-    invalid = [s.problem.message for s in observed.selectors if s.problem is not None]
-    if interval.reason == INVALID_SYNC_INTERVAL:
-        invalid.append(interval.message)
-    invalid += [p.message for p in observed.secret_problems if p.reason == INVALID_PULL_SECRET]
-    missing = [p.message for p in observed.secret_problems if p.reason == SECRET_NOT_FOUND]
-    if invalid or missing:
-        reason = "InvalidSpec" if invalid else "ReferenceNotFound"  # InvalidSpec wins, as derive() decides
-        plan.conditions.append(_condition(CONFIG_VALID, "False", reason, "; ".join([*invalid, *missing])))
 
 
 def _listed(count: int, label: str) -> Health:

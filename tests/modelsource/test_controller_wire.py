@@ -113,7 +113,7 @@ async def test_a_missing_pull_secret_is_reported_and_public_entries_still_sync(h
     cond = condition(obj, "PullSecretsReady")
     assert (cond["status"], cond["reason"]) == ("False", "SecretNotFound")
     assert "aim-system" in cond["message"]
-    assert obj["status"]["status"] == "Degraded"
+    assert obj["status"]["status"] == "Failed"  # a missing reference, as for every kind
     assert len(harness.models("amd-models")) == 2
     # the error taxonomy of every kind (F10, F11, issue 18), beside the source's own condition
     config = condition(obj, "ConfigValid")
@@ -131,6 +131,7 @@ async def test_a_garbage_sync_interval_is_config_valid_false_invalid_spec(harnes
     config = condition(obj, "ConfigValid")
     assert (config["status"], config["reason"]) == ("False", "InvalidSpec"), config
     assert "every so often" in config["message"]
+    assert obj["status"]["status"] == "Failed"  # a spec to fix, as for every kind
     assert condition(obj, "SyncIntervalValid")["status"] == "False"
     assert len(harness.models("amd-models")) == 2  # the rest still syncs
 

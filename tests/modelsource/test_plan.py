@@ -134,7 +134,8 @@ async def test_bad_constraints_fail_their_selector_with_a_specific_reason_and_th
     assert images(plan) == {f"{DEEPSEEK}:0.8.5"}
     message = condition(status, "FiltersReady")["message"]
     assert "InvalidVersionConstraint" in message and "spec.filters[0].versions" in message
-    assert status["status"] == "Degraded"
+    assert status["status"] == "Failed"  # a spec to fix, as for every kind; the rest still synced (above)
+    assert condition(status, "SpecReady")["reason"] == "InvalidSpec"
 
 
 async def test_append_only_models_stay_when_the_registry_or_the_filters_no_longer_match():
@@ -179,7 +180,7 @@ async def test_a_fine_interval_has_no_interval_condition():
     assert plan.requeue_after == pytest.approx(9000.0)
 
 
-async def test_missing_pull_secret_is_a_condition_and_degrades():
+async def test_missing_pull_secret_is_a_condition_and_fails_the_source():
     src, _ = example("private-single")
     problem = SecretProblem(
         "private-registry-creds",
@@ -191,8 +192,11 @@ async def test_missing_pull_secret_is_a_condition_and_degrades():
 
     cond = condition(status, "PullSecretsReady")
     assert (cond["status"], cond["reason"]) == ("False", "SecretNotFound")
-    assert status["status"] == "Degraded"
-    assert condition(status, "Ready")["reason"] == "SecretNotFound"
+    # a missing reference fails every kind (the error taxonomy), a model source too
+    assert status["status"] == "Failed"
+    ready = condition(status, "Ready")
+    assert ready["reason"] == "ReferenceNotFound" and "private-registry-creds" in ready["message"]
+    assert condition(status, "ConfigValid")["reason"] == "ReferenceNotFound"
 
 
 async def test_present_pull_secrets_are_reported_ready():
@@ -285,6 +289,8 @@ async def test_a_spec_to_fix_is_config_valid_false_beside_the_source_s_own_condi
     plan, status, _ = await plan_with(src, secret_problems=(secret,) if secret else ())
     cond = condition(status, "ConfigValid")
     assert (cond["status"], cond["reason"]) == ("False", reason) and words in cond["message"], cond
+    ready = condition(status, "Ready")
+    assert status["status"] == "Failed" and (ready["reason"], words in ready["message"]) == (reason, True), status
     assert images(plan)  # nothing blocked: the rest syncs
     fine = source("fine", {"images": [f"{QWEN}:0.8.5"]})
     _, status, _ = await plan_with(fine)
