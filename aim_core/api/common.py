@@ -171,6 +171,9 @@ class AIMStorageConfig:
     download_filter: AIMDownloadFilter | None = optional(description="Default file filter for artifact downloads.")
 
 
+REQUEST_TIMEOUT_PATTERN = r"^\+?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(h|m|s|ms|us|ns))+)$"
+
+
 @attrs.define(kw_only=True)
 @schema(description="HTTP routing through the Gateway API.")
 class AIMRuntimeRoutingConfig:
@@ -179,7 +182,11 @@ class AIMRuntimeRoutingConfig:
     path_template: str | None = optional(
         description="Route path template with {jsonpath} placeholders over the service."
     )
-    request_timeout: str | None = optional(description="Request timeout of the route, e.g. 60s.")
+    request_timeout: str | None = optional(
+        description="Request timeout of the route, a duration such as 60s, 5m or 1h30m.",
+        # Go's duration spelling (what upstream parses), without a sign: anything else can never be a timeout
+        pattern=REQUEST_TIMEOUT_PATTERN,
+    )
     annotations: dict[str, str] | None = optional(description="Annotations for the HTTPRoutes.")
 
 

@@ -26,11 +26,20 @@ class AIMModelConfig:
     auto_discovery: bool | None = optional(description="Run discovery for models by default.")
 
 
+ADAPTER_RETENTION_PATTERN = r"^(Never|([0-9]+(\.[0-9]+)?(h|m|s))+)$"
+
+
 @attrs.define(kw_only=True)
 @schema(description="Artifact defaults that only make sense per namespace or cluster.")
 class AIMArtifactConfig:
     default_retention_priority: int | None = optional(
         description="Retention priority of artifacts that set none.", minimum=0, format="int32"
+    )
+    unused_adapter_retention: str | None = optional(
+        description="How long an artifact the operator created for a service's LoRA adapter is kept once no "
+        "service uses it (e.g. 24h, 168h), then deleted with its volume; Never keeps it. Default 168h (7 days). "
+        "Artifacts created by users are never deleted this way.",
+        pattern=ADAPTER_RETENTION_PATTERN,
     )
 
 
@@ -75,6 +84,7 @@ class AIMRuntimeConfigSpec:
     pvc_headroom_percent: int | None = optional(
         description="Deprecated; use storage.pvcHeadroomPercent.",
         deprecated=True,
+        minimum=0,  # as storage.pvcHeadroomPercent: a negative headroom makes volumes smaller than the model
         format="int32",
     )
 

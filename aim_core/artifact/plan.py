@@ -41,6 +41,7 @@ from aim_core.artifact.progress import (
     was_downloaded,
 )
 from aim_core.artifact.quantities import GIB, INT64_MAX, display_size, gib_with_headroom
+from aim_core.artifact.retention import plan_retention
 from aim_core.artifact.storage import EVICTION_REQUEUE, artifact_label, plan_pvc
 from aim_core.artifact.validation import (
     effective_filter,
@@ -143,6 +144,8 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
         if last is None or now is None or (now - last).total_seconds() >= LAST_USED_REFRESH:
             plan.status["lastUsed"] = ob.now
         plan.requeue(LAST_USED_REFRESH)
+    elif plan_retention(plan, obj, ob):
+        return plan  # an unused adapter artifact past its retention: it goes, its volume with it
 
     flt, _ = effective_filter(spec, ob.config.spec)
     flt_json = filter_json(flt)

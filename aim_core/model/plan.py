@@ -75,7 +75,7 @@ def plan_model(model: dict[str, Any], ob: Observed) -> Plan:
     missing = "ReferenceNotFound" if ob.scope == CLUSTER else "ConfigNotFound"
     plan.component(RUNTIME_CONFIG, ob.config.health(missing_reason=missing))
     if ob.config.issue is not None:
-        plan.issue(Category.MISSING_UPSTREAM, "ReferenceNotFound", ob.config.issue.message)
+        plan.issue(ob.config.issue.category, ob.config.issue_reason, ob.config.issue.message)
     if ob.config.reference is not None:
         plan.status["resolvedRuntimeConfig"] = ob.config.reference
 

@@ -9,9 +9,18 @@ Other kinds import only the names below.
 """
 
 from aim_core.runtimeconfig.placement import Placement, apply_to_pod, resolve_placement
-from aim_core.runtimeconfig.resolution import Resolution, config_name, pvc_headroom_percent, resolve, routing_enabled
+from aim_core.runtimeconfig.resolution import (
+    DEFAULT_UNUSED_ADAPTER_RETENTION,
+    Resolution,
+    config_name,
+    pvc_headroom_percent,
+    resolve,
+    routing_enabled,
+    unused_adapter_retention,
+)
 
 __all__ = [
+    "DEFAULT_UNUSED_ADAPTER_RETENTION",
     "Placement",
     "Resolution",
     "apply_to_pod",
@@ -20,4 +29,5 @@ __all__ = [
     "resolve",
     "resolve_placement",
     "routing_enabled",
+    "unused_adapter_retention",
 ]

@@ -29,7 +29,7 @@ from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_RUNTIME_CONFIGS, RUNTIME_CONFIGS
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.store import Store
-from aim_core.runtimeconfig.resolution import normalize, resolve
+from aim_core.runtimeconfig.resolution import field_problems, normalize, resolve
 from aim_core.runtimeconfig.view import RuntimeConfigView
 
 BY_NAME = "by-name"
@@ -39,6 +39,7 @@ def validate(obj: dict[str, Any]) -> list[str]:
     """What is wrong with a runtime config that the API server could not catch."""
     problems = spec_problems(obj)
     config = RuntimeConfigView.of(obj)
+    problems += field_problems(config.spec)
     problems += [f"spec.env: {p}" for p in engine_args_problems(list(config.env))]
     for i, pattern in enumerate(config.label_match):
         problem = glob_problem(pattern)

@@ -56,6 +56,7 @@ class ConfigView:
     :ivar default_storage_class: ``storage.defaultStorageClassName``, "" when unset.
     :ivar download_filter: ``storage.downloadFilter`` as written (checked by the artifact code).
     :ivar default_retention_priority: ``artifact.defaultRetentionPriority``; ``None`` when unset or not an integer.
+    :ivar unused_adapter_retention: ``artifact.unusedAdapterRetention`` as written; ``None`` when unset.
     """
 
     env: tuple[Obj, ...] = ()
@@ -63,10 +64,12 @@ class ConfigView:
     default_storage_class: str = ""
     download_filter: Any = None
     default_retention_priority: int | None = None
+    unused_adapter_retention: Any = None
 
     @classmethod
     def of(cls, spec: Obj) -> ConfigView:
-        retention = (spec.get("artifact") or {}).get("defaultRetentionPriority")
+        artifact = spec.get("artifact") or {}
+        retention = artifact.get("defaultRetentionPriority")
         propagation = spec.get("labelPropagation") or {}
         storage = spec.get("storage") or {}
         return cls(
@@ -77,6 +80,7 @@ class ConfigView:
             default_retention_priority=retention
             if isinstance(retention, int) and not isinstance(retention, bool)
             else None,
+            unused_adapter_retention=artifact.get("unusedAdapterRetention"),
         )
 
 

@@ -17,5 +17,9 @@ serve a service's LoRA adapters).
 """
 
 from aim_core.service.adapter_inputs import adapter_artifacts
+from aim_core.service.adapter_values import ADAPTER_LABEL
 
-__all__ = ["adapter_artifacts"]
+#: The field manager of the service controller's applies: an artifact it created for an adapter carries it.
+FIELD_MANAGER = "aim-service-controller"
+
+__all__ = ["ADAPTER_LABEL", "FIELD_MANAGER", "adapter_artifacts"]

@@ -94,7 +94,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     if ob.config.found or ob.config.issue is not None:
         plan.component(RUNTIME_CONFIG, ob.config.health(found_reason="RuntimeConfigResolved"))
         if ob.config.issue is not None:
-            plan.issue(ob.config.issue.category, "ReferenceNotFound", ob.config.issue.message)
+            plan.issue(ob.config.issue.category, ob.config.issue_reason, ob.config.issue.message)
     if ob.config.reference is not None:
         plan.status["resolvedRuntimeConfig"] = ob.config.reference
 

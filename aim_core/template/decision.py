@@ -214,7 +214,11 @@ def decide(template: Obj, ob: Observed, view: TemplateView | None = None) -> Dec
 
 def _blocked(view: TemplateView, ob: Observed, check: GpuCheck) -> str:
     if ob.config.issue is not None:
-        return "the runtime config is missing"
+        return (
+            "the runtime config is missing"
+            if ob.config.issue.category is Category.MISSING_UPSTREAM
+            else ("the runtime config cannot be used")
+        )
     health = model_health(view, ob)
     if not health.ready:
         return f"{ob.scope.model_kind} {view.model_name!r} is not usable"

@@ -31,6 +31,14 @@ ALLOWED = {
     # Q12: no CRD default, so a model's custom.type reaches its custom templates (docs/models.md).
     ("AIMModel", ".spec.customTemplates[].type", "default"),
     ("AIMClusterModel", ".spec.customTemplates[].type", "default"),
+    # A request timeout is a Go duration (upstream parses it as one); any other string never works, so the
+    # schema refuses it rather than every service using it failing later (docs/crds.md).
+    ("AIMService", ".spec.routing.requestTimeout", "pattern"),
+    ("AIMRuntimeConfig", ".spec.routing.requestTimeout", "pattern"),
+    ("AIMClusterRuntimeConfig", ".spec.routing.requestTimeout", "pattern"),
+    # The deprecated top-level headroom gets storage.pvcHeadroomPercent's minimum 0 (upstream's has none).
+    ("AIMRuntimeConfig", ".spec.pvcHeadroomPercent", "minimum"),
+    ("AIMClusterRuntimeConfig", ".spec.pvcHeadroomPercent", "minimum"),
 }
 _ROOT = {"apiVersion", "kind", "metadata"}
 _VALUE_KEYS = ("enum", "minimum", "maximum", "minLength", "maxLength", "pattern", "format")

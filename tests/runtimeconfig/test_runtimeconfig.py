@@ -131,3 +131,30 @@ def test_resolved_reference_scope(ns_obj, cl_obj, scope, kind):
 )
 def test_routing_enabled(service, config, expected):
     assert routing_enabled(service, config) is expected
+
+
+@pytest.mark.parametrize(
+    "ns_spec, cl_spec, names",
+    [
+        ({"pvcHeadroomPercent": -5}, None, "AIMRuntimeConfig team/gpu spec.pvcHeadroomPercent"),
+        (None, {"storage": {"pvcHeadroomPercent": -1}}, "AIMClusterRuntimeConfig gpu spec.storage.pvcHeadroomPercent"),
+        ({"artifact": {"unusedAdapterRetention": "a week"}}, None, "spec.artifact.unusedAdapterRetention"),
+    ],
+)
+def test_a_value_that_cannot_work_fails_every_user_of_the_config_naming_the_field(ns_spec, cl_spec, names):
+    found = resolve(
+        "gpu", rc("gpu", ns_spec) if ns_spec is not None else None, crc("gpu", cl_spec) if cl_spec else None
+    )
+    assert found.issue.category == Category.INVALID_SPEC and found.issue_reason == "InvalidSpec"
+    assert names in found.issue.message and "runtime config 'gpu'" in found.issue.message
+    health = found.health(missing_reason="ConfigNotFound")
+    assert (health.state, health.reason, health.category) == (State.FAILED, "InvalidSpec", Category.INVALID_SPEC)
+
+
+def test_a_namespaced_value_hides_the_cluster_config_s_bad_one():
+    found = resolve("gpu", rc("gpu", {"storage": {"pvcHeadroomPercent": 20}}), crc("gpu", {"pvcHeadroomPercent": -5}))
+    assert found.issue is None
+
+
+def test_a_missing_config_keeps_its_own_reason():
+    assert resolve("gpu", None, None).issue_reason == "ReferenceNotFound"

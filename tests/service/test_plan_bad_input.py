@@ -101,6 +101,12 @@ def malformed(field: str, value: Any) -> Callable[[], tuple[Any, list[Any], dict
     return make
 
 
+def negative_headroom() -> Any:
+    config = cluster_config()
+    config["spec"]["pvcHeadroomPercent"] = -5
+    return config
+
+
 def cluster_model_in(state: str, message: str = "") -> Any:
     return qwen_model().status(state, message)
 
@@ -129,6 +135,14 @@ CASES: dict[str, Case] = {
         "ReferenceNotFound",
         "runtime config 'team-x' not found",
         ("RuntimeConfigReady", "ReferenceNotFound"),
+        refs=ALL_REFS,
+    ),
+    "runtime-config-with-a-negative-headroom": Case(  # stored before the schema refused it
+        lambda: world(_svc(), negative_headroom()),
+        "Failed",
+        "InvalidSpec",
+        "AIMClusterRuntimeConfig default spec.pvcHeadroomPercent: -5 is negative",
+        ("RuntimeConfigReady", "InvalidSpec"),
         refs=ALL_REFS,
     ),
     # ---- routing

@@ -276,3 +276,35 @@ async def test_the_api_server_refuses_bad_adapter_names_duplicates_and_ranks(kub
         "base-name": 422,
         "fine": 201,
     }
+
+
+async def test_an_adapter_artifact_no_service_uses_goes_after_its_retention(kube, api, cluster, operator):
+    # a short retention for the namespace; the default is a week (docs/adapters.md)
+    config = copy.deepcopy(kube.get("aim.eai.amd.com/v1alpha1/aimruntimeconfigs", NS, "default"))
+    config["spec"]["artifact"] = {"unusedAdapterRetention": "6s"}
+    kube.put_object(config)
+    # a user's own artifact, labelled as if it were an adapter's: never deleted by retention
+    kube.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMArtifact",
+            "metadata": {"name": "my-weights", "namespace": NS, "labels": {"aim.eai.amd.com/adapter": "true"}},
+            "spec": {"sourceUri": LLAMA},
+        }
+    )
+    body = copy.deepcopy(cluster["qwen-chat"])
+    body["spec"]["adapters"] = adapters(("sql", SQL))
+    await create(api, kube, body)
+
+    def listed():
+        svc = kube.get(SVC, NS, "qwen-chat")
+        assert svc["status"]["adapters"][0]["artifact"] == artifact_name(SQL), svc["status"]
+        assert kube.get(ART, NS, artifact_name(SQL))["status"]["lastUsed"]  # in use, so it stays
+        return svc
+
+    await eventually(listed, timeout=REACT * 2)
+    response = await api.delete(kube.path(SVC, NS, "qwen-chat"))
+    assert response.status_code in (200, 202), response.text
+
+    await eventually(lambda: kube.get(ART, NS, artifact_name(SQL)) is None, timeout=60)
+    assert kube.get(ART, NS, "my-weights") is not None

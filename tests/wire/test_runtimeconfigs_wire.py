@@ -151,3 +151,30 @@ async def test_steady_state_sends_no_writes(kube, api, operator):
     await eventually(lambda: operator.runtime.engine.queue.processed > processed)
     await operator.settle()
     assert kube.writes(since=mark) == 0
+
+
+@pytest.mark.parametrize(
+    "kind, spec, field",
+    [
+        ("AIMRuntimeConfig", {"pvcHeadroomPercent": -5}, "pvcHeadroomPercent"),
+        ("AIMClusterRuntimeConfig", {"pvcHeadroomPercent": -1}, "pvcHeadroomPercent"),
+        ("AIMRuntimeConfig", {"routing": {"requestTimeout": "soon"}}, "routing.requestTimeout"),
+        ("AIMClusterRuntimeConfig", {"routing": {"requestTimeout": "-30s"}}, "routing.requestTimeout"),
+        ("AIMRuntimeConfig", {"artifact": {"unusedAdapterRetention": "a week"}}, "artifact.unusedAdapterRetention"),
+    ],
+)
+async def test_a_value_that_can_never_work_is_refused_by_the_api_server(kube, api, kind, spec, field):
+    # a config the schema let through would fail every object that uses it; these never get stored
+    namespaced = kind == "AIMRuntimeConfig"
+    body = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "bad", **({"namespace": "team"} if namespaced else {})},
+        "spec": spec,
+    }
+    response = await api.post(kube.path(RC, "team") if namespaced else kube.path(CRC), json=body)
+    assert response.status_code == 422, response.text
+    assert f"spec.{field}" in response.text
+    good = {**body, "spec": {"pvcHeadroomPercent": 0, "routing": {"requestTimeout": "1m30s"}}}
+    response = await api.post(kube.path(RC, "team") if namespaced else kube.path(CRC), json=good)
+    assert response.status_code in (200, 201), response.text
