@@ -15,7 +15,7 @@ import argparse
 import sys
 from typing import Any
 
-from aim_core.cli.common import add_cluster_options, error
+from aim_core.cli.common import add_cluster_options, add_filename_option, command_parser, error
 
 FIELD_MANAGER = "aim-engine-apply"
 PAUSED = "aim.eai.amd.com/reconciliation-paused"
@@ -33,19 +33,19 @@ _SERVER_FIELDS = (
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "apply",
-        help="apply manifests (server-side), optionally with their status",
+        "apply manifests (server-side), optionally with their status",
+        [
+            "aim-engine apply -f examples/models.yaml --with-status --freeze",
+            "kubectl get aimmodels -o yaml | aim-engine apply -f - --status-only",
+        ],
         description=__doc__.split("\n\n")[1] if __doc__ else None,
+        codes="Exit status: 0 applied; 1 the cluster refused or cannot be reached; 2 bad usage, unreadable "
+        "input or a kind apply does not take.",
     )
-    p.add_argument(
-        "-f",
-        "--filename",
-        action="append",
-        required=True,
-        metavar="PATH",
-        help="files or folders of YAML manifests (repeatable)",
-    )
+    add_filename_option(p, "manifests to apply", required=True)
     p.add_argument(
         "-n",
         "--namespace",
@@ -78,10 +78,9 @@ def prepared(doc: dict[str, Any], namespace: str, namespaced: bool, freeze: bool
 
 def apply(args: argparse.Namespace) -> int:
     import asyncio
-    from pathlib import Path
 
     from aim_core.cli.common import cluster_client
-    from aim_core.cli.offline import load_documents
+    from aim_core.cli.inputs import load_documents
     from aim_core.operator.login import LoginError
     from aim_core.reconcile import resources
     from aim_core.reconcile.errors import ApiError, NetworkError
@@ -97,7 +96,7 @@ def apply(args: argparse.Namespace) -> int:
             resources.PVCS,
         )
     }
-    docs = load_documents([Path(p) for p in args.filename])
+    docs = load_documents(args.filename)
     docs.sort(key=lambda d: d.get("kind") != "Namespace")  # namespaces before what goes into them
     unknown = sorted(
         {f"{d.get('apiVersion')}/{d.get('kind')}" for d in docs if (d.get("apiVersion"), d.get("kind")) not in refs}

@@ -4,19 +4,43 @@ from __future__ import annotations
 
 import argparse
 
+from aim_core.cli.common import command_parser, subcommands
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("artifact", help="the artifact downloader (entrypoints of the download and check-size Jobs)")
-    art = p.add_subparsers(dest="artifact_command", required=True)
-    a = art.add_parser("download", help="download an hf:// or s3:// source into TARGET_DIR, reporting to the artifact")
+    p = command_parser(
+        sub,
+        "artifact",
+        "the artifact downloader (entrypoints of the download and check-size Jobs)",
+        [
+            "aim-engine artifact check-size hf://Qwen/Qwen3-0.6B",
+            "TARGET_DIR=/tmp/m aim-engine artifact download hf://Qwen/Qwen3-0.6B",
+        ],
+    )
+    art = subcommands(p, "artifact_command")
+    a = command_parser(
+        art,
+        "download",
+        "download an hf:// or s3:// source into TARGET_DIR, reporting to the artifact",
+        ["TARGET_DIR=/tmp/m aim-engine artifact download hf://Qwen/Qwen3-0.6B"],
+        codes="Exit status: 0 downloaded and verified; 1 the download or its check failed; 2 bad usage.",
+    )
     a.add_argument("source_uri", help="hf://[<org>/]<model>[@<revision>] or s3://<bucket>/<prefix>")
     a.set_defaults(func=download)
-    a = art.add_parser("check-size", help='print {"url": ..., "sizeBytes": N} for a source (last output line)')
+    a = command_parser(
+        art,
+        "check-size",
+        'print {"url": ..., "sizeBytes": N} for a source (last output line)',
+        ["aim-engine artifact check-size hf://Qwen/Qwen3-0.6B", "aim-engine artifact check-size s3://bucket/prefix"],
+        codes="Exit status: 0 measured; 1 the source cannot be listed; 2 bad usage.",
+    )
     a.add_argument("source_uri", help="hf://[<org>/]<model>[@<revision>] or s3://<bucket>/<prefix>")
     a.set_defaults(func=check_size)
-    a = art.add_parser(
+    a = command_parser(
+        art,
         "storage-initializer",
-        help="KServe storage-initializer entrypoint: download each <source-uri> into its <destination>",
+        "KServe storage-initializer entrypoint: download each <source-uri> into its <destination>",
+        ["aim-engine artifact storage-initializer hf://Qwen/Qwen3-0.6B /mnt/models"],
     )
     a.add_argument(
         "pairs",

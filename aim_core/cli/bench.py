@@ -17,7 +17,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from aim_core.cli.common import add_cluster_options, error, stdout_console
+from aim_core.cli.common import (
+    add_cluster_options,
+    add_filename_option,
+    add_output_option,
+    command_parser,
+    error,
+    stdout_console,
+    subcommands,
+)
+
+_CODES = "Exit status: 0 shown; 1 not found, or the cluster cannot be reached; 2 bad usage or unreadable input."
 
 AXIS_NAMES = (
     "outputTokensPerSecond",
@@ -33,15 +43,8 @@ AXIS_NAMES = (
 
 def _common(p: argparse.ArgumentParser, *, plot: bool = True) -> None:
     p.add_argument("-n", "--namespace", default=None, help="namespace (default: the context's, else default)")
-    p.add_argument(
-        "-f",
-        "--file",
-        action="append",
-        default=None,
-        metavar="FILE",
-        help="read objects from YAML files, not the cluster",
-    )
-    p.add_argument("-o", "--output", choices=["table", "json"], default="table", help="table (default) or json")
+    add_filename_option(p, "read objects from here (kubectl get -o yaml output, saved reports), not the cluster")
+    add_output_option(p, ["table", "json"])
     if plot:
         p.add_argument("--plot", action="store_true", help="add a latency/throughput plot in the terminal")
         p.add_argument("--svg", default=None, metavar="FILE", help="write the plot as an SVG file")
@@ -52,18 +55,52 @@ def _common(p: argparse.ArgumentParser, *, plot: bool = True) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="AIMBenchmark results: a run's table, two runs compared, a sweep, plots")
-    cmds = p.add_subparsers(dest="bench_command", required=True)
-    s = cmds.add_parser("show", help="one AIMBenchmark's results as a table (and a plot)")
+    p = command_parser(
+        sub,
+        "bench",
+        "AIMBenchmark results: a run's table, two runs compared, a sweep, plots",
+        [
+            "aim-engine bench show qwen-baseline -f examples/bench/results.yaml --plot",
+            "aim-engine bench compare qwen-baseline qwen-fp8 -f examples/bench/results.yaml",
+            "aim-engine bench sweep qwen-sweep -f examples/bench/results.yaml --svg sweep.svg",
+        ],
+        codes=_CODES,
+    )
+    cmds = subcommands(p, "bench_command")
+    s = command_parser(
+        cmds,
+        "show",
+        "one AIMBenchmark's results as a table (and a plot)",
+        [
+            "aim-engine bench show qwen-baseline -f examples/bench/results.yaml --plot",
+            "aim-engine bench show qwen-baseline -n ml-team -o json",
+        ],
+        codes=_CODES,
+    )
     s.add_argument("name", help="the AIMBenchmark")
     _common(s)
     s.set_defaults(func=show)
-    c = cmds.add_parser("compare", help="two AIMBenchmarks side by side, with the change of the second")
+    c = command_parser(
+        cmds,
+        "compare",
+        "two AIMBenchmarks side by side, with the change of the second",
+        [
+            "aim-engine bench compare qwen-baseline qwen-fp8 -f examples/bench/results.yaml",
+            "aim-engine bench compare qwen-baseline qwen-fp8 -f examples/bench/results.yaml --svg compare.svg",
+        ],
+        codes=_CODES,
+    )
     c.add_argument("first", help="the AIMBenchmark to compare against")
     c.add_argument("second", help="the AIMBenchmark compared")
     _common(c)
     c.set_defaults(func=compare)
-    w = cmds.add_parser("sweep", help="an AIMBenchmarkSweep's comparison of templates (and a plot per template)")
+    w = command_parser(
+        cmds,
+        "sweep",
+        "an AIMBenchmarkSweep's comparison of templates (and a plot per template)",
+        ["aim-engine bench sweep qwen-sweep -f examples/bench/results.yaml --plot --y ttftP90"],
+        codes=_CODES,
+    )
     w.add_argument("name", help="the AIMBenchmarkSweep")
     _common(w)
     w.set_defaults(func=sweep)
@@ -72,29 +109,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 # --------------------------------------------------------------------------- loading
 
 
-def _from_files(paths: list[str], kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
-    import yaml
-
-    for path in paths:
-        for doc in yaml.safe_load_all(Path(path).read_text(encoding="utf-8")):
-            if not isinstance(doc, dict):
-                continue
-            docs = doc.get("items") if str(doc.get("kind", "")).endswith("List") else [doc]
-            for d in docs or ():
-                meta = d.get("metadata") or {}
-                if d.get("kind") == kind and meta.get("name") == name:
-                    if namespace is None or meta.get("namespace", namespace) == namespace:
-                        return d
+def _from_files(docs: list[dict[str, Any]], kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+    for d in docs:
+        meta = d.get("metadata") or {}
+        if d.get("kind") == kind and meta.get("name") == name:
+            if namespace is None or meta.get("namespace", namespace) == namespace:
+                return d
     return None
 
 
 def _load(args: argparse.Namespace, kind: str, names: list[str]) -> list[dict[str, Any]] | None:
     """The named objects of ``kind``, from ``-f`` files or the cluster; None after an error was printed."""
-    if args.file:
-        found = [_from_files(args.file, kind, args.namespace, n) for n in names]
+    if args.filename:
+        from aim_core.cli.inputs import load_documents
+
+        docs = load_documents(args.filename)
+        found = [_from_files(docs, kind, args.namespace, n) for n in names]
         missing = [n for n, o in zip(names, found, strict=True) if o is None]
         if missing:
-            error(f"{kind} {', '.join(missing)} not in {', '.join(args.file)}")
+            there = sorted({d["metadata"]["name"] for d in docs if d.get("kind") == kind})
+            error(
+                f"{kind} {', '.join(missing)} not in {', '.join(args.filename)}"
+                + (f" (it has {', '.join(there)})" if there else f" (it has no {kind})")
+            )
             return None
         return [o for o in found if o is not None]
     return _from_cluster(args, kind, names)
@@ -159,7 +196,11 @@ def _plots(args: argparse.Namespace, series: list[Any], title: str) -> None:
     if args.plot:
         sys.stdout.write("\n" + text_plot(series, x_label, y_label))
     if args.svg:
-        Path(args.svg).write_text(svg_plot(series, x_label, y_label, title), encoding="utf-8")
+        try:
+            Path(args.svg).write_text(svg_plot(series, x_label, y_label, title), encoding="utf-8")
+        except OSError as exc:
+            error(f"{args.svg}: cannot write: {exc.strerror or exc}")
+            return
         sys.stderr.write(f"wrote {args.svg}\n")
 
 

@@ -6,7 +6,15 @@ import argparse
 import json
 import sys
 
-from aim_core.cli.common import add_cluster_options, cluster_client, error, stdout_console
+from aim_core.cli.common import (
+    add_cluster_options,
+    add_output_option,
+    cluster_client,
+    command_parser,
+    error,
+    stdout_console,
+    subcommands,
+)
 
 _STYLES = {
     "Ready": "green",
@@ -22,13 +30,24 @@ _STYLES = {
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("describe", help="show an object and everything it depends on, from the live cluster")
-    kinds = p.add_subparsers(dest="describe_kind", required=True)
-    s = kinds.add_parser("service", help="an AIMService: model, template, cache, artifacts, serving objects, route")
+    p = command_parser(
+        sub,
+        "describe",
+        "show an object and everything it depends on, from the live cluster",
+        ["aim-engine describe service qwen-chat -n ml-team"],
+    )
+    kinds = subcommands(p, "describe_kind")
+    s = command_parser(
+        kinds,
+        "service",
+        "an AIMService: model, template, cache, artifacts, serving objects, route",
+        ["aim-engine describe service qwen-chat -n ml-team", "aim-engine describe service qwen-chat -o json"],
+        codes="Exit status: 0 shown; 1 not found, or the cluster cannot be reached; 2 bad usage.",
+    )
     s.add_argument("name", help="the AIMService's name")
     s.add_argument("-n", "--namespace", default=None, help="its namespace (default: the context's, else default)")
     add_cluster_options(s)
-    s.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format (default text)")
+    add_output_option(s, ["text", "json"])
     s.set_defaults(func=service)
 
 

@@ -6,19 +6,31 @@ import argparse
 import json
 import sys
 
-from aim_core.cli.common import add_cluster_options, cluster_client, error, stderr_progress, stdout_console
+from aim_core.cli.common import (
+    add_cluster_options,
+    add_output_option,
+    cluster_client,
+    command_parser,
+    error,
+    stderr_progress,
+    stdout_console,
+)
 
 DEFAULT_SERVICE_ACCOUNT = "aim-engine-controller-manager"
 _STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}  # by Finding.level; printed upper-case
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
+    p = command_parser(
+        sub,
         "doctor",
-        help="check the cluster (CRDs, KServe mode, GPU nodes, operator RBAC) and say how to fix what is missing",
+        "check the cluster (CRDs, KServe mode, GPU nodes, operator RBAC) and say how to fix what is missing",
+        ["aim-engine doctor", "aim-engine doctor --context staging --strict", "aim-engine doctor -o json"],
+        codes="Exit status: 0 all is well; 1 something needs fixing (with --strict, warnings too), or the "
+        "cluster cannot be reached or logged in to; 2 bad usage or an unreadable --kubeconfig.",
     )
     add_cluster_options(p)
-    p.add_argument("-o", "--output", choices=["text", "json"], default="text", help="output format (default text)")
+    add_output_option(p, ["text", "json"])
     p.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     p.add_argument(
         "--operator-namespace",

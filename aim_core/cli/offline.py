@@ -44,20 +44,13 @@ class OfflineKube:
 
 
 def load_documents(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    """Every YAML document under ``paths`` (files, or directories read recursively), ``List`` kinds flattened."""
-    files: list[Path] = []
-    for p in map(Path, paths):
-        files += sorted(p.rglob("*.y*ml")) if p.is_dir() else [p]
-    docs: list[dict[str, Any]] = []
-    for f in files:
-        for doc in yaml.safe_load_all(f.read_text()):
-            if not isinstance(doc, dict):
-                continue
-            if doc.get("kind", "").endswith("List") and isinstance(doc.get("items"), list):
-                docs += [d for d in doc["items"] if isinstance(d, dict)]
-            else:
-                docs.append(doc)
-    return docs
+    """Every object under ``paths`` (see :mod:`aim_core.cli.inputs`), ``List`` kinds flattened.
+
+    :raises aim_core.cli.inputs.InputError: a path that cannot be read, naming the file and line.
+    """
+    from aim_core.cli.inputs import load_documents as load
+
+    return load(paths)
 
 
 @attrs.define
@@ -99,12 +92,14 @@ async def render(
     now: datetime.datetime | None = None,
     gpu_preference: Sequence[str] = (),
     on_object: Callable[[str, int], None] | None = None,
+    skipped: list[dict[str, Any]] | None = None,
 ) -> list[Rendered]:
     """Plan every object in ``docs`` as the operator would, without a cluster.
 
     :param gpu_preference: the operator's ``--gpu-preference`` (GPU models best first).
     :param on_object: called before each object is planned with its ``Kind ns/name`` and
         the number of objects to plan in all (progress).
+    :param skipped: gets the documents of kinds no controller reads or watches.
     """
     from aim_core.operator.settings import Settings
 
@@ -119,6 +114,8 @@ async def render(
     for doc in docs:
         ref = _resource_for(doc, known)
         if ref is None:
+            if skipped is not None:
+                skipped.append(doc)
             continue
         doc = _fill_identity(dict(doc))
         store.upsert(ref, doc)
@@ -152,7 +149,10 @@ async def render(
                 ]
             status, _ = build_status(controller, obj, plan, issues, now=now)
             deletes = [f"{d.resource.kind} {d.namespace or ''}/{d.name}" for d in plan.delete]
-            out.append(Rendered(obj, controller.name, apply, deletes, status, list(plan.notes)))
+            notes = list(plan.notes)
+            if obj.get("kind") == "AIMService" and (note := model_note(obj, status)):
+                notes.insert(0, note)
+            out.append(Rendered(obj, controller.name, apply, deletes, status, notes))
     return out
 
 
@@ -242,6 +242,15 @@ def summarize(results: Sequence[Rendered]) -> list[ServiceSummary]:
 
 
 def _why(r: Rendered, template: str) -> str:
+    ready = next((c for c in r.status.get("conditions") or () if c.get("type") == "Ready"), None)
+    cause = (ready or {}).get("reason")
+    if (
+        ready is not None
+        and ready.get("status") != "True"
+        and (r.status.get("status") in _NOT_PROGRESSING or cause not in _ON_ITS_WAY)
+    ):
+        # not on its way: the cause, not the step it is stuck at (an unknown model, not "waiting for the model")
+        return ": ".join(p for p in (ready.get("reason"), ready.get("message")) if p)
     note = next((n.split(": ", 1)[1] for n in r.notes if n.startswith("template: ")), "")
     note = note.removeprefix("Resolved: ")
     if m := _SELECTED.match(note):
@@ -254,6 +263,34 @@ def _why(r: Rendered, template: str) -> str:
     if condition is not None and condition.get("status") != "True":
         return f"{condition.get('reason')}: {condition.get('message')}"
     return note or "-"
+
+
+_ON_ITS_WAY = ("Progressing",)  # the Ready reason of a service that is coming up as it should
+_NOT_PROGRESSING = ("Failed", "Degraded", "NotAvailable")
+
+
+def model_note(obj: dict[str, Any], status: dict[str, Any]) -> str | None:
+    """How an AIMService's model was resolved: what the spec asks for, what it became, and the condition."""
+    asked = (obj.get("spec") or {}).get("model") or {}
+    if not isinstance(asked, dict):
+        return None
+    if asked.get("name"):
+        wanted = f"spec.model.name {asked['name']}"
+    elif asked.get("image"):
+        wanted = f"spec.model.image {asked['image']}"
+    elif asked.get("custom"):
+        wanted = "spec.model.custom"
+    else:
+        wanted = "spec.model"
+    resolved = status.get("resolvedModel") or {}
+    target = (
+        f"{resolved.get('kind')} {resolved['namespace'] + '/' if resolved.get('namespace') else ''}{resolved.get('name')}"
+        if resolved.get("name")
+        else "nothing"
+    )
+    condition = next((c for c in status.get("conditions") or () if c.get("type") == "ModelReady"), None)
+    why = f" ({condition.get('reason')}: {condition.get('message')})" if condition else ""
+    return f"model: {wanted} -> {target}{why}"
 
 
 def format_table(rows: Sequence[Sequence[str]], prefix: str = "") -> str:

@@ -5,23 +5,38 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aim_core.cli.common import error, stderr_progress
+from aim_core.cli.common import add_output_option, command_parser, error, stderr_progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("tags", help="list the images a model-source filter would match (same code as the controller)")
+    p = command_parser(
+        sub,
+        "tags",
+        "list the images a model-source filter would match (same code as the controller)",
+        [
+            "aim-engine tags 'amdenterpriseai/aim-qwen*' --versions '>=0.8'",
+            "aim-engine tags ghcr.io/org/repo --pull-secret ~/.docker/config.json -o json",
+        ],
+    )
     p.add_argument("repo", help="filter image: org/repo, org/repo*, org/repo:tag or host/org/repo...")
     p.add_argument("--registry", default=None, help="registry of a REPO without host (spec.registry; docker.io)")
     p.add_argument("--versions", action="append", metavar="CONSTRAINT", help="semver constraint (repeatable)")
     p.add_argument("--exclude", action="append", metavar="REPOSITORY", help="repository to skip (repeatable)")
     p.add_argument("--pull-secret", metavar="FILE", help="docker config JSON with credentials")
-    p.add_argument("--json", action="store_true", help="print JSON instead of one image per line")
+    add_output_option(p, ["text", "json"], "text (default): one image per line; json")
+    p.add_argument("--json", dest="output", action="store_const", const="json", help=argparse.SUPPRESS)
     p.set_defaults(func=tags)
 
-    p = sub.add_parser("inspect", help="read an image's labels and recommended deployments from its registry")
+    p = command_parser(
+        sub,
+        "inspect",
+        "read an image's labels and recommended deployments from its registry",
+        ["aim-engine inspect amdenterpriseai/aim-qwen-qwen3-32b:0.8.5", "aim-engine inspect ghcr.io/org/x:1 -o json"],
+    )
     p.add_argument("image", help="image reference, e.g. amdenterpriseai/aim-qwen-qwen3-32b:0.8.5 or ghcr.io/org/x:1")
     p.add_argument("--pull-secret", metavar="FILE", help="docker config JSON with credentials")
-    p.add_argument("--json", action="store_true", help="print JSON (imageMetadata as the model status holds it)")
+    add_output_option(p, ["text", "json"], "text (default); json: imageMetadata as the model status holds it")
+    p.add_argument("--json", dest="output", action="store_const", const="json", help=argparse.SUPPRESS)
     p.set_defaults(func=inspect)
 
 
@@ -47,7 +62,7 @@ def tags(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:  # unreadable --pull-secret file or docker config
         error(str(exc))
         return 2
-    sys.stdout.write(format_preview(selector, result, as_json=args.json))
+    sys.stdout.write(format_preview(selector, result, as_json=args.output == "json"))
     for failure in result.failures:
         error(f"{selector.text}: {failure.reason}: {failure.message}")
     return 1 if result.failures else 0
@@ -68,7 +83,7 @@ def inspect(args: argparse.Namespace) -> int:
     except RegistryError as exc:
         error(f"{exc.reason}: {exc}")
         return 1
-    sys.stdout.write(format_inspection(result, as_json=args.json))
+    sys.stdout.write(format_inspection(result, as_json=args.output == "json"))
     if result.label_error:
         error(f"the labels cannot be read as AIM metadata: {result.label_error}")
         return 1

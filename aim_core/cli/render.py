@@ -1,11 +1,15 @@
-"""``aim-engine render``: the operator's planners over files, offline (see :mod:`aim_core.cli.offline`).
+"""``aim-engine render``: a preflight and the operator's planners over files, offline (see :mod:`aim_core.cli.offline`).
 
-Output (``-o``):
+First the preflight (:mod:`aim_core.cli.preflight`): objects the API server would refuse are
+reported on stderr with its message and not planned; unknown AIM kinds, unknown fields,
+skipped documents and duplicates are warned about. Then the output (``-o``):
 
 * ``yaml`` (default): the summary table as YAML comments, then today's YAML
   documents; one stream that stays valid YAML, so pipes and files keep working;
-* ``json``: one JSON object ``{"summary": [...], "objects": [...]}``;
-* ``summary``: only the table (a rich table on a terminal, aligned text when piped).
+* ``json``: one JSON object ``{"summary": [...], "refused": [...], "objects": [...]}``;
+* ``summary``: only the table (a rich table on a terminal, aligned text when piped);
+* ``report``: a screenful for people: each service's status, template and why, folded to the
+  terminal (100 columns when piped), the explanations with ``--explain``, and how to see the objects.
 """
 
 from __future__ import annotations
@@ -14,52 +18,116 @@ import argparse
 import json
 import sys
 
-from aim_core.cli.common import GPU_PREFERENCE_HELP, stderr_progress, stdout_console
+from aim_core.cli.common import (
+    GPU_PREFERENCE_HELP,
+    add_filename_option,
+    add_output_option,
+    command_parser,
+    error,
+    stderr_progress,
+    stdout_console,
+)
+
+_BAD = ("Failed", "Degraded")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("render", help="plan given AIM objects offline and print what the operator would apply")
-    p.add_argument("-f", "--file", action="append", required=True, help="YAML file or directory (repeatable)")
-    p.add_argument("--nodes", action="append", help="YAML file or directory with Nodes (cluster snapshot)")
-    p.add_argument("--explain", action="store_true", help="say why templates were chosen or rejected")
-    p.add_argument("--kind", action="append", help="only report objects of this kind (repeatable)")
-    p.add_argument("--operator-namespace", default="aim-system")
-    p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=GPU_PREFERENCE_HELP)
+    p = command_parser(
+        sub,
+        "render",
+        "check AIM objects as the API server would and plan them offline: what the operator would apply",
+        [
+            "aim-engine render -f examples -o report --explain   # a screenful: services, templates, why",
+            "aim-engine render -f examples --kind svc             # the services' status and objects as YAML",
+            "aim-engine render -f services/ --nodes nodes.yaml --strict -o summary   # in CI",
+            "kubectl get aimservices -A -o yaml | aim-engine render -f - -o json",
+        ],
+        codes="Exit status: 0 planned (refused objects and warnings are reported on stderr); 1 with --strict, "
+        "an object the API server would refuse or a service that would be Failed or Degraded; "
+        "2 bad usage or unreadable input.",
+    )
+    add_filename_option(p, "AIM objects (and Nodes, Namespaces) to plan", required=True)
     p.add_argument(
-        "-o",
-        "--output",
-        choices=["yaml", "json", "summary"],
-        default="yaml",
-        help="yaml (default): the summary as YAML comments, then the objects; json: both as one "
-        "JSON object; summary: only the table of services",
+        "--nodes",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="Nodes of the cluster (a snapshot: kubectl get nodes -o yaml); file, directory or - (repeatable)",
+    )
+    p.add_argument("--explain", action="store_true", help="say how each model and template was resolved and why")
+    p.add_argument(
+        "--kind",
+        action="append",
+        metavar="KIND",
+        help="only report objects of this kind: any case, plural or short name, e.g. svc,aimmodels (repeatable)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when an object would be refused or a service would be Failed or Degraded (for CI)",
+    )
+    p.add_argument("--operator-namespace", default="aim-system", help="the operator's namespace (default aim-system)")
+    p.add_argument("--gpu-preference", default=None, metavar="MODELS", help=GPU_PREFERENCE_HELP)
+    add_output_option(
+        p,
+        ["yaml", "json", "summary", "report"],
+        "yaml (default): the summary as YAML comments, then the objects; json: all as one JSON object; "
+        "summary: only the table of services; report: a screenful for people (the demo's)",
     )
     p.set_defaults(func=command)
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"aim-engine: warning: {message}\n")
 
 
 def command(args: argparse.Namespace) -> int:
     import asyncio
 
-    from aim_core.cli.offline import format_rendered, format_summary, load_documents, render, summarize
+    from aim_core.cli import inputs, preflight
+    from aim_core.cli.offline import format_rendered, format_summary, render, summarize
     from aim_core.operator.settings import gpu_preference
     from aim_core.plugin.manager import get_plugin_manager
 
-    docs = load_documents(args.file + (args.nodes or []))
+    kinds: set[str] | None = None
+    if args.kind:
+        kinds, problems = preflight.resolve_kinds(args.kind)
+        if problems:
+            for problem in problems:
+                error(problem)
+            return 2
+    docs = inputs.load([*args.filename, *args.nodes])
+    checked = preflight.check(docs)
+    for finding in checked.warnings:
+        warn(finding.line())
+    for finding in checked.refused:
+        error(f"{finding.doc.where}: refused: {finding.message}")
+    by_id = {id(d.obj): d for d in checked.accepted}
+    skipped: list[dict] = []
     with stderr_progress("planning", total=None) as step:
         results = asyncio.run(
             render(
-                docs,
+                [d.obj for d in checked.accepted],
                 plugins=get_plugin_manager(),
                 operator_namespace=args.operator_namespace,
                 gpu_preference=gpu_preference(args.gpu_preference),
                 on_object=lambda ident, total: step(f"{ident} (of {total})"),
+                skipped=skipped,
             )
         )
-    kinds = set(args.kind) if args.kind else None
+    for obj in skipped:
+        where = by_id[id(obj)].where if id(obj) in by_id else "-"
+        warn(
+            f"{where}: skipped {obj.get('kind')} {obj.get('metadata', {}).get('name')} ({obj.get('apiVersion')}): "
+            "render reads AIM kinds, Nodes, Namespaces, Pods and the kinds of installed plugins"
+        )
     summary = summarize(results)
     if args.output == "json":
         json.dump(
             {
                 "summary": [s.to_json() for s in summary],
+                "refused": [{"where": f.doc.where, "message": f.message} for f in checked.refused],
+                "warnings": [{"where": f.doc.where, "message": f.message} for f in checked.warnings],
                 "objects": [_object_json(r, args.explain) for r in results if not kinds or r.obj["kind"] in kinds],
             },
             sys.stdout,
@@ -68,9 +136,27 @@ def command(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     elif args.output == "summary":
         _print_summary(summary)
+    elif args.output == "report":
+        from aim_core.cli.report import format_report
+
+        console = stdout_console()
+        width = console.width if console.is_terminal else 100
+        sys.stdout.write(
+            format_report(results, summary, checked, explain=args.explain, width=width, files=args.filename)
+        )
     else:
         sys.stdout.write(format_summary(summary, prefix="# ") + "\n")
+        if checked.refused:
+            sys.stdout.write("".join(f"# refused: {f.line()}\n" for f in checked.refused) + "\n")
         sys.stdout.write(format_rendered(results, explain=args.explain, only_kinds=kinds))
+    if args.strict:
+        bad = [s for s in summary if s.status in _BAD]
+        if checked.refused or bad:
+            error(
+                f"--strict: {len(checked.refused)} object(s) would be refused, "
+                f"{len(bad)} service(s) would be Failed or Degraded"
+            )
+            return 1
     return 0
 
 

@@ -8,11 +8,23 @@ from __future__ import annotations
 
 import argparse
 
-from aim_core.cli.common import GPU_PREFERENCE_HELP
+from aim_core.cli.common import GPU_PREFERENCE_HELP, add_cluster_options, command_parser
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run the operator against the current kubeconfig or in-cluster config")
+    p = command_parser(
+        sub,
+        "run",
+        "run the operator against the current kubeconfig or in-cluster config",
+        [
+            "aim-engine run                                   # the current kubeconfig context, all namespaces",
+            "aim-engine run --kubeconfig ~/.kube/dev --context dev -n team-a --log-format plain",
+            "aim-engine run --leader-elect --metrics-bind-address :8443",
+        ],
+        codes="Exit status: 0 stopped (SIGTERM); 1 no usable credentials, or a port cannot be bound; "
+        "2 bad usage or an unreadable --kubeconfig; 130 interrupted.",
+    )
+    add_cluster_options(p)
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="watch all namespaces (default)")
     scope.add_argument("-n", "--namespace", action="append", default=[], help="watch this namespace (repeatable)")
@@ -148,6 +160,15 @@ def seconds(text: str) -> float:
 
 
 def command(args: argparse.Namespace) -> int:
+    from aim_core.cli.common import error, login
+    from aim_core.operator.login import LoginError
+
+    # before the operator loop: without credentials kopf would retry its login forever, with tracebacks
+    try:
+        login(args.kubeconfig, args.context, in_cluster_first=True)
+    except LoginError as exc:
+        error(str(exc))
+        return 1
     from aim_core.operator.run import run
 
     return run(args)

@@ -5,29 +5,32 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aim_core.cli.common import add_cluster_options, error
+from aim_core.cli.common import add_cluster_options, add_filename_option, command_parser, error, subcommands
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("templates", help="tools for service templates (read the cluster, print YAML)")
-    actions = p.add_subparsers(dest="templates_action", required=True)
-    c = actions.add_parser(
+    p = command_parser(
+        sub,
+        "templates",
+        "tools for service templates (read the cluster, print YAML)",
+        ["aim-engine templates clone --from-gpu MI300X --to-gpu MI308X | kubectl apply -f -"],
+    )
+    actions = subcommands(p, "templates_action")
+    c = command_parser(
+        actions,
         "clone",
-        help="print copies of every AIMClusterServiceTemplate of one GPU model for another GPU model",
+        "print copies of every AIMClusterServiceTemplate of one GPU model for another GPU model",
+        [
+            "aim-engine templates clone --from-gpu MI300X --to-gpu MI308X | kubectl apply -f -",
+            "aim-engine templates clone --from-gpu MI300X --to-gpu MI308X -f examples/templates.yaml",
+        ],
         description="Read the AIMClusterServiceTemplates (from the cluster, or from -f files) and print, as YAML "
         "for kubectl apply, a copy of each one whose GPU model is --from-gpu with hardware.gpu.model "
         "--to-gpu and AIM_GPU_MODEL=<from-gpu> in its env (upstream's hack/clone-templates-for-gpu.sh).",
     )
     c.add_argument("--from-gpu", required=True, metavar="MODEL", help="GPU model of the templates to copy, e.g. MI300X")
     c.add_argument("--to-gpu", required=True, metavar="MODEL", help="GPU model of the copies, e.g. MI308X")
-    c.add_argument(
-        "-f",
-        "--filename",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="read templates from these files or folders instead of the cluster (repeatable)",
-    )
+    add_filename_option(c, "read templates from here instead of the cluster")
     add_cluster_options(c)
     c.set_defaults(func=clone)
 
@@ -52,11 +55,9 @@ def clone(args: argparse.Namespace) -> int:
 
 
 def _from_files(paths: list[str]) -> list[dict]:
-    from pathlib import Path
+    from aim_core.cli.inputs import load_documents
 
-    from aim_core.cli.offline import load_documents
-
-    return [d for d in load_documents([Path(p) for p in paths]) if d.get("kind") == "AIMClusterServiceTemplate"]
+    return [d for d in load_documents(paths) if d.get("kind") == "AIMClusterServiceTemplate"]
 
 
 def _from_cluster(args: argparse.Namespace) -> list[dict] | None:

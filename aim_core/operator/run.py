@@ -44,6 +44,8 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         metrics_cert_path=getattr(args, "metrics_cert_path", None) or None,
         metrics_cert_name=getattr(args, "metrics_cert_name", "tls.crt"),
         metrics_cert_key=getattr(args, "metrics_cert_key", "tls.key"),
+        kubeconfig=getattr(args, "kubeconfig", None),
+        context=getattr(args, "context", None),
     )
 
 

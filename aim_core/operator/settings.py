@@ -64,3 +64,7 @@ class Settings:
     metrics_cert_path: str | None = None  # directory of the serving certificate; None: a self-signed one
     metrics_cert_name: str = "tls.crt"
     metrics_cert_key: str = "tls.key"
+    # the kubeconfig file and context to log in with (None: $KUBECONFIG or ~/.kube/config, the current context;
+    # in a pod without either, the service account)
+    kubeconfig: str | None = None
+    context: str | None = None

@@ -19,52 +19,6 @@ other than immutability), and pruning inside ``metadata``.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Mapping
-from typing import Any
+from aim_core.api.structural import prune_and_default
 
-_ENVELOPE = ("apiVersion", "kind", "metadata")
-
-
-def prune_and_default(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """``obj`` as the API server would store it under the structural ``schema`` (a new object)."""
-    return _object(obj, schema, envelope=True)
-
-
-def _value(value: Any, schema: Mapping[str, Any]) -> Any:
-    if isinstance(value, Mapping):
-        return _object(value, schema, envelope=bool(schema.get("x-kubernetes-embedded-resource")))
-    if isinstance(value, list):
-        items = schema.get("items")
-        if not isinstance(items, Mapping):
-            return copy.deepcopy(value)
-        return [_value(item, items) for item in value if item is not None or items.get("nullable")]
-    return value
-
-
-def _object(value: Mapping[str, Any], schema: Mapping[str, Any], *, envelope: bool) -> dict[str, Any]:
-    props: Mapping[str, Any] = schema.get("properties") or {}
-    extra = schema.get("additionalProperties")
-    preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
-    untyped = "type" not in schema and not props and extra is None  # e.g. int-or-string: leave it be
-    out: dict[str, Any] = {}
-    for key, sub in value.items():
-        if envelope and key in _ENVELOPE:
-            out[key] = copy.deepcopy(sub)
-            continue
-        child = props.get(key)
-        if child is None and isinstance(extra, Mapping):
-            child = extra
-        if child is None:
-            if preserve or untyped or extra is True:
-                out[key] = copy.deepcopy(sub)
-            continue  # pruned
-        if sub is None:
-            if child.get("nullable"):
-                out[key] = None
-            continue
-        out[key] = _value(sub, child)
-    for key, child in props.items():
-        if key not in out and "default" in child and not (envelope and key in _ENVELOPE):
-            out[key] = _value(copy.deepcopy(child["default"]), child)
-    return out
+__all__ = ["prune_and_default"]
