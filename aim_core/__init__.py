@@ -35,6 +35,7 @@ from aim_core.plugin.providers import (
     RuntimeBuilder,
     RuntimeRequest,
     ScalingRequest,
+    ServingEndpoint,
 )
 from aim_core.reconcile.durations import to_gateway_duration
 from aim_core.reconcile.health import Category, Health, State
@@ -93,6 +94,7 @@ __all__ = [
     "RuntimeBuilder",
     "RuntimeRequest",
     "ScalingRequest",
+    "ServingEndpoint",
     "State",
     "VendorRegistryClient",
     "check_crd",

@@ -7,8 +7,9 @@ hand-kept list:
 - every resource the running operator watches (``Runtime.watched()`` with the
   real controllers and plugins): get, list, watch;
 - what kopf itself reads: CRDs and namespaces (``kopf/_core/reactor/observation.py``);
-- the children the service controller's providers build (runtime builder,
-  route builder): create and patch (server-side apply creates when absent);
+- the children the service controller's providers build (runtime builders,
+  route builder), of every kind they declare: create and patch (server-side
+  apply creates when absent), delete (an object a builder stops returning);
 - every ``<...>.want(RESOURCE, ...)`` and ``<...>.kube.<verb>(RESOURCE, ...)``
   call in ``aim_core`` (found by parsing the source), with the verb it needs;
 - the controllers' own kinds: patch (finalizers); the status subresource of
@@ -174,10 +175,11 @@ def code_needs() -> tuple[set[Need], set[Need]]:
     # kopf's observers: CRDs (resource scanning) and namespaces (namespace patterns)
     cluster |= {("apiextensions.k8s.io", "customresourcedefinitions", v, None) for v in ("list", "watch")}
     cluster |= {("", "namespaces", v, None) for v in ("list", "watch")}
-    # children built by the service controller's providers
+    # children built by the service controller's providers, of every kind they declare: applied, and
+    # deleted when a builder stops returning one
     providers = service_controller(rt).providers
-    for child in (providers.runtime, providers.route):
-        cluster |= {(child.resource.group, child.resource.plural, verb, None) for verb in APPLY}
+    for child in providers.owned_kinds():
+        cluster |= {(child.group, child.plural, verb, None) for verb in (*APPLY, "delete")}
     # each controller patches its own kind (finalizers) and, if it writes status, its status subresource
     for controller in rt.engine.controllers.values():
         ref = controller.resource

@@ -69,15 +69,42 @@ class RuntimeRequest:
     owned_volume_prefixes: tuple[str, ...] = ()
 
 
+#: The model server's HTTP port in AIM images (vLLM's OpenAI server).
+MODEL_PORT = 8000
+
+
+@attrs.frozen
+class ServingEndpoint:
+    """Where a runtime's model server pods are: the labels that select exactly them, and their model port.
+
+    The route builder gets it in :class:`RouteRequest`, so a route that addresses pods (an
+    InferencePool) follows whatever workload serves the model.
+    """
+
+    pod_selector: Mapping[str, str]
+    port: int = MODEL_PORT
+
+
 @runtime_checkable
 class RuntimeBuilder(Protocol):
-    """Turns a resolved service into serving objects and reads their health back."""
+    """Turns a resolved service into serving objects and reads their health back.
+
+    A builder may return objects of several kinds. Besides ``resource`` (the main object's), it
+    declares every other kind its ``build`` may return in an optional ``kinds`` attribute (a
+    sequence of :class:`ResourceRef`). The core applies them owned by the service, watches them,
+    grants the operator the RBAC for them, and deletes an object of a declared kind that the
+    service owns when the builder no longer returns it. An object of an undeclared kind is
+    reported (``UnsupportedRuntimeObject``) and never applied.
+
+    Optional too: ``endpoint(name) -> ServingEndpoint`` (else the pods of ``pod_selector(name)``
+    on port 8000).
+    """
 
     name: str
     resource: ResourceRef
 
     def build(self, request: RuntimeRequest) -> list[KubeObject]:
-        """The serving objects for ``request``; the first one is the main object."""
+        """The serving objects for ``request``; the first one is the main object (of kind ``resource``)."""
 
     def health(
         self, live: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]
@@ -105,20 +132,48 @@ class RouteRequest:
     backend_service: str
     backend_port: int = 80
     request_timeout: str | None = None
+    #: the model server pods of the service's runtime and their port (see :class:`ServingEndpoint`)
+    endpoint: ServingEndpoint = ServingEndpoint({})
+    #: the routing settings, the service's over its runtime config's, field by field (wire names)
+    settings: Mapping[str, Any] = attrs.field(factory=dict)
 
 
 @runtime_checkable
 class RouteBuilder(Protocol):
-    """Builds the route object of a service and reads its health."""
+    """Builds the route object of a service and reads its health.
+
+    Like a runtime builder, it may return several objects (the route first) and declares the
+    other kinds in an optional ``kinds`` attribute; the core owns, watches, grants and prunes
+    them the same way.
+    """
 
     name: str
     resource: ResourceRef
 
-    def build(self, request: RouteRequest) -> KubeObject:
-        """The route object for ``request``."""
+    def build(self, request: RouteRequest) -> KubeObject | list[KubeObject]:
+        """The route object for ``request``, or a list whose first object is the route."""
 
     def health(self, live: Mapping[str, Any] | None) -> Health:
         """Route health from the object's ``status``."""
+
+
+def declared_kinds(builder: Any) -> tuple[ResourceRef, ...]:
+    """Every resource a runtime or route builder may return: its main ``resource`` first, then ``kinds``."""
+    kinds = [builder.resource]
+    for ref in getattr(builder, "kinds", ()) or ():
+        if ref not in kinds:
+            kinds.append(ref)
+    return tuple(kinds)
+
+
+def serving_endpoint(builder: Any, name: str) -> ServingEndpoint:
+    """The model server pods of serving object ``name`` as ``builder`` builds them."""
+    endpoint = getattr(builder, "endpoint", None)
+    if callable(endpoint):
+        found = endpoint(name)
+        if isinstance(found, ServingEndpoint):
+            return found
+    return ServingEndpoint(dict(builder.pod_selector(name)), MODEL_PORT)
 
 
 @attrs.frozen

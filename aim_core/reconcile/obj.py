@@ -123,3 +123,12 @@ def pull_secret_names(refs: Any) -> tuple[str, ...]:
 
 
 __all__ = ["Obj", "Stored", "cached_view", "clone", "meta_of", "pull_secret_names", "spec_of", "status_of", "view_of"]
+
+
+def controller_uid(obj: Obj | None) -> str | None:
+    """The uid of the object that controls ``obj`` (its owner reference with ``controller: true``), if any."""
+    for ref in meta_of(obj).get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller") is True:
+            uid = ref.get("uid")
+            return str(uid) if uid else None
+    return None

@@ -73,6 +73,9 @@ _BLOCKING = (
     (Category.INVALID_SPEC, "InvalidSpec"),
     (Category.MISSING_UPSTREAM, "ReferenceNotFound"),
 )
+# Blocking reasons that ``Ready`` names themselves rather than by category: what stands in the way is
+# not the spec but another object (the operator never takes over an object it does not control).
+_OWN_REASONS = frozenset({"NameConflict"})
 
 ErrorTuple = tuple[Category, str, str]  # or any object with .category, .reason, .message
 
@@ -257,7 +260,9 @@ def _ready_condition(
     if root is State.READY:
         return Condition.true(READY, "AllComponentsReady", "All components are ready")
     if blocking:
-        return Condition.false(READY, blocking[0], _joined(blocking[1]))
+        reasons = {e.reason for e in blocking[1]}
+        reason = next(iter(reasons)) if len(reasons) == 1 and reasons <= _OWN_REASONS else blocking[0]
+        return Condition.false(READY, reason, _joined(blocking[1]))
     for name, state in states.items():
         if state in _ERROR_STATES:
             health = components[name]

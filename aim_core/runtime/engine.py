@@ -23,13 +23,20 @@ from aim_core.plugin.providers import ResourceRef
 from aim_core.reconcile import events as eventing
 from aim_core.reconcile import labels as labelling
 from aim_core.reconcile import status as statusing
-from aim_core.reconcile.errors import ApiError, classify
+from aim_core.reconcile.errors import ApiError
 from aim_core.reconcile.plan import Issue, Plan
 from aim_core.reconcile.resources import NAMESPACES
 from aim_core.reconcile.writes import build_status, rfc3339, status_patch
-from aim_core.runtime import applyset, outcomes
+from aim_core.runtime import adoption, applyset, outcomes
 from aim_core.runtime.controller import Context, Controller, namespace_going
-from aim_core.runtime.patches import finalizers_patch, issue_from, routine, same_but_finalizers, same_but_status
+from aim_core.runtime.patches import (
+    finalizers_patch,
+    issue_from,
+    log_failure,
+    routine,
+    same_but_finalizers,
+    same_but_status,
+)
 from aim_core.runtime.recorder import FLUSH_TIMEOUT, EventRecorder
 from aim_core.runtime.store import Store
 from aim_core.runtime.workqueue import WorkQueue
@@ -61,6 +68,8 @@ class Engine:
         self._warning_interval = datetime.timedelta(seconds=recurring_warning_interval)
         self._routes: dict[ResourceRef, list[tuple[Controller, Any]]] = {}
         self._writer: Key | None = None  # whose write is being stored (its own child does not re-trigger it)
+        # per controller, the resources it watches only in part (selectors): the store may miss an object there
+        self._selective = {c.name: set(c.selections()) for c in self.controllers.values()}
         self.events = EventRecorder(lambda: self.ctx.kube, terminating=self.terminating, refused=self._note_refusal)
         for controller in self.controllers.values():
             controller.setup(ctx.store)
@@ -182,22 +191,7 @@ class Engine:
         self, controller: Controller, key: Hashable, namespace: str | None, name: str, exc: BaseException
     ) -> None:
         """Back off; routine trouble (API server or network) is one WARNING line, a bug gets its traceback."""
-        category, reason = classify(exc)
-        delay = self.queue.backoff(key)
-        if routine(exc):
-            log.warning("reconcile of %s %s/%s: %s; retrying in %.1fs", controller.name, namespace, name, exc, delay)
-            return
-        log.error(
-            "reconcile of %s %s/%s failed: %s (%s): %s; retrying in %.1fs",
-            controller.name,
-            namespace,
-            name,
-            reason,
-            category.value,
-            exc,
-            delay,
-            exc_info=not isinstance(exc, ApiError),
-        )
+        log_failure(f"{controller.name} {namespace}/{name}", exc, self.queue.backoff(key))
 
     @metrics.timed_reconcile
     async def reconcile(self, controller: Controller, namespace: str | None, name: str) -> float | str | None:
@@ -245,7 +239,7 @@ class Engine:
         if transient or failed is not None:
             self._trouble[(controller.name, namespace, name)] = transient[0].message if transient else str(failed)
             return "backoff"
-        return plan.requeue_after
+        return adoption.requeue(plan.requeue_after, issues)
 
     def terminating(self, namespace: str | None) -> bool:
         """Whether ``namespace`` is being deleted: its object says so, or it refused a create as terminating."""
@@ -294,6 +288,11 @@ class Engine:
             meta = body["metadata"]
             child = (desired.resource, meta.get("namespace") or None, meta["name"])
             live = self.store.get(desired.resource, meta.get("namespace"), meta["name"])
+            selective = desired.resource in self._selective.get(controller.name, ())
+            live, refused = await adoption.look(self.kube, desired, obj, live, selective)
+            if refused is not None:
+                issues.append(refused)
+                continue
             if not applyset.needs_apply(body, live, controller.field_manager, self._applied.get(child, body)):
                 continue
             if self.terminating(meta.get("namespace")):
@@ -314,7 +313,8 @@ class Engine:
                     self.store.upsert(desired.resource, result, copy_obj=False)
         for deletion in plan.delete:
             self._applied.forget((deletion.resource, deletion.namespace or None, deletion.name))
-            if self.store.get(deletion.resource, deletion.namespace, deletion.name) is None:
+            live = self.store.get(deletion.resource, deletion.namespace, deletion.name)
+            if live is None or not adoption.may_delete(live, obj, deletion):
                 continue
             try:
                 await self.kube.delete(deletion.resource, deletion.namespace, deletion.name)
@@ -328,15 +328,10 @@ class Engine:
     ) -> None:
         """Store a child just created, without re-triggering the object whose plan created it.
 
-        Only for children the plan marked ``anticipated``: its status already
-        reports the child as the next reconcile would read it back, so that
-        reconcile would repeat the plan and write nothing (one reconcile per
-        new service instead of two). Every later change of the child (its
-        status, someone else's edit, deletion) comes by watch with a new
-        resourceVersion and does trigger it; the watch's echo of this write
-        has the same version and changes nothing in the store. Other objects
-        watching the child are triggered as usual. Also for the object's own
-        finalizer patch (only a change of its finalizers is not noticed).
+        Only for children the plan marked ``anticipated`` (its status already reports the child as
+        the next reconcile would read it back: one reconcile per new service instead of two), and
+        for the object's own finalizer patch. Every later change of the child comes by watch with a
+        new resourceVersion and does trigger it; the watch's echo of this write changes nothing.
         """
         meta = obj["metadata"]
         self._writer = (controller.name, meta.get("namespace") or None, meta["name"])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from aim_core.reconcile.errors import ApiError, NetworkError, classify
 from aim_core.reconcile.plan import Issue
+
+log = logging.getLogger("aim_engine.engine")
 
 
 def routine(exc: BaseException) -> bool:
@@ -50,3 +53,20 @@ def same_but_finalizers(old: dict[str, Any], new: dict[str, Any]) -> bool:
 def issue_from(exc: BaseException, doing: str) -> Issue:
     category, reason = classify(exc)
     return Issue(category, reason, f"{doing}: {exc}")
+
+
+def log_failure(what: str, exc: BaseException, delay: float) -> None:
+    """One WARNING line for routine trouble (API server or network); a bug gets its traceback."""
+    if routine(exc):
+        log.warning("reconcile of %s: %s; retrying in %.1fs", what, exc, delay)
+        return
+    category, reason = classify(exc)
+    log.error(
+        "reconcile of %s failed: %s (%s): %s; retrying in %.1fs",
+        what,
+        reason,
+        category.value,
+        exc,
+        delay,
+        exc_info=not isinstance(exc, ApiError),
+    )

@@ -53,6 +53,7 @@ from aim_core.runtimeconfig import resolve
 from aim_core.service.adapters import adapter_sources, artifact_view
 from aim_core.service.keys import model_names, namespace_of, serving_name_keys, template_names
 from aim_core.service.observed import Observed, Providers
+from aim_core.service.owned import child_selections, index_children, owned_children
 from aim_core.service.plan import plan_service
 from aim_core.service.pods import LOG_CACHE_SIZE as LOG_CACHE_SIZE
 from aim_core.service.pods import is_ready, pod_ready, terminations
@@ -156,6 +157,7 @@ class ServiceController(Controller):
         store.add_index(
             PODS, POD_BY_SERVING, lambda p: [(namespace_of(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))]
         )
+        index_children(store, self.providers)
 
     # ------------------------------------------------------------- watches
 
@@ -266,7 +268,8 @@ class ServiceController(Controller):
         return {PODS: lambda pod: ISVC_POD_LABEL in (pod["metadata"].get("labels") or {})}
 
     def selections(self) -> dict[Any, list[Selection]]:
-        return {PODS: [Selection(label_selector=ISVC_POD_LABEL)]}  # the serving pods, none of the cluster's others
+        # the serving pods, none of the cluster's others; of the builders' other kinds, what a service made
+        return {PODS: [Selection(label_selector=ISVC_POD_LABEL)], **child_selections(self.providers)}
 
     # ------------------------------------------------------------- observe
 
@@ -321,6 +324,7 @@ class ServiceController(Controller):
                         except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
                             read_errors.append(describe(exc))
                             break
+        owned = owned_children(store, self.providers, obj)
         artifacts = tuple(
             a
             for uri in dict.fromkeys(adapter_sources(obj))
@@ -328,6 +332,7 @@ class ServiceController(Controller):
         )
         return Observed(
             artifacts=artifacts,
+            owned=owned,
             config=config,
             models=models,
             templates=templates,

@@ -8,12 +8,17 @@ from typing import Any
 
 import attrs
 
-from aim_core.plugin.providers import Autoscaler, GpuVendor, ResourceRef, RouteBuilder, RuntimeBuilder
+from aim_core.plugin.providers import Autoscaler, GpuVendor, ResourceRef, RouteBuilder, RuntimeBuilder, declared_kinds
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.naming import route_name
 from aim_core.runtimeconfig import Resolution
 
 log = logging.getLogger("aim_engine.service")
+
+# What a builder's object is to the service, as the core labels every object beyond a builder's main one
+# (``aim.eai.amd.com/component``): it prunes them per role, and only after that role's builder ran.
+RUNTIME_ROLE = "runtime"
+ROUTING_ROLE = "routing"
 
 # The providers a service uses, by name; the first installed one is used when the
 # preferred name is absent (a third-party runtime builder can replace KServe).
@@ -29,6 +34,9 @@ class Providers:
     autoscaler: Autoscaler | None = None
     gpu_vendors: tuple[GpuVendor, ...] = ()
     missing: dict[str, str] = attrs.field(factory=dict)
+    #: every installed runtime builder, the one used first: the kinds of all of them are owned and
+    #: watched, so a service whose builder changes finds (and prunes) what the other one made
+    runtimes: tuple[RuntimeBuilder, ...] = ()
 
     @classmethod
     def from_plugins(cls, pm: Any) -> Providers:
@@ -47,22 +55,41 @@ class Providers:
             else:
                 missing[hook] = f"no plugin provides {hook}; is the {preferred} plugin installed?"
         vendors = tuple(host.providers(pm, "aim_gpu_vendors").values())
+        runtime = chosen.get("aim_runtime_builders")
+        others = [b for _, b in sorted(host.providers(pm, "aim_runtime_builders").items()) if b is not runtime]
         return cls(
-            runtime=chosen.get("aim_runtime_builders"),
+            runtimes=tuple([runtime] if runtime is not None else []) + tuple(others),
+            runtime=runtime,
             route=chosen.get("aim_route_builders"),
             autoscaler=chosen.get("aim_autoscalers"),
             gpu_vendors=vendors,
             missing=missing,
         )
 
-    def child_resources(self) -> list[ResourceRef]:
-        refs = []
-        if self.runtime is not None:
-            refs.append(self.runtime.resource)
+    def owned_kinds(self) -> list[ResourceRef]:
+        """Every kind a builder may return: the service owns, watches, applies and prunes objects of these."""
+        refs: list[ResourceRef] = []
+        builders = [*(self.runtimes or ([self.runtime] if self.runtime is not None else [])), self.route]
+        for builder in builders:
+            if builder is not None:
+                refs += [ref for ref in declared_kinds(builder) if ref not in refs]
+        return refs
+
+    def main_kinds(self) -> dict[ResourceRef, str]:
+        """The main object's kind of each builder, and its role (``runtime`` or ``routing``)."""
+        roles: dict[ResourceRef, str] = {}
+        for builder in self.runtimes or ([self.runtime] if self.runtime is not None else []):
+            roles.setdefault(builder.resource, RUNTIME_ROLE)
         if self.route is not None:
-            refs.append(self.route.resource)
+            roles.setdefault(self.route.resource, ROUTING_ROLE)
+        return roles
+
+    def child_resources(self) -> list[ResourceRef]:
+        refs = self.owned_kinds()
         if self.autoscaler is not None:
-            refs.append(self.autoscaler.scaler("x")[0])
+            scaler = self.autoscaler.scaler("x")[0]
+            if scaler not in refs:
+                refs.append(scaler)
         return refs
 
     def child_objects(self, serving: str, service: str, namespace: str) -> dict[str, tuple[ResourceRef, str]]:
@@ -94,3 +121,5 @@ class Observed:
     namespace_terminating: bool = False
     now: datetime.datetime | None = None  # the reconcile's clock (a Failed cache's retry backoff); None: no retry
     artifacts: tuple[dict[str, Any], ...] = ()  # artifacts of the namespace with an adapter's sourceUri
+    #: per kind a builder declares, the objects the service controls (its controller owner reference)
+    owned: dict[ResourceRef, tuple[dict[str, Any], ...]] = attrs.field(factory=dict)

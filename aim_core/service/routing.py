@@ -46,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aim_core.plugin.providers import RouteRequest
+from aim_core.plugin.providers import RouteRequest, ServingEndpoint
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
 from aim_core.reconcile.durations import to_gateway_duration
@@ -301,7 +301,10 @@ def _pick(service: Mapping[str, Any], config: Mapping[str, Any], field: str) -> 
 
 
 def route_request(
-    service: Mapping[str, Any], config: Mapping[str, Any], backend_service: str
+    service: Mapping[str, Any],
+    config: Mapping[str, Any],
+    backend_service: str,
+    endpoint: ServingEndpoint | None = None,
 ) -> RouteRequest | Issue | None:
     """The route for ``service``; ``None`` when routing is off; an InvalidSpec issue when it cannot be built.
 
@@ -309,6 +312,7 @@ def route_request(
     :param config: the merged runtime config spec.
     :param backend_service: the Service that receives traffic (the runtime
         builder's ``backend_service(<serving object name>)``).
+    :param endpoint: the model server pods and port of the runtime (for routes that address pods).
     :returns: ``GatewayNotConfigured``, ``PathTemplateInvalid`` or
         ``InvalidRequestTimeout`` issue (checked in that order), else the request.
     """
@@ -371,6 +375,8 @@ def route_request(
         backend_service=backend_service,
         backend_port=BACKEND_PORT,
         request_timeout=request_timeout,
+        endpoint=endpoint if endpoint is not None else ServingEndpoint({}),
+        settings={**(config.get("routing") or {}), **_own_routing(service)},
     )
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
-from aim_core.plugin.providers import gpu_resource_names
+from aim_core.plugin.providers import KubeObject, ServingEndpoint, declared_kinds, gpu_resource_names, serving_endpoint
 from aim_core.reconcile.health import Category, Health
+from aim_core.reconcile.labels import COMPONENT_LABEL
 from aim_core.reconcile.obj import Obj
-from aim_core.reconcile.plan import Issue, Plan
+from aim_core.reconcile.plan import Deletion, Issue, Plan
 from aim_core.reconcile.workloads import inspect_pods
 from aim_core.service import routing
-from aim_core.service.observed import Observed
+from aim_core.service.observed import ROUTING_ROLE, RUNTIME_ROLE, Observed
 from aim_core.service.placement import service_placement
 from aim_core.service.runtime import (
     container_resources,
@@ -100,19 +101,12 @@ def plan_runtime(
         except ValueError as exc:
             plan.issue(Category.INVALID_SPEC, "InvalidAutoscaling", f"spec.autoScaling: {exc}")
             return
-    resource = runtime.resource
-    for obj in objects:
-        if (obj.get("apiVersion"), obj.get("kind")) != (resource.api_version, resource.kind):
-            plan.issue(
-                Category.UNKNOWN,
-                "UnsupportedRuntimeObject",
-                f"runtime builder {runtime.name!r} returned a {obj.get('kind')}; only "
-                f"{resource.kind} objects are applied",
-            )
-            continue
-        # Created now: reported below as the next reconcile would read it back, so storing the
-        # server's answer does not reconcile the service again (tests/wire/test_settled_wire.py).
-        plan.want(resource, obj, anticipated=live is None)
+    # Created now: reported below as the next reconcile would read it back, so storing the server's
+    # answer does not reconcile the service again (tests/wire/test_settled_wire.py).
+    built = want_built(plan, runtime, objects, RUNTIME_ROLE, anticipated=live is None)
+    if built is None:
+        return
+    prune(plan, ob, RUNTIME_ROLE, built, svc)
     if live is None and objects:
         # Report what the next reconcile will read back from the object just created (no status
         # yet, no pods), so that reconcile finds nothing to change and writes nothing.
@@ -133,7 +127,10 @@ def plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: st
         )
         return
     backend = providers.runtime.backend_service(serving_name) if providers.runtime else f"{serving_name}-predictor"
-    request = routing.route_request(svc, config, backend)
+    endpoint = (
+        serving_endpoint(providers.runtime, serving_name) if providers.runtime is not None else ServingEndpoint({})
+    )
+    request = routing.route_request(svc, config, backend, endpoint)
     if isinstance(request, Issue):
         if routing.blocks_service(request):
             plan.issues.append(request)
@@ -141,8 +138,65 @@ def plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: st
         return
     if request is None:
         return
-    plan.want(providers.route.resource, providers.route.build(request))
+    objects = providers.route.build(request)
+    built = want_built(plan, providers.route, objects if isinstance(objects, list) else [objects], ROUTING_ROLE)
+    if built is None:
+        return
+    prune(plan, ob, ROUTING_ROLE, built, svc)
     live = ob.live.get("route")
     plan.component(ROUTE, providers.route.health(live))
     if live is not None:
         plan.status["routing"] = {"path": request.path}
+
+
+def want_built(
+    plan: Plan, builder: Any, objects: list[KubeObject], role: str, *, anticipated: bool = False
+) -> set[tuple[Any, str]] | None:
+    """Put a builder's objects in the plan; the (kind, name) of each, or ``None`` when it returned one
+    of a kind it did not declare (reported, nothing of it applied, nothing pruned).
+
+    The first object is the builder's main one, as it always was (an InferenceService is applied
+    bit for bit as before). Every other object is labelled with its role, so that the objects a
+    builder stops returning are found and deleted, and only after that role's builder ran.
+    """
+    kinds = {(ref.api_version, ref.kind): ref for ref in declared_kinds(builder)}
+    undeclared = [o for o in objects if (o.get("apiVersion"), o.get("kind")) not in kinds]
+    if undeclared:
+        names = sorted({str(o.get("kind")) for o in undeclared})
+        plan.issue(
+            Category.UNKNOWN,
+            "UnsupportedRuntimeObject" if role == RUNTIME_ROLE else "UnsupportedRouteObject",
+            f"{role} builder {builder.name!r} returned {', '.join(names)} objects, which it does not declare; "
+            f"only {', '.join(sorted(ref.kind for ref in kinds.values()))} objects are applied",
+        )
+        objects = [o for o in objects if o not in undeclared]
+        if not objects:
+            return None
+    built: set[tuple[Any, str]] = set()
+    for index, obj in enumerate(objects):
+        ref = kinds[(str(obj.get("apiVersion")), str(obj.get("kind")))]
+        if index > 0:
+            meta = obj.setdefault("metadata", {})
+            meta["labels"] = {**(meta.get("labels") or {}), COMPONENT_LABEL: role}
+        plan.want(ref, obj, anticipated=anticipated and index == 0)
+        built.add((ref, obj["metadata"]["name"]))
+    return None if undeclared else built
+
+
+def prune(plan: Plan, ob: Observed, role: str, built: set[tuple[Any, str]], svc: Obj) -> None:
+    """Delete what the service controls of this role that its builder no longer returns.
+
+    Only objects whose controller is this service (``ob.owned``) are candidates; an object's role
+    is its label, else its kind's if that is a builder's main kind (an InferenceService left by
+    the runtime builder a service used before).
+    """
+    mains = ob.providers.main_kinds()
+    namespace = svc["metadata"].get("namespace")
+    for ref, children in ob.owned.items():
+        for child in children:
+            name = child["metadata"]["name"]
+            if (ref, name) in built or (child["metadata"].get("deletionTimestamp")):
+                continue
+            child_role = (child["metadata"].get("labels") or {}).get(COMPONENT_LABEL) or mains.get(ref)
+            if child_role == role:
+                plan.delete.append(Deletion(ref, namespace, name))

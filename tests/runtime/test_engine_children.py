@@ -140,6 +140,9 @@ async def test_an_anticipated_child_that_already_existed_reconciles_its_parent_w
                 "namespace": "team",
                 "resourceVersion": "5",
                 "labels": {OWNER: "c", "stale": "yes"},
+                "ownerReferences": [
+                    {"apiVersion": "example.com/v1", "kind": "Parent", "name": "c", "uid": "p1", "controller": True}
+                ],
             },
         },
     )

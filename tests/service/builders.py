@@ -470,12 +470,14 @@ def observed(
     events: Iterable[Mapping[str, Any]] = (),
     read_errors: Iterable[Any] = (),
     with_providers: Providers | None = None,
+    owned: Mapping[Any, Iterable[Mapping[str, Any]]] | None = None,
 ) -> Observed:
     """What the controller's observe step would hand the plan, given the objects in the store.
 
     ``objects`` may hold models, templates, caches and runtime configs of any
     scope; those of other namespaces are left out as the store's namespaced
-    listing would. ``runtime``/``route``/``scaler`` are the live children.
+    listing would. ``runtime``/``route``/``scaler`` are the live children; ``owned``, per kind,
+    the objects of the builders' kinds the service controls.
     """
     ns = svc["metadata"].get("namespace")
     by_kind: dict[str, list[Mapping[str, Any]]] = {}
@@ -504,6 +506,7 @@ def observed(
         read_errors=list(read_errors),
         providers=chosen,
         artifacts=tuple(by_kind.get("AIMArtifact", [])),  # type: ignore[arg-type]
+        owned={ref: tuple(objs) for ref, objs in (owned or {}).items()},  # type: ignore[misc]
     )
 
 
