@@ -158,3 +158,23 @@ def test_a_namespaced_value_hides_the_cluster_config_s_bad_one():
 
 def test_a_missing_config_keeps_its_own_reason():
     assert resolve("gpu", None, None).issue_reason == "ReferenceNotFound"
+
+
+def test_the_config_itself_reports_each_value_that_cannot_work():
+    from aim_core.runtimeconfig.controller import validate
+
+    problems = validate(
+        rc(
+            "gpu",
+            {
+                "pvcHeadroomPercent": -5,
+                "storage": {"pvcHeadroomPercent": -1},
+                "artifact": {"unusedAdapterRetention": "soon"},
+            },
+        )
+    )
+    joined = "; ".join(problems)
+    assert "spec.pvcHeadroomPercent: -5 is negative" in joined
+    assert "spec.storage.pvcHeadroomPercent: -1 is negative" in joined
+    assert "spec.artifact.unusedAdapterRetention" in joined
+    assert validate(rc("gpu", {"pvcHeadroomPercent": 0, "artifact": {"unusedAdapterRetention": "Never"}})) == []
