@@ -175,6 +175,7 @@ class OperatorProcess:
     def __init__(self, workdir: Path, emulator: EmulatorProcess, *, workers: int = 4) -> None:
         self.workdir, self.emulator, self.workers = workdir, emulator, workers
         self.proc: subprocess.Popen[bytes] | None = None
+        self.log_offset = 0
 
     @property
     def pid(self) -> int:
@@ -224,8 +225,19 @@ class OperatorProcess:
         ]
         env = {**os.environ, "KUBECONFIG": str(self.kubeconfig())}
         env.pop("KUBERNETES_SERVICE_HOST", None)
-        with open(self.workdir / "operator.log", "wb") as out:
+        log = self.workdir / "operator.log"
+        self.log_offset = log.stat().st_size if log.exists() else 0  # a restart appends: where this run's lines begin
+        with open(log, "ab") as out:
             self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+    def new_log(self) -> str:
+        """What this run of the process has logged so far (a restart appends to the same file)."""
+        try:
+            with open(self.workdir / "operator.log", "rb") as f:
+                f.seek(self.log_offset)
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
 
     def check(self) -> None:
         if self.proc is not None and self.proc.poll() is not None:

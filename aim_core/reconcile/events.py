@@ -105,3 +105,25 @@ def summarize_first_appearance(old_conditions: Iterable[ConditionLike], events: 
     summary = EventSpec("Normal", ready.reason, f"{ready.message} ({listing})", ready.condition, False)
     rest = [e for e in events if e not in first]
     return [summary, *rest]
+
+
+def summarize_state_change(events: list[EventSpec]) -> list[EventSpec]:
+    """Fold the Normal transitions that come with a change of the ``Ready`` condition into its event.
+
+    A service going Running sees its runtime, its pods and ``Ready`` turn True in one
+    reconcile: one event for the change of state (its reason is ``Ready``'s), whose message
+    lists the component transitions that made it. Warnings, and component transitions
+    without a change of ``Ready``, are kept as they are.
+    """
+    normal = [e for e in events if e.type == "Normal" and not e.recurring]
+    ready = next((e for e in normal if e.condition == READY), None)
+    if ready is None or len(normal) < 2:
+        return events
+    listing = ", ".join(f"{e.condition} {e.reason}" for e in normal if e is not ready)
+    summary = EventSpec("Normal", ready.reason, f"{ready.message} ({listing})", ready.condition, False)
+    return [summary, *(e for e in events if e not in normal)]
+
+
+def summarize(old_conditions: Iterable[ConditionLike], events: list[EventSpec]) -> list[EventSpec]:
+    """The events a reconcile posts: :func:`summarize_first_appearance`, then :func:`summarize_state_change`."""
+    return summarize_state_change(summarize_first_appearance(old_conditions, events))

@@ -35,6 +35,9 @@ class Watch:
     mapper: Mapper
     changed: Callable[[dict[str, Any] | None, dict[str, Any]], bool] | None = None
     """Optional filter: only changes for which ``changed(old, new)`` is true re-trigger."""
+    coalesce: bool = False
+    """Gather triggers that come in a row into one reconcile (:meth:`~aim_core.runtime.workqueue.WorkQueue.add_soon`):
+    for children whose status changes arrive as separate events (a pod Ready, then its InferenceService)."""
 
 
 @attrs.define

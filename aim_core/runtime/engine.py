@@ -136,7 +136,7 @@ class Engine:
             for namespace, name in keys:
                 key = (controller.name, namespace, name)
                 if key != self._writer:
-                    self.queue.add(key)
+                    (self.queue.add_soon if watch.coalesce else self.queue.add)(key)
 
     def enqueue_all(self) -> None:
         for controller in self.controllers.values():
@@ -386,7 +386,7 @@ class Engine:
     def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
         """Hand the Events of this status change to the recorder (posted in the background)."""
         specs = eventing.plan_events(old_conditions, conditions, derived.component_states)
-        for spec in eventing.summarize_first_appearance(old_conditions, specs):
+        for spec in eventing.summarize(old_conditions, specs):
             if spec.recurring:
                 last = self._warned.get((key, spec.reason))
                 if last is not None and now - last < self._warning_interval:

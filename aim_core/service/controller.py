@@ -247,14 +247,15 @@ class ServiceController(Controller):
             Watch(TEMPLATES, by_template),
             Watch(CLUSTER_TEMPLATES, by_template),
             Watch(TEMPLATE_CACHES, by_cache),
-            Watch(PODS, by_pod),
-            Watch(EVENTS, by_event),
+            # a pod going Ready, then its InferenceService, then Events about them: one reconcile, one status write
+            Watch(PODS, by_pod, coalesce=True),
+            Watch(EVENTS, by_event, coalesce=True),
             Watch(NODES, by_node, changed=gpu_changed),
             # the download pod's progress patches change nothing the plan reads
             Watch(ARTIFACTS, by_artifact, changed=lambda old, new: artifact_view(old) != artifact_view(new)),
         ]
         for ref in self.providers.child_resources():
-            watches.append(Watch(ref, by_identity))
+            watches.append(Watch(ref, by_identity, coalesce=True))
         return watches
 
     def extra_resources(self) -> list[Any]:

@@ -131,3 +131,37 @@ def test_conditions_appearing_together_make_one_summary_event_and_later_transiti
     later = [dict(new[0], status="True", reason="AllComponentsReady", message="All components are ready"), *new[1:]]
     events = summarize_first_appearance(new, plan_events(new, later))
     assert [(e.type, e.reason) for e in events] == [("Normal", "AllComponentsReady")]
+
+
+def test_a_change_of_state_is_one_event_listing_the_component_transitions_that_made_it():
+    from aim_core.reconcile.events import plan_events, summarize
+
+    starting = [
+        old("Ready", "False", "Progressing", "Component InferenceService is not ready"),
+        old("InferenceServiceReady", "False", "Starting", "waiting"),
+        old("PodsReady", "False", "PodsStarting", "0/1 ready"),
+        old("ModelReady", "True", "ModelResolved", "model m is Ready"),
+    ]
+    running = [
+        old("Ready", "True", "AllComponentsReady", "All components are ready"),
+        old("InferenceServiceReady", "True", "Ready", "ready"),
+        old("PodsReady", "True", "PodsReady", "1/1 ready"),
+        starting[3],
+    ]
+    events = summarize(starting, plan_events(starting, running))
+    assert [(e.type, e.reason) for e in events] == [("Normal", "AllComponentsReady")]
+    assert "InferenceServiceReady Ready" in events[0].message and "PodsReady PodsReady" in events[0].message
+
+    # a component's own transition, the state unchanged: its own event, as before
+    pods_only = [running[0], running[1], old("PodsReady", "False", "PodsStarting", "0/1 ready"), starting[3]]
+    events = summarize(running, plan_events(running, pods_only))
+    assert [(e.type, e.reason) for e in events] == [("Normal", "PodsStarting")]
+
+
+def test_warnings_are_not_folded_into_a_change_of_state():
+    from aim_core.reconcile.events import plan_events, summarize
+
+    before = [old("Ready", "True", "AllComponentsReady", "ok"), old("PodsReady", "True", "PodsReady", "ok")]
+    after = [old("Ready", "False", "PodsFailed", "pods fail"), old("PodsReady", "False", "CrashLoop", "crashing")]
+    events = summarize(before, plan_events(before, after, {"Pods": State.FAILED}))
+    assert [(e.type, e.reason) for e in events] == [("Normal", "PodsFailed"), ("Warning", "CrashLoop")]
