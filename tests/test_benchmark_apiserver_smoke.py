@@ -1,8 +1,8 @@
 """The real-API-server benchmark (benchmarks/bench_apiserver.py) runs, and its invariants hold at small N.
 
-Every phase runs (bare client, existing services, start, burst, steady, ready, steady again,
-restart, bare client), the operator talking to kube-apiserver directly over TLS; its requests
-are counted from the server's audit log. No timing is asserted (speed targets are benchmarks').
+Every phase but the bare client's runs (existing services, start, burst, steady, ready, steady
+again, restart), the operator talking to kube-apiserver directly over TLS; its requests are
+counted from the server's audit log. No timing is asserted (speed targets are benchmarks').
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ def test_the_apiserver_benchmark_runs_and_holds_its_invariants(tmp_path: Path) -
         namespaces=2,
         nodes=1,
         paced=0,
-        quiet_seconds=1.0,
+        quiet_seconds=0.5,
         settle_quiet=0.5,
         timeout=180,
-        repeats=1,
+        bare=False,  # the wall ratio is no invariant: benchmarks/README.md has it
         existing=6,
     )
     results = run_benchmark(cfg, tmp_path, say=lambda _: None)
@@ -54,7 +54,8 @@ def test_the_apiserver_benchmark_runs_and_holds_its_invariants(tmp_path: Path) -
     # the operator started over the existing Running services: every one reconciled, nothing written
     start = results["start"]
     assert start["writes"] == 0 and start["writes_to_watched"] == 0, start["by_request"]
-    assert start["requests_beyond_listings"] <= start["services"]
+    # beyond the listings, at most one request per service (and the start-up GETs of the CRDs, one each)
+    assert start["requests_beyond_listings"] - start["crd_checks"] <= start["services"], start["by_request"]
     assert results["steady"]["writes"] == 0  # nothing changed: the operator wrote nothing
     ready = results["ready"]
     assert ready["running"] == 8
@@ -62,14 +63,11 @@ def test_the_apiserver_benchmark_runs_and_holds_its_invariants(tmp_path: Path) -
     assert results["steady_ready"]["writes"] == 0
     restart = results["restart"]  # every service Running: a restart reads and writes nothing per service
     assert restart["writes"] == 0, restart["by_request"]
-    assert restart["requests_beyond_listings"] <= restart["services"]
+    assert restart["requests_beyond_listings"] - restart["crd_checks"] <= restart["services"], restart["by_request"]
     assert restart["services"] == 8 + 6 + 2  # the burst, the existing ones, one template service per namespace
-    bare = results["bare"]
-    assert len(bare["walls_before"]) == len(bare["walls_after"]) == 1 and bare["wall_s"] > 0
-    assert burst["vs_bare"] > 0
     assert results["environment"]["kube_apiserver"].startswith("v1.")
     text = render(results)
-    assert "Targets" in text and "restart" in text and "bare client" in text
+    assert "Targets" in text and "restart" in text
 
 
 @pytest.mark.skipif(envtest.unavailable_reason() is not None, reason=envtest.unavailable_reason() or "")
