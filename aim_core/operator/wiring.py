@@ -284,5 +284,6 @@ class Runtime:
         """Close the API connections (idempotent): open keep-alive connections would hold servers up."""
         if self.ctx.kube is not None:
             await asyncio.shield(self.ctx.kube.aclose())
-        if self.review_kube is not None:
-            await asyncio.shield(self.review_kube.aclose())
+        review, self.review_kube = self.review_kube, None  # a scrape after this is answered 503, not reopened
+        if review is not None:
+            await asyncio.shield(review.aclose())
