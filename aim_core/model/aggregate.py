@@ -6,7 +6,13 @@
 * :func:`model_health_for_template`: how a template reports its model. A model
   that is Failed or Degraded *only because of its templates* is reported as
   found, so a failing template does not fail its model which then fails the
-  template again (the circular-failure guard, F25).
+  template again (the circular-failure guard, F25). A model failing for a
+  reason of its own passes its state on as it is: a Degraded model (an image
+  the registry does not answer for) makes its templates Degraded, not Failed.
+* The guard works both ways: a template unhealthy *only because of its model*
+  does not count against the model in :func:`templates_health` (else a
+  Degraded model would turn Failed through its own templates, upstream's
+  ``aimmodel/custom-models/nonexistent-image``).
 
 Pure.
 """
@@ -22,6 +28,8 @@ NAMESPACED_COMPONENT = "ServiceTemplates"
 CLUSTER_COMPONENT = "ClusterServiceTemplates"
 TEMPLATE_CONDITIONS = frozenset({NAMESPACED_COMPONENT + "Ready", CLUSTER_COMPONENT + "Ready"})
 _NOT_MODEL_FAILURES = TEMPLATE_CONDITIONS | {"Ready"}
+MODEL_CONDITIONS = frozenset({"ModelReady", "ClusterModelReady"})  # a template's view of its model
+_FRAMEWORK = ("ConfigValid", "AuthValid", "DependenciesReachable")
 
 _ERROR = (State.FAILED.value, State.DEGRADED.value)
 _WAITING = (State.PENDING.value, State.PROGRESSING.value, State.STARTING.value)
@@ -55,7 +63,14 @@ def templates_health(templates: Iterable[Obj], *, metadata_known: bool, expected
             "NoTemplatesExpected",
             "no templates expected: the image recommends no deployments and the model declares no custom templates",
         )
-    states = [_status(t) for t in templates]
+    awaiting_model = [t for t in templates if fails_only_because_of_model(t)]
+    if awaiting_model and len(awaiting_model) == total:
+        return Health.progressing(
+            "TemplatesProgressing",
+            f"{total} of {total} templates wait for this model to be usable: {_names(awaiting_model)}",
+        )
+    waiting_names = {t["metadata"]["name"] for t in awaiting_model}
+    states = [State.PROGRESSING.value if t["metadata"]["name"] in waiting_names else _status(t) for t in templates]
     ready = [t for t, s in zip(templates, states) if s == State.READY.value]
     failed = [t for t, s in zip(templates, states) if s in _ERROR]
     unavailable = [t for t, s in zip(templates, states) if s == State.NOT_AVAILABLE.value]
@@ -99,9 +114,29 @@ def fails_on_its_own(model: Obj) -> bool:
         kind = cond.get("type") or ""
         if cond.get("status") != "False" or kind in _NOT_MODEL_FAILURES:
             continue
-        if kind.endswith("Ready") or kind in ("ConfigValid", "AuthValid", "DependenciesReachable"):
+        if kind.endswith("Ready") or kind in _FRAMEWORK:
             return True
     return False
+
+
+def fails_only_because_of_model(template: Obj) -> bool:
+    """Whether a Failed/Degraded template is so only because its model is (the reverse of :func:`fails_on_its_own`).
+
+    True when its ``ModelReady``/``ClusterModelReady`` condition is False and no
+    other ``*Ready`` condition (but ``Ready``) and no framework condition is.
+    """
+    if _status(template) not in _ERROR:
+        return False
+    model_false = False
+    for cond in status_of(template).get("conditions") or ():
+        kind = cond.get("type") or ""
+        if cond.get("status") != "False" or kind == "Ready":
+            continue
+        if kind in MODEL_CONDITIONS:
+            model_false = True
+        elif kind.endswith("Ready") or kind in _FRAMEWORK:
+            return False
+    return model_false
 
 
 def model_health_for_template(
@@ -122,7 +157,7 @@ def model_health_for_template(
             "",
         )
         return Health(
-            State.FAILED,
+            State.DEGRADED if _status(model) == State.DEGRADED.value else State.FAILED,
             failed_reason,
             f"{what} is {_status(model)}" + (f": {detail}" if detail else ""),
             upstream=True,

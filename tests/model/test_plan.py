@@ -8,7 +8,12 @@ import json
 
 import pytest
 
-from aim_core.model.aggregate import fails_on_its_own, model_health_for_template, templates_health
+from aim_core.model.aggregate import (
+    fails_on_its_own,
+    fails_only_because_of_model,
+    model_health_for_template,
+    templates_health,
+)
 from aim_core.model.controller import ClusterModelController, ModelController
 from aim_core.model.fetch import Lookup
 from aim_core.model.plan import plan_model
@@ -321,3 +326,41 @@ def test_a_model_failing_only_because_of_its_templates_is_found_by_them():
     assert (health.state, health.reason) == (State.FAILED, "ClusterModelFailed")
     assert fails_on_its_own(failed_model(("ConfigValid", "False", "InvalidSpec")))
     assert not fails_on_its_own({"status": {"status": "Progressing"}})
+
+
+def test_a_degraded_model_makes_its_templates_degraded_not_failed():
+    # upstream's aimmodel/custom-models/nonexistent-image: the registry does not answer for the image
+    degraded = failed_model(("ImageMetadataReady", "False", "ImageNotFound"))
+    degraded["status"]["status"] = "Degraded"
+    health = model_health_for_template(degraded, "AIMModel ns/m")
+    assert (health.state, health.reason) == (State.DEGRADED, "ModelFailed")
+
+
+def waiting_on_model(name, state="Degraded", *others):
+    tpl = template(name, state=state)
+    tpl["status"]["conditions"] = [
+        {"type": "Ready", "status": "False", "reason": "ModelFailed", "message": "m"},
+        {"type": "ModelReady", "status": "False", "reason": "ModelFailed", "message": "m"},
+        {"type": "Discovered", "status": "True", "reason": "InlineModelSources", "message": "m"},
+        *({"type": t, "status": "False", "reason": "X", "message": "m"} for t in others),
+    ]
+    return tpl
+
+
+def test_templates_unhealthy_only_because_of_their_model_do_not_count_against_it():
+    # the guard the other way round: else a Degraded model turns Failed through its own templates
+    assert fails_only_because_of_model(waiting_on_model("a"))
+    assert not fails_only_because_of_model(waiting_on_model("a", "Degraded", "GpuReady"))
+    assert not fails_only_because_of_model(waiting_on_model("a", "Degraded", "ConfigValid"))
+    assert not fails_only_because_of_model(template("ok", state="Ready"))
+
+    alone = templates_health([waiting_on_model("a")], metadata_known=False, expected=True)
+    assert alone.state == State.PROGRESSING and "wait for this model" in alone.message
+    beside_ready = templates_health(
+        [waiting_on_model("a"), template("b", state="Ready")], metadata_known=True, expected=True
+    )
+    assert beside_ready.state == State.PROGRESSING
+    own_failure = templates_health(
+        [waiting_on_model("a", "Failed", "GpuReady"), waiting_on_model("b")], metadata_known=True, expected=True
+    )
+    assert (own_failure.state, own_failure.reason) == (State.DEGRADED, "SomeTemplatesDegraded")

@@ -15,6 +15,7 @@ import time
 from aim_core.operator.settings import Settings
 from aim_core.plugin.providers import RegistryCredentials
 from tests.wire.conftest import Operator, eventually
+from tests.wire.discovery import gpu_node
 
 MODELS = "aim.eai.amd.com/v1alpha1/aimmodels"
 CLUSTER_MODELS = "aim.eai.amd.com/v1alpha1/aimclustermodels"
@@ -177,5 +178,34 @@ async def test_a_custom_model_whose_image_does_not_exist_is_degraded(
     ready = condition(m, "ImageMetadataReady")
     assert ready["status"] == "False" and "may not exist" in ready["message"], ready
     assert condition(m, "AuthValid") is None or condition(m, "AuthValid")["status"] != "False"
+
+    # Its template (inline sources, as a custom model's) is Degraded through the model, not Failed, and the
+    # model does not count that against itself: no circle ending both Failed.
+    kube.put_object(gpu_node("gpu-1", "74a1", 8))
+    template = {
+        "apiVersion": "aim.eai.amd.com/v1alpha1",
+        "kind": "AIMServiceTemplate",
+        "metadata": {"name": "custom-missing-tpl", "namespace": NS},
+        "spec": {
+            "modelName": "custom-missing",
+            "hardware": {"gpu": {"requests": 1, "model": "MI300X"}},
+            "modelSources": [{"modelId": "org/tiny", "sourceUri": "hf://org/tiny", "size": "512Mi"}],
+        },
+    }
+    await create(api, kube, TEMPLATES, template)
+
+    def template_degraded():
+        t = kube.get(TEMPLATES, NS, "custom-missing-tpl")
+        assert t["status"]["status"] == "Degraded", t.get("status")
+        assert condition(t, "ModelReady")["reason"] == "ModelFailed"
+        return t
+
+    await eventually(template_degraded, timeout=15)
     await operator.settle()
-    assert kube.get(MODELS, NS, "custom-missing")["status"]["status"] == "Degraded"
+    await asyncio.sleep(1)  # a further round of model and template reconciles, were there a circle
+    await operator.settle()
+    m = kube.get(MODELS, NS, "custom-missing")
+    assert m["status"]["status"] == "Degraded", m["status"]
+    templates = condition(m, "ServiceTemplatesReady")
+    assert templates["reason"] == "TemplatesProgressing" and "wait for this model" in templates["message"], templates
+    assert kube.get(TEMPLATES, NS, "custom-missing-tpl")["status"]["status"] == "Degraded"
