@@ -35,6 +35,7 @@ from typing import Any
 import attrs
 
 from aim_core.downloader.adapters import adapter_status, fetch_adapter_config
+from aim_core.downloader.bookkeeping import remove_bookkeeping
 from aim_core.downloader.config import Settings, flag
 from aim_core.downloader.monitor import Monitor, folder_bytes
 from aim_core.downloader.simulate import ATTEMPT_PROTOCOL_ENV, Simulation
@@ -45,8 +46,6 @@ from aim_core.downloader.tls import trust_env
 log = logging.getLogger("aim.downloader")
 
 HF_DOWNLOADS = Path(".cache") / "huggingface" / "download"  # where huggingface_hub keeps partial files
-#: Bookkeeping folders inside the target: huggingface_hub's (``local_dir`` metadata, locks) and our S3 records.
-BOOKKEEPING = (Path(".cache") / "huggingface", Path(".cache") / "aim-downloader")
 
 
 def _setup_logging() -> None:
@@ -378,37 +377,6 @@ def _check_space(target: Path, manifest: Manifest) -> None:
             f"no space left on device for {manifest.source.uri}: "
             f"{needed} more bytes needed, {usage.free} free in {target}",
         )
-
-
-def remove_bookkeeping(target: Path, manifest: Manifest) -> None:
-    """Remove the transfer's own files from ``target``, keeping every file of the manifest.
-
-    Only after a verified download: until then they are what lets the next attempt skip
-    complete files and continue partial ones. A later run over the finished tree still
-    skips its files (the Hub client hashes large files against their published digest,
-    S3 files are checked against a plain MD5 ETag) and fetches the rest again.
-    """
-    wanted = {f.path for f in manifest.files}
-    for folder in BOOKKEEPING:
-        root = target / folder
-        if not root.is_dir() or root.is_symlink():
-            continue
-        for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
-            relative = path.relative_to(target).as_posix()
-            try:
-                if path.is_dir() and not path.is_symlink():
-                    if not any(path.iterdir()):
-                        path.rmdir()
-                elif relative not in wanted:
-                    path.unlink()
-            except OSError as exc:
-                log.warning("could not remove %s: %s", path, exc)
-    for path in [target / f for f in BOOKKEEPING] + [target / f.parent for f in BOOKKEEPING]:
-        try:
-            if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
-                path.rmdir()  # an empty folder still counts in `du` (4 KiB on most file systems)
-        except OSError:
-            pass
 
 
 def _remove_partial(target: Path) -> None:
