@@ -1,7 +1,10 @@
 """Controller for AIMClusterModelSource (F77-F80): wiring only.
 
 Watches the source, the AIMClusterModels labelled with its name (a model
-deleted by hand is created again; the count in status stays right) and the
+deleted by hand is created again; the count in status stays right), the
+AIMClusterModels its latest sync matched that another source or a user made
+(when such a model goes, with its source or by hand, this source creates its
+own at once instead of at its next sync; when one appears, it is counted) and the
 Secrets its ``imagePullSecrets`` name (the store keeps only those; a new or
 changed pull secret syncs at once). Only a model's labels, image or existence
 re-trigger the source, not its status.
@@ -14,7 +17,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from aim_core.modelsource.observed import Observed
-from aim_core.modelsource.plan import plan_source, source_label
+from aim_core.modelsource.plan import model_name, plan_source, source_label
 from aim_core.modelsource.runner import SyncRunner
 from aim_core.modelsource.view import SourceView
 from aim_core.reconcile.labels import MODEL_SOURCE_LABEL
@@ -48,6 +51,9 @@ class ClusterModelSourceController(Controller):
 
     def __init__(self, runner: SyncRunner | None = None) -> None:
         self.runner = runner or SyncRunner()
+        # model name -> sources whose latest sync matched it (in memory, as the syncs are)
+        self._wanted: dict[str, set[str]] = {}
+        self._wants: dict[str, frozenset[str]] = {}
 
     def setup(self, store: Store) -> None:
         self._store = store
@@ -73,10 +79,33 @@ class ClusterModelSourceController(Controller):
         return sorted(self._store.keys_by_index(CLUSTER_MODEL_SOURCES, BY_SECRET, secret["metadata"]["name"]), key=str)
 
     def _sources_of_model(self, model: dict[str, Any]) -> list[tuple[str | None, str]]:
-        keys: list[tuple[str | None, str]] = []
+        keys: set[tuple[str | None, str]] = set()
         for label in _source_label_of(model):
-            keys += self._store.keys_by_index(CLUSTER_MODEL_SOURCES, BY_LABEL, label)
+            keys.update(self._store.keys_by_index(CLUSTER_MODEL_SOURCES, BY_LABEL, label))
+        keys.update((None, source) for source in self._wanted.get(meta_of(model).get("name") or "", ()))
         return sorted(keys, key=str)
+
+    def _remember_wanted(self, source: str, names: frozenset[str]) -> None:
+        """Index the model names ``source`` matched, replacing what it matched before."""
+        old = self._wants.get(source, frozenset())
+        if old == names:
+            return
+        for name in old - names:
+            holders = self._wanted.get(name)
+            if holders is not None:
+                holders.discard(source)
+                if not holders:
+                    del self._wanted[name]
+        for name in names - old:
+            self._wanted.setdefault(name, set()).add(source)
+        if names:
+            self._wants[source] = names
+        else:
+            self._wants.pop(source, None)
+
+    def _forget_gone_sources(self, store: Store) -> None:
+        for source in [s for s in self._wants if store.get(CLUSTER_MODEL_SOURCES, None, s) is None]:
+            self._remember_wanted(source, frozenset())
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store = ctx.store
@@ -88,7 +117,7 @@ class ClusterModelSourceController(Controller):
         if ctx.wake is not None:
             wake = lambda: ctx.wake(self.name, None, name)  # noqa: E731
         secrets = await self._pull_secrets(ctx, source.secret_names)
-        return await self.runner.observe(
+        observed = await self.runner.observe(
             ctx,
             obj,
             models,
@@ -96,6 +125,11 @@ class ClusterModelSourceController(Controller):
             wake=wake,
             secret_named=lambda secret: secrets.get(secret),
         )
+        self._forget_gone_sources(store)
+        if observed.sync is not None:
+            matched = frozenset(model_name(m) for result in observed.sync.results for m in result.matches)
+            self._remember_wanted(name, matched)
+        return observed
 
     async def _pull_secrets(self, ctx: Context, names: list[str]) -> dict[str, dict[str, Any] | Exception | None]:
         """The named pull secrets of the operator namespace, from the store; one it lacks is read once and kept."""

@@ -9,8 +9,13 @@ returns a :class:`~aim_core.reconcile.plan.Plan`.
   ``aim.eai.amd.com/model-source`` and ``origin=auto-generated``, annotated with
   its registry, repository and tag, owned by the source (deleted with it).
 * Append-only: existing models are never updated or deleted, whatever the
-  registry or the filters say now. A model another source or a user made under
-  the same name is left alone.
+  registry or the filters say now. A model belongs to whoever made it: one that
+  another source or a user made under the same name is never relabelled or
+  adopted (the model is created with a POST, so even a model made a moment ago
+  and not yet seen stays theirs). It counts as this source's match, and the
+  ``ExistingModelsReady`` message names it and its source; once it is gone,
+  this source creates its own at once (the controller is re-triggered by the
+  deletion).
 * ``discoveredModels`` counts the models this source's filters matched: its
   own, the ones it creates now, and ones another source or a user made for a
   matched image (left alone, but counted, as upstream plans them);
@@ -63,7 +68,15 @@ from aim_core.reconcile.obj import Obj, meta_of, spec_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import CLUSTER_MODELS
 
-__all__ = ["DEFAULT_MAX_MODELS", "model_for", "next_sync_delay", "order_matches", "plan_source", "source_label"]
+__all__ = [
+    "DEFAULT_MAX_MODELS",
+    "model_for",
+    "model_name",
+    "next_sync_delay",
+    "order_matches",
+    "plan_source",
+    "source_label",
+]
 
 EXISTING_MODELS = "ExistingModels"
 PULL_SECRETS = "PullSecrets"
@@ -247,8 +260,9 @@ def plan_source(obj: Obj, observed: Observed) -> Plan:
     room = max(max_models - len(observed.models), 0)
     created = found = skipped_for_limit = 0
     planned_names: set[str] = set()
+    others: list[str] = []
     for m in missing:
-        name = _name(m)
+        name = model_name(m)
         if name in planned_names:
             continue
         live = observed.model_named(name)
@@ -263,13 +277,14 @@ def plan_source(obj: Obj, observed: Observed) -> Plan:
             # Made by another source or a user: left alone, but this source's filters matched it, so it counts
             # (discoveredModels and the limit, as upstream's wildcard test beside another source, issue 18).
             plan.notes.append(f"{m.image}: AIMClusterModel {name} exists and is not this source's; left alone")
+            others.append(f"{name} ({f'source {owner}' if owner else 'not made by a source'})")
             found += 1
             continue
-        plan.want(CLUSTER_MODELS, model_for(source, m))
+        plan.want(CLUSTER_MODELS, model_for(source, m), create_only=True)
         created += 1
 
     discovered = len(observed.models) + created + found
-    plan.components[EXISTING_MODELS] = _listed(discovered, label)  # counted after this plan's creations
+    plan.components[EXISTING_MODELS] = _listed(discovered - found, label, others)  # after this plan's creations
     plan.status["discoveredModels"] = discovered
     plan.status["availableModels"] = len(matches)
     plan.status["modelsLimitReached"] = skipped_for_limit > 0
@@ -307,11 +322,24 @@ def plan_source(obj: Obj, observed: Observed) -> Plan:
     return plan
 
 
-def _listed(count: int, label: str) -> Health:
-    return Health.ok("Listed", f"{count} AIMClusterModels carry {MODEL_SOURCE_LABEL}={label}")
+_MAX_LISTED_OTHERS = 10
 
 
-def _name(m: Match) -> str:
+def _listed(count: int, label: str, others: Sequence[str] = ()) -> Health:
+    message = f"{count} AIMClusterModels carry {MODEL_SOURCE_LABEL}={label}"
+    if others:
+        shown = ", ".join(others[:_MAX_LISTED_OTHERS])
+        more = len(others) - _MAX_LISTED_OTHERS
+        message += (
+            f"; {len(others)} more matched images are represented by models made elsewhere, left as they are: "
+            + shown
+            + (f" and {more} more" if more > 0 else "")
+        )
+    return Health.ok("Listed", message)
+
+
+def model_name(m: Match) -> str:
+    """The name of the AIMClusterModel made for ``m`` (rule 2.5: from the image alone)."""
     return cluster_model_name_from_source(m.registry, m.repository, m.tag)
 
 

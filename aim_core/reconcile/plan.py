@@ -27,12 +27,16 @@ class Desired:
     ``anticipated``: the plan already reports this object as the next
     reconcile will read it back once created (no status yet), so storing the
     server's answer need not reconcile the object that applied it again.
+    ``create_only``: the object is created (a POST) and never written again; an
+    object that exists under that name, seen or not yet seen, is someone else's
+    and is left as it is, never taken over by a forced apply.
     """
 
     resource: ResourceRef
     obj: dict[str, Any]
     owned: bool = True
     anticipated: bool = False
+    create_only: bool = False
 
     @property
     def sort_key(self) -> tuple[str, str, str, str]:
@@ -100,9 +104,15 @@ class Plan:
         self.issues.append(Issue(category, reason, message))
 
     def want(
-        self, resource: ResourceRef, obj: dict[str, Any], *, owned: bool = True, anticipated: bool = False
+        self,
+        resource: ResourceRef,
+        obj: dict[str, Any],
+        *,
+        owned: bool = True,
+        anticipated: bool = False,
+        create_only: bool = False,
     ) -> None:
-        self.apply.append(Desired(resource, obj, owned, anticipated))
+        self.apply.append(Desired(resource, obj, owned, anticipated, create_only))
 
     def requeue(self, seconds: float) -> None:
         self.requeue_after = seconds if self.requeue_after is None else min(self.requeue_after, seconds)

@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from aim_core.reconcile import labels as labelling
+from aim_core.reconcile.errors import ApiError
 from aim_core.reconcile.obj import clone
 from aim_core.reconcile.plan import Desired, LabelPolicy
 
@@ -72,6 +73,31 @@ def prepare(desired: Desired, parent: Mapping[str, Any], controller: str, policy
         others = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != ref["uid"]]
         meta["ownerReferences"] = [*others, ref]
     return stored_form(obj)
+
+
+def should_send(
+    desired: Desired, body: Mapping[str, Any], live: Mapping[str, Any] | None, manager: str, applied: Any
+) -> bool:
+    """Whether to send ``body``: :func:`needs_apply`, and a create-only object only while it does not exist."""
+    if desired.create_only and live is not None:
+        return False  # created once, never written again (whoever made it)
+    return needs_apply(body, live, manager, applied)
+
+
+async def send(kube: Any, desired: Desired, body: dict[str, Any], field_manager: str) -> dict[str, Any] | None:
+    """Apply ``body`` (server-side, forced), or create it when the plan wants it created only.
+
+    ``None``: a create-only object already exists (made by someone else since the
+    store last saw it); it is theirs, not taken over.
+    """
+    if not desired.create_only:
+        return await kube.apply(desired.resource, body, field_manager=field_manager)
+    try:
+        return await kube.create(desired.resource, body, field_manager=field_manager)
+    except ApiError as exc:
+        if exc.status == 409:
+            return None
+        raise
 
 
 # ObjectMeta fields the server omits when empty: an empty one never comes back.

@@ -293,17 +293,19 @@ class Engine:
             if refused is not None:
                 issues.append(refused)
                 continue
-            if not applyset.needs_apply(body, live, controller.field_manager, self._applied.get(child, body)):
+            if not applyset.should_send(desired, body, live, controller.field_manager, self._applied.get(child, body)):
                 continue
             if self.terminating(meta.get("namespace")):
                 return issues  # seen going while this reconcile ran: an apply there would be refused (or undone)
             try:
-                result = await self.kube.apply(desired.resource, body, field_manager=controller.field_manager)
+                result = await applyset.send(self.kube, desired, body, controller.field_manager)
             except Exception as exc:  # noqa: BLE001 - reported as a condition
                 if self._note_refusal(meta.get("namespace"), exc):
                     return issues
                 issues.append(issue_from(exc, f"applying {desired.resource.kind} {meta['name']}"))
                 continue
+            if result is None:
+                continue  # made meanwhile by someone else: theirs; its watch event brings it to the plan
             outcomes.wrote(obj, "applied", desired.resource.kind, meta["name"], created=live is None)
             if isinstance(result, dict) and result.get("metadata"):
                 self._applied.remember(child, body, result)

@@ -12,6 +12,7 @@ import pytest_asyncio
 
 from aim_core.kube import Credentials, Kube
 from aim_core.modelsource.runner import RegistryCatalog
+from aim_core.reconcile.resources import CLUSTER_MODELS
 from aim_core.registry import RegistryError
 from tests.modelsource.docexamples import EXAMPLES, QWEN, example
 from tests.modelsource.harness import START, Harness, MemoryRegistries, make_harness, pull_secret
@@ -321,3 +322,34 @@ async def test_a_pull_secret_created_or_rotated_later_is_used_at_once_not_after_
     kube.put_object(pull_secret("late-creds", "private.registry.io", "other", "ns", namespace="default"))
     await harness.reconcile("private-models")
     assert len(registries.requests) == asked
+
+
+async def test_a_source_that_has_not_seen_another_s_models_yet_does_not_take_them_over(harness, api, kube):
+    # Two sources with the same filters, the second reconciled before the first one's models reached its
+    # store (as when both are created at once): its creations are refused by the server, not forced over
+    # the first's label and owner reference; its next look counts them as the first's.
+    first, expected = example("amd-models")
+    await harness.create(api, first)
+    await harness.reconcile("amd-models")
+    theirs = harness.models("amd-models")
+    assert {m["spec"]["image"] for m in theirs.values()} == expected
+    second = {**first, "metadata": {"name": "second"}}
+    await harness.create(api, second)
+
+    await harness.refresh()
+    harness.store.replace_all(CLUSTER_MODELS, [])  # the first's models not seen yet
+    await harness.engine.reconcile(harness.controller, None, "second")
+    await harness.refresh()
+
+    now = harness.models()
+    assert set(now) == set(theirs)
+    for name, model in now.items():
+        assert model["metadata"]["labels"]["aim.eai.amd.com/model-source"] == "amd-models"
+        assert [r["name"] for r in model["metadata"]["ownerReferences"]] == ["amd-models"]
+        assert model["metadata"]["resourceVersion"] == theirs[name]["metadata"]["resourceVersion"]
+
+    await harness.reconcile("second")
+    status = harness.source("second")["status"]
+    assert status["discoveredModels"] == len(expected)
+    assert status["status"] == "Ready"
+    assert "source amd-models" in condition(harness.source("second"), "ExistingModelsReady")["message"]

@@ -205,3 +205,22 @@ async def test_a_source_beside_another_matching_the_same_images_counts_what_its_
     roomy = {**second, "spec": {**second["spec"], "maxModels": 50}}
     _, status = await run(roomy, others=theirs)
     assert status["discoveredModels"] == len(theirs) and status["modelsLimitReached"] is False
+
+
+async def test_another_source_s_models_are_reported_by_name_and_source_and_never_applied():
+    # A model belongs to the source that made it: the second source creates nothing under those names
+    # (creations are POSTs, never forced applies) and its ExistingModels message says whose they are.
+    first, _ = example("amd-models")
+    plan, _ = await run(first)
+    assert all(d.create_only for d in plan.apply)
+    theirs = [as_live(obj) for obj in created(plan)]
+
+    second = {**first, "metadata": {**first["metadata"], "name": "second"}}
+    again, status = await run(second, others=theirs)
+
+    assert again.apply == []
+    listed = condition(status, "ExistingModelsReady")
+    assert listed["message"].startswith("0 AIMClusterModels carry aim.eai.amd.com/model-source=second")
+    for model in theirs:
+        assert f"{model['metadata']['name']} (source amd-models)" in listed["message"]
+    assert status["discoveredModels"] == len(theirs)
