@@ -12,7 +12,7 @@ ARG PYTHON_IMAGE=python:3.11-slim
 
 FROM ${PYTHON_IMAGE} AS build
 # Plugin distributions to install, by folder name under plugins/ (docs/plugins.md).
-ARG PLUGINS="kserve gateway keda registry_dockerhub registry_ghcr gpu_amd gpu_nvidia bench_genai"
+ARG PLUGINS="kserve lws gateway keda registry_dockerhub registry_ghcr gpu_amd gpu_nvidia bench_genai"
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1
 WORKDIR /src

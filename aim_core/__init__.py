@@ -22,6 +22,7 @@ from aim_core.plugin.providers import (
     Described,
     DescribesRelated,
     DoctorCheck,
+    EngineLayout,
     Finding,
     GpuDevice,
     GpuVendor,
@@ -36,6 +37,7 @@ from aim_core.plugin.providers import (
     RuntimeRequest,
     ScalingRequest,
     ServingEndpoint,
+    max_nodes,
 )
 from aim_core.reconcile.durations import to_gateway_duration
 from aim_core.reconcile.health import Category, Health, State
@@ -95,6 +97,8 @@ __all__ = [
     "RuntimeRequest",
     "ScalingRequest",
     "ServingEndpoint",
+    "EngineLayout",
+    "max_nodes",
     "State",
     "VendorRegistryClient",
     "check_crd",

@@ -35,6 +35,7 @@ INSTALLED = {
     "gpu_nvidia": "aim-engine-gpu-nvidia",
     "keda": "aim-engine-keda",
     "kserve": "aim-engine-kserve",
+    "lws": "aim-engine-lws",
     "registry_dockerhub": "aim-engine-registry-dockerhub",
     "registry_ghcr": "aim-engine-registry-ghcr",
     "registry_oci": "aim-engine",  # the core's generic OCI registry client

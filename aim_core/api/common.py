@@ -121,6 +121,15 @@ class AIMCpuRequirements:
 class AIMHardwareRequirements:
     gpu: AIMGpuRequirements | None = optional(description="GPU needs; none means CPU only.")
     cpu: AIMCpuRequirements | None = optional(description="CPU needs.")
+    # No schema default: a defaulted field would appear in every stored object and in
+    # status.resolvedHardware, changing single-node objects that never asked for it.
+    nodes: int | None = optional(
+        description="Nodes one replica spans (default 1); gpu.requests stays per node (per pod), so a replica "
+        "holds nodes x requests GPUs. Above 1 the service needs a multi-node runtime (the lws plugin).",
+        minimum=1,
+        maximum=16,
+        format="int32",
+    )
 
 
 # --- model sources and downloads -----------------------------------------

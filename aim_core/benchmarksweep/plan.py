@@ -85,11 +85,14 @@ def _facts(template: Obj, scope: str) -> dict[str, Any]:
     t = TemplateView.of(template)
     gpu = t.hardware.get("gpu") or {}
     prof = _profile(t)
+    per_pod = gpu.get("requests") or prof.get("gpuCount")
+    # GPUs per replica: a replica spanning several nodes holds requests GPUs on each of them
+    nodes = t.nodes
     facts = {
         "template": t.name,
         "scope": scope,
         "gpuModel": gpu.get("model") or prof.get("gpu"),
-        "gpuCount": gpu.get("requests") or prof.get("gpuCount"),
+        "gpuCount": per_pod * nodes if per_pod and nodes > 1 else per_pod,
         "precision": prof.get("precision") or t.precision,
         "metric": prof.get("metric") or t.metric,
     }

@@ -160,7 +160,7 @@ def merge_hardware(base: Obj | None, own: Obj | None) -> dict[str, Any] | None:
 
     Set GPU fields of the template win; naming a GPU model drops an inherited
     ``minVram`` and vice versa (the two are exclusive in the API). CPU merges
-    field by field.
+    field by field. ``nodes``: the template's, else the model's.
     """
     if not base:
         return copy.deepcopy(dict(own)) if own else None
@@ -179,6 +179,9 @@ def merge_hardware(base: Obj | None, own: Obj | None) -> dict[str, Any] | None:
     base_cpu, own_cpu = dict(base.get("cpu") or {}), dict(own.get("cpu") or {})
     if base_cpu or own_cpu:
         merged["cpu"] = {**base_cpu, **{k: v for k, v in own_cpu.items() if _set(v)}}
+    nodes = own.get("nodes") if _set(own.get("nodes")) else base.get("nodes")
+    if nodes is not None:
+        merged["nodes"] = nodes
     return copy.deepcopy(merged)
 
 

@@ -67,6 +67,32 @@ class RuntimeRequest:
     # Volumes (and their mounts) whose names start with one of these are the request's alone: the
     # builder carries none of them over from ``live`` (a LoRA adapter removed from the service goes).
     owned_volume_prefixes: tuple[str, ...] = ()
+    #: nodes one replica spans (``hardware.nodes``); above 1 only for a builder whose ``max_nodes`` allows it
+    nodes: int = 1
+    #: the engine layout of a replica on several nodes, ``None`` for one node
+    layout: EngineLayout | None = None
+
+
+@attrs.frozen
+class EngineLayout:
+    """How one replica's engine splits the model over its GPUs: resolved and checked by the core.
+
+    ``tensor_parallel`` x ``pipeline_parallel`` = ``nodes`` x ``gpus_per_node``. ``engine_args`` is
+    the ``AIM_ENGINE_ARGS`` value the core would set (the template's and the service's arguments
+    with the layout filled in); a multi-node builder adds what each pod needs to find its group.
+    """
+
+    nodes: int
+    gpus_per_node: int
+    tensor_parallel: int
+    pipeline_parallel: int
+    engine_args: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+def max_nodes(builder: Any) -> int:
+    """The most nodes one replica may span in what ``builder`` makes (its optional ``max_nodes``, else 1)."""
+    value = getattr(builder, "max_nodes", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else 1
 
 
 #: The model server's HTTP port in AIM images (vLLM's OpenAI server).
@@ -98,6 +124,15 @@ class RuntimeBuilder(Protocol):
 
     Optional too: ``endpoint(name) -> ServingEndpoint`` (else the pods of ``pod_selector(name)``
     on port 8000).
+
+    Optional: ``max_nodes`` (an int, 1 when absent), the most nodes one replica may span in what
+    the builder makes. A service whose resolved ``hardware.nodes`` is above 1 is built by the
+    first installed builder whose ``max_nodes`` reaches it; every other service by the preferred
+    builder, as before. A builder with ``max_nodes`` above 1 gets ``RuntimeRequest.nodes`` and
+    ``RuntimeRequest.layout``.
+
+    Optional: ``pod_label`` (a label key), the label whose value is the serving object's name on
+    every pod it runs; the service controller watches and indexes pods by it.
     """
 
     name: str

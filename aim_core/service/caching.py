@@ -181,9 +181,13 @@ def cache_storage(storage: Obj) -> dict[str, Any]:
 
 
 def has_cache_volumes(isvc: Obj | None) -> bool:
-    """Whether a live InferenceService mounts volume claims (a cache was in use, F65)."""
-    predictor = ((isvc or {}).get("spec") or {}).get("predictor") or {}
-    return any("persistentVolumeClaim" in volume for volume in predictor.get("volumes") or ())
+    """Whether a live serving object (InferenceService, LeaderWorkerSet) mounts volume claims (a cache was in use, F65)."""
+    spec = (isvc or {}).get("spec") or {}
+    predictor = spec.get("predictor") or {}
+    # a LeaderWorkerSet (a replica on several nodes) carries its volumes in its leader's pod template
+    leader = ((spec.get("leaderWorkerTemplate") or {}).get("leaderTemplate") or {}).get("spec") or {}
+    volumes = [*(predictor.get("volumes") or ()), *(leader.get("volumes") or ())]
+    return any("persistentVolumeClaim" in volume for volume in volumes)
 
 
 def cache_health(cache: Obj | None, live_isvc_has_cache_volumes: bool, mode: str) -> Health:

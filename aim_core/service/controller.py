@@ -154,10 +154,16 @@ class ServiceController(Controller):
         )
         store.add_index(SERVICES, BY_ADAPTER_SOURCE, lambda s: [(namespace_of(s), u) for u in adapter_sources(s)])
         store.add_index(ARTIFACTS, ARTIFACT_BY_SOURCE, lambda a: [(namespace_of(a), spec_of(a).get("sourceUri") or "")])
-        store.add_index(
-            PODS, POD_BY_SERVING, lambda p: [(namespace_of(p), (p["metadata"].get("labels") or {}).get(ISVC_POD_LABEL))]
-        )
+        store.add_index(PODS, POD_BY_SERVING, self._pod_keys)
         index_children(store, self.providers)
+
+    def _pod_labels(self) -> tuple[str, ...]:
+        """The labels that name the serving object on a serving pod: KServe's, and every runtime builder's."""
+        return tuple(dict.fromkeys((ISVC_POD_LABEL, *self.providers.pod_labels())))
+
+    def _pod_keys(self, pod: dict[str, Any]) -> list[tuple[str | None, str]]:
+        labels = pod["metadata"].get("labels") or {}
+        return [(namespace_of(pod), value) for key in self._pod_labels() if (value := labels.get(key))]
 
     # ------------------------------------------------------------- watches
 
@@ -211,10 +217,12 @@ class ServiceController(Controller):
             return self._keys(BY_SANITIZED_NAME, (namespace_of(obj), owner)) if owner else []
 
         def by_pod(pod: dict[str, Any]) -> Iterable[ObjectKey]:
-            serving = (pod["metadata"].get("labels") or {}).get(ISVC_POD_LABEL)
-            return self._keys(BY_SERVING_NAME, (namespace_of(pod), serving)) if serving else []
+            keys: set[ObjectKey] = set()
+            for key in self._pod_keys(pod):
+                keys |= self._keys(BY_SERVING_NAME, key)
+            return keys
 
-        runtime_kind = self.providers.runtime.resource.kind if self.providers.runtime is not None else None
+        runtime_kinds = {b.resource.kind for b in self.providers.all_runtimes()}
 
         def by_event(event: dict[str, Any]) -> Iterable[ObjectKey]:
             about = involved(event)
@@ -225,7 +233,7 @@ class ServiceController(Controller):
                 assert self._store is not None
                 pod = self._store.get(PODS, ns, name)
                 return by_pod(pod) if pod is not None else []  # not ours, or not seen yet (its add triggers)
-            if kind == runtime_kind:
+            if kind in runtime_kinds:
                 return self._keys(BY_SERVING_NAME, (ns, name))
             return []
 
@@ -262,15 +270,17 @@ class ServiceController(Controller):
         return [NAMESPACES]
 
     def event_sources(self) -> list[Any]:
-        runtime = [self.providers.runtime.resource] if self.providers.runtime is not None else []
+        runtime = list(dict.fromkeys(b.resource for b in self.providers.all_runtimes()))
         return [PODS, *runtime]
 
     def store_filters(self) -> dict[Any, Any]:
-        return {PODS: lambda pod: ISVC_POD_LABEL in (pod["metadata"].get("labels") or {})}
+        wanted = self._pod_labels()
+        return {PODS: lambda pod: any(k in (pod["metadata"].get("labels") or {}) for k in wanted)}
 
     def selections(self) -> dict[Any, list[Selection]]:
         # the serving pods, none of the cluster's others; of the builders' other kinds, what a service made
-        return {PODS: [Selection(label_selector=ISVC_POD_LABEL)], **child_selections(self.providers)}
+        pods = [Selection(label_selector=label) for label in self._pod_labels()]
+        return {PODS: pods, **child_selections(self.providers)}
 
     # ------------------------------------------------------------- observe
 
@@ -308,7 +318,10 @@ class ServiceController(Controller):
             for key, (ref, child_name) in self.providers.child_objects(serving, obj["metadata"]["name"], ns).items():
                 live[key] = store.get(ref, ns, child_name)
             pods = store.by_index(PODS, POD_BY_SERVING, (ns, serving))
-            runtime_obj = live.get("runtime")
+            # the serving object the service runs on: the preferred builder's, else another builder's
+            runtime_obj = next(
+                (live[k] for k in live if (k == "runtime" or k.startswith("runtime:")) and live[k] is not None), None
+            )
             if runtime_obj is not None and not is_ready(runtime_obj):
                 # What explains a serving object that is not Ready: Events about it (KServe reports
                 # some failures only there) and about its pods, from the Event watches; the log

@@ -8,7 +8,15 @@ from typing import Any
 
 import attrs
 
-from aim_core.plugin.providers import Autoscaler, GpuVendor, ResourceRef, RouteBuilder, RuntimeBuilder, declared_kinds
+from aim_core.plugin.providers import (
+    Autoscaler,
+    GpuVendor,
+    ResourceRef,
+    RouteBuilder,
+    RuntimeBuilder,
+    declared_kinds,
+    max_nodes,
+)
 from aim_core.reconcile.gpu import GpuInventory
 from aim_core.reconcile.naming import route_name
 from aim_core.runtimeconfig import Resolution
@@ -66,6 +74,25 @@ class Providers:
             missing=missing,
         )
 
+    def runtime_for(self, nodes: int) -> RuntimeBuilder | None:
+        """The builder of a service whose replica spans ``nodes`` nodes: the preferred one for one node
+        (as always), else the first installed builder whose ``max_nodes`` reaches ``nodes`` (``None``: none)."""
+        if nodes <= 1:
+            return self.runtime
+        return next((b for b in self.all_runtimes() if max_nodes(b) >= nodes), None)
+
+    def all_runtimes(self) -> tuple[RuntimeBuilder, ...]:
+        return self.runtimes or ((self.runtime,) if self.runtime is not None else ())
+
+    def pod_labels(self) -> tuple[str, ...]:
+        """The labels that name the serving object on the pods of every installed runtime builder."""
+        found: list[str] = []
+        for builder in self.all_runtimes():
+            label = getattr(builder, "pod_label", None)
+            if isinstance(label, str) and label and label not in found:
+                found.append(label)
+        return tuple(found)
+
     def owned_kinds(self) -> list[ResourceRef]:
         """Every kind a builder may return: the service owns, watches, applies and prunes objects of these."""
         refs: list[ResourceRef] = []
@@ -96,11 +123,20 @@ class Providers:
         out: dict[str, tuple[ResourceRef, str]] = {}
         if self.runtime is not None:
             out["runtime"] = (self.runtime.resource, serving)
+        for builder in self.all_runtimes():
+            if builder is not self.runtime:
+                # another builder's main object of the same name: what a multi-node service runs on
+                out[runtime_key(builder)] = (builder.resource, serving)
         if self.route is not None:
             out["route"] = (self.route.resource, route_name(service, namespace))
         if self.autoscaler is not None:
             out["scaler"] = self.autoscaler.scaler(serving)
         return out
+
+
+def runtime_key(builder: Any) -> str:
+    """The key of ``builder``'s main object in :attr:`Observed.live` (``runtime`` for the preferred one)."""
+    return f"runtime:{builder.name}"
 
 
 @attrs.frozen

@@ -131,6 +131,9 @@ class Overrides:
         count = template_gpu_count(t)
         if self.gpu_count > 0 and count > 0 and count != self.gpu_count:
             found.append(f"{count} GPUs (overrides ask {self.gpu_count})")
+        nodes = self.hardware.get("nodes")
+        if isinstance(nodes, int) and TemplateView.of(t).nodes != nodes:
+            found.append(f"{TemplateView.of(t).nodes} node(s) per replica (overrides ask {nodes})")
         return found
 
     def change(self, t: Obj, inventory: GpuInventory | None = None) -> bool:
@@ -147,7 +150,7 @@ class Overrides:
         no_gpus = gpu.get("requests") == 0 and template_gpu_count(t) > 0
         gpu_other = any(_spec_gpu(t).get(k) != v for k, v in gpu.items() if k not in ("model", "requests"))
         spec_hardware = TemplateView.of(t).hardware
-        other = any(spec_hardware.get(k) != v for k, v in self.hardware.items() if k != "gpu")
+        other = any(spec_hardware.get(k) != v for k, v in self.hardware.items() if k not in ("gpu", "nodes"))
         return bool(unknown or no_gpus or gpu_other or other or self.mismatches(t, inventory))
 
 

@@ -27,7 +27,7 @@ from aim_core.model import ModelView
 from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import inference_service_name
-from aim_core.reconcile.plan import Deletion, Plan
+from aim_core.reconcile.plan import Deletion, Issue, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
 from aim_core.reconcile.workloads import inspect_pods
 from aim_core.runtimeconfig import routing_enabled
@@ -35,7 +35,7 @@ from aim_core.service import adapters, cache_retry, caching
 from aim_core.service.adapters import ADAPTERS
 from aim_core.service.default_template import resolve_default
 from aim_core.service.models import image_key, resolve_model
-from aim_core.service.observed import Observed
+from aim_core.service.observed import Observed, runtime_key
 from aim_core.service.resolution import TemplateResolution
 from aim_core.service.runtime import (
     autoscaling,
@@ -52,6 +52,7 @@ TEMPLATE = "Template"
 CACHE = "Cache"
 SCALER = "HPA"
 RECHECK_AFTER_DROP_SECONDS = 1.0
+MULTI_NODE_RUNTIME_MISSING = "MultiNodeRuntimeMissing"
 
 
 def _models_by_image(service: ServiceView, ob: Observed) -> list[dict[str, Any]]:
@@ -145,11 +146,13 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
     plan.status.update(adapter_plan.status())
     plan.notes += adapter_plan.notes
 
+    # --- the runtime builder: per service, by the nodes one replica spans
+    ready_template = template_res.template if template_res is not None and template_res.ready else None
+    builder, live_runtime, missing_builder = _runtime_builder(ob, ready_template)
+
     # --- template cache (F63-F65)
-    live_runtime = ob.live.get("runtime")
     mode = caching.caching_mode(service)
     cache = None
-    ready_template = template_res.template if template_res is not None and template_res.ready else None
     if ready_template is not None:
         template = ready_template.template
         cache = caching.find_cache(svc, template["metadata"]["name"], mode, ob.caches)
@@ -184,7 +187,12 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         cache_ready = cache is not None and caching.cache_health(cache, False, mode).ready
         if own_issues:
             plan.component(RUNTIME, Health.error(own_issues[0].category, own_issues[0].reason, own_issues[0].message))
-        elif providers.runtime is None:
+        elif missing_builder is not None:
+            plan.issues.append(missing_builder)
+            plan.component(
+                RUNTIME, Health.error(missing_builder.category, missing_builder.reason, missing_builder.message)
+            )
+        elif builder is None:
             plan.component(
                 RUNTIME,
                 Health.error(
@@ -195,7 +203,16 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
             )
         elif live_runtime is not None or (model_res.ready and cache_ready):
             plan_runtime(
-                plan, svc, ob, model_res.model, ready_template, config, cache, live_runtime, adapter_plan.serving
+                plan,
+                svc,
+                ob,
+                model_res.model,
+                ready_template,
+                config,
+                cache,
+                live_runtime,
+                adapter_plan.serving,
+                runtime=builder,
             )
         else:
             waiting = "the model" if not model_res.ready else "the template cache"
@@ -207,8 +224,8 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         else:
             why = "waiting for a Ready template" if ready_template is None else "not created yet"
             plan.component(RUNTIME, Health.progressing("CreatingRuntime", f"InferenceService not found; {why}"))
-    if live_runtime is not None and providers.runtime is not None:
-        runtime_health = providers.runtime.health(live_runtime, ob.pods, ob.events)
+    if live_runtime is not None and builder is not None:
+        runtime_health = builder.health(live_runtime, ob.pods, ob.events)
         plan.component(RUNTIME, runtime_health)
         runtime_ready = runtime_health.ready
         # Events that explain a failure (also those KServe reports only as Events) come from
@@ -217,7 +234,7 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
 
     # --- route (F58-F60)
     if routing_enabled(service.routing, config) and serving_name is not None:
-        plan_route(plan, svc, ob, config, serving_name)
+        plan_route(plan, svc, ob, config, serving_name, runtime=builder)
 
     # --- scaler and replicas (F52, F62)
     live_scaler = ob.live.get("scaler")
@@ -234,6 +251,41 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         plan.component(ADAPTERS, adapter_plan.health)
     if adapter_plan.condition is not None:
         plan.conditions.append(adapter_plan.condition)
+
+
+def _runtime_builder(ob: Observed, ready: Any) -> tuple[Any, dict[str, Any] | None, Issue | None]:
+    """The builder of this service, its main object on the server, and why there is none for a multi-node one.
+
+    A replica on one node is built by the preferred builder (KServe), as always; a replica on several
+    nodes by the first installed builder whose ``max_nodes`` reaches them. Without a Ready template, the
+    builder whose object exists (the service keeps reporting the workload it has).
+    """
+    providers = ob.providers
+    if ready is None:
+        for builder in providers.all_runtimes():
+            key = "runtime" if builder is providers.runtime else runtime_key(builder)
+            if ob.live.get(key) is not None:
+                return builder, ob.live[key], None
+        return providers.runtime, ob.live.get("runtime"), None
+    nodes = TemplateView.of(ready.template).nodes
+    builder = providers.runtime_for(nodes)
+    if builder is None:
+        if providers.runtime is None:
+            return None, None, None  # no runtime builder at all: RuntimeBuilderMissing, as before
+        installed = ", ".join(b.name for b in providers.all_runtimes())
+        return (
+            None,
+            None,
+            Issue(
+                Category.INVALID_SPEC,
+                MULTI_NODE_RUNTIME_MISSING,
+                f"{ready.describe()} spans {nodes} nodes per replica (hardware.nodes), and no installed runtime "
+                f"builder runs a replica on several nodes (installed: {installed}); install the lws plugin "
+                "(aim-engine-lws, LeaderWorkerSet) or use a template with hardware.nodes 1",
+            ),
+        )
+    key = "runtime" if builder is providers.runtime else runtime_key(builder)
+    return builder, ob.live.get(key), None
 
 
 def _expected_model_name(svc: dict[str, Any], model_res: Any) -> str | None:

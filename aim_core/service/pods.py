@@ -31,7 +31,7 @@ def pod_ready(pod: dict[str, Any]) -> bool:
 
 
 def is_ready(obj: dict[str, Any]) -> bool:
-    for cond in status_of(obj).get("conditions") or []:
-        if cond.get("type") == "Ready":
-            return cond.get("status") == "True"
-    return False
+    """``Ready`` True (an InferenceService); for an object without one, ``Available`` True (a LeaderWorkerSet)."""
+    conditions = {cond.get("type"): cond for cond in status_of(obj).get("conditions") or []}
+    found = conditions.get("Ready") or conditions.get("Available")
+    return found is not None and found.get("status") == "True"

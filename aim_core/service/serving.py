@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.plugin.providers import KubeObject, ServingEndpoint, declared_kinds, gpu_resource_names, serving_endpoint
 from aim_core.reconcile.health import Category, Health
@@ -12,6 +14,7 @@ from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.plan import Deletion, Issue, Plan
 from aim_core.reconcile.workloads import inspect_pods
 from aim_core.service import routing
+from aim_core.service.layout import engine_layout
 from aim_core.service.observed import ROUTING_ROLE, RUNTIME_ROLE, Observed
 from aim_core.service.placement import service_placement
 from aim_core.service.runtime import (
@@ -23,6 +26,7 @@ from aim_core.service.runtime import (
     scaling_request,
 )
 from aim_core.service.templates import ScopedTemplate, template_gpu_model
+from aim_core.template import TemplateView
 
 PODS = "InferenceServicePods"
 ROUTE = "HTTPRoute"
@@ -61,9 +65,10 @@ def plan_runtime(
     cache: Obj | None,
     live: Obj | None,
     served_adapters: Any = None,
+    runtime: Any = None,
 ) -> None:
     providers = ob.providers
-    runtime = providers.runtime
+    runtime = runtime if runtime is not None else providers.runtime
     assert runtime is not None and model is not None  # the caller checked
     template = scoped.template
     # Cache volumes are resolved only when the object is created; afterwards the live ones are
@@ -94,6 +99,18 @@ def plan_runtime(
         plan.issues.append(request)
         plan.component(RUNTIME, Health.error(request.category, request.reason, request.message))
         return
+    nodes = TemplateView.of(template).nodes
+    if nodes > 1:
+        # Only here: a single-node service's request stays exactly as it was.
+        found = engine_layout(template, request.env, nodes, gpu_count(template))
+        if isinstance(found, Issue):
+            plan.issues.append(found)
+            plan.component(RUNTIME, Health.error(found.category, found.reason, found.message))
+            return
+        layout, lines = found
+        plan.notes += lines
+        plan.notes.append(f"runtime: {nodes} nodes per replica, built by the {runtime.name!r} runtime builder")
+        request = attrs.evolve(request, nodes=nodes, layout=layout)
     objects = runtime.build(request)
     if providers.autoscaler is not None:
         try:
@@ -114,8 +131,10 @@ def plan_runtime(
         plan.component(PODS, inspect_pods([], [], {}))
 
 
-def plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: str) -> None:
+def plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: str, runtime: Any = None) -> None:
     providers = ob.providers
+    # the route follows the builder that serves this service (the leader pods of a multi-node one)
+    runtime = runtime if runtime is not None else providers.runtime
     if providers.route is None:
         plan.component(
             ROUTE,
@@ -126,10 +145,8 @@ def plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: st
             ),
         )
         return
-    backend = providers.runtime.backend_service(serving_name) if providers.runtime else f"{serving_name}-predictor"
-    endpoint = (
-        serving_endpoint(providers.runtime, serving_name) if providers.runtime is not None else ServingEndpoint({})
-    )
+    backend = runtime.backend_service(serving_name) if runtime is not None else f"{serving_name}-predictor"
+    endpoint = serving_endpoint(runtime, serving_name) if runtime is not None else ServingEndpoint({})
     request = routing.route_request(svc, config, backend, endpoint)
     if isinstance(request, Issue):
         if routing.blocks_service(request):

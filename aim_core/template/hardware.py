@@ -18,7 +18,10 @@ Nodes (:class:`~aim_core.reconcile.gpu.GpuInventory`); the core names no vendor.
 5. more GPUs per replica than any node with a candidate model advertises as
    allocatable -> NotAvailable ``GPUNotAvailable``. Nodes that advertise no
    count (labels only, as on test clusters) give the benefit of the doubt,
-   as upstream counts labels alone.
+   as upstream counts labels alone;
+6. a replica on several nodes (``hardware.nodes``) with fewer nodes carrying
+   a candidate model (and, where labels say, enough of them) than that ->
+   NotAvailable ``GPUNotAvailable``: each pod of a group needs its own node.
 
 Otherwise ``GPUAvailable``. The resource name is the spec's unless it is the
 API default, which the CRD fills in for every GPU block: then the vendor that
@@ -46,6 +49,7 @@ __all__ = [
     "advertised_counts",
     "check_gpu",
     "hardware_summary",
+    "replica_nodes",
     "requires_gpu",
     "resolved_hardware",
 ]
@@ -68,6 +72,14 @@ def _requests(gpu: Obj) -> int | None:
         text = str(value).strip()
         return int(text) if text.isdigit() else None
     return value if value >= 0 else None
+
+
+def replica_nodes(spec: Obj | None) -> int:
+    """Nodes one replica spans (``hardware.nodes``, 1 when unset or not a whole number above 0)."""
+    value = ((spec or {}).get("hardware") or {}).get("nodes")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return 1
+    return value
 
 
 def requires_gpu(spec: Obj) -> bool:
@@ -194,11 +206,23 @@ def check_gpu(spec: Obj, inventory: GpuInventory, counts: Mapping[str, int] | No
             f"the template needs {requests} GPUs on one node; the most any node "
             f"offers is {max(known.values())} ({offered})",
         )
+    nodes = replica_nodes(spec)
+    if nodes > 1:
+        hosts = [d for d in inventory.devices if d.model in candidates and (not d.count or d.count >= requests)]
+        if len(hosts) < nodes:
+            each = f"{requests} x {'/'.join(candidates)}" if requests > 0 else "/".join(candidates)
+            return _not_available(
+                "GPUNotAvailable",
+                f"the template spans {nodes} nodes with {each} each; only {len(hosts)} "
+                f"node{'s' if len(hosts) != 1 else ''} can host such a pod",
+            )
     resource = gpu.get("resourceName") or None
     if resource in (None, DEFAULT_GPU_RESOURCE):
         resource = next((r for m in candidates if (r := inventory.resource_name(m))), None) or resource
     affinity = inventory.node_affinity(model or None, min_vram if not model else None)
     what = f"{requests} x " if requests > 1 else ""
+    if nodes > 1:
+        what = f"{nodes} nodes x {what}"
     wanted = model or (f"GPU with at least {format_binary(min_vram)}" if min_vram is not None else "GPU")
     message = f"{what}{wanted} available (matching: {', '.join(candidates)})"
     return GpuCheck(Health.ok("GPUAvailable", message, upstream=True), candidates, resource, affinity)
@@ -228,14 +252,21 @@ def resolved_hardware(spec: Obj, profile: Obj | None, check: GpuCheck) -> dict[s
             out["gpu"] = gpu
     if hardware.get("cpu"):
         out["cpu"] = canonical_fields(hardware["cpu"], "requests", "limits")  # as Kubernetes prints them (issue 18)
+    if replica_nodes(spec) > 1:  # left out for one node, so single-node status stays as it was
+        out["nodes"] = replica_nodes(spec)
     return out or None
 
 
 def hardware_summary(resolved: Obj | None) -> str:
-    """``2 x MI300X``; the bare model for 0 requests; ``GPU`` when the model is unknown; ``CPU`` without a GPU."""
+    """``2 x MI300X``; the bare model for 0 requests; ``GPU`` when the model is unknown; ``CPU`` without a GPU.
+
+    A replica on several nodes leads with the node count: ``2 x 8 x MI300X`` (8 GPUs on each of 2 nodes).
+    """
     gpu = (resolved or {}).get("gpu")
+    nodes = replica_nodes({"hardware": resolved or {}})
+    lead = f"{nodes} x " if nodes > 1 else ""
     if not gpu:
-        return "CPU"
+        return f"{lead}CPU"
     model = gpu.get("model") or "GPU"
     count = gpu.get("requests") or 0
-    return f"{count} x {model}" if count else model
+    return f"{lead}{count} x {model}" if count else f"{lead}{model}"

@@ -102,5 +102,14 @@ class TemplateView:
             resolved_node_affinity=status.get("resolvedNodeAffinity"),
         )
 
+    @property
+    def nodes(self) -> int:
+        """Nodes one replica spans: ``status.resolvedHardware.nodes``, else ``spec.hardware.nodes``, else 1."""
+        for hardware in (self.resolved_hardware, self.hardware):
+            value = hardware.get("nodes")
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+                return value
+        return 1
+
 
 __all__ = ["TemplateView"]

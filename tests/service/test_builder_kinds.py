@@ -209,4 +209,12 @@ def test_every_builder_kind_is_watched_and_only_labelled_objects_of_extra_kinds(
     assert {"InferenceService", "HTTPRoute"} <= {k.kind for k in kinds}
     watched = {w.resource for w in ctl.watches()}
     assert set(kinds) <= watched
-    assert {ref for ref, selections in ctl.selections().items() if ref in kinds} == set()  # main kinds: whole
+    mains = ctl.providers.main_kinds()
+    selected = {ref: selections for ref, selections in ctl.selections().items() if ref in kinds}
+    assert not set(selected) & set(mains)  # main kinds: whole
+    # extra kinds (the lws builder's leader Service and ScaledObject): only what a service made
+    assert all(
+        [str(s.label_selector) for s in selections] == ["aim.eai.amd.com/service.name"]
+        for selections in selected.values()
+    )
+    assert set(selected) == set(kinds) - set(mains)

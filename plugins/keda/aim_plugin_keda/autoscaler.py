@@ -21,6 +21,13 @@ Modes (``apply``):
   bounds, and one explicit metric, average CPU utilisation of 80 %
   (:data:`DEFAULT_METRICS`); no OpenTelemetry annotations.
 
+A **LeaderWorkerSet** (a service whose replica spans several nodes, built by the lws plugin) has
+no KServe to build a ScaledObject: this plugin adds one itself, named as KServe names its own
+(``<name>-predictor``, so the HPA is ``keda-hpa-<name>-predictor`` either way), whose
+``scaleTargetRef`` is the LeaderWorkerSet (it has a scale subresource, so KEDA scales whole groups),
+with the service's bounds and triggers (:func:`scaledobject.for_leader_worker_set`). The lws builder
+declares the ScaledObject kind, so the service owns it and it goes when autoscaling is turned off.
+
 Why the last mode differs from upstream AIM: upstream sets class ``keda``
 with no metrics, so KServe builds a ScaledObject with no triggers, which
 KEDA's CRD rejects (``spec.triggers`` is required); the service never gets
@@ -70,6 +77,11 @@ class KedaAutoscaler:
     name = "keda"
 
     def apply(self, objects: list[KubeObject], request: ScalingRequest | None) -> None:
+        lws = _leader_worker_set(objects)
+        if lws is not None:
+            if request is not None:
+                objects.append(scaledobject.for_leader_worker_set(lws, request))
+            return
         isvc = _inference_service(objects)
         metadata = isvc.setdefault("metadata", {})
         annotations = metadata.get("annotations")
@@ -144,6 +156,19 @@ def _quantity(field: str, value: Any) -> Any:
     if field in ("value", "averageValue") and isinstance(value, float):
         return format(value, "g")
     return value
+
+
+def _leader_worker_set(objects: Sequence[KubeObject]) -> KubeObject | None:
+    """The LeaderWorkerSet of a service whose replica spans several nodes (KServe does not build those)."""
+    return next(
+        (
+            o
+            for o in objects
+            if o.get("kind") == "LeaderWorkerSet"
+            and str(o.get("apiVersion", "")).startswith("leaderworkerset.x-k8s.io/")
+        ),
+        None,
+    )
 
 
 def _inference_service(objects: Sequence[KubeObject]) -> KubeObject:

@@ -27,6 +27,51 @@ def name(serving_name: str) -> str:
     return f"{serving_name}-predictor"
 
 
+# KServe's default for where pod metrics go (its opentelemetryCollector configmap entry).
+DEFAULT_SCALER_ADDRESS = "keda-otel-scaler.keda.svc:4318"
+DEFAULT_CPU_UTILIZATION = "80"
+
+
+def for_leader_worker_set(lws: Mapping[str, Any], request: Any) -> dict[str, Any]:
+    """The ScaledObject that scales a LeaderWorkerSet by whole groups, with a service's bounds and metrics.
+
+    Triggers as KServe builds them for an InferenceService: one ``external`` trigger per pod metric
+    (``sum(<query>{namespace, leaderworkerset})`` at the metric's server, else KServe's default
+    ``keda-otel-scaler``; the pods' metrics must reach it with those attributes), else CPU utilisation
+    of 80 %.
+    """
+    meta = lws.get("metadata") or {}
+    serving, namespace = str(meta.get("name")), meta.get("namespace")
+    triggers: list[dict[str, Any]] = []
+    for metric in request.metrics:
+        block = metric.get("podmetric") or {}
+        source, target = block.get("metric") or {}, block.get("target") or {}
+        query = source.get("query") or (source.get("metricNames") or [""])[0]
+        if metric.get("type") != "PodMetric" or not query:
+            raise ValueError("a PodMetric autoscaling metric needs a 'podmetric' block with a metric query")
+        trigger_meta = {
+            "scalerAddress": source.get("serverAddress") or DEFAULT_SCALER_ADDRESS,
+            "metricQuery": f'sum({query}{{namespace="{namespace}", leaderworkerset="{serving}"}})',
+            "targetValue": str(target.get("value") if target.get("value") is not None else "0"),
+        }
+        if source.get("operationOverTime"):
+            trigger_meta["operationOverTime"] = str(source["operationOverTime"])
+        triggers.append({"type": "external", "metadata": trigger_meta})
+    if not triggers:
+        triggers = [{"type": "cpu", "metricType": "Utilization", "metadata": {"value": DEFAULT_CPU_UTILIZATION}}]
+    return {
+        "apiVersion": SCALED_OBJECT.api_version,
+        "kind": SCALED_OBJECT.kind,
+        "metadata": {"name": name(serving), "namespace": namespace, "labels": dict(meta.get("labels") or {})},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": lws.get("apiVersion"), "kind": lws.get("kind"), "name": serving},
+            "minReplicaCount": request.min_replicas,
+            "maxReplicaCount": max(request.max_replicas, request.min_replicas),
+            "triggers": triggers,
+        },
+    }
+
+
 def describe(live: Mapping[str, Any]) -> Described:
     """Bounds, triggers and conditions of a ScaledObject, and its health from ``Ready``."""
     spec = live.get("spec") or {}

@@ -1,0 +1,1 @@
+"""Runtime builder: LeaderWorkerSet for AIMServices whose replica spans several nodes."""
