@@ -262,17 +262,17 @@ def _runtime_builder(ob: Observed, ready: Any) -> tuple[Any, dict[str, Any] | No
     """
     providers = ob.providers
     if ready is None:
-        for builder in providers.all_runtimes():
-            key = "runtime" if builder is providers.runtime else runtime_key(builder)
+        for installed in providers.all_runtimes():
+            key = "runtime" if installed is providers.runtime else runtime_key(installed)
             if ob.live.get(key) is not None:
-                return builder, ob.live[key], None
+                return installed, ob.live[key], None
         return providers.runtime, ob.live.get("runtime"), None
     nodes = TemplateView.of(ready.template).nodes
     builder = providers.runtime_for(nodes)
     if builder is None:
         if providers.runtime is None:
             return None, None, None  # no runtime builder at all: RuntimeBuilderMissing, as before
-        installed = ", ".join(b.name for b in providers.all_runtimes())
+        names = ", ".join(b.name for b in providers.all_runtimes())
         return (
             None,
             None,
@@ -280,7 +280,7 @@ def _runtime_builder(ob: Observed, ready: Any) -> tuple[Any, dict[str, Any] | No
                 Category.INVALID_SPEC,
                 MULTI_NODE_RUNTIME_MISSING,
                 f"{ready.describe()} spans {nodes} nodes per replica (hardware.nodes), and no installed runtime "
-                f"builder runs a replica on several nodes (installed: {installed}); install the lws plugin "
+                f"builder runs a replica on several nodes (installed: {names}); install the lws plugin "
                 "(aim-engine-lws, LeaderWorkerSet) or use a template with hardware.nodes 1",
             ),
         )
