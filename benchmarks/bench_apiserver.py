@@ -114,7 +114,12 @@ class Config:
 
 
 class ApiServerOperator(OperatorProcess):
-    """The operator process with a kubeconfig naming the server itself (its URL and CA, the audited token)."""
+    """The operator process with a kubeconfig naming the server itself (its URL and CA, the audited token).
+
+    Its log in the default format (JSON lines) at the default level (info), as deployed.
+    """
+
+    log_format = "json"
 
     def __init__(self, workdir: Path, plane: envtest.ControlPlane, **kw: Any) -> None:
         super().__init__(workdir, None, **kw)  # type: ignore[arg-type]

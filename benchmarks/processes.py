@@ -172,6 +172,8 @@ def by_request(calls: Iterable[ApiCall]) -> dict[str, int]:
 class OperatorProcess:
     """``aim-engine run`` as deployed, with a kubeconfig naming the emulator (a token user, its CA)."""
 
+    log_format = "plain"
+
     def __init__(self, workdir: Path, emulator: EmulatorProcess, *, workers: int = 4) -> None:
         self.workdir, self.emulator, self.workers = workdir, emulator, workers
         self.proc: subprocess.Popen[bytes] | None = None
@@ -216,7 +218,7 @@ class OperatorProcess:
             "--workers",
             str(self.workers),
             "--log-format",
-            "plain",
+            self.log_format,
             # free loopback ports: the defaults (:8080, :8081) may be taken, e.g. by another benchmark run
             "--metrics-bind-address",
             "127.0.0.1:0",

@@ -202,6 +202,12 @@ class ArtifactController(Controller):
                 return []  # not ours, or not seen yet (its add triggers)
             return by_pod(obj) if kind == "Pod" else by_child(obj)
 
+        def uses(svc: Obj) -> tuple[frozenset[tuple[str, str]], tuple[str, ...], bool]:
+            return frozenset(service_uses(svc)), tuple(adapter_artifacts(svc)), is_deleting(svc)
+
+        def uses_changed(old: Obj | None, new: Obj) -> bool:
+            return old is None or uses(old) != uses(new)
+
         def own(artifact: Obj) -> Iterable[ObjectKey]:
             return [(namespace_of(artifact), artifact["metadata"]["name"])]
 
@@ -223,7 +229,9 @@ class ArtifactController(Controller):
                 ARTIFACTS, waiting, changed=lambda old, new: old is None or storage_fields(old) != storage_fields(new)
             ),
             Watch(TEMPLATE_CACHES, by_cache),
-            Watch(SERVICES, by_service),
+            # only what the usage reads (caches and templates used, adapters, deletion); a burst of new
+            # services in a namespace is gathered into one reconcile of its shared cache's artifact
+            Watch(SERVICES, by_service, changed=uses_changed, coalesce=True),
         ]
 
     def event_sources(self) -> list[ResourceRef]:

@@ -33,6 +33,7 @@ def sanitize_name_part(value: str) -> str:
     return cleaned[:_MAX].rstrip("-") or "part"
 
 
+@functools.lru_cache(maxsize=4096)  # pure; the store's indexes ask it on every write of a service
 def sanitize_label_value(value: str) -> str | None:
     """Label-value sanitiser (2.3): runs outside ``[a-z0-9._-]`` → ``_``, trimmed, ≤ 63; None when empty."""
     cleaned = re.sub(r"[^a-z0-9._-]+", "_", value.lower()).strip("_.-")
@@ -42,6 +43,7 @@ def sanitize_label_value(value: str) -> str | None:
 _LABEL_VALUE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
 
 
+@functools.lru_cache(maxsize=4096)  # pure; the store's indexes ask it on every write of a service
 def hashed_label_value(value: str) -> str:
     """A label value standing for ``value``: ``value`` itself when it is a valid label value, else
     the sanitised value cut short and followed by ``-`` and 8 hex chars of its SHA-256.
