@@ -98,7 +98,7 @@ class Config:
     nodes: int = 4
     workers: int = 64  # the operator's default
     threads: int = 8
-    paced: int = 50  # services created at `rate` per second before the burst; 0: no paced phase
+    paced: int = 0  # services created at `rate` per second before the burst; 0: no paced phase
     rate: float = 5.0
     quiet_seconds: float = 30.0  # each steady phase; 0: none
     ready: bool = True  # the ready phase (the driver plays KServe)
@@ -1170,7 +1170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--namespaces", type=int, default=10, help="namespaces (default 10)")
     parser.add_argument("--workers", type=int, default=64, help="the operator's --workers (default 64)")
     parser.add_argument("--threads", type=int, default=8, help="client threads creating services (default 8)")
-    parser.add_argument("--paced", type=int, default=50, help="services created at --rate before the burst (50)")
+    parser.add_argument("--paced", type=int, default=0, help="services created at --rate before the burst (0)")
     parser.add_argument("--rate", type=float, default=5.0, help="paced phase: services per second (default 5)")
     parser.add_argument("--quiet-seconds", type=float, default=30.0, help="each steady phase (default 30; 0: none)")
     parser.add_argument("--no-ready", action="store_true", help="skip the ready phase (InferenceServices Ready)")

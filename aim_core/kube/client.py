@@ -92,6 +92,7 @@ class Kube:
                 timeout=self._timeout,
                 proxy=self._proxy,
                 raise_for_status=False,
+                cookie_jar=aiohttp.DummyCookieJar(),  # the API server sets none; a jar is looked up per request
             )
         return session
 

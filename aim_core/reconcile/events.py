@@ -124,6 +124,10 @@ def summarize_state_change(events: list[EventSpec]) -> list[EventSpec]:
     return [summary, *(e for e in events if e not in normal)]
 
 
-def summarize(old_conditions: Iterable[ConditionLike], events: list[EventSpec]) -> list[EventSpec]:
-    """The events a reconcile posts: :func:`summarize_first_appearance`, then :func:`summarize_state_change`."""
-    return summarize_state_change(summarize_first_appearance(old_conditions, events))
+def summarize(
+    old_conditions: Iterable[ConditionLike], events: list[EventSpec], *, fold_state_change: bool = False
+) -> list[EventSpec]:
+    """The events a reconcile posts: :func:`summarize_first_appearance`, then (``fold_state_change``, for kinds
+    whose components are their children's states, e.g. a service) :func:`summarize_state_change`."""
+    events = summarize_first_appearance(old_conditions, events)
+    return summarize_state_change(events) if fold_state_change else events

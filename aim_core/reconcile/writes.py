@@ -15,6 +15,7 @@ without a server:
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -40,6 +41,7 @@ class StatusRules(Protocol):
 __all__ = ["OWNED_STATUS_KEYS", "StatusRules", "build_status", "event_body", "rfc3339", "status_patch"]
 
 
+@functools.lru_cache(maxsize=16)  # reconciles in the same second share their timestamp
 def rfc3339(ts: datetime.datetime) -> str:
     return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -138,7 +138,23 @@ def as_stored(sent: Any, stored: Any) -> Any:
         return {k: as_stored(v, stored[k]) for k, v in sent.items() if k in stored}
     if isinstance(sent, list) and isinstance(stored, list) and len(sent) == len(stored):
         return [as_stored(a, b) for a, b in zip(sent, stored)]
-    return copy.deepcopy(stored)
+    return stored if isinstance(stored, _IMMUTABLE) else copy.deepcopy(stored)
+
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def kept_as_sent(sent: Any, stored: Any) -> bool:
+    """Whether ``as_stored(sent, stored) == sent`` (the server kept every field as sent), without building it."""
+    if isinstance(sent, Mapping):
+        return isinstance(stored, Mapping) and all(k in stored and kept_as_sent(v, stored[k]) for k, v in sent.items())
+    if isinstance(sent, list):
+        return (
+            isinstance(stored, list)
+            and len(sent) == len(stored)
+            and all(kept_as_sent(a, b) for a, b in zip(sent, stored))
+        )
+    return bool(sent == stored)
 
 
 class AppliedForms:
@@ -161,8 +177,9 @@ class AppliedForms:
     def remember(self, key: Hashable, body: Mapping[str, Any], stored: Mapping[str, Any]) -> None:
         """Record what the server stored (``stored``, its answer to the apply) of ``body``."""
         sent = _comparable(body)
-        form = as_stored(sent, stored)
-        self._forms[key] = (digest(body), None if form == sent else form)
+        # usually the server kept the body as sent: checked without building its stored form
+        form = None if kept_as_sent(sent, stored) else as_stored(sent, stored)
+        self._forms[key] = (digest(body), None if form is None or form == sent else form)
         self._forms.move_to_end(key)
         while len(self._forms) > self.limit:
             self._forms.popitem(last=False)

@@ -73,6 +73,7 @@ class Controller:
     status_map: ClassVar[dict[State, State]] = {}
     writes_status: ClassVar[bool] = True
     root_status: ClassVar[bool] = True  # whether the kind has a `status.status` field
+    one_event_per_state: ClassVar[bool] = False  # fold component transitions into the Ready change's Event
 
     @property
     def field_manager(self) -> str:

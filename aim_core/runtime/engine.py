@@ -388,7 +388,7 @@ class Engine:
     def _emit_events(self, controller, obj, key, old_conditions, conditions, derived, now) -> None:
         """Hand the Events of this status change to the recorder (posted in the background)."""
         specs = eventing.plan_events(old_conditions, conditions, derived.component_states)
-        for spec in eventing.summarize(old_conditions, specs):
+        for spec in eventing.summarize(old_conditions, specs, fold_state_change=controller.one_event_per_state):
             if spec.recurring:
                 last = self._warned.get((key, spec.reason))
                 if last is not None and now - last < self._warning_interval:

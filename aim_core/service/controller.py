@@ -88,6 +88,7 @@ ARTIFACT_BY_SOURCE = "svc:artifact-by-source"  # artifacts by (namespace, spec.s
 
 class ServiceController(Controller):
     name: ClassVar[str] = "service"
+    one_event_per_state = True  # going Running: one Event, not one per child that turned Ready
     resource = SERVICES
     finalizer = SERVICE_FINALIZER
     # Added on the first reconcile, in the same pass as the rest, as upstream (F13/F15, issue 18): upstream's

@@ -148,13 +148,14 @@ def test_a_change_of_state_is_one_event_listing_the_component_transitions_that_m
         old("PodsReady", "True", "PodsReady", "1/1 ready"),
         starting[3],
     ]
-    events = summarize(starting, plan_events(starting, running))
+    events = summarize(starting, plan_events(starting, running), fold_state_change=True)
+    assert len(summarize(starting, plan_events(starting, running))) == 3  # other kinds: one per transition
     assert [(e.type, e.reason) for e in events] == [("Normal", "AllComponentsReady")]
     assert "InferenceServiceReady Ready" in events[0].message and "PodsReady PodsReady" in events[0].message
 
     # a component's own transition, the state unchanged: its own event, as before
     pods_only = [running[0], running[1], old("PodsReady", "False", "PodsStarting", "0/1 ready"), starting[3]]
-    events = summarize(running, plan_events(running, pods_only))
+    events = summarize(running, plan_events(running, pods_only), fold_state_change=True)
     assert [(e.type, e.reason) for e in events] == [("Normal", "PodsStarting")]
 
 
@@ -163,5 +164,5 @@ def test_warnings_are_not_folded_into_a_change_of_state():
 
     before = [old("Ready", "True", "AllComponentsReady", "ok"), old("PodsReady", "True", "PodsReady", "ok")]
     after = [old("Ready", "False", "PodsFailed", "pods fail"), old("PodsReady", "False", "CrashLoop", "crashing")]
-    events = summarize(before, plan_events(before, after, {"Pods": State.FAILED}))
+    events = summarize(before, plan_events(before, after, {"Pods": State.FAILED}), fold_state_change=True)
     assert [(e.type, e.reason) for e in events] == [("Normal", "PodsFailed"), ("Warning", "CrashLoop")]
