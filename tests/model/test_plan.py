@@ -353,6 +353,9 @@ def test_templates_unhealthy_only_because_of_their_model_do_not_count_against_it
     assert not fails_only_because_of_model(waiting_on_model("a", "Degraded", "GpuReady"))
     assert not fails_only_because_of_model(waiting_on_model("a", "Degraded", "ConfigValid"))
     assert not fails_only_because_of_model(template("ok", state="Ready"))
+    cluster = waiting_on_model("c")
+    cluster["status"]["conditions"][1]["type"] = "ClusterModelReady"  # a cluster template of a cluster model
+    assert fails_only_because_of_model(cluster)
 
     alone = templates_health([waiting_on_model("a")], metadata_known=False, expected=True)
     assert alone.state == State.PROGRESSING and "wait for this model" in alone.message
