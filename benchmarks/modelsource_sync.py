@@ -104,7 +104,7 @@ async def bench_sync(repositories: int, tags: int) -> dict[str, Any]:
                     "models_created": sum(
                         1
                         for c in writes
-                        if c.verb == "apply" and c.resource and c.resource.endswith("aimclustermodels")
+                        if c.verb in ("apply", "create") and c.resource and c.resource.endswith("aimclustermodels")
                     ),
                 }
 
