@@ -168,7 +168,7 @@ def test_progress_goes_to_a_terminal_stderr_only(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["render", "-f", str(ROOT / "examples"), "-o", "summary"]) == 0
     shown = terminal.getvalue()
-    assert "planning" in shown and "(of 18)" in shown  # the display ends on the last object of the 18
+    assert "planning" in shown and "(of 21)" in shown  # the display ends on the last object of the 21
     assert "planning" not in capsys.readouterr().out
 
 

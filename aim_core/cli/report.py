@@ -12,8 +12,6 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-_OK = ("Ready", "Running")
-
 
 def fold(text: str, width: int) -> list[str]:
     """``text`` in pieces of at most ``width`` characters, broken after a ``-``, ``.`` or ``/`` where one is near."""
@@ -55,8 +53,15 @@ def _ident(obj: dict[str, Any]) -> str:
     return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
 
 
+_OFFLINE = "NotListedOffline"  # a registry render does not ask: not a failure of the input
+
+
+def _ready(status: dict[str, Any]) -> dict[str, Any] | None:
+    return next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
+
+
 def _ready_reason(status: dict[str, Any]) -> str:
-    ready = next((c for c in status.get("conditions") or () if c.get("type") == "Ready"), None)
+    ready = _ready(status)
     if not ready or ready.get("status") == "True":
         return ""
     return ": ".join(p for p in (ready.get("reason"), ready.get("message")) if p)
@@ -96,12 +101,27 @@ def format_report(
             lines += _wrap("why", s.why, width)
             lines += _wrap("would apply", ", ".join(s.applies) or "nothing yet", width)
         lines.append("")
-    others = [r for r in results if r.obj.get("kind") != "AIMService" and (r.status.get("status") or "") not in _OK]
+    others, offline = [], []
+    for r in results:
+        ready = _ready(r.status)
+        if r.obj.get("kind") == "AIMService" or ready is None or ready.get("status") == "True":
+            continue
+        (offline if _OFFLINE in (ready.get("message") or "") else others).append(r)
     if others:
-        lines.append("Other objects not ready yet:")
+        lines.append("Other objects that are not Ready:")
         for r in others:
-            why = _ready_reason(r.status) or "-"
-            lines += _wrap("", f"{r.obj['kind']} {_ident(r.obj)}: {r.status.get('status') or '-'}; {why}", width)
+            lines += _wrap(
+                "",
+                f"{r.obj['kind']} {_ident(r.obj)}: {r.status.get('status') or '-'}; {_ready_reason(r.status)}",
+                width,
+            )
+        lines.append("")
+    if offline:
+        lines.append(
+            "Not checked offline (render asks no registry; `aim-engine tags IMAGE` lists what a filter matches):"
+        )
+        for r in offline:
+            lines += _wrap("", f"{r.obj['kind']} {_ident(r.obj)}", width)
         lines.append("")
     if checked.refused:
         lines.append("Refused (the API server would reject these; nothing was planned from them):")
@@ -114,7 +134,10 @@ def format_report(
             if r.obj.get("kind") != "AIMService":
                 continue
             lines.append(f"  AIMService {_ident(r.obj)}")
+            detailed = any(n.startswith("template for model ") for n in r.notes)
             for note in r.notes:
+                if detailed and note.startswith("template: "):
+                    continue  # the same decision as the detailed note above it
                 for k, part in enumerate(note.splitlines()):
                     lines += _wrap("", part, width, indent=4 if k == 0 else 6)
         lines.append("")
