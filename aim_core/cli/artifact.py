@@ -52,15 +52,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def download(args: argparse.Namespace) -> int:
+    from aim_core.cli.common import TransferProgress
+    from aim_core.downloader import monitor
     from aim_core.downloader.run import download
 
-    return download(args.source_uri)
+    with TransferProgress(f"downloading {args.source_uri}") as progress:
+        monitor.LISTENERS.append(progress.update)
+        try:
+            return download(args.source_uri)
+        finally:
+            monitor.LISTENERS.remove(progress.update)
 
 
 def check_size(args: argparse.Namespace) -> int:
+    from aim_core.cli.common import stderr_progress
     from aim_core.downloader.run import check_size
 
-    return check_size(args.source_uri)
+    # listing a large repository takes a while; a spinner with the time on a terminal, nothing when piped
+    with stderr_progress(f"listing {args.source_uri}", total=None):
+        return check_size(args.source_uri)
 
 
 def storage_initializer(args: argparse.Namespace) -> int:

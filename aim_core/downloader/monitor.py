@@ -44,6 +44,11 @@ def folder_bytes(root: Path) -> int:
     return total
 
 
+# Called with (bytes downloaded, bytes in all, done) on every measurement: the CLI's progress bar
+# (`aim-engine artifact download` on a terminal) listens here; the Job's status patches do not need it.
+LISTENERS: list[Callable[[int, int, bool], None]] = []
+
+
 class Monitor:
     def __init__(
         self,
@@ -93,6 +98,8 @@ class Monitor:
         self.downloaded = min(self.measure(), self.total) if self.total else self.measure()
         if done:
             self.downloaded = self.total
+        for listener in LISTENERS:
+            listener(self.downloaded, self.total, done)
         patch = progress_status(self.downloaded, self.total, done=done)
         key = (patch["progress"]["percentage"], self.downloaded)
         if force or key != self._last_sent:
