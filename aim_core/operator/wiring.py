@@ -136,6 +136,10 @@ class Runtime:
         elif keep is not None and not keep(body):
             self.store.delete(ref, meta.get("namespace"), meta["name"])
         else:
+            version = meta.get("resourceVersion")
+            held = self.store.get(ref, meta.get("namespace"), meta["name"]) if version else None
+            if held is not None and (held.get("metadata") or {}).get("resourceVersion") == version:
+                return  # the echo of our own write, whose answer is stored already: the same version, the same object
             self.store.upsert(ref, body, copy_obj=False)
 
     def listing(self, ref: ResourceRef, namespace: str | None, selection: Selection = EVERYTHING) -> Relisting:
