@@ -144,32 +144,52 @@ def refused_lines(err: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    ("spec", "expected"),
+    ("spec", "where", "expected"),
     [
         (
             "  caching:\n    mode: Sometimes\n",
+            "19:11",
             'spec.caching.mode: Unsupported value: "Sometimes": supported values: "Dedicated", "Shared"',
         ),
         (
             "  adapters:\n  - name: sql\n    sourceUri: not-a-uri\n",
+            "20:16",
             'spec.adapters.sourceUri: Invalid value: "not-a-uri": spec.adapters.sourceUri in body should match',
         ),
-        ("  env: FOO\n", 'spec.env: Invalid value: "string": spec.env in body must be of type array: "string"'),
+        ("  env: FOO\n", "18:8", 'spec.env: Invalid value: "string": spec.env in body must be of type array: "string"'),
         (
             "  env:\n  - {name: A, value: '1'}\n  - {name: A, value: '2'}\n",
+            "19:3",
             'spec.env: Duplicate value: {"name": "A"}',
         ),
     ],
     ids=["enum", "pattern", "scalar-for-list", "list-map-key"],
 )
-def test_render_refuses_what_the_api_server_would_and_plans_nothing_from_it(tmp_path, spec, expected):
+def test_render_refuses_what_the_api_server_would_and_plans_nothing_from_it(tmp_path, spec, where, expected):
     (tmp_path / "svc.yaml").write_text(SERVICE.format(name="good") + "---\n" + SERVICE.format(name="bad") + spec)
     code, out, err = cli("render", "-f", "svc.yaml", "-o", "summary", cwd=tmp_path)
     assert code == 0
     [line] = refused_lines(err)
-    assert line.startswith('aim-engine: svc.yaml:10: refused: AIMService.aim.eai.amd.com "bad" is invalid: ')
+    # the file, then the line and column of the field (the second document starts on line 10)
+    assert line.startswith(f'aim-engine: svc.yaml:{where}: refused: AIMService.aim.eai.amd.com "bad" is invalid: ')
     assert expected in line
     assert [row.split()[0] for row in out.splitlines()[1:]] == ["ml-team/good"]  # nothing planned from "bad"
+
+
+def test_metadata_of_the_wrong_type_is_unreadable_input(tmp_path):
+    cases = {
+        "  namespace: ml-team\n": ("  namespace: 5\n", "metadata.namespace must be a string, not 5"),
+        "  name: {name}\n": ("  name: a\n  labels: [x]\n", "metadata.labels must be a mapping of strings, not list"),
+    }
+    for old, (new, message) in cases.items():
+        (tmp_path / "svc.yaml").write_text(SERVICE.replace(old, new).format(name="a"))
+        code, _, err = cli("render", "-f", "svc.yaml", cwd=tmp_path)
+        assert code == 2 and one_line(err) == f"aim-engine: svc.yaml:1: document 1: AIMService a: {message}"
+    (tmp_path / "svc.yaml").write_text(
+        SERVICE.format(name="a").replace("  name: a\n", "  name: a\n  annotations: {x: 1}\n")
+    )
+    code, _, err = cli("render", "-f", "svc.yaml", cwd=tmp_path)
+    assert code == 2 and one_line(err).endswith('metadata.annotations.x: must be a string (quote it: x: "1")')
 
 
 def test_negative_concurrency_and_a_bad_name_are_refused(tmp_path):
@@ -275,3 +295,23 @@ def _with_func(parser, command, func):
     sub = next(a for a in parser._actions if a.dest == "command")
     sub.choices[command].set_defaults(func=func)
     return parser
+
+
+def test_an_object_the_planners_choke_on_is_named_and_the_others_are_still_planned(monkeypatch, capsys):
+    from aim_core.cli import main, offline
+
+    real = offline.build_status
+
+    def choke(controller, obj, *args, **kwargs):
+        if obj["kind"] == "AIMClusterModel":
+            raise KeyError("imageMetadata")
+        return real(controller, obj, *args, **kwargs)
+
+    monkeypatch.setattr(offline, "build_status", choke)
+    assert main(["render", "-f", str(EXAMPLES), "-o", "summary"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1 + 5  # every service still planned
+    assert err.startswith(f"aim-engine: {EXAMPLES}/models.yaml:")
+    assert "could not plan AIMClusterModel qwen3-32b: KeyError: 'imageMetadata' (a defect of aim-engine" in err
+    assert main(["render", "-f", str(EXAMPLES), "-o", "summary", "--strict"]) == 1
+    assert capsys.readouterr().err.endswith("1 could not be planned\n")

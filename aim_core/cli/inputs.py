@@ -36,10 +36,38 @@ class Document:
     source: str  # the path as the user wrote it (or "<stdin>")
     index: int  # the document's position in its file, from 1
     line: int  # the line its document starts on, from 1
+    node: Any = attrs.field(default=None, eq=False, repr=False)  # its YAML node, for where a field is
+
+    def at(self, field: str) -> str:
+        """``file:line:column`` of a field path such as ``spec.adapters.sourceUri`` (kube-openapi's form,
+        without list indices: the first list item that has the next key), else of the document."""
+        node = self.node
+        found = None
+        for key in [k for k in field.split(".") if k]:
+            node = _child(node, key)
+            if node is None:
+                break
+            found = node
+        if found is None:
+            return self.where
+        return f"{self.source}:{found.start_mark.line + 1}:{found.start_mark.column + 1}"
 
     @property
     def where(self) -> str:
         return f"{self.source}:{self.line}"
+
+
+def _child(node: Any, key: str) -> Any:
+    if isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            if (found := _child(item, key)) is not None:
+                return found
+        return None
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if getattr(k, "value", None) == key:
+                return v if not isinstance(v, yaml.ScalarNode) else k if v.value in ("", "~", "null") else v
+    return None
 
 
 def _loader() -> type:
@@ -86,12 +114,12 @@ def _files(path: str) -> list[str]:
     return [path]
 
 
-def parse(text: str, source: str) -> list[tuple[Any, int, int]]:
+def parse(text: str, source: str) -> list[tuple[Any, int, int, Any]]:
     """The documents of ``text`` as ``(value, index, line)``; JSON is YAML, so one parser reads both.
 
     :raises InputError: ``source:line:column: what`` of the first syntax error.
     """
-    out: list[tuple[Any, int, int]] = []
+    out: list[tuple[Any, int, int, Any]] = []
     try:
         loader = _loader()(text)
         try:
@@ -100,7 +128,7 @@ def parse(text: str, source: str) -> list[tuple[Any, int, int]]:
                 node = loader.get_node()
                 index += 1
                 value = loader.construct_document(node)
-                out.append((value, index, node.start_mark.line + 1))
+                out.append((value, index, node.start_mark.line + 1, node))
         finally:
             loader.dispose()
     except yaml.MarkedYAMLError as exc:
@@ -128,10 +156,31 @@ def _check(doc: Any, source: str, index: int, line: int) -> dict[str, Any]:
     name = (meta or {}).get("name")
     if not isinstance(name, str) or not name:
         missing.append("metadata.name")
+    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "object"
     if missing:
-        kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "object"
         raise InputError(f"{where}: {kind} has no {', '.join(missing)}")
+    if problem := _metadata_problem(meta or {}):
+        # the API server cannot even decode such an object (400, not 422): it is unreadable input
+        raise InputError(f"{where}: {kind} {name}: {problem}")
     return doc
+
+
+def _metadata_problem(meta: dict[str, Any]) -> str | None:
+    for key in ("name", "namespace", "generateName", "uid", "resourceVersion"):
+        if key in meta and meta[key] is not None and not isinstance(meta[key], str):
+            return f"metadata.{key} must be a string, not {json.dumps(meta[key], default=str)}"
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            return f"metadata.{key} must be a mapping of strings, not {type(value).__name__}"
+        for k, v in value.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                return f'metadata.{key}.{k}: must be a string (quote it: {k}: "{v}")'
+    if "generation" in meta and (isinstance(meta["generation"], bool) or not isinstance(meta["generation"], int)):
+        return "metadata.generation must be an integer"
+    return None
 
 
 def load(paths: Iterable[str | Path], *, require_names: bool = True) -> list[Document]:
@@ -150,7 +199,7 @@ def load(paths: Iterable[str | Path], *, require_names: bool = True) -> list[Doc
                     continue
                 stdin_read = True
             text, source = read_text(f)
-            for value, index, line in parse(text, source):
+            for value, index, line, node in parse(text, source):
                 if value is None:
                     continue
                 if isinstance(value, dict) and str(value.get("kind", "")).endswith("List") and "items" in value:
@@ -158,12 +207,11 @@ def load(paths: Iterable[str | Path], *, require_names: bool = True) -> list[Doc
                     if not isinstance(items, list):
                         raise InputError(f"{source}:{line}: document {index}: {value['kind']}.items must be a list")
                     for item in items:
-                        docs.append(
-                            Document(_check(item, source, index, line) if require_names else item, source, index, line)
-                        )
+                        obj = _check(item, source, index, line) if require_names else item
+                        docs.append(Document(obj, source, index, line))
                     continue
                 obj = _check(value, source, index, line) if require_names else value
-                docs.append(Document(obj, source, index, line))
+                docs.append(Document(obj, source, index, line, node))
     return docs
 
 
@@ -178,7 +226,7 @@ def kubeconfig_problem(path: str | None) -> str | None:
         return None
     text, source = read_text(path, stdin_ok=False)
     docs = parse(text, source)
-    values = [v for v, _, _ in docs if v is not None]
+    values = [v for v, _, _, _ in docs if v is not None]
     if not values:
         return f"{source}: empty, not a kubeconfig"
     if len(values) > 1:

@@ -93,6 +93,7 @@ async def render(
     gpu_preference: Sequence[str] = (),
     on_object: Callable[[str, int], None] | None = None,
     skipped: list[dict[str, Any]] | None = None,
+    failures: list[tuple[dict[str, Any], str]] | None = None,
 ) -> list[Rendered]:
     """Plan every object in ``docs`` as the operator would, without a cluster.
 
@@ -100,6 +101,8 @@ async def render(
     :param on_object: called before each object is planned with its ``Kind ns/name`` and
         the number of objects to plan in all (progress).
     :param skipped: gets the documents of kinds no controller reads or watches.
+    :param failures: gets ``(object, error)`` for each object whose planning raised (a defect, since
+        the operator meets the same object); without it the error propagates.
     """
     from aim_core.operator.settings import Settings
 
@@ -138,16 +141,22 @@ async def render(
         ):
             if on_object is not None:
                 on_object(_ident(obj), total)
-            observed = await controller.observe(ctx, obj)
-            plan = controller.plan(obj, observed)
-            issues = list(plan.issues)
-            apply: list[dict[str, Any]] = []
-            if statusing.should_apply([(i.category, i.reason, i.message) for i in issues]):
-                apply = [
-                    applyset.prepare(d, obj, controller.name, plan.labels)
-                    for d in sorted(plan.apply, key=lambda d: d.sort_key)
-                ]
-            status, _ = build_status(controller, obj, plan, issues, now=now)
+            try:
+                observed = await controller.observe(ctx, obj)
+                plan = controller.plan(obj, observed)
+                issues = list(plan.issues)
+                apply: list[dict[str, Any]] = []
+                if statusing.should_apply([(i.category, i.reason, i.message) for i in issues]):
+                    apply = [
+                        applyset.prepare(d, obj, controller.name, plan.labels)
+                        for d in sorted(plan.apply, key=lambda d: d.sort_key)
+                    ]
+                status, _ = build_status(controller, obj, plan, issues, now=now)
+            except Exception as exc:  # noqa: BLE001 - one object the planners choke on must not hide the others
+                if failures is None:
+                    raise
+                failures.append((obj, f"{type(exc).__name__}: {exc}"))
+                continue
             deletes = [f"{d.resource.kind} {d.namespace or ''}/{d.name}" for d in plan.delete]
             notes = list(plan.notes)
             if obj.get("kind") == "AIMService" and (note := model_note(obj, status)):

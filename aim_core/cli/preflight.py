@@ -31,13 +31,18 @@ _BUILTIN_ALIASES = {
 
 @attrs.frozen
 class Finding:
-    """A refusal or a warning about one document."""
+    """A refusal or a warning about one document (``field``: where in it, when known)."""
 
     doc: Document
     message: str
+    field: str = ""
+
+    @property
+    def where(self) -> str:
+        return self.doc.at(self.field) if self.field else self.doc.where
 
     def line(self) -> str:
-        return f"{self.doc.where}: {self.message}"
+        return f"{self.where}: {self.message}"
 
 
 @attrs.define
@@ -140,14 +145,18 @@ def check(docs: Sequence[Document]) -> Preflight:
             stored = prune_and_default(obj, schema or {})
             causes = object_causes(stored, schema)
             if causes:
-                out.refused.append(Finding(doc, refusal(kind, name, causes)))
+                out.refused.append(Finding(doc, refusal(kind, name, causes), causes[0]["field"]))
                 continue
             for field in unknown_fields(obj, schema or {}):
-                out.warnings.append(Finding(doc, f'{kind} {name}: unknown field "{field}" (the API server drops it)'))
+                out.warnings.append(
+                    Finding(doc, f'{kind} {name}: unknown field "{field}" (the API server drops it)', _plain(field))
+                )
         else:
             causes = metadata_causes(obj, creating=True)
             if causes:
-                out.refused.append(Finding(doc, refusal(kind, name, causes).replace(f".{GROUP}", "", 1)))
+                out.refused.append(
+                    Finding(doc, refusal(kind, name, causes).replace(f".{GROUP}", "", 1), causes[0]["field"])
+                )
                 continue
         key = (group, kind, str(meta.get("namespace") or ""), name)
         if key in seen:
@@ -162,3 +171,10 @@ def check(docs: Sequence[Document]) -> Preflight:
 def _ident(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return f"{meta['namespace']}/{meta.get('name')}" if meta.get("namespace") else str(meta.get("name"))
+
+
+def _plain(field: str) -> str:
+    """``spec.env[1].nme`` as kube-openapi names it: ``spec.env.nme``."""
+    import re
+
+    return re.sub(r"\[\d+\]", "", field)

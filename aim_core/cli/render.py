@@ -101,9 +101,10 @@ def command(args: argparse.Namespace) -> int:
     for finding in checked.warnings:
         warn(finding.line())
     for finding in checked.refused:
-        error(f"{finding.doc.where}: refused: {finding.message}")
+        error(f"{finding.where}: refused: {finding.message}")
     by_id = {id(d.obj): d for d in checked.accepted}
     skipped: list[dict] = []
+    failures: list[tuple[dict, str]] = []
     with stderr_progress("planning", total=None) as step:
         results = asyncio.run(
             render(
@@ -113,7 +114,16 @@ def command(args: argparse.Namespace) -> int:
                 gpu_preference=gpu_preference(args.gpu_preference),
                 on_object=lambda ident, total: step(f"{ident} (of {total})"),
                 skipped=skipped,
+                failures=failures,
             )
+        )
+    by_key = {_key(d.obj): d for d in checked.accepted}
+    for obj, problem in failures:
+        where = by_key[_key(obj)].where if _key(obj) in by_key else "-"
+        meta = obj.get("metadata") or {}
+        error(
+            f"{where}: could not plan {obj.get('kind')} {meta.get('name')}: {problem} "
+            "(a defect of aim-engine: the operator would meet the same object; please report it)"
         )
     for obj in skipped:
         where = by_id[id(obj)].where if id(obj) in by_id else "-"
@@ -126,8 +136,8 @@ def command(args: argparse.Namespace) -> int:
         json.dump(
             {
                 "summary": [s.to_json() for s in summary],
-                "refused": [{"where": f.doc.where, "message": f.message} for f in checked.refused],
-                "warnings": [{"where": f.doc.where, "message": f.message} for f in checked.warnings],
+                "refused": [{"where": f.where, "message": f.message} for f in checked.refused],
+                "warnings": [{"where": f.where, "message": f.message} for f in checked.warnings],
                 "objects": [_object_json(r, args.explain) for r in results if not kinds or r.obj["kind"] in kinds],
             },
             sys.stdout,
@@ -151,13 +161,19 @@ def command(args: argparse.Namespace) -> int:
         sys.stdout.write(format_rendered(results, explain=args.explain, only_kinds=kinds))
     if args.strict:
         bad = [s for s in summary if s.status in _BAD]
-        if checked.refused or bad:
+        if checked.refused or bad or failures:
             error(
                 f"--strict: {len(checked.refused)} object(s) would be refused, "
                 f"{len(bad)} service(s) would be Failed or Degraded"
+                + (f", {len(failures)} could not be planned" if failures else "")
             )
             return 1
     return 0
+
+
+def _key(obj: dict) -> tuple[str, str, str]:
+    meta = obj.get("metadata") or {}
+    return (str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
 
 
 def _object_json(r, explain: bool) -> dict:
