@@ -34,7 +34,10 @@ BENCHMARK_FINISHED = ("Succeeded", "Failed")
 # genai-bench's traffic notation: D(in,out) fixed lengths; N(mean_in,std_in)/(mean_out,std_out)
 # normal; U(min_in,max_in)/(min_out,max_out) uniform. Token counts.
 SCENARIO_PATTERN = r"^(D\([0-9]+,[0-9]+\)|[NU]\([0-9]+,[0-9]+\)/\([0-9]+,[0-9]+\))$"
-DURATION_PATTERN = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"
+# Go duration groups, each at most 7 digits (Go's longest duration is 2562047h; the operator checks the
+# exact bound and reports the field), at most 32 characters in all.
+DURATION_PATTERN = r"^([0-9]{1,7}(\.[0-9]{1,9})?(ms|s|m|h))+$"
+DURATION_MAX_LENGTH = 32
 REPORT_URI_PATTERN = r"^(pvc://[a-z0-9]([-a-z0-9.]*[a-z0-9])?|s3://[a-z0-9][-a-z0-9.]{1,61}[a-z0-9])(/[^ \t\r\n]*)?$"
 DEFAULT_HISTORY_LIMIT = 5
 MAX_RUNS = 40
@@ -134,13 +137,18 @@ class AIMBenchmarkSpec:
     max_requests: int | None = optional(
         description="Requests per run (scenario x load level).", minimum=1, format="int32"
     )
-    max_duration: str | None = optional(description="Duration bound per run, e.g. 60s or 5m.", pattern=DURATION_PATTERN)
+    max_duration: str | None = optional(
+        description="Duration bound per run, e.g. 60s or 5m (at most 2562047h).",
+        pattern=DURATION_PATTERN,
+        max_length=DURATION_MAX_LENGTH,
+    )
     timeout: str | None = optional(
         description="Deadline of the whole run from the Job's start (its activeDeadlineSeconds), e.g. 2h; past it "
         "the Job is stopped and the run fails with reason DeadlineExceeded. Unset: scenarios x load levels x "
         "(maxDuration rounded up to a minute, plus a minute; 24h without maxDuration), plus 15m for start-up "
-        "and upload.",
+        "and upload. At most 2562047h.",
         pattern=DURATION_PATTERN,
+        max_length=DURATION_MAX_LENGTH,
     )
     api_key_secret_ref: SecretKeySelector | None = optional(
         description="Secret key holding the bearer token the endpoint expects."

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from aim_core.api.benchmark import AIMBenchmarkResult, AIMBenchmarkSpec
+from aim_core.api.benchmark import DURATION_MAX_LENGTH, DURATION_PATTERN, AIMBenchmarkResult, AIMBenchmarkSpec
 from aim_core.api.common import API_VERSION, TEMPLATE_SCOPES, conditions_field, observed_generation_field, status_field
 from aim_core.api.fields import class_meta, field, optional, schema
 from aim_core.api.k8s import Condition
@@ -80,8 +80,9 @@ class AIMBenchmarkSweepSpec:
     service: AIMBenchmarkSweepServiceSpec | None = optional(description="Settings of the temporary services.")
     deploy_timeout: str | None = optional(
         description="How long a template's service may take to become Ready (and its run to start), e.g. 30m; "
-        "past it the template is Failed and the next one starts. Unset: no limit.",
-        pattern=r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$",
+        "past it the template is Failed and the next one starts. Unset: no limit. At most 2562047h.",
+        pattern=DURATION_PATTERN,
+        max_length=DURATION_MAX_LENGTH,
     )
 
 

@@ -53,6 +53,20 @@ class AIMArtifactStorageQuota:
 
 
 @attrs.define(kw_only=True)
+@schema(description="Which benchmark runs feed the cluster templates' measurements (cluster runtime config only).")
+class AIMBenchmarkTrustConfig:
+    trusted_namespaces: list[str] | None = optional(
+        description="Namespaces whose Succeeded AIMBenchmarks count in the status.benchmarks of the cluster "
+        'templates that use this config (and so in preferMeasured ranking for every namespace); "*" trusts '
+        "every namespace. Unset: only the operator's own namespace. Namespaced templates always count the "
+        "runs of their own namespace.",
+        max_items=256,
+        list_type="atomic",
+        max_length=63,
+    )
+
+
+@attrs.define(kw_only=True)
 @schema(description="Defaults of automatic template selection.")
 class AIMTemplateSelectionConfig:
     prefer_measured: AIMMeasuredPreference | None = optional(
@@ -105,6 +119,9 @@ class AIMRuntimeConfigSpec:
 class AIMClusterRuntimeConfigSpec(AIMRuntimeConfigSpec):
     artifact_storage_quota: AIMArtifactStorageQuota | None = optional(
         description="Cluster-wide and per-namespace artifact storage limits."
+    )
+    benchmarks: AIMBenchmarkTrustConfig | None = optional(
+        description="Which namespaces' benchmark runs the cluster templates count."
     )
 
 

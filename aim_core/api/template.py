@@ -128,6 +128,10 @@ class AIMServiceTemplateStatus:
         max_items=20,
         list_type="atomic",
     )
+    benchmarks_note: str | None = optional(
+        description="Which AIMBenchmarks status.benchmarks comes from, and what was left out: runs from namespaces "
+        "the cluster runtime config does not trust (cluster templates), measurements over the 20-entry cap."
+    )
 
 
 @attrs.define(kw_only=True)

@@ -2,10 +2,10 @@
 
 The decisions are pure functions in :mod:`aim_core.benchmark.plan`; the Job is built by
 :mod:`aim_core.benchmark.job`. Observe reads from the store: the target AIMService and the
-template it resolved (for ``status.target``), the run's Job and pods (selected by the
-``aim.eai.amd.com/benchmark.name`` label), the other runs of the same target (history
-limit), and picks the tool plugin (``spec.tool``, else the only one installed, else
-``genai-bench``).
+template it resolved (for ``status.target``), the service's runtime config (placement), the
+run's Job and pods (selected by the ``aim.eai.amd.com/benchmark.name`` label; the plan keeps
+only what belongs to the run's uid), the other runs of the same target (history limit), and
+picks the tool plugin (``spec.tool``, else the only one installed, else ``genai-bench``).
 """
 
 from __future__ import annotations
@@ -26,16 +26,19 @@ from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import (
     BENCHMARKS,
     CLUSTER_MODELS,
+    CLUSTER_RUNTIME_CONFIGS,
     CLUSTER_TEMPLATES,
     JOBS,
     MODELS,
     PODS,
+    RUNTIME_CONFIGS,
     SERVICES,
     TEMPLATES,
 )
 from aim_core.runtime.controller import Context, Controller, Watch
 from aim_core.runtime.selection import Selection
 from aim_core.runtime.store import ObjectKey, Store
+from aim_core.runtimeconfig import config_name, resolve, resolve_placement
 from aim_core.template import TemplateView
 
 DEFAULT_TOOL = "genai-bench"
@@ -74,7 +77,7 @@ class BenchmarkController(Controller):
         ]
 
     def extra_resources(self) -> list[ResourceRef]:
-        return [TEMPLATES, CLUSTER_TEMPLATES, MODELS, CLUSTER_MODELS]
+        return [TEMPLATES, CLUSTER_TEMPLATES, MODELS, CLUSTER_MODELS, RUNTIME_CONFIGS, CLUSTER_RUNTIME_CONFIGS]
 
     def selections(self) -> dict[ResourceRef, list[Selection]]:
         ours = Selection(label_selector=BENCHMARK_LABEL)
@@ -117,10 +120,10 @@ class BenchmarkController(Controller):
         store, run = ctx.store, BenchmarkView.of(obj)
         ns = run.namespace or None
         same = store.by_index(BENCHMARKS, BY_TARGET, (ns, run.target_key))
-        if run.state in BENCHMARK_FINISHED:
-            return Observed(target=Target(ready=True, reason=""), tool=None, same_target=same)
-        tool, why = self._tool(ctx, run)
         job = store.get(JOBS, ns, job_name(run.name))
+        if run.state in BENCHMARK_FINISHED:  # the Job only, for its time to live
+            return Observed(target=Target(ready=True, reason=""), tool=None, job=job, same_target=same)
+        tool, why = self._tool(ctx, run)
         pods = store.by_index(PODS, BY_LABEL, (ns, benchmark_label(run.name)))
         return Observed(
             target=self._target(ctx, run),
@@ -143,11 +146,46 @@ class BenchmarkController(Controller):
         svc_status = status_of(svc)
         if svc_status.get("status") != "Running":
             return Target(False, f"AIMService {name} is {svc_status.get('status') or 'not reconciled yet'}")
-        snapshot = self._snapshot(ctx, svc)
+        snapshot, why_no_model, template, model_obj = self._snapshot(ctx, svc)
         endpoint = f"http://{self._backend(ctx, svc)}.{ns}.svc.cluster.local"
         model = run.target_model or snapshot.get("model")
         snapshot = {"serviceName": name, "endpoint": endpoint, **snapshot, "model": model}
-        return Target(True, "", endpoint, model, {k: v for k, v in snapshot.items() if v is not None}, svc)
+        placement, secrets = self._pod_settings(ctx, svc, template, model_obj)
+        return Target(
+            True,
+            "",
+            endpoint,
+            model,
+            {k: v for k, v in snapshot.items() if v is not None},
+            svc,
+            model_problem="" if model else why_no_model,
+            placement=placement,
+            pull_secrets=secrets,
+        )
+
+    def _pod_settings(
+        self, ctx: Context, svc: Obj, template: Obj | None, model: Obj | None
+    ) -> tuple[dict[str, Any], tuple[dict[str, str], ...]]:
+        """Placement of the service's pods (its own fields, else its runtime config's) and its pull secrets
+        (service, template, model), as the service's own pods get them; no GPU affinity (the tool needs none)."""
+        meta, spec = meta_of(svc), spec_of(svc)
+        ns, cfg = meta.get("namespace"), config_name(spec)
+        config = resolve(
+            cfg, ctx.store.get(RUNTIME_CONFIGS, ns, cfg), ctx.store.get(CLUSTER_RUNTIME_CONFIGS, None, cfg)
+        )
+        placement = resolve_placement(spec, config.spec, config, owner=f"AIMService {ns}/{meta['name']}")
+        where = {
+            "nodeSelector": placement.node_selector,
+            "tolerations": list(placement.tolerations),
+            "affinity": placement.affinity,
+        }
+        names = [r.get("name") for r in spec.get("imagePullSecrets") or () if isinstance(r, Mapping)]
+        if template is not None:
+            names += TemplateView.of(template).pull_secret_names
+        if model is not None:
+            names += ModelView.of(model).pull_secret_names
+        secrets = tuple({"name": n} for n in dict.fromkeys(str(n).strip() for n in names if n) if n)
+        return {k: v for k, v in where.items() if v}, secrets
 
     def _backend(self, ctx: Context, svc: Obj) -> str:
         meta = meta_of(svc)
@@ -160,7 +198,8 @@ class BenchmarkController(Controller):
             return builder.backend_service(serving)
         return f"{serving}-predictor"
 
-    def _snapshot(self, ctx: Context, svc: Obj) -> dict[str, Any]:
+    def _snapshot(self, ctx: Context, svc: Obj) -> tuple[dict[str, Any], str, Obj | None, Obj | None]:
+        """The service as the run records it, why its model name is unknown (if so), its template and model."""
         status = status_of(svc)
         ns = meta_of(svc).get("namespace")
         ref = status.get("resolvedTemplate") or {}
@@ -176,23 +215,62 @@ class BenchmarkController(Controller):
         )
         metadata = ModelView.of(model).status_image_metadata if model else None
         canonical = ((metadata.get("model") or {}).get("canonicalName")) if isinstance(metadata, Mapping) else None
+        served = served_model_id(svc, template) or canonical
+        why = (
+            ""
+            if served
+            else (
+                f"the model AIMService {meta_of(svc)['name']} serves has no known name (AIMModel "
+                f"{model_ref.get('name') or '?'} has no canonical name in its image metadata, and neither the "
+                "template's modelSources nor AIM_MODEL_ID name the model id the server was started with): set "
+                "spec.target.model to the name the server answers to (its GET /v1/models lists it)"
+            )
+        )
         runtime = status.get("runtime") or {}
         replicas = runtime.get("currentReplicas")
         if replicas is None:
             replicas = spec_of(svc).get("replicas", 1)
-        return {
-            "model": canonical or model_ref.get("name"),
-            "template": ref.get("name"),
-            "templateScope": "Cluster" if cluster else ("Namespace" if ref.get("name") else None),
-            "gpuModel": profile.get("gpu"),
-            "gpuCount": profile.get("gpuCount"),
-            "precision": profile.get("precision"),
-            "metric": profile.get("metric"),
-            "replicas": replicas,
-        }
+        return (
+            {
+                "model": served,
+                "template": ref.get("name"),
+                "templateScope": "Cluster" if cluster else ("Namespace" if ref.get("name") else None),
+                "gpuModel": profile.get("gpu"),
+                "gpuCount": profile.get("gpuCount"),
+                "precision": profile.get("precision"),
+                "metric": profile.get("metric"),
+                "replicas": replicas,
+            },
+            why,
+            template,
+            model,
+        )
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_benchmark(BenchmarkView.of(obj), observed)
+
+
+def _env_value(env: Any, name: str) -> str:
+    for var in env or ():
+        if isinstance(var, Mapping) and var.get("name") == name and isinstance(var.get("value"), str):
+            return var["value"].strip()
+    return ""
+
+
+def served_model_id(svc: Obj, template: Obj | None) -> str:
+    """The model id the service's server was started with (``AIM_MODEL_ID``), so the name it answers to.
+
+    The service's ``spec.env`` wins, then the template's first ``spec.modelSources[].modelId`` (the
+    operator sets ``AIM_MODEL_ID`` from it), then the template's ``spec.env``; "" when none says.
+    """
+    if value := _env_value(spec_of(svc).get("env"), "AIM_MODEL_ID"):
+        return value
+    tspec = spec_of(template) if template is not None else {}
+    sources = tspec.get("modelSources") or ()
+    first = sources[0] if sources and isinstance(sources[0], Mapping) else {}
+    if isinstance(first.get("modelId"), str) and first["modelId"].strip():
+        return first["modelId"].strip()
+    return _env_value(tspec.get("env"), "AIM_MODEL_ID")
 
 
 def _ns_and(run: Obj, key: Callable[[BenchmarkView], str]) -> tuple[str | None, str]:

@@ -28,8 +28,8 @@ from aim_core.plugin.benchtools import (
 )
 from aim_core.reconcile import labels as lbl
 from aim_core.reconcile.durations import parse_duration
-from aim_core.reconcile.naming import derived_name, sanitize_label_value
-from aim_core.reconcile.obj import Obj, spec_of
+from aim_core.reconcile.naming import derived_name, hashed_label_value
+from aim_core.reconcile.obj import Obj
 
 BENCHMARK_LABEL = lbl.AIM_PREFIX + "benchmark.name"
 COMPONENT = "benchmark"
@@ -52,8 +52,39 @@ def job_name(benchmark: str) -> str:
 
 
 def benchmark_label(benchmark: str) -> str:
-    """The value of :data:`BENCHMARK_LABEL` on the run's Job and pods."""
-    return sanitize_label_value(benchmark) or derived_name(["benchmark"], [benchmark], 8, limit=63)
+    """The value of :data:`BENCHMARK_LABEL` on the run's Job and pods: the name itself when it is a label
+    value, else cut short with a hash of the whole name (two long names never share a value)."""
+    return hashed_label_value(benchmark)
+
+
+#: Labels the Job controller puts on a Job's pods with the Job's uid (1.27 and later; before 1.27).
+JOB_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+#: Seconds a finished Job (and its pod, with the tool's log) is kept after the run's status is written.
+JOB_TTL_S = 3600
+
+
+def controlled_by(obj: Obj, uid: str) -> bool:
+    """Whether ``obj`` names ``uid`` as its controller (owner reference with ``controller: true``)."""
+    return bool(uid) and any(
+        r.get("uid") == uid and r.get("controller") for r in (obj.get("metadata") or {}).get("ownerReferences") or ()
+    )
+
+
+def pods_of_job(pods: Sequence[Obj], job: Obj) -> list[Obj]:
+    """The pods the Job ``job`` created: its uid in their owner reference or in the Job controller's label.
+
+    A pod that only carries the run's label (anyone who can create pods in the namespace can set it),
+    or one of an earlier Job of the same name, is not the run's.
+    """
+    uid = (job.get("metadata") or {}).get("uid") or ""
+    if not uid:
+        return []
+    out = []
+    for pod in pods:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if controlled_by(pod, uid) or any(labels.get(key) == uid for key in JOB_UID_LABELS):
+            out.append(pod)
+    return out
 
 
 def report_location(run: Obj | BenchmarkView) -> tuple[str, str] | None:
@@ -64,19 +95,41 @@ def report_location(run: Obj | BenchmarkView) -> tuple[str, str] | None:
     return match.group(1), (match.group(2) or "").strip("/")
 
 
+class SpecFieldError(ValueError):
+    """A value of the spec that cannot be used; :attr:`field` names it (``spec.maxDuration``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+def _duration_s(view: BenchmarkView, field: str) -> float:
+    """Seconds of the duration in ``spec.<field>``, bounded as Go's ``time.Duration`` (SpecFieldError)."""
+    text = {"maxDuration": view.max_duration, "timeout": view.timeout}[field]
+    try:
+        return parse_duration(text) / 1e9
+    except ValueError as exc:
+        raise SpecFieldError(f"spec.{field}", str(exc)) from None
+
+
 def request_for(run: Obj | BenchmarkView, endpoint: str, model: str) -> BenchmarkRequest:
-    """The tool's view of the run (raises ValueError for a duration the schema let through)."""
+    """The tool's view of the run (raises SpecFieldError naming the field for a value the schema let through)."""
     view = BenchmarkView.of(run)
+    try:
+        concurrency = tuple(int(c) for c in view.concurrency)
+        rates = tuple(float(r) for r in view.request_rates)
+    except (TypeError, ValueError) as exc:
+        raise SpecFieldError("spec.concurrency" if view.concurrency else "spec.requestRates", str(exc)) from None
     return BenchmarkRequest(
         name=view.name,
         endpoint=endpoint.rstrip("/"),
         model=model,
         tokenizer=view.tokenizer or model,
         scenarios=view.scenarios,
-        concurrency=tuple(int(c) for c in view.concurrency),
-        request_rates=tuple(float(r) for r in view.request_rates),
+        concurrency=concurrency,
+        request_rates=rates,
         max_requests=view.max_requests,
-        max_duration_s=None if not view.max_duration else parse_duration(view.max_duration) / 1e9,
+        max_duration_s=None if not view.max_duration else _duration_s(view, "maxDuration"),
         has_api_key=view.api_key_secret_ref is not None,
         report_uri=view.report_uri if view.report_uri.startswith("s3://") else None,
     )
@@ -85,11 +138,11 @@ def request_for(run: Obj | BenchmarkView, endpoint: str, model: str) -> Benchmar
 def deadline_seconds(run: Obj | BenchmarkView) -> int:
     """The Job's ``activeDeadlineSeconds``: ``spec.timeout``, else derived from the spec (see :func:`deadline_basis`).
 
-    Raises ValueError for a duration the schema let through.
+    Raises SpecFieldError (naming the field) for a duration the schema let through.
     """
     view = BenchmarkView.of(run)
     if view.timeout:
-        return max(1, math.ceil(parse_duration(view.timeout) / 1e9))
+        return max(1, math.ceil(_duration_s(view, "timeout")))
     return view.runs * (_per_run_s(view) + PER_RUN_SLACK_S) + START_AND_UPLOAD_S
 
 
@@ -110,7 +163,7 @@ def _per_run_s(view: BenchmarkView) -> int:
     """One run's bound in whole minutes (tools bound runs in minutes), 24h without ``maxDuration``."""
     if not view.max_duration:
         return NO_DURATION_RUN_S
-    return max(1, math.ceil(parse_duration(view.max_duration) / 1e9 / 60)) * 60
+    return max(1, math.ceil(_duration_s(view, "maxDuration") / 60)) * 60
 
 
 def _secret_env(name: str, ref: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -125,15 +178,21 @@ def build_job(
     *,
     image: str,
     command: BenchmarkCommand,
-    service: Obj | None,
+    placement: Mapping[str, Any] | None = None,
+    pull_secrets: Sequence[Mapping[str, Any]] = (),
     deadline_s: int | None = None,
 ) -> dict[str, Any]:
-    """The Job that runs ``command`` for the AIMBenchmark ``run``, stopped after ``deadline_s`` when given."""
+    """The Job that runs ``command`` for the AIMBenchmark ``run``, stopped after ``deadline_s`` when given.
+
+    :param placement: ``nodeSelector``, ``tolerations`` and ``affinity`` of the target service's pods
+        (its own, else its runtime config's); none for an endpoint.
+    :param pull_secrets: the target service's effective pull secrets (service, template, model);
+        the run's own are added after them.
+    """
     view = BenchmarkView.of(run)
     name = view.name
     label = benchmark_label(name)
     labels = {BENCHMARK_LABEL: label, lbl.COMPONENT_LABEL: COMPONENT, lbl.MANAGED_BY_LABEL: lbl.MANAGED_BY_ENGINE}
-    svc_spec = spec_of(service) if service else {}
     report = report_location(view)
     report_dir = f"{REPORT_MOUNT}/{report[1]}".rstrip("/") if report else REPORT_MOUNT
     env = [
@@ -182,9 +241,9 @@ def build_job(
         "volumes": [report_volume, {"name": "tmp", "emptyDir": {}}],
     }
     for key in ("nodeSelector", "tolerations", "affinity"):
-        if svc_spec.get(key):
-            pod[key] = svc_spec[key]
-    secrets = _pull_secrets([*(svc_spec.get("imagePullSecrets") or ()), *view.image_pull_secrets])
+        if (placement or {}).get(key):
+            pod[key] = (placement or {})[key]
+    secrets = _pull_secrets([*pull_secrets, *view.image_pull_secrets])
     if secrets:
         pod["imagePullSecrets"] = secrets
     job_spec: dict[str, Any] = {

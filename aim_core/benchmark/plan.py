@@ -8,8 +8,20 @@ Lifecycle (``status.status``):
   and the Job exists; a target that flaps afterwards does not stop the run;
 * ``Succeeded`` -- the Job completed and the plugin read the summary from the pod's
   termination message: ``status.results``;
-* ``Failed`` -- ``JobFailed`` (the tool's last log lines, redacted), ``ReportUnparsable``,
-  ``ToolNotFound`` or ``UnsupportedByTool``.
+* ``Failed`` -- ``JobFailed`` (the tool's last log lines, redacted), ``DeadlineExceeded``,
+  ``ReportUnparsable``, ``ToolNotFound``, ``UnsupportedByTool``, ``InvalidSpec`` (naming the
+  field), ``ModelNameUnknown`` (the service's served model name cannot be known: set
+  ``spec.target.model``) or ``JobLost`` (the run's Job disappeared before its results were
+  read: the run is not started again).
+
+The Job and its pods belong to the run through its uid only: a Job of the same name that the
+run does not control (an earlier run of the same name, still being deleted) is waited out
+(``JobReady`` False ``WaitingForOldJob``), never adopted; only pods of the run's own Job (its
+uid in their owner reference or the Job controller's label) are read. Only the results for the
+scenarios and load levels of the spec are kept.
+
+Once a finished run's status is written, its Job gets ``ttlSecondsAfterFinished``
+(:data:`~aim_core.benchmark.job.JOB_TTL_S`): Kubernetes removes it and its pod an hour later.
 
 A finished run (Succeeded, Failed) is immutable: its status is never planned again, only
 carried over. When it is finished, older finished runs of the same target beyond the newest
@@ -24,7 +36,18 @@ from typing import Any
 import attrs
 
 from aim_core.api.benchmark import BENCHMARK_FINISHED
-from aim_core.benchmark.job import CONTAINER, build_job, deadline_basis, deadline_seconds, request_for
+from aim_core.benchmark.job import (
+    CONTAINER,
+    JOB_TTL_S,
+    SpecFieldError,
+    build_job,
+    controlled_by,
+    deadline_basis,
+    deadline_seconds,
+    job_name,
+    pods_of_job,
+    request_for,
+)
 from aim_core.benchmark.view import BenchmarkView
 from aim_core.plugin.benchtools import BenchmarkReportError, BenchmarkResult, BenchmarkTool, Percentiles
 from aim_core.reconcile.health import Health, State
@@ -48,6 +71,9 @@ class Target:
     model: str | None = None
     snapshot: Mapping[str, Any] = attrs.field(factory=dict)  # status.target
     service: Obj | None = None
+    model_problem: str = ""  # why the served model name is unknown (no model)
+    placement: Mapping[str, Any] = attrs.field(factory=dict)  # nodeSelector, tolerations, affinity of the service
+    pull_secrets: tuple[Mapping[str, Any], ...] = ()  # the service's effective pull secrets
 
 
 @attrs.frozen
@@ -78,12 +104,15 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
     status = run.status
     if run.state in BENCHMARK_FINISHED:
         _carry_over(plan, status)
+        _expire(plan, run, observed.job)
         return plan
     tool = observed.tool
     if tool is None:
         return _fail(plan, status, reason="ToolNotFound", message=observed.tool_error)
     plan.status["tool"] = tool.name
-    job = observed.job
+    job, other_job = observed.job, None
+    if job is not None and not controlled_by(job, run.uid):
+        job, other_job = None, job  # not this run's (an earlier run of the same name): never adopted
     started = job is not None or bool(run.start_time)
     target = observed.target
     if not started and not target.ready:
@@ -94,23 +123,60 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
     snapshot = dict(run.snapshot or target.snapshot)
     plan.status["target"] = snapshot
     plan.component(TARGET, Health.ok("Ready", f"benchmarking {snapshot.get('endpoint')}", upstream=True))
+    if job is None and run.start_time:
+        name = str(status.get("jobName") or job_name(run.name))
+        return _fail(
+            plan,
+            status,
+            "JobLost",
+            f"Job {name} of this run is gone (deleted, removed by a TTL policy or collected while the operator "
+            "was down) before its results were read; the run is not started again: create a new AIMBenchmark "
+            "to re-run",
+        )
     endpoint, model = snapshot.get("endpoint") or target.endpoint, snapshot.get("model") or target.model
-    if not endpoint or not model:
-        return _fail(plan, status, "InvalidSpec", "no endpoint or model to benchmark; set spec.target.model")
+    if not endpoint:
+        return _fail(plan, status, "InvalidSpec", "no endpoint to benchmark; set spec.target")
+    if not model:
+        unknown = target.model_problem or "the name of the served model is unknown; set spec.target.model"
+        return _fail(plan, status, "ModelNameUnknown", unknown)
     try:
         request = request_for(run, endpoint, model)
-    except ValueError as exc:
-        return _fail(plan, status, "InvalidSpec", f"spec.maxDuration: {exc}")
+        deadline = deadline_seconds(run)
+    except SpecFieldError as exc:
+        return _fail(plan, status, "InvalidSpec", str(exc))
     if why := tool.unsupported(request):
         return _fail(plan, status, "UnsupportedByTool", why)
-    try:
-        deadline = deadline_seconds(run)
-    except ValueError as exc:
-        return _fail(plan, status, "InvalidSpec", f"spec.timeout: {exc}")
+    if other_job is not None:
+        owners = ", ".join(
+            f"{r.get('kind')} {r.get('name')} (uid {r.get('uid')})"
+            for r in meta_of(other_job).get("ownerReferences") or ()
+        )
+        plan.component(
+            JOB,
+            Health.progressing(
+                "WaitingForOldJob",
+                f"Job {meta_of(other_job)['name']} exists but is not this run's (owned by {owners or 'nobody'}); "
+                "waiting until it is deleted (the garbage collector removes an earlier run's Job once that run "
+                "is gone; delete the Job yourself if it has no owner)",
+            ),
+        )
+        plan.status["status"] = "Pending"
+        plan.requeue(30.0)
+        return plan
     if job is None:
         image = run.image or tool.image
         command = tool.command(request)
-        plan.want(JOBS, build_job(run, image=image, command=command, service=target.service, deadline_s=deadline))
+        plan.want(
+            JOBS,
+            build_job(
+                run,
+                image=image,
+                command=command,
+                placement=target.placement,
+                pull_secrets=target.pull_secrets,
+                deadline_s=deadline,
+            ),
+        )
         plan.component(JOB, Health.progressing("JobCreated", "creating the benchmark Job"))
         plan.status["status"] = "Running"
         return plan
@@ -120,7 +186,7 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
     if report := _report_uri(run):
         plan.status["report"] = {"uri": report}
     true = {c.get("type"): c for c in job_status.get("conditions") or () if c.get("status") == "True"}
-    terminated = _terminated(observed.pods)
+    terminated = _terminated(pods_of_job(observed.pods, job))
     if "Failed" in true or "FailureTarget" in true:
         cond = true.get("Failed") or true.get("FailureTarget") or {}
         plan.status["completionTime"] = cond.get("lastTransitionTime") or job_status.get("completionTime")
@@ -144,13 +210,60 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
     if terminated is None:
         return _fail(plan, status, "ReportUnparsable", "the benchmark pod and its termination message are gone")
     try:
-        results = list(tool.parse(terminated.get("message") or "", request))
+        parsed = list(tool.parse(terminated.get("message") or "", request))
     except BenchmarkReportError as exc:
         return _fail(plan, status, "ReportUnparsable", redact(str(exc)))
+    results = [r for r in parsed if _requested(run, r)]
     plan.status["results"] = [result_status(r) for r in results]
     plan.status["status"] = "Succeeded"
-    plan.component(JOB, Health.ok("Succeeded", f"{len(results)} results from {tool.name}"))
+    note = f"; {len(parsed) - len(results)} results for scenarios or load levels the spec did not ask for ignored"
+    plan.component(
+        JOB, Health.ok("Succeeded", f"{len(results)} results from {tool.name}" + (note if results != parsed else ""))
+    )
     return plan
+
+
+def _requested(run: BenchmarkView, result: BenchmarkResult) -> bool:
+    """Whether ``result`` measures a scenario and load level of the spec (a tool or image cannot add others)."""
+    if result.scenario not in run.scenarios:
+        return False
+    if run.concurrency:
+        return result.concurrency is not None and any(_same(result.concurrency, c) for c in run.concurrency)
+    return result.request_rate is not None and any(_same(result.request_rate, r) for r in run.request_rates)
+
+
+def _same(value: Any, wanted: Any) -> bool:
+    try:
+        return abs(float(value) - float(wanted)) < 1e-9
+    except (TypeError, ValueError):
+        return False
+
+
+def _expire(plan: Plan, run: BenchmarkView, job: Obj | None) -> None:
+    """A finished run's own Job, once finished, gets a time to live (its status is written: nothing more to read).
+
+    The Job is applied as it is, with ``ttlSecondsAfterFinished`` added: its other fields are
+    immutable, and the same values change nothing.
+    """
+    if job is None or not controlled_by(job, run.uid):
+        return
+    spec = job.get("spec") or {}
+    done = {c.get("type") for c in (job.get("status") or {}).get("conditions") or () if c.get("status") == "True"}
+    if spec.get("ttlSecondsAfterFinished") is not None or not done & {"Complete", "Failed"}:
+        return
+    meta = meta_of(job)
+    body = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta.get("namespace"),
+            "labels": dict(meta.get("labels") or {}),
+        },
+        "spec": {**spec, "ttlSecondsAfterFinished": JOB_TTL_S},
+    }
+    plan.want(JOBS, body)
+    plan.notes.append(f"Job {meta['name']}: removed {JOB_TTL_S}s after it finished (ttlSecondsAfterFinished)")
 
 
 def _deadline_message(run: BenchmarkView, job: Obj, derived: int) -> str:

@@ -13,8 +13,8 @@
 2. **One at a time, or more within limits.** In order, a Waiting template starts while fewer
    than ``parallelism`` are active and, with ``gpuBudget``, the GPUs of the active services
    (replicas x the template's GPUs) plus its own fit the budget; one that can never fit is
-   Skipped. Starting means: an AIMService ``<sweep>-<n>`` pinned to the template
-   (``spec.template.name``) and an AIMBenchmark ``<sweep>-<n>`` against it, both owned by the
+   Skipped. Starting means: an AIMService ``<sweep>-<hash>-<n>`` pinned to the template
+   (``spec.template.name``) and an AIMBenchmark of the same name against it, both owned by the
    sweep. The run waits for the service itself (its TargetNotReady).
 3. **Finishing.** The run Succeeded or Failed, or the service Failed: the template's state
    says so, the service is deleted (its GPUs are free for the next one), the run is kept
@@ -30,17 +30,19 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from aim_core.benchmarksweep.view import SweepView
+from aim_core.reconcile.conditions import cap_message
 from aim_core.reconcile.durations import parse_duration
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.labels import ORIGIN_DERIVED, ORIGIN_LABEL
 from aim_core.reconcile.naming import sanitize_label_value
-from aim_core.reconcile.obj import Obj, status_of
+from aim_core.reconcile.obj import Obj, meta_of, status_of
 from aim_core.reconcile.plan import Deletion, Plan
 from aim_core.reconcile.resources import BENCHMARKS, SERVICES
 from aim_core.template import TemplateView
@@ -51,6 +53,7 @@ MAX_TEMPLATES = 20
 FINAL = ("Succeeded", "Failed", "Skipped")
 ACTIVE = ("Deploying", "Benchmarking")
 NAMESPACE, CLUSTER = "Namespace", "Cluster"
+ENTRY_MESSAGE = 1024  #: characters of one template's message (20 of them fit a condition message)
 
 
 @attrs.frozen
@@ -72,9 +75,14 @@ class Observed:
     now: str
 
 
-def child_name(sweep: str, index: int) -> str:
-    """``<sweep>-<n>`` (n from 1), the sweep's name cut so the whole fits a service name's budget."""
-    return f"{sweep[:40].rstrip('-.')}-{index + 1}"
+def child_name(sweep: str | SweepView, index: int) -> str:
+    """``<sweep>-<hash>-<n>`` (n from 1): the sweep's name cut to 31 characters, then 8 hex characters of
+    a hash of its uid (of namespace/name before it has one), so that two sweeps sharing a long prefix,
+    or a sweep re-created under the same name, never name the same child; at most 43 characters."""
+    view = sweep if isinstance(sweep, SweepView) else SweepView(name=sweep)
+    owner = view.uid or f"{view.namespace}/{view.name}"
+    digest = hashlib.sha256(owner.encode()).hexdigest()[:8]
+    return f"{view.name[:31].rstrip('-.')}-{digest}-{index + 1}"
 
 
 def _profile(t: TemplateView) -> Obj:
@@ -137,7 +145,7 @@ def choose_templates(sweep: Obj | SweepView, ob: Observed) -> list[dict[str, Any
                 entry.update(state="Skipped", message="a namespaced template of the same name shadows it")
             entries.append(entry)
     for i, e in enumerate(entries[:MAX_TEMPLATES]):
-        e["service"] = e["benchmark"] = child_name(view.name, i)
+        e["service"] = e["benchmark"] = child_name(view, i)
     return entries[:MAX_TEMPLATES]
 
 
@@ -160,6 +168,11 @@ def _seconds_left(entry: Mapping[str, Any], timeout: str, now: str) -> float | N
         return None
 
 
+def _entry_message(text: str) -> str:
+    """One entry's message, capped so that twenty of them still fit a condition message."""
+    return cap_message(text, ENTRY_MESSAGE)
+
+
 def _advance(entry: dict[str, Any], ob: Observed, timeout: str = "") -> None:
     """Move an entry that is not final on, from what its service and run show."""
     run = ob.benchmarks.get(entry.get("benchmark", ""))
@@ -168,18 +181,25 @@ def _advance(entry: dict[str, Any], ob: Observed, timeout: str = "") -> None:
     if run_state in ("Succeeded", "Failed"):
         entry["state"] = run_state
         if run_state == "Failed":
-            entry["message"] = f"AIMBenchmark {entry['benchmark']} Failed: {_condition_text(run or {})}".rstrip(": ")
+            why = f"AIMBenchmark {entry['benchmark']} Failed: {_condition_text(run or {})}".rstrip(": ")
+            entry["message"] = _entry_message(why)
     elif svc is not None and status_of(svc).get("status") == "Failed":
         entry["state"] = "Failed"
-        entry["message"] = f"AIMService {entry['service']} Failed: {_condition_text(svc)}".rstrip(": ")
+        entry["message"] = _entry_message(f"AIMService {entry['service']} Failed: {_condition_text(svc)}".rstrip(": "))
     elif entry["state"] in ACTIVE or run is not None or svc is not None:
         entry["state"] = "Benchmarking" if run_state == "Running" else "Deploying"
+        if not entry.get("startTime"):
+            # the write of the start time was lost (the children exist, the status does not say so):
+            # the deadline counts from when the first child was created
+            created = sorted(str(meta_of(c).get("creationTimestamp") or "") for c in (svc, run) if c is not None)
+            if created := [c for c in created if c]:
+                entry["startTime"] = created[0]
         left = _seconds_left(entry, timeout, ob.now)
         if entry["state"] == "Deploying" and left is not None and left <= 0:
             why = _condition_text(svc) if svc is not None else ""
             entry["state"] = "Failed"
-            entry["message"] = f"AIMService {entry['service']} not Ready within deployTimeout {timeout}" + (
-                f" ({why})" if why else ""
+            entry["message"] = _entry_message(
+                f"AIMService {entry['service']} not Ready within deployTimeout {timeout}" + (f" ({why})" if why else "")
             )
 
 

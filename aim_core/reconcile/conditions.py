@@ -12,6 +12,8 @@ times); :func:`merge_conditions` folds them into what the object already has:
 * Every other condition type that is not in the new set is dropped: the new
   set is authoritative (a component that is no longer looked at, such as a
   finished discovery job, loses its condition).
+* Messages are capped at :data:`MAX_MESSAGE` characters (what the CRDs allow): a
+  longer one would make the API server refuse the whole status write, for ever.
 * Order is stable: ``Ready`` first, then the rest sorted by type. Sorting keeps
   status patches minimal and diffs readable; ``Ready`` first puts the summary
   where ``kubectl describe`` readers look.
@@ -28,6 +30,8 @@ import attrs
 from aim_core.reconcile.health import Health, State
 
 __all__ = [
+    "MAX_MESSAGE",
+    "cap_message",
     "dependency_health",
     "ready_message",
     "AUTH_VALID",
@@ -60,6 +64,17 @@ RECOVERED: dict[str, tuple[str, str]] = {
 }
 
 _STATUSES = ("True", "False", "Unknown")
+
+#: The longest condition message the CRDs allow (``maxLength`` of ``conditions[].message``).
+MAX_MESSAGE = 32768
+
+
+def cap_message(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` when it fits in ``limit`` characters, else its start and a note that it was cut."""
+    if len(text) <= limit:
+        return text
+    note = f" ... (cut: {len(text)} characters in all)"
+    return text[: limit - len(note)] + note if limit > 2 * len(note) else text[:limit]
 
 
 @attrs.frozen
@@ -208,6 +223,8 @@ def merge_conditions(
     previous = {c.type: c for c in map(_coerce, old)}
     merged: dict[str, Condition] = {}
     for cond in map(_coerce, new):
+        if len(cond.message) > MAX_MESSAGE:
+            cond = attrs.evolve(cond, message=cap_message(cond.message))
         before = previous.get(cond.type)
         if cond.type in FRAMEWORK_TYPES and cond.is_true and before is None:
             continue  # lazy: a framework condition is born False

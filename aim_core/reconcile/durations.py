@@ -14,7 +14,7 @@ import datetime
 import re
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["GATEWAY_DURATION_PATTERN", "parse_duration", "to_gateway_duration"]
+__all__ = ["GATEWAY_DURATION_PATTERN", "MAX_DURATION_NS", "parse_duration", "to_gateway_duration"]
 
 GATEWAY_DURATION_PATTERN = re.compile(r"^([0-9]{1,5}(h|m|s|ms)){1,4}$")
 
@@ -33,6 +33,8 @@ _GROUP = re.compile(r"([0-9]*\.?[0-9]*)(ns|us|µs|μs|ms|h|m|s)")
 _NS_PER_MS = 1_000_000
 _NS_PER_S = 1_000_000_000
 _MAX_GROUP = 99_999
+#: The longest duration Go's ``time.Duration`` holds (an int64 of nanoseconds, about 2562047h47m).
+MAX_DURATION_NS = 2**63 - 1
 
 
 def parse_duration(text: str) -> int:
@@ -40,7 +42,8 @@ def parse_duration(text: str) -> int:
 
     ``"0"`` alone is allowed, as in Go; every other number needs a unit.
 
-    :raises ValueError: the text is not a duration, or it is negative.
+    :raises ValueError: the text is not a duration, it is negative, or it is longer than Go's
+        ``time.Duration`` can hold (:data:`MAX_DURATION_NS`).
     """
     if not isinstance(text, str):
         raise ValueError(f"duration must be a string, got {type(text).__name__}")
@@ -70,6 +73,8 @@ def parse_duration(text: str) -> int:
         pos = match.end()
     if total != total.to_integral_value():
         raise ValueError(f"duration {text!r} is finer than a nanosecond")
+    if total > MAX_DURATION_NS:
+        raise ValueError(f"duration {text!r} is too long: at most 2562047h (the longest duration Kubernetes holds)")
     return int(total)
 
 

@@ -93,6 +93,7 @@ OWNED_STATUS_KEYS = frozenset(
         "effectiveSpec",
         "resolvedHardware",
         "benchmarks",
+        "benchmarksNote",
         "resolvedNodeAffinity",
         "adapters",
         "adapterSummary",

@@ -44,7 +44,7 @@ from aim_core.reconcile.quantities import canonical_sources
 from aim_core.reconcile.resources import CONFIG_MAPS, JOBS, TEMPLATE_CACHES
 from aim_core.reconcile.workloads import inspect_job, inspect_pods
 from aim_core.template import discovery as disc
-from aim_core.template.benchmarks import summarize
+from aim_core.template.benchmarks import measure, trusted_namespaces
 from aim_core.template.decision import Breaker, Decision, decide, model_health
 from aim_core.template.hardware import GpuCheck, hardware_summary, resolved_hardware
 from aim_core.template.observed import Observed, Slot
@@ -69,9 +69,12 @@ def plan_template(template: Obj, ob: Observed) -> Plan:
     plan = Plan()
     view = TemplateView.of(template)
     spec = view.spec
-    measured = summarize(ob.benchmarks)
-    if measured:
-        plan.status["benchmarks"] = measured  # removed again when no run measures it (an owned status key)
+    trusted = trusted_namespaces(ob.config.spec, ob.namespace) if ob.scope is Scope.CLUSTER else None
+    measured = measure(ob.benchmarks, trusted)
+    if measured.entries:
+        plan.status["benchmarks"] = measured.entries  # removed again when no run measures it (an owned status key)
+    if measured.note:
+        plan.status["benchmarksNote"] = measured.note
     decision = decide(template, ob, view)
     plan.labels = ob.config.view.labels
     if ob.read_error is not None:

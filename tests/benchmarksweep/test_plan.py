@@ -7,6 +7,7 @@ from typing import Any
 import attrs
 
 from aim_core.benchmarksweep.plan import Observed, child_name, plan_sweep
+from aim_core.benchmarksweep.view import SweepView
 
 NS = "team"
 NOW = "2026-11-27T20:00:00Z"
@@ -29,6 +30,9 @@ def sweep(**spec: Any) -> dict:
         "metadata": {"name": "llama", "namespace": NS, "uid": "u1"},
         "spec": {"model": "m", "benchmark": RUN, **spec},
     }
+
+
+C1, C2 = (child_name(SweepView.of(sweep()), i) for i in (0, 1))  # the first two children of the sweep
 
 
 def observed(*templates: dict, cluster: tuple = (), services=(), benchmarks=()) -> Observed:
@@ -72,14 +76,14 @@ def test_every_ready_optimized_template_in_name_order_and_only_the_first_runs():
 
     assert [(e["template"], e["state"]) for e in plan.status["templates"]] == [("a", "Deploying"), ("b", "Waiting")]
     svc = wanted(plan, "AIMService")
-    assert [x["metadata"]["name"] for x in svc] == ["llama-1"]
+    assert [x["metadata"]["name"] for x in svc] == [C1]
     assert svc[0]["spec"] == {"model": {"name": "m"}, "template": {"name": "a"}, "replicas": 1}
     run = wanted(plan, "AIMBenchmark")[0]
     assert run["spec"] == {
         "scenarios": ["D(128,128)"],
         "concurrency": [1, 8],
         "maxRequests": 50,
-        "target": {"serviceName": "llama-1"},
+        "target": {"serviceName": C1},
     }
     assert plan.status["status"] == "Running" and plan.status["startTime"] == NOW
 
@@ -92,15 +96,15 @@ def test_a_finished_run_frees_the_slot_deletes_its_service_and_fills_the_compari
     ob = observed(
         tpl("a"),
         tpl("b", gpus=2),
-        services=[child("AIMService", "llama-1", "Running")],
-        benchmarks=[child("AIMBenchmark", "llama-1", "Succeeded", results)],
+        services=[child("AIMService", C1, "Running")],
+        benchmarks=[child("AIMBenchmark", C1, "Succeeded", results)],
     )
 
     plan = plan_sweep(s, ob)
 
     assert [(e["template"], e["state"]) for e in plan.status["templates"]] == [("a", "Succeeded"), ("b", "Deploying")]
-    assert [(d.resource.kind, d.name) for d in plan.delete] == [("AIMService", "llama-1")]
-    assert [x["metadata"]["name"] for x in wanted(plan, "AIMService")] == ["llama-2"]
+    assert [(d.resource.kind, d.name) for d in plan.delete] == [("AIMService", C1)]
+    assert [x["metadata"]["name"] for x in wanted(plan, "AIMService")] == [C2]
     assert plan.status["comparison"] == [
         {
             "scenario": "D(128,128)",
@@ -111,7 +115,7 @@ def test_a_finished_run_frees_the_slot_deletes_its_service_and_fills_the_compari
             "gpuModel": "MI300X",
             "gpuCount": 1,
             "precision": "fp8",
-            "benchmark": "llama-1",
+            "benchmark": C1,
         }
     ]
 
@@ -121,16 +125,16 @@ def test_a_failed_service_fails_its_template_and_the_sweep_fails_when_nothing_wa
     s = with_status(s, plan_sweep(s, observed(tpl("a"))))
     ob = observed(
         tpl("a"),
-        services=[child("AIMService", "llama-1", "Failed", reason="TemplateNotFound")],
-        benchmarks=[child("AIMBenchmark", "llama-1", "Pending")],
+        services=[child("AIMService", C1, "Failed", reason="TemplateNotFound")],
+        benchmarks=[child("AIMBenchmark", C1, "Pending")],
     )
 
     plan = plan_sweep(s, ob)
 
     entry = plan.status["templates"][0]
     assert entry["state"] == "Failed"
-    assert entry["message"] == "AIMService llama-1 Failed: TemplateNotFound: it broke"
-    assert {(d.resource.kind, d.name) for d in plan.delete} == {("AIMService", "llama-1"), ("AIMBenchmark", "llama-1")}
+    assert entry["message"] == f"AIMService {C1} Failed: TemplateNotFound: it broke"
+    assert {(d.resource.kind, d.name) for d in plan.delete} == {("AIMService", C1), ("AIMBenchmark", C1)}
     assert plan.status["status"] == "Failed" and plan.status["completionTime"] == NOW
     assert plan.components["Runs"].reason == "SweepFailed"
 
@@ -172,8 +176,67 @@ def test_a_cluster_template_shadowed_by_a_namespaced_one_is_skipped():
     ]
 
 
-def test_child_names_fit():
-    assert child_name("x" * 100, 19) == "x" * 40 + "-20"
+def test_child_names_fit_and_are_unique_per_sweep():
+    long = "x" * 100
+    one = SweepView(name=long, namespace=NS, uid="uid-1")
+    name = child_name(one, 19)
+    assert len(name) <= 43 and name.startswith("x" * 31 + "-") and name.endswith("-20")
+    # a sweep sharing the first 40 characters, or the same name re-created (a new uid), names other children
+    assert child_name(SweepView(name=long[:40] + "y", namespace=NS, uid="uid-2"), 19) != name
+    assert child_name(SweepView(name=long, namespace=NS, uid="uid-3"), 19) != name
+    # without a uid (rendered offline), the namespace and name decide
+    assert child_name(SweepView(name="s", namespace="a"), 0) != child_name(SweepView(name="s", namespace="b"), 0)
+    plan = plan_sweep(sweep(), observed(tpl("a"), tpl("b")))
+    assert [e["service"] for e in plan.status["templates"]] == [C1, C2] and C1.startswith("llama-")
+
+
+def test_a_sweep_whose_templates_all_failed_keeps_its_condition_message_writable():
+    names = [f"tpl-{i:02d}-" + "n" * 200 for i in range(20)]
+    s = sweep(templates=names)
+    s = with_status(s, plan_sweep(s, observed(*(tpl(n) for n in names))))
+    huge = "E" * 5000  # each service failed with a long message (a tool's log, a webhook's answer)
+    entries = s["status"]["templates"]
+    failed = [
+        {
+            **child("AIMService", e["service"], "Failed", reason="Boom"),
+            "status": {
+                "status": "Failed",
+                "conditions": [{"type": "Ready", "status": "False", "reason": "Boom", "message": huge}],
+            },
+        }
+        for e in entries
+    ]
+    for _ in range(20):  # parallelism 1: one template after another fails
+        plan = plan_sweep(s, observed(*(tpl(n) for n in names), services=failed))
+        s = with_status(s, plan)
+    assert s["status"]["status"] == "Failed"
+    for e in s["status"]["templates"]:  # every entry keeps its own detail, capped
+        assert e["state"] == "Failed" and e["message"].startswith(f"AIMService {e['service']} Failed: Boom: EEE")
+        assert len(e["message"]) <= 1024
+    message = plan.components["Runs"].message
+    assert all(n in message for n in names)
+    from aim_core.reconcile.conditions import MAX_MESSAGE, merge_conditions
+
+    (cond,) = merge_conditions(
+        [], [{"type": "RunsReady", "status": "False", "reason": "SweepFailed", "message": message * 3}], NOW
+    )
+    assert len(cond["message"]) <= MAX_MESSAGE and cond["message"].startswith("no template was measured")
+
+
+def test_a_lost_start_time_is_taken_from_the_childs_creation():
+    s = sweep(deployTimeout="30m")
+    first = plan_sweep(s, observed(tpl("a"), tpl("b")))
+    s = with_status(s, first)
+    for e in s["status"]["templates"]:  # the status write that recorded the start was lost
+        e.pop("startTime", None)
+        e["state"] = "Waiting"
+    pending = {**child("AIMService", C1, "Pending", reason="ModelNotReady")}
+    pending["metadata"]["creationTimestamp"] = "2026-11-27T19:00:00Z"
+    plan = plan_sweep(s, observed(tpl("a"), tpl("b"), services=[pending]))
+    entry = plan.status["templates"][0]
+    assert entry["state"] == "Failed" and "not Ready within deployTimeout 30m" in entry["message"]
+    assert entry["startTime"] == "2026-11-27T19:00:00Z"
+    assert plan.status["templates"][1]["state"] == "Deploying"
 
 
 def test_a_service_not_ready_within_the_deploy_timeout_fails_its_template_and_the_next_starts():
@@ -182,8 +245,8 @@ def test_a_service_not_ready_within_the_deploy_timeout_fails_its_template_and_th
     assert first.status["templates"][0]["startTime"] == NOW
     assert first.requeue_after == 1800.0
     s = with_status(s, first)
-    pending = child("AIMService", "llama-1", "Pending", reason="ModelNotReady")
-    run = child("AIMBenchmark", "llama-1", "Pending")
+    pending = child("AIMService", C1, "Pending", reason="ModelNotReady")
+    run = child("AIMBenchmark", C1, "Pending")
 
     later = attrs.evolve(observed(tpl("a"), tpl("b"), services=[pending], benchmarks=[run]), now="2026-11-27T20:20:00Z")
     plan = plan_sweep(s, later)
@@ -194,6 +257,6 @@ def test_a_service_not_ready_within_the_deploy_timeout_fails_its_template_and_th
     plan = plan_sweep(s, past)
     entry = plan.status["templates"][0]
     assert entry["state"] == "Failed"
-    assert entry["message"] == "AIMService llama-1 not Ready within deployTimeout 30m (ModelNotReady: it broke)"
-    assert {(d.resource.kind, d.name) for d in plan.delete} == {("AIMService", "llama-1"), ("AIMBenchmark", "llama-1")}
+    assert entry["message"] == f"AIMService {C1} not Ready within deployTimeout 30m (ModelNotReady: it broke)"
+    assert {(d.resource.kind, d.name) for d in plan.delete} == {("AIMService", C1), ("AIMBenchmark", C1)}
     assert plan.status["templates"][1]["state"] == "Deploying"

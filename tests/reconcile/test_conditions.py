@@ -139,3 +139,14 @@ def test_format_time(moment, text):
 )
 def test_parse_time(text, moment):
     assert parse_time(text) == moment
+
+
+def test_a_message_longer_than_the_crd_allows_is_cut_to_fit_and_says_so():
+    from aim_core.reconcile.conditions import MAX_MESSAGE
+
+    long = "x" * 70_000
+    (cond,) = merge_conditions([], [Condition.false("RunsReady", "SweepFailed", long)], T1)
+    assert len(cond["message"]) <= MAX_MESSAGE == 32768
+    assert cond["message"].startswith("x" * 1000) and cond["message"].endswith("(cut: 70000 characters in all)")
+    (short,) = merge_conditions([], [Condition.false("RunsReady", "SweepFailed", "fits")], T1)
+    assert short["message"] == "fits"

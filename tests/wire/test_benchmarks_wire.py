@@ -94,7 +94,8 @@ def paused_template() -> dict:
         "apiVersion": API,
         "kind": "AIMServiceTemplate",
         "metadata": {"name": "llama-mi300x-fp8", "namespace": NS, "annotations": dict(PAUSED)},
-        "spec": {"modelName": "llama"},
+        # the model id the server is started with (AIM_MODEL_ID): the name the run sends
+        "spec": {"modelName": "llama", "modelSources": [{"modelId": "org/llama", "sourceUri": "hf://org/llama"}]},
         "status": {
             "status": "Ready",
             "profile": {"metadata": {"gpu": "MI300X", "gpuCount": 1, "precision": "fp8", "metric": "latency"}},
@@ -113,14 +114,22 @@ def finish(
 ) -> None:
     """Play the kubelet and the Job controller: the pod terminated with ``message``, the Job done."""
     name = job["metadata"]["name"]
+    live = kube.get(JOBS, NS, name)
+    uid = live["metadata"]["uid"]
     labels = job["spec"]["template"]["metadata"]["labels"]
     pod_spec = job["spec"]["template"]["spec"]
     code = (0 if ok else 1) if exit_code is None else exit_code
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": uid, "controller": True}
     kube.put_object(
         {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": f"{name}-x1", "namespace": NS, "labels": {**labels, "job-name": name}},
+            "metadata": {
+                "name": f"{name}-x1",
+                "namespace": NS,
+                "labels": {**labels, "job-name": name, "controller-uid": uid},
+                "ownerReferences": [owner],
+            },
             "spec": pod_spec,
             "status": {
                 "phase": "Succeeded" if ok else "Failed",
@@ -213,7 +222,7 @@ async def test_waits_for_the_service_then_runs_a_job_placed_like_it(kube, operat
         "precision": "fp8",
         "metric": "latency",
     }
-    assert target["replicas"] == 2 and target["model"] == "llama" and st["tool"] == "genai-bench"
+    assert target["replicas"] == 2 and target["model"] == "org/llama" and st["tool"] == "genai-bench"
 
     owner = job["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["controller"]) == ("AIMBenchmark", "run-1", True)
