@@ -20,8 +20,9 @@ run does not control (an earlier run of the same name, still being deleted) is w
 uid in their owner reference or the Job controller's label) are read. Only the results for the
 scenarios and load levels of the spec are kept.
 
-Once a finished run's status is written, its Job gets ``ttlSecondsAfterFinished``
-(:data:`~aim_core.benchmark.job.JOB_TTL_S`): Kubernetes removes it and its pod an hour later.
+When a run finishes (its final status is written), its finished Job gets
+``ttlSecondsAfterFinished`` (:data:`~aim_core.benchmark.job.JOB_TTL_S`): Kubernetes
+removes it and its pod an hour after the Job finished.
 
 A finished run (Succeeded, Failed) is immutable: its status is never planned again, only
 carried over. When it is finished, older finished runs of the same target beyond the newest
@@ -96,6 +97,7 @@ def plan_benchmark(obj: Obj | BenchmarkView, observed: Observed) -> Plan:
             completion_time=str(plan.status.get("completionTime") or run.completion_time),
         )
         _prune(plan, done, [BenchmarkView.of(r) for r in observed.same_target])
+        _expire(plan, run, observed.job)
     return plan
 
 
@@ -104,7 +106,6 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
     status = run.status
     if run.state in BENCHMARK_FINISHED:
         _carry_over(plan, status)
-        _expire(plan, run, observed.job)
         return plan
     tool = observed.tool
     if tool is None:
@@ -240,10 +241,12 @@ def _same(value: Any, wanted: Any) -> bool:
 
 
 def _expire(plan: Plan, run: BenchmarkView, job: Obj | None) -> None:
-    """A finished run's own Job, once finished, gets a time to live (its status is written: nothing more to read).
+    """A finished run's own Job, once finished, gets a time to live: nothing more is read from it.
 
-    The Job is applied as it is, with ``ttlSecondsAfterFinished`` added: its other fields are
-    immutable, and the same values change nothing.
+    Set in the reconcile that writes the run's final status (the hour leaves ample time to
+    read the pod again should that write fail), and by a later one for a run finished
+    before. The Job is applied as it is, with ``ttlSecondsAfterFinished`` added: its other
+    fields are immutable, and the same values change nothing.
     """
     if job is None or not controlled_by(job, run.uid):
         return

@@ -8,6 +8,7 @@ as a cluster would. Everything else is the real operator against the ``kube`` ba
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import subprocess
@@ -103,6 +104,14 @@ def paused_template() -> dict:
     }
 
 
+# When the played Job finished: a minute ago, so that the hour a finished Job is kept
+# (ttlSecondsAfterFinished) has not run out when a test looks at it again.
+_NOW = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+STARTED = (_NOW - datetime.timedelta(minutes=11)).strftime("%Y-%m-%dT%H:%M:%SZ")
+FINISHED_POD = (_NOW - datetime.timedelta(minutes=1, seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+FINISHED = (_NOW - datetime.timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def finish(
     kube,
     job: dict,
@@ -114,8 +123,7 @@ def finish(
 ) -> None:
     """Play the kubelet and the Job controller: the pod terminated with ``message``, the Job done."""
     name = job["metadata"]["name"]
-    live = kube.get(JOBS, NS, name)
-    uid = live["metadata"]["uid"]
+    uid = job["metadata"]["uid"]
     labels = job["spec"]["template"]["metadata"]["labels"]
     pod_spec = job["spec"]["template"]["spec"]
     code = (0 if ok else 1) if exit_code is None else exit_code
@@ -145,7 +153,7 @@ def finish(
                                 "exitCode": code,
                                 "reason": "Completed" if ok else "Error",
                                 "message": message,
-                                "finishedAt": "2026-11-27T20:10:00Z",
+                                "finishedAt": FINISHED_POD,
                             }
                         },
                     }
@@ -153,14 +161,14 @@ def finish(
             },
         }
     )
-    done = {"type": "Complete" if ok else "Failed", "status": "True", "lastTransitionTime": "2026-11-27T20:10:01Z"}
+    done = {"type": "Complete" if ok else "Failed", "status": "True", "lastTransitionTime": FINISHED}
     if not ok:
         done |= {"reason": failure[0], "message": failure[1]}
     live = kube.get(JOBS, NS, name)
     live["status"] = {
-        "startTime": "2026-11-27T20:00:00Z",
+        "startTime": STARTED,
         "conditions": [done],
-        **({"completionTime": "2026-11-27T20:10:01Z", "succeeded": 1} if ok else {"failed": 1}),
+        **({"completionTime": FINISHED, "succeeded": 1} if ok else {"failed": 1}),
     }
     kube.put_object(live)
 
@@ -279,7 +287,7 @@ async def test_a_real_run_against_the_fake_measures_its_timing(kube, operator, t
     st = await eventually(lambda: status(kube, "real").get("status") == "Succeeded" and status(kube, "real"))
     assert st["target"] == {"endpoint": url, "model": "fake-model"}
     assert st["startTime"] == job["metadata"]["creationTimestamp"]  # the Job had not started when first seen
-    assert st["completionTime"] == "2026-11-27T20:10:01Z"
+    assert st["completionTime"] == FINISHED
     results = {r["concurrency"]: r for r in st["results"]}
     assert set(results) == {1, 4}
     for level, r in results.items():
@@ -315,7 +323,7 @@ async def test_a_failed_job_reports_the_tools_last_log_lines_redacted(kube, oper
     assert "line 39" in cond["message"] and "line 5\n" not in cond["message"]  # the last lines only
     assert "hf_abcdefghijklmnopqrstuvwxyz" not in cond["message"] and "[REDACTED]" in cond["message"]
     assert condition(kube.get(BENCH, NS, "broken"), "Ready")["reason"] == "JobFailed"
-    assert st["completionTime"] == "2026-11-27T20:10:01Z" and "results" not in st
+    assert st["completionTime"] == FINISHED and "results" not in st
 
 
 async def test_a_hung_tool_is_stopped_at_the_jobs_deadline_and_the_run_says_what_to_change(kube, operator):
@@ -338,7 +346,7 @@ async def test_a_hung_tool_is_stopped_at_the_jobs_deadline_and_the_run_says_what
     assert "deadline of 1140s" in cond["message"] and "maxDuration 30s" in cond["message"]
     assert "set spec.timeout" in cond["message"] and "still waiting for the first token" in cond["message"]
     assert condition(kube.get(BENCH, NS, "hung"), "Ready")["reason"] == "DeadlineExceeded"
-    assert st["completionTime"] == "2026-11-27T20:10:01Z" and "results" not in st
+    assert st["completionTime"] == FINISHED and "results" not in st
     assert status(kube, "bounded")["status"] == "Running"
 
 
@@ -442,6 +450,8 @@ async def test_the_api_server_refuses_what_the_schema_can_catch(kube, api):
         "no-bound": {k: v for k, v in good.items() if k != "maxRequests"},
         "bad-scenario": good | {"scenarios": ["D(1)"]},
         "bad-duration": good | {"maxDuration": "five minutes"},
+        "endless-duration": good | {"maxDuration": "99999999999h"},
+        "long-duration": good | {"timeout": "1h" * 20},
         "bad-report": good | {"report": {"uri": "gs://bucket/x"}},
         "too-many-runs": good | {"scenarios": [f"D({i},8)" for i in range(1, 6)], "concurrency": list(range(1, 10))},
         "fine": good,
@@ -462,3 +472,159 @@ async def test_a_runs_spec_cannot_change(kube, api):
     live["spec"]["maxRequests"] = 50
     response = await api.put(kube.path(BENCH, NS, "fine"), json=live)
     assert response.status_code == 422 and "create a new AIMBenchmark to re-run" in response.text
+
+
+OLD_SUMMARY = '{"format":"aim-genai-bench/v1","runs":[["D(32,20)",1,12,0,9.9,999.0,[1,1,1],[1,1,1],[9,9,9]]]}'
+
+
+def leftover_job(name: str) -> dict:
+    """A Job of a run's name that the run does not control (an earlier run's, its owner gone)."""
+    container = {"name": "benchmark", "image": "example.com/old:1", "command": ["true"]}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": NS, "labels": {LABEL: name}},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"labels": {LABEL: name}},
+                "spec": {"restartPolicy": "Never", "containers": [container]},
+            },
+        },
+    }
+
+
+def stray_pod(name: str, label: str, message: str, finished: str) -> dict:
+    """A pod carrying a run's label, not created by the run's Job: its summary must not count."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "labels": {LABEL: label, "job-name": label, "controller-uid": "x"}},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "benchmark", "image": "example.com/old:1"}]},
+        "status": {
+            "phase": "Succeeded",
+            "containerStatuses": [
+                {
+                    "name": "benchmark",
+                    "image": "example.com/old:1",
+                    "imageID": "",
+                    "ready": False,
+                    "restartCount": 0,
+                    "state": {
+                        "terminated": {"exitCode": 0, "reason": "Completed", "message": message, "finishedAt": finished}
+                    },
+                }
+            ],
+        },
+    }
+
+
+async def test_a_rerun_under_the_same_name_waits_out_the_old_job_and_reads_only_its_own_pod(kube, api, operator):
+    seed(kube)
+    kube.put_object(leftover_job("again"))
+    kube.put_object(stray_pod("again-old", "again", OLD_SUMMARY, "2099-01-01T00:00:00Z"))  # "newer"
+    old = kube.get(JOBS, NS, "again")
+    kube.put_object(benchmark("again", run_spec(target={"endpoint": "http://127.0.0.1:9", "model": "m"})))
+
+    cond = await eventually(
+        lambda: (c := condition(kube.get(BENCH, NS, "again"), "JobReady")) and c["reason"] == "WaitingForOldJob" and c
+    )
+    assert "is not this run's" in cond["message"]
+    await operator.settle()
+    live = kube.get(JOBS, NS, "again")
+    assert live["metadata"]["uid"] == old["metadata"]["uid"] and not live["metadata"].get("ownerReferences")
+    assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "example.com/old:1"  # not re-templated
+    assert status(kube, "again")["status"] == "Pending"
+
+    # The old Job goes: the run creates its own, and only that Job's pod is read.
+    response = await api.delete(kube.path(JOBS, NS, "again"), params={"propagationPolicy": "Background"})
+    assert response.status_code in (200, 202), response.text
+    job = await eventually(
+        lambda: (j := kube.get(JOBS, NS, "again")) and j["metadata"]["uid"] != old["metadata"]["uid"] and j
+    )
+    assert job["metadata"]["ownerReferences"][0]["kind"] == "AIMBenchmark"
+    finish(kube, job, ok=True, message=SUMMARY)
+    st = await eventually(lambda: status(kube, "again").get("status") == "Succeeded" and status(kube, "again"))
+    assert [r["outputTokensPerSecond"] for r in st["results"]] == [70.0]  # not the stray pod's 999
+
+
+async def test_a_running_run_whose_job_disappeared_fails_job_lost_and_is_not_restarted(kube, api, operator):
+    seed(kube)
+    kube.put_object(benchmark("lost", run_spec(target={"endpoint": "http://127.0.0.1:9", "model": "m"})))
+    await eventually(lambda: kube.get(JOBS, NS, "lost"))
+    await eventually(lambda: status(kube, "lost").get("startTime"))
+    response = await api.delete(kube.path(JOBS, NS, "lost"), params={"propagationPolicy": "Background"})
+    assert response.status_code in (200, 202), response.text
+    await eventually(lambda: status(kube, "lost").get("status") == "Failed")
+    cond = condition(kube.get(BENCH, NS, "lost"), "JobReady")
+    assert cond["reason"] == "JobLost" and "create a new AIMBenchmark" in cond["message"]
+    await operator.settle()
+    assert kube.get(JOBS, NS, "lost") is None  # not started again
+
+
+async def test_a_finished_runs_job_gets_a_time_to_live(kube, operator):
+    seed(kube)
+    kube.put_object(benchmark("expiring", run_spec(target={"endpoint": "http://127.0.0.1:9", "model": "m"})))
+    job = await eventually(lambda: kube.get(JOBS, NS, "expiring"))
+    assert "ttlSecondsAfterFinished" not in job["spec"]  # not while the results are still to be read
+    finish(kube, job, ok=True, message=SUMMARY)
+    await eventually(lambda: status(kube, "expiring").get("status") == "Succeeded")
+    live = await eventually(
+        lambda: (j := kube.get(JOBS, NS, "expiring")) and j["spec"].get("ttlSecondsAfterFinished") == 3600 and j
+    )
+    assert live["metadata"]["uid"] == job["metadata"]["uid"]
+    assert live["spec"]["template"]["spec"]["containers"] == job["spec"]["template"]["spec"]["containers"]
+
+
+async def test_the_pod_follows_the_services_runtime_config_and_an_unknown_model_name_says_what_to_set(kube, operator):
+    seed(kube)
+    kube.put_object(
+        {
+            "apiVersion": API,
+            "kind": "AIMRuntimeConfig",
+            "metadata": {"name": "placed", "namespace": NS},
+            "spec": {
+                "nodeSelector": {"pool": "from-config"},
+                "tolerations": [{"key": "cfg", "operator": "Exists", "effect": "NoSchedule"}],
+            },
+        }
+    )
+    template = paused_template()
+    template["spec"]["imagePullSecrets"] = [{"name": "tpl-pull"}]
+    kube.put_object(template)
+    svc = paused_service("placed", "Running")
+    for key in ("nodeSelector", "tolerations", "affinity"):
+        del svc["spec"][key]
+    svc["spec"]["runtimeConfigName"] = "placed"
+    kube.put_object(svc)
+    kube.put_object(benchmark("placed", run_spec(target={"serviceName": "placed"})))
+    job = await eventually(lambda: kube.get(JOBS, NS, "placed"))
+    pod = job["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"pool": "from-config"}
+    assert pod["tolerations"] == [{"key": "cfg", "operator": "Exists", "effect": "NoSchedule"}]
+    assert pod["imagePullSecrets"] == [{"name": "svc-pull"}, {"name": "tpl-pull"}]
+
+    # A template that names no model id, a model without metadata: the run cannot know the served name.
+    bare = paused_template()
+    bare["metadata"]["name"] = "bare"
+    del bare["spec"]["modelSources"]
+    kube.put_object(bare)
+    anonymous = paused_service("anonymous", "Running")
+    anonymous["status"]["resolvedTemplate"]["name"] = "bare"
+    kube.put_object(anonymous)
+    kube.put_object(benchmark("anonymous", run_spec(target={"serviceName": "anonymous"})))
+    await eventually(lambda: status(kube, "anonymous").get("status") == "Failed")
+    cond = condition(kube.get(BENCH, NS, "anonymous"), "JobReady")
+    assert cond["reason"] == "ModelNameUnknown" and "set spec.target.model" in cond["message"]
+    assert kube.get(JOBS, NS, "anonymous") is None
+
+
+async def test_a_duration_longer_than_kubernetes_holds_is_invalid_spec_naming_the_field(kube, operator):
+    seed(kube)
+    # 7 digits pass the schema; over 2562047h the operator refuses it, naming the field
+    spec = run_spec(target={"endpoint": "http://x:8000", "model": "m"}) | {"timeout": "9999999h"}
+    kube.put_object(benchmark("forever", spec))
+    await eventually(lambda: status(kube, "forever").get("status") == "Failed")
+    cond = condition(kube.get(BENCH, NS, "forever"), "JobReady")
+    assert cond["reason"] == "InvalidSpec" and cond["message"].startswith("spec.timeout: ")
+    assert kube.get(JOBS, NS, "forever") is None

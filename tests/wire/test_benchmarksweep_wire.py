@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import copy
 
+from aim_core.benchmarksweep.plan import child_name
+from aim_core.benchmarksweep.view import SweepView
 from tests.wire.conftest import eventually
 from tests.wire.discovery import gpu_node
 
@@ -229,13 +231,15 @@ async def test_a_sweep_benchmarks_each_template_in_turn_and_its_table_ranks_a_se
         "metadata": {"name": "llama", "namespace": NS},
         "spec": {"model": "m", "benchmark": {"scenarios": ["D(128,128)"], "concurrency": [1, 8], "maxRequests": 50}},
     }
-    await create(api, kube, sweep, SWEEP)
+    created = await create(api, kube, sweep, SWEEP)
+    # the children's names: the sweep's, a hash of its uid, the position
+    one, two = (child_name(SweepView.of(created), i) for i in (0, 1))
 
     # One template at a time, in name order: llama-fp16 first.
-    first = await eventually(lambda: kube.get(SVC, NS, "llama-1"))
+    first = await eventually(lambda: kube.get(SVC, NS, one))
     assert first["spec"]["template"] == {"name": "llama-fp16"} and first["spec"]["model"] == {"name": "m"}
-    run = await eventually(lambda: kube.get(BENCH, NS, "llama-1"))
-    assert run["spec"]["target"] == {"serviceName": "llama-1"} and run["spec"]["concurrency"] == [1, 8]
+    run = await eventually(lambda: kube.get(BENCH, NS, one))
+    assert run["spec"]["target"] == {"serviceName": one} and run["spec"]["concurrency"] == [1, 8]
     for child in (first, run):
         owner = child["metadata"]["ownerReferences"][0]
         assert (owner["kind"], owner["name"], owner["controller"]) == ("AIMBenchmarkSweep", "llama", True)
@@ -247,18 +251,14 @@ async def test_a_sweep_benchmarks_each_template_in_turn_and_its_table_ranks_a_se
         ("llama-fp8", "Waiting"),
     ]
     await operator.settle()
-    assert kube.get(SVC, NS, "llama-2") is None  # parallelism 1
+    assert kube.get(SVC, NS, two) is None  # parallelism 1
 
-    await finish(
-        kube, operator, "llama-1", result(1, 60.0, 50.0), result(8, 500.0, 60.0), finished="2026-11-27T20:25:00Z"
-    )
-    second = await eventually(lambda: kube.get(SVC, NS, "llama-2"))
+    await finish(kube, operator, one, result(1, 60.0, 50.0), result(8, 500.0, 60.0), finished="2026-11-27T20:25:00Z")
+    second = await eventually(lambda: kube.get(SVC, NS, two))
     assert second["spec"]["template"] == {"name": "llama-fp8"}
-    await eventually(lambda: kube.get(SVC, NS, "llama-1") is None)  # its GPUs are free again
-    await eventually(lambda: kube.get(BENCH, NS, "llama-2"))
-    await finish(
-        kube, operator, "llama-2", result(1, 80.0, 40.0), result(8, 400.0, 45.0), finished="2026-11-27T20:45:00Z"
-    )
+    await eventually(lambda: kube.get(SVC, NS, one) is None)  # its GPUs are free again
+    await eventually(lambda: kube.get(BENCH, NS, two))
+    await finish(kube, operator, two, result(1, 80.0, 40.0), result(8, 400.0, 45.0), finished="2026-11-27T20:45:00Z")
 
     def done():
         s = kube.get(SWEEP, NS, "llama")
@@ -266,15 +266,15 @@ async def test_a_sweep_benchmarks_each_template_in_turn_and_its_table_ranks_a_se
         return s
 
     s = await eventually(done)
-    await eventually(lambda: kube.get(SVC, NS, "llama-2") is None)
+    await eventually(lambda: kube.get(SVC, NS, two) is None)
     assert [(t["template"], t["state"], t["benchmark"]) for t in s["status"]["templates"]] == [
-        ("llama-fp16", "Succeeded", "llama-1"),
-        ("llama-fp8", "Succeeded", "llama-2"),
+        ("llama-fp16", "Succeeded", one),
+        ("llama-fp8", "Succeeded", two),
     ]
     table = {(r["template"], r["concurrency"]): r["outputTokensPerSecond"] for r in s["status"]["comparison"]}
     assert table == {("llama-fp16", 1): 60.0, ("llama-fp16", 8): 500.0, ("llama-fp8", 1): 80.0, ("llama-fp8", 8): 400.0}
     assert condition(s, "RunsReady")["reason"] == "SweepComplete"
-    assert kube.get(BENCH, NS, "llama-1") is not None  # the runs stay: their results are the templates' too
+    assert kube.get(BENCH, NS, one) is not None  # the runs stay: their results are the templates' too
 
     # The CLI shows the sweep's table from the object as kubectl would save it.
     import yaml
@@ -288,15 +288,14 @@ async def test_a_sweep_benchmarks_each_template_in_turn_and_its_table_ranks_a_se
     # What the sweep measured reaches the templates, and a service asking for measured ranking follows it.
     await eventually(
         lambda: (
-            [e["benchmark"] for e in kube.get(TPL, NS, "llama-fp16")["status"].get("benchmarks") or []]
-            == ["llama-1", "llama-1"]
+            [e["benchmark"] for e in kube.get(TPL, NS, "llama-fp16")["status"].get("benchmarks") or []] == [one, one]
         )
     )
     await create(api, kube, service("usual"), SVC)
     await create(api, kube, service("measured", {"by": "outputTokensPerSecond", "concurrency": 8}), SVC)
     assert (await eventually(lambda: resolved(kube, "usual")))[0] == "llama-fp8"
     chosen, message = await eventually(lambda: resolved(kube, "measured"))
-    assert chosen == "llama-fp16" and f"AIMBenchmark {NS}/llama-1" in message
+    assert chosen == "llama-fp16" and f"AIMBenchmark {NS}/{one}" in message
 
 
 async def test_the_bench_command_reads_runs_from_the_cluster(kube, kubeconfig, capsys):
