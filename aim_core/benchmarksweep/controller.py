@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from aim_core.benchmarksweep.plan import Observed, plan_sweep
 from aim_core.benchmarksweep.view import SweepView
 from aim_core.plugin.providers import ResourceRef
-from aim_core.reconcile.obj import Obj, meta_of
+from aim_core.reconcile.obj import Obj, controller_uid, meta_of
 from aim_core.reconcile.plan import Plan
 from aim_core.reconcile.resources import BENCHMARK_SWEEPS, BENCHMARKS, CLUSTER_TEMPLATES, SERVICES, TEMPLATES
 from aim_core.reconcile.writes import rfc3339
@@ -79,16 +79,42 @@ class BenchmarkSweepController(Controller):
             return found
 
         key = (ns, sweep.name)
+
+        def ours(ref: ResourceRef) -> dict[str, Obj]:
+            # by uid: an object that only names the sweep (a user's, an earlier sweep's of the same name)
+            # is not its child, and its status is never read as the child's
+            found = store.by_index(ref, CHILD_BY_OWNER, key)
+            return {meta_of(c)["name"]: c for c in found if not sweep.uid or controller_uid(c) == sweep.uid}
+
+        services, benchmarks = ours(SERVICES), ours(BENCHMARKS)
+        taken: dict[str, str] = {}  # child name -> who holds it (the engine reports it as NameConflict)
+        for entry in sweep.entries:
+            for ref, name, mine in (
+                (SERVICES, entry.get("service"), services),
+                (BENCHMARKS, entry.get("benchmark"), benchmarks),
+            ):
+                other = store.get(ref, ns, str(name)) if name and name not in mine else None
+                if other is not None:
+                    taken[f"{ref.kind} {name}"] = _holder(other)
         return Observed(
             namespaced=templates(TEMPLATES, ns),
             cluster=templates(CLUSTER_TEMPLATES, None),
-            services={meta_of(s)["name"]: s for s in store.by_index(SERVICES, CHILD_BY_OWNER, key)},
-            benchmarks={meta_of(b)["name"]: b for b in store.by_index(BENCHMARKS, CHILD_BY_OWNER, key)},
+            services=services,
+            benchmarks=benchmarks,
             now=rfc3339(datetime.datetime.now(datetime.UTC)),
+            taken=taken,
         )
 
     def plan(self, obj: dict[str, Any], observed: Observed) -> Plan:
         return plan_sweep(SweepView.of(obj), observed)
+
+
+def _holder(obj: Obj) -> str:
+    uid = controller_uid(obj)
+    for ref in meta_of(obj).get("ownerReferences") or ():
+        if uid and ref.get("uid") == uid:
+            return f"{ref.get('kind')} {ref.get('name')} (uid {uid})"
+    return "no owner (not created for this sweep)"
 
 
 def _sweep_keys(obj: Obj) -> list[tuple[str | None, str]]:

@@ -14,8 +14,12 @@
    than ``parallelism`` are active and, with ``gpuBudget``, the GPUs of the active services
    (replicas x the template's GPUs) plus its own fit the budget; one that can never fit is
    Skipped. Starting means: an AIMService ``<sweep>-<hash>-<n>`` pinned to the template
-   (``spec.template.name``) and an AIMBenchmark of the same name against it, both owned by the
-   sweep. The run waits for the service itself (its TargetNotReady).
+   (``spec.template.name``) and, once that service is the sweep's own, an AIMBenchmark of the
+   same name against it, both owned by the sweep. The run waits for the service itself (its
+   TargetNotReady). Children count only through the sweep's uid (controller owner
+   reference): an object of a child's name that is not the sweep's (a user's) is never
+   adopted, re-templated, read or deleted; the engine reports it as ``NameConflict`` and the
+   entry waits (``deployTimeout`` bounds it).
 3. **Finishing.** The run Succeeded or Failed, or the service Failed: the template's state
    says so, the service is deleted (its GPUs are free for the next one), the run is kept
    (its results stay, and they reach the template's ``status.benchmarks``). With
@@ -66,6 +70,8 @@ class Observed:
     :ivar services: AIMServices owned by the sweep, by name.
     :ivar benchmarks: AIMBenchmarks owned by the sweep, by name.
     :ivar now: the reconcile's time, RFC 3339.
+    :ivar taken: children's names another object holds (``"AIMService <name>"`` -> who controls
+        it): never adopted nor deleted; the engine reports each as ``NameConflict``.
     """
 
     namespaced: Mapping[str, Obj]
@@ -73,6 +79,7 @@ class Observed:
     services: Mapping[str, Obj]
     benchmarks: Mapping[str, Obj]
     now: str
+    taken: Mapping[str, str] = attrs.field(factory=dict)
 
 
 def child_name(sweep: str | SweepView, index: int) -> str:
@@ -188,6 +195,13 @@ def _advance(entry: dict[str, Any], ob: Observed, timeout: str = "") -> None:
         entry["message"] = _entry_message(f"AIMService {entry['service']} Failed: {_condition_text(svc)}".rstrip(": "))
     elif entry["state"] in ACTIVE or run is not None or svc is not None:
         entry["state"] = "Benchmarking" if run_state == "Running" else "Deploying"
+        held = [f"{what} already exists and belongs to {who}" for what, who in _taken(entry, ob)]
+        if held:
+            entry["message"] = _entry_message(
+                f"waiting: {'; '.join(held)} (NameConflict: the sweep does not take it over; rename or delete it)"
+            )
+        else:
+            entry.pop("message", None)
         if not entry.get("startTime"):
             # the write of the start time was lost (the children exist, the status does not say so):
             # the deadline counts from when the first child was created
@@ -196,11 +210,16 @@ def _advance(entry: dict[str, Any], ob: Observed, timeout: str = "") -> None:
                 entry["startTime"] = created[0]
         left = _seconds_left(entry, timeout, ob.now)
         if entry["state"] == "Deploying" and left is not None and left <= 0:
-            why = _condition_text(svc) if svc is not None else ""
+            why = _condition_text(svc) if svc is not None else "; ".join(held)
             entry["state"] = "Failed"
             entry["message"] = _entry_message(
                 f"AIMService {entry['service']} not Ready within deployTimeout {timeout}" + (f" ({why})" if why else "")
             )
+
+
+def _taken(entry: Mapping[str, Any], ob: Observed) -> list[tuple[str, str]]:
+    names = (f"AIMService {entry.get('service')}", f"AIMBenchmark {entry.get('benchmark')}")
+    return [(n, ob.taken[n]) for n in names if n in ob.taken]
 
 
 def _gpus(entry: Mapping[str, Any], replicas: int) -> int:
@@ -299,7 +318,8 @@ def plan_sweep(sweep: Obj | SweepView, ob: Observed) -> Plan:
     for e in entries:
         if e["state"] in ACTIVE:
             plan.want(SERVICES, _service(view, e))
-            plan.want(BENCHMARKS, _benchmark(view, e))
+            if e["service"] in ob.services:  # the run only against the sweep's own service
+                plan.want(BENCHMARKS, _benchmark(view, e))
             left = _seconds_left(e, timeout, ob.now) if e["state"] == "Deploying" else None
             if left is not None:
                 plan.requeue(max(left, 1.0))  # look again at the deadline

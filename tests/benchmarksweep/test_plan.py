@@ -78,6 +78,9 @@ def test_every_ready_optimized_template_in_name_order_and_only_the_first_runs():
     svc = wanted(plan, "AIMService")
     assert [x["metadata"]["name"] for x in svc] == [C1]
     assert svc[0]["spec"] == {"model": {"name": "m"}, "template": {"name": "a"}, "replicas": 1}
+    assert wanted(plan, "AIMBenchmark") == []  # the run follows once the service is the sweep's own
+    ob = attrs.evolve(ob, services={C1: child("AIMService", C1, "Pending")})
+    plan = plan_sweep(with_status(s, plan), ob)
     run = wanted(plan, "AIMBenchmark")[0]
     assert run["spec"] == {
         "scenarios": ["D(128,128)"],
@@ -221,6 +224,24 @@ def test_a_sweep_whose_templates_all_failed_keeps_its_condition_message_writable
         [], [{"type": "RunsReady", "status": "False", "reason": "SweepFailed", "message": message * 3}], NOW
     )
     assert len(cond["message"]) <= MAX_MESSAGE and cond["message"].startswith("no template was measured")
+
+
+def test_a_childs_name_held_by_another_object_is_never_taken_over_read_or_deleted():
+    s = sweep(deployTimeout="30m")
+    s = with_status(s, plan_sweep(s, observed(tpl("a"), tpl("b"))))
+    # a user's AIMService holds the child's name: observe leaves it out of services and says who holds it
+    ob = attrs.evolve(observed(tpl("a"), tpl("b")), taken={f"AIMService {C1}": "no owner (not created for this sweep)"})
+    plan = plan_sweep(s, ob)
+    entry = plan.status["templates"][0]
+    assert entry["state"] == "Deploying" and "NameConflict" in entry["message"] and C1 in entry["message"]
+    assert wanted(plan, "AIMBenchmark") == [] and plan.delete == []  # no run against the user's service
+    past = attrs.evolve(ob, now="2026-11-27T20:30:01Z")
+    plan = plan_sweep(s, past)
+    entry = plan.status["templates"][0]
+    assert (
+        entry["state"] == "Failed" and "deployTimeout 30m" in entry["message"] and "already exists" in entry["message"]
+    )
+    assert plan.delete == [] and plan.status["templates"][1]["state"] == "Deploying"
 
 
 def test_a_lost_start_time_is_taken_from_the_childs_creation():

@@ -322,3 +322,62 @@ async def test_the_bench_command_reads_runs_from_the_cluster(kube, kubeconfig, c
 
     assert await asyncio.to_thread(main, ["bench", "show", "nope", "-n", NS]) == 1
     assert f"AIMBenchmark {NS}/nope not found" in capsys.readouterr().err
+
+
+async def test_a_users_service_holding_a_childs_name_is_not_adopted_retemplated_or_deleted(kube, api, operator):
+    seed(kube)
+    for name, precision in (("llama-fp8", "fp8"), ("llama-fp16", "fp16")):
+        await create(api, kube, template(name, precision), TPL)
+    await eventually(
+        lambda: all(kube.get(TPL, NS, n)["status"]["status"] == "Ready" for n in ("llama-fp8", "llama-fp16"))
+    )
+    # Paused first, so the user's service can take the first child's name (it derives from the sweep's uid).
+    sweep = {
+        "apiVersion": API,
+        "kind": "AIMBenchmarkSweep",
+        "metadata": {"name": "llama", "namespace": NS, "annotations": dict(PAUSED)},
+        "spec": {
+            "model": "m",
+            "deployTimeout": "4s",
+            "benchmark": {"scenarios": ["D(128,128)"], "concurrency": [1], "maxRequests": 50},
+        },
+    }
+    created = await create(api, kube, sweep, SWEEP)
+    one, two = (child_name(SweepView.of(created), i) for i in (0, 1))
+    mine = service(one)
+    mine["metadata"]["annotations"] = dict(PAUSED)  # the user's own, left alone by the service controller too
+    mine["spec"]["template"] = {"name": "llama-fp8"}
+    await create(api, kube, mine, SVC)
+    before = kube.get(SVC, NS, one)
+
+    response = await api.patch(
+        kube.path(SWEEP, NS, "llama"),
+        json={"metadata": {"annotations": {"aim.eai.amd.com/reconciliation-paused": None}}},
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert response.status_code == 200, response.text
+
+    def conflict():
+        ready = condition(kube.get(SWEEP, NS, "llama"), "Ready")
+        assert ready is not None and ready["reason"] == "NameConflict", kube.get(SWEEP, NS, "llama").get("status")
+        return ready
+
+    ready = await eventually(conflict)
+    assert f"AIMService {NS}/{one} already exists" in ready["message"]
+    assert kube.get(BENCH, NS, one) is None  # no run against the user's service
+
+    # Past the deploy timeout the template fails and the next one starts; the user's service stays as it was.
+    def moved_on():
+        entries = kube.get(SWEEP, NS, "llama")["status"]["templates"]
+        assert [e["state"] for e in entries] == ["Failed", "Deploying"], entries
+        return entries
+
+    entries = await eventually(moved_on, timeout=30)
+    assert "already exists" in entries[0]["message"] and "deployTimeout 4s" in entries[0]["message"]
+    await eventually(lambda: kube.get(SVC, NS, two))
+    await operator.settle()
+    after = kube.get(SVC, NS, one)
+    assert after is not None and after["metadata"]["uid"] == before["metadata"]["uid"]
+    assert after["spec"] == before["spec"] and after["spec"]["template"] == {"name": "llama-fp8"}
+    assert not after["metadata"].get("ownerReferences")
+    assert after["metadata"].get("labels") == before["metadata"].get("labels")
