@@ -138,8 +138,8 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
     if not endpoint:
         return _fail(plan, status, "InvalidSpec", "no endpoint to benchmark; set spec.target")
     if not model:
-        unknown = target.model_problem or "the name of the served model is unknown; set spec.target.model"
-        return _fail(plan, status, "ModelNameUnknown", unknown)
+        model_message = target.model_problem or "the name of the served model is unknown; set spec.target.model"
+        return _fail(plan, status, "ModelNameUnknown", model_message)
     try:
         request = request_for(run, endpoint, model)
         deadline = deadline_seconds(run)
