@@ -315,3 +315,12 @@ def test_an_object_the_planners_choke_on_is_named_and_the_others_are_still_plann
     assert "could not plan AIMClusterModel qwen3-32b: KeyError: 'imageMetadata' (a defect of aim-engine" in err
     assert main(["render", "-f", str(EXAMPLES), "-o", "summary", "--strict"]) == 1
     assert capsys.readouterr().err.endswith("1 could not be planned\n")
+
+
+def test_a_field_the_schema_does_not_know_is_warned_about_at_its_line(tmp_path):
+    (tmp_path / "svc.yaml").write_text(SERVICE.format(name="a") + "  replica: 2\n")
+    code, out, err = cli("render", "-f", "svc.yaml", "-o", "summary", cwd=tmp_path)
+    assert code == 0 and out.splitlines()[1].startswith("ml-team/a ")
+    assert one_line(err) == (
+        'aim-engine: warning: svc.yaml:9:12: AIMService a: unknown field "spec.replica" (the API server drops it)'
+    )

@@ -80,3 +80,63 @@ def test_the_readme_starts_with_the_two_scripts_and_they_exist():
     assert "aim-engine render -f examples -o report --explain" in readme
     assert "./scripts/setup test" in (ROOT / "scripts" / "test").read_text(encoding="utf-8")
     assert "./scripts/test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- commands in the docs
+
+SHELL_BLOCK = re.compile(r"```(?:sh|bash|shell|console)?\n(.*?)```", flags=re.S)
+AIM_ENGINE = re.compile(r"(?:^(?:\.venv/bin/)?|\|\s*|<\()aim-engine\s+(?P<args>.*)$")
+
+
+def shell_lines() -> list[tuple[str, str]]:
+    out = []
+    for path in DOCS:
+        for block in SHELL_BLOCK.findall(path.read_text(encoding="utf-8")):
+            for raw in block.splitlines():
+                line = raw.split(" #")[0].strip().removeprefix("$ ").strip()
+                if line:
+                    out.append((str(path.relative_to(ROOT)), line))
+    return out
+
+
+def test_every_aim_engine_command_in_the_docs_parses():
+    """Subcommands and options the docs show exist (lines with [optional] or a|b placeholders aside)."""
+    import contextlib
+    import io
+    import shlex
+
+    from aim_core.cli import build_parser
+
+    checked, wrong = 0, []
+    for where, line in shell_lines():
+        m = AIM_ENGINE.search(line.removesuffix(")") if "<(aim-engine" in line else line)
+        if not m or re.search(r"[\[\]|<>]|\.\.\.|\\$", m["args"]):
+            continue
+        checked += 1
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                build_parser().parse_args(shlex.split(m["args"]))
+        except SystemExit as exc:
+            if exc.code:
+                wrong.append(f"{where}: {line}\n    {err.getvalue().strip().splitlines()[-1]}")
+    assert checked > 20
+    assert wrong == [], "\n".join(wrong)
+
+
+def test_install_commands_name_files_and_charts_that_exist():
+    checked, wrong = 0, []
+    for where, line in shell_lines():
+        words = line.split()
+        if words[:2] == ["kubectl", "apply"]:
+            for flag, path in zip(words, words[1:]):
+                if flag in ("-f", "-k") and path != "-" and not path.startswith("http"):
+                    checked += 1
+                    if not (ROOT / path).exists():
+                        wrong.append(f"{where}: {line}: {path} does not exist")
+        if words[:2] == ["helm", "install"] and len(words) > 3:
+            checked += 1
+            if not (ROOT / words[3]).is_dir():
+                wrong.append(f"{where}: {line}: {words[3]} is not a chart here")
+    assert checked > 5
+    assert wrong == [], "\n".join(wrong)

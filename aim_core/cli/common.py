@@ -70,8 +70,10 @@ class CliParser(argparse.ArgumentParser):
         elif m := re.match(r"argument (\S+): invalid choice: '([^']*)'", message):
             options = [str(c) for c in re.findall(r"'([^']*)'", message.split("choose from", 1)[-1])]
             close = difflib.get_close_matches(m[2], options, n=1)
-            what = "command" if m[1] == "COMMAND" else m[1]
-            message = f"unknown {what} {m[2]!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+            what = (
+                "unknown command" if m[1] == "COMMAND" else "unknown value" if "|" in m[1] else f"{m[1]}: unknown value"
+            )
+            message = f"{what} {m[2]!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
             message += f"; choose {_choices_text(options)}"
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
