@@ -54,6 +54,7 @@ class ClusterModelSourceController(Controller):
         # model name -> sources whose latest sync matched it (in memory, as the syncs are)
         self._wanted: dict[str, set[str]] = {}
         self._wants: dict[str, frozenset[str]] = {}
+        self._indexed: dict[str, Any] = {}  # source -> the sync its names were taken from (not again per reconcile)
 
     def setup(self, store: Store) -> None:
         self._store = store
@@ -104,8 +105,9 @@ class ClusterModelSourceController(Controller):
             self._wants.pop(source, None)
 
     def _forget_gone_sources(self, store: Store) -> None:
-        for source in [s for s in self._wants if store.get(CLUSTER_MODEL_SOURCES, None, s) is None]:
+        for source in [s for s in self._indexed if store.get(CLUSTER_MODEL_SOURCES, None, s) is None]:
             self._remember_wanted(source, frozenset())
+            del self._indexed[source]
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store = ctx.store
@@ -126,7 +128,8 @@ class ClusterModelSourceController(Controller):
             secret_named=lambda secret: secrets.get(secret),
         )
         self._forget_gone_sources(store)
-        if observed.sync is not None:
+        if observed.sync is not None and self._indexed.get(name) is not observed.sync:
+            self._indexed[name] = observed.sync
             matched = frozenset(model_name(m) for result in observed.sync.results for m in result.matches)
             self._remember_wanted(name, matched)
         return observed
