@@ -202,6 +202,8 @@ class Runtime:
         self.review_kube = Kube(creds, connections=REVIEW_CONNECTIONS)  # no write guard: see __init__
         self._listing_began = asyncio.get_running_loop().time()
         streams = [asyncio.create_task(r.run()) for r in self._make_reflectors()]
+        # what the cluster does not serve (an optional CRD not installed), for plans that explain it
+        self.ctx.extras["served"] = lambda ref: all(r.served is not False for r in self.reflectors if r.ref == ref)
         try:
             for reflector in self.reflectors:  # each retries its own listing until it succeeds
                 await reflector.listed.wait()

@@ -115,6 +115,7 @@ class Reflector:
         self.timeout_seconds = timeout_seconds
         self.missing_retry = missing_retry
         self.listed = asyncio.Event()  # set after the first complete listing
+        self.served: bool | None = None  # False while the server answers 404 for the resource
         self.resource_version: str | None = None
         self.lists = 0  # how many listings were made (for tests)
         self.failures = 0  # how many requests failed (for tests)
@@ -188,6 +189,7 @@ class Reflector:
                 "%s (%s) is not served by this cluster; continuing without it", self.ref.kind, self.ref.api_version
             )
         self.resource_version = None
+        self.served = False
         self._new_listing().finish()
         self._done_listing()
         delay = min(
@@ -231,6 +233,7 @@ class Reflector:
             listing.add(items)
         self.lists += 1
         self.resource_version = version
+        self.served = True
         listing.finish()
         self._done_listing()
 

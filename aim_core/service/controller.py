@@ -340,6 +340,10 @@ class ServiceController(Controller):
                             read_errors.append(describe(exc))
                             break
         owned = owned_children(store, self.providers, obj)
+        served = ctx.extras.get("served")
+        unserved = frozenset(
+            b.resource for b in self.providers.all_runtimes() if callable(served) and not served(b.resource)
+        )
         artifacts = tuple(
             a
             for uri in dict.fromkeys(adapter_sources(obj))
@@ -348,6 +352,7 @@ class ServiceController(Controller):
         return Observed(
             artifacts=artifacts,
             owned=owned,
+            unserved=unserved,
             config=config,
             models=models,
             templates=templates,

@@ -159,3 +159,5 @@ class Observed:
     artifacts: tuple[dict[str, Any], ...] = ()  # artifacts of the namespace with an adapter's sourceUri
     #: per kind a builder declares, the objects the service controls (its controller owner reference)
     owned: dict[ResourceRef, tuple[dict[str, Any], ...]] = attrs.field(factory=dict)
+    #: runtime builders' main kinds the cluster does not serve (their CRD is not installed)
+    unserved: frozenset[ResourceRef] = frozenset()

@@ -29,7 +29,6 @@ from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.naming import inference_service_name
 from aim_core.reconcile.plan import Deletion, Issue, Plan
 from aim_core.reconcile.resources import ARTIFACTS, TEMPLATE_CACHES
-from aim_core.reconcile.workloads import inspect_pods
 from aim_core.runtimeconfig import routing_enabled
 from aim_core.service import adapters, cache_retry, caching
 from aim_core.service.adapters import ADAPTERS
@@ -42,7 +41,7 @@ from aim_core.service.runtime import (
     runtime_status,
 )
 from aim_core.service.selection import choose_template
-from aim_core.service.serving import PODS, RUNTIME, plan_route, plan_runtime
+from aim_core.service.serving import PODS, RUNTIME, plan_route, plan_runtime, pods_health
 from aim_core.service.validation import own_spec_issues
 from aim_core.service.view import ServiceView
 from aim_core.template import TemplateView
@@ -53,6 +52,8 @@ CACHE = "Cache"
 SCALER = "HPA"
 RECHECK_AFTER_DROP_SECONDS = 1.0
 MULTI_NODE_RUNTIME_MISSING = "MultiNodeRuntimeMissing"
+RUNTIME_NOT_SERVED = "RuntimeKindNotServed"
+UNSERVED_RECHECK_SECONDS = 60.0
 
 
 def _models_by_image(service: ServiceView, ob: Observed) -> list[dict[str, Any]]:
@@ -192,6 +193,20 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
             plan.component(
                 RUNTIME, Health.error(missing_builder.category, missing_builder.reason, missing_builder.message)
             )
+        elif builder is not None and builder.resource in ob.unserved and live_runtime is None:
+            # An optional CRD not installed: nothing is applied, and the service says what to install.
+            # Looked at again now and then: a CRD installed later is found by its watch within minutes.
+            plan.component(
+                RUNTIME,
+                Health.error(
+                    Category.MISSING_UPSTREAM,
+                    RUNTIME_NOT_SERVED,
+                    f"this cluster does not serve {builder.resource.kind} ({builder.resource.api_version}), which "
+                    f"the {builder.name!r} runtime builder makes for this service: install its CRD and controller "
+                    "(aim-engine doctor says how)",
+                ),
+            )
+            plan.requeue(UNSERVED_RECHECK_SECONDS)
         elif builder is None:
             plan.component(
                 RUNTIME,
@@ -230,7 +245,8 @@ def _plan_service(plan: Plan, svc: dict[str, Any], ob: Observed) -> None:
         runtime_ready = runtime_health.ready
         # Events that explain a failure (also those KServe reports only as Events) come from
         # watches and re-trigger the service: nothing is looked at again on a timer.
-        plan.component(PODS, inspect_pods(ob.pods, ob.events, ob.logs))
+        nodes = TemplateView.of(ready_template.template).nodes if ready_template is not None else 1
+        plan.component(PODS, pods_health(ob, nodes))
 
     # --- route (F58-F60)
     if routing_enabled(service.routing, config) and serving_name is not None:

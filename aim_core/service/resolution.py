@@ -28,12 +28,12 @@ from aim_core.service.templates import (
     template_metric,
     template_precision,
 )
-from aim_core.template import Scope
+from aim_core.template import Scope, TemplateView
 
 PROFILE_TYPE_ORDER = ("optimized", "preview", "unoptimized")
 METRIC_ORDER = ("latency", "throughput")
 PRECISION_ORDER = ("fp4", "int4", "fp8", "int8", "fp16", "bf16", "fp32")
-_RANK_FIELDS = ("profile type", "GPU", "metric", "precision")
+_RANK_FIELDS = ("profile type", "GPU", "metric", "precision", "nodes")
 
 
 class Filter(str, enum.Enum):
@@ -67,7 +67,7 @@ class Rank:
     gpu: str
     metric: str
     precision: str
-    key: tuple[int, int, int, int]
+    key: tuple[int, ...]
     #: measured ranking (opt-in): the service's preference and this candidate's value (None: not measured)
     preference: Preference | None = None
     measured: Measurement | None = None
@@ -81,16 +81,19 @@ class Rank:
             inventory.preference_rank(gpu or None),
             _position(METRIC_ORDER, metric),
             _position(PRECISION_ORDER, precision),
+            # last, so it only breaks a tie: a replica on fewer nodes is simpler and holds fewer GPUs
+            TemplateView.of(t).nodes,
         )
         return cls(kind, gpu, metric, precision, key)
 
     @property
-    def values(self) -> tuple[str, str, str, str]:
+    def values(self) -> tuple[str, ...]:
         return (
             self.profile_type,
             self.gpu or "no GPU model",
             self.metric or "no metric",
             self.precision or "no precision",
+            f"{self.key[4]} node(s)",
         )
 
     def measure(self, preference: Preference, measured: Measurement | None, scenario: str) -> Rank:
@@ -107,7 +110,7 @@ class Rank:
         return (0, self.measured.key(self.preference), *self.key)
 
     def describe(self) -> str:
-        usual = ", ".join(self.values)
+        usual = ", ".join(self.values[:4] if self.key[4] == 1 else self.values)
         if self.preference is None:
             return usual
         if self.measured is None:

@@ -17,6 +17,7 @@ from aim_core.service import routing
 from aim_core.service.layout import engine_layout
 from aim_core.service.observed import ROUTING_ROLE, RUNTIME_ROLE, Observed
 from aim_core.service.placement import service_placement
+from aim_core.service.pods import pod_ready
 from aim_core.service.runtime import (
     container_resources,
     gpu_count,
@@ -129,6 +130,18 @@ def plan_runtime(
         # yet, no pods), so that reconcile finds nothing to change and writes nothing.
         plan.component(RUNTIME, runtime.health(objects[0], [], []))
         plan.component(PODS, inspect_pods([], [], {}))
+
+
+def pods_health(ob: Observed, nodes: int) -> Health:
+    """The serving pods' component. A replica on several nodes serves only when every pod of its group
+    runs, so one pod that is not ready (a worker that cannot be scheduled) explains it, however many
+    others are ready; on one node, any ready pod serves, as always."""
+    health = inspect_pods(ob.pods, ob.events, ob.logs)
+    if nodes > 1 and health.ready:
+        waiting = [p for p in ob.pods if not pod_ready(p) and not (p.get("metadata") or {}).get("deletionTimestamp")]
+        if waiting:
+            return inspect_pods(waiting, ob.events, ob.logs)
+    return health
 
 
 def plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: str, runtime: Any = None) -> None:

@@ -154,6 +154,7 @@ def test_crds() -> list[dict[str, Any]]:
         "gateway.networking.k8s.io_httproutes.yaml",
         "keda.sh_scaledobjects.yaml",
         "keda.sh_triggerauthentications.yaml",
+        "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
         "serving.kserve.io_clusterservingruntimes.yaml",
         "serving.kserve.io_inferenceservices.yaml",
         "serving.kserve.io_servingruntimes.yaml",

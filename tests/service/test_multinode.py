@@ -292,3 +292,41 @@ def test_gpu_availability_counts_the_nodes_that_can_host_a_pod():
     assert check_gpu(spec, two).available
     small = GpuInventory.from_nodes([amd_node("a"), amd_node("b", gpus=4)], vendors)
     assert not check_gpu(spec, small).available
+
+
+def test_selection_prefers_fewer_nodes_when_everything_else_ties():
+    s = service("auto").model_name("qwen3-32b")
+    model, two, cache = two_node_world(s, gpus=1)
+    two["metadata"]["name"] = "qwen-2x1"
+    one = qwen_template(gpus=1)
+    plan, status = run(s, model, two, one, cache, ready_cache(s, one))
+    assert status["resolvedTemplate"]["name"] == one["metadata"]["name"]
+    assert applied(plan, "InferenceService") and not applied(plan, "LeaderWorkerSet")
+    assert any("nodes: 1 node(s) before 2 node(s)" in n for n in plan.notes), plan.notes
+
+
+def test_pods_of_a_group_serve_only_when_every_pod_is_ready(svc):
+    from aim_core.service.serving import pods_health
+    from tests.service.builders import pod
+
+    world = two_node_world(svc)
+    ready, stuck = pod("x", index=0), pod("x", ready=False, index=1)
+    stuck["status"]["phase"] = "Pending"
+    ob = observed(svc, *world, pods=[ready, stuck])
+    assert not pods_health(ob, 2).ready
+    assert pods_health(ob, 1).ready  # one node: any ready replica serves, as always
+
+
+def test_a_runtime_kind_the_cluster_does_not_serve_is_reported_and_nothing_is_applied(svc):
+    world = two_node_world(svc)
+    lws_kind = providers().runtime_for(2).resource
+    ob = attrs.evolve(observed(svc, *world), unserved=frozenset({lws_kind}))
+    plan = plan_service(dict(svc), ob)
+    status = status_of(svc, plan)
+    assert not applied(plan, "LeaderWorkerSet") and not applied(plan, "InferenceService")
+    assert reason(status, "InferenceServiceReady") == ("False", "RuntimeKindNotServed")
+    assert plan.requeue_after is not None  # a CRD installed later is found
+    # a single-node service in the same cluster is not affected
+    one = service("one").model_name("qwen3-32b")
+    plan = plan_service(dict(one), attrs.evolve(observed(one, *ready_world(one)), unserved=frozenset({lws_kind})))
+    assert applied(plan, "InferenceService")

@@ -77,6 +77,11 @@ THIRD_PARTY_RESOURCES: dict[str, dict[str, Any]] = {
     },
     "keda.sh/v1alpha1/scaledobjects": {"kind": "ScaledObject", "namespaced": True, "subresources": _STATUS},
     "keda.sh/v1alpha1/triggerauthentications": {"kind": "TriggerAuthentication", "namespaced": True},
+    "leaderworkerset.x-k8s.io/v1/leaderworkersets": {
+        "kind": "LeaderWorkerSet",
+        "namespaced": True,
+        "subresources": ["status", "scale"],
+    },
     "kopf.dev/v1/clusterkopfpeerings": {"kind": "ClusterKopfPeering", "namespaced": False},
     "kopf.dev/v1/kopfpeerings": {"kind": "KopfPeering", "namespaced": True},
 }
