@@ -311,6 +311,13 @@ def plan_sweep(sweep: Obj | SweepView, ob: Observed) -> Plan:
         plan.status["status"] = "Pending"
         return plan
     timeout = view.deploy_timeout
+    if timeout:
+        try:
+            parse_duration(timeout)
+        except ValueError as exc:  # the schema bounds each group; the exact bound is Go's
+            plan.component(COMPONENT, Health(State.FAILED, "InvalidSpec", f"spec.deployTimeout: {exc}"))
+            plan.status["status"] = "Failed"
+            return plan
     for e in entries:
         if e["state"] not in FINAL:
             _advance(e, ob, timeout)

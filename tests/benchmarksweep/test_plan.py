@@ -281,3 +281,10 @@ def test_a_service_not_ready_within_the_deploy_timeout_fails_its_template_and_th
     assert entry["message"] == f"AIMService {C1} not Ready within deployTimeout 30m (ModelNotReady: it broke)"
     assert {(d.resource.kind, d.name) for d in plan.delete} == {("AIMService", C1), ("AIMBenchmark", C1)}
     assert plan.status["templates"][1]["state"] == "Deploying"
+
+
+def test_a_deploy_timeout_longer_than_go_holds_is_invalid_spec_naming_the_field():
+    plan = plan_sweep(sweep(deployTimeout="9999999h"), observed(tpl("a")))
+    runs = plan.components["Runs"]
+    assert plan.status["status"] == "Failed" and runs.reason == "InvalidSpec"
+    assert runs.message.startswith("spec.deployTimeout: ") and plan.apply == []

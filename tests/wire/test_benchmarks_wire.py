@@ -628,3 +628,37 @@ async def test_a_duration_longer_than_kubernetes_holds_is_invalid_spec_naming_th
     cond = condition(kube.get(BENCH, NS, "forever"), "JobReady")
     assert cond["reason"] == "InvalidSpec" and cond["message"].startswith("spec.timeout: ")
     assert kube.get(JOBS, NS, "forever") is None
+
+
+async def test_two_long_run_names_sharing_63_characters_read_only_their_own_pods(kube, operator):
+    seed(kube)
+    stem = "a-run-with-a-very-long-name-that-goes-on-and-on-past-sixty-three-chars"
+    names = (f"{stem}-one", f"{stem}-two")
+    for name in names:
+        kube.put_object(benchmark(name, run_spec(target={"endpoint": "http://127.0.0.1:9", "model": "m"})))
+    jobs = {}
+    for name in names:
+        jobs[name] = await eventually(
+            lambda name=name: next(
+                (j for j in kube.list(JOBS, NS) if j["metadata"]["ownerReferences"][0]["name"] == name), None
+            )
+        )
+    labels = {jobs[n]["spec"]["template"]["metadata"]["labels"][LABEL] for n in names}
+    assert len(labels) == 2 and all(len(v) <= 63 for v in labels)  # hashed, not cut to the same 63
+    finish(kube, jobs[names[0]], ok=True, message=SUMMARY)
+    finish(kube, jobs[names[1]], ok=True, message=OLD_SUMMARY)
+    for name, tps in ((names[0], 70.0), (names[1], 999.0)):
+        st = await eventually(lambda name=name: status(kube, name).get("status") == "Succeeded" and status(kube, name))
+        assert [r["outputTokensPerSecond"] for r in st["results"]] == [tps]
+
+
+async def test_a_failure_with_a_huge_log_is_still_written_with_a_capped_message(kube, operator):
+    seed(kube)
+    kube.put_object(benchmark("noisy", run_spec(target={"endpoint": "http://127.0.0.1:9", "model": "m"})))
+    job = await eventually(lambda: kube.get(JOBS, NS, "noisy"))
+    log = "\n".join(f"line {i} " + "x" * 3000 for i in range(20))  # 60 KB in the last 20 lines
+    finish(kube, job, ok=False, message=log)
+    await eventually(lambda: status(kube, "noisy").get("status") == "Failed", timeout=20)
+    cond = condition(kube.get(BENCH, NS, "noisy"), "JobReady")
+    assert cond["reason"] == "JobFailed" and len(cond["message"]) <= 32768
+    assert cond["message"].endswith("characters in all)")

@@ -16,6 +16,7 @@ from tests.wire.discovery import gpu_node
 
 API = "aim.eai.amd.com/v1alpha1"
 TPL = f"{API}/aimservicetemplates"
+CTPL = f"{API}/aimclusterservicetemplates"
 SVC = f"{API}/aimservices"
 BENCH = f"{API}/aimbenchmarks"
 NS = "team"
@@ -381,3 +382,41 @@ async def test_a_users_service_holding_a_childs_name_is_not_adopted_retemplated_
     assert after["spec"] == before["spec"] and after["spec"]["template"] == {"name": "llama-fp8"}
     assert not after["metadata"].get("ownerReferences")
     assert after["metadata"].get("labels") == before["metadata"].get("labels")
+
+
+async def test_a_cluster_template_counts_only_the_runs_of_trusted_namespaces(kube, api, operator):
+    seed(kube)
+    cluster = template("llama-shared", "fp8")
+    cluster["kind"] = "AIMClusterServiceTemplate"
+    del cluster["metadata"]["namespace"]
+    kube.put_object(cluster)
+
+    def cluster_run(name: str, ns: str, tps: float, finished: str) -> dict:
+        body = finished_run(name, "llama-shared", "fp8", result(8, tps, 40.0), finished=finished)
+        body["metadata"]["namespace"] = ns
+        body["status"]["target"]["templateScope"] = "Cluster"
+        return body
+
+    kube.put_object(cluster_run("platform-1", "aim-system", 400.0, "2026-11-27T20:05:00Z"))  # the operator's own
+    kube.put_object(cluster_run("steer", NS, 99999.0, "2026-11-27T21:00:00Z"))  # a tenant's, newer
+
+    def measured() -> tuple[list, str]:
+        st = kube.get(CTPL, None, "llama-shared").get("status") or {}
+        assert st.get("benchmarks"), st
+        return [(e["namespace"], e["benchmark"]) for e in st["benchmarks"]], st.get("benchmarksNote", "")
+
+    entries, note = await eventually(lambda: "ignored" in measured()[1] and measured())  # both runs seen
+    assert entries == [("aim-system", "platform-1")]  # unset: only the operator's namespace
+    assert f"ignored 1 runs from namespaces the cluster runtime config does not trust ({NS}/steer)" in note
+    assert "from AIMBenchmarks aim-system/platform-1" in note
+
+    # The platform team trusts the tenant's namespace: its newer run counts.
+    kube.put_object(
+        {
+            "apiVersion": API,
+            "kind": "AIMClusterRuntimeConfig",
+            "metadata": {"name": "default"},
+            "spec": {"benchmarks": {"trustedNamespaces": [NS]}},
+        }
+    )
+    await eventually(lambda: measured()[0] == [(NS, "steer")])
