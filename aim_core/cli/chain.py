@@ -117,7 +117,12 @@ async def describe_service(cluster: Any, plugins: Any, namespace: str, name: str
     serving = inference_service_name(name, namespace)
     runtime_link = None
     if providers.runtime is not None:
-        runtime_link = await _serving(cluster, service, providers.runtime, serving, namespace)
+        runtime = providers.runtime
+        for other in providers.all_runtimes():  # a multi-node service runs on another builder's object
+            if other is not runtime and await cluster.get(other.resource, namespace, serving) is not None:
+                runtime = other
+                break
+        runtime_link = await _serving(cluster, service, runtime, serving, namespace)
         root.children.append(runtime_link)
     if (
         providers.autoscaler is not None

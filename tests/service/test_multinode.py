@@ -330,3 +330,30 @@ def test_a_runtime_kind_the_cluster_does_not_serve_is_reported_and_nothing_is_ap
     one = service("one").model_name("qwen3-32b")
     plan = plan_service(dict(one), attrs.evolve(observed(one, *ready_world(one)), unserved=frozenset({lws_kind})))
     assert applied(plan, "InferenceService")
+
+
+def test_a_custom_models_nodes_reach_its_templates_and_a_templates_own_win():
+    from aim_core.model.templates import merge_hardware
+
+    base = {"gpu": {"requests": 8, "model": "MI300X"}, "nodes": 2}
+    assert merge_hardware(base, {"gpu": {"requests": 4}})["nodes"] == 2
+    assert merge_hardware(base, {"nodes": 4})["nodes"] == 4
+    assert "nodes" not in merge_hardware({"gpu": {"requests": 8}}, {"gpu": {"model": "MI300X"}})
+
+
+def test_overrides_ask_for_a_node_count():
+    from aim_core.service.overrides import Overrides
+
+    _, two, _ = two_node_world(service("x"), gpus=8)
+    one = qwen_template(gpus=8)
+    wanted = Overrides.read({"hardware": {"nodes": 2}})
+    assert wanted.mismatches(two) == [] and wanted.mismatches(one) == ["1 node(s) per replica (overrides ask 2)"]
+    assert not Overrides.read({"hardware": {"nodes": 1}}).change(one)
+
+
+def test_a_sweep_counts_every_gpu_of_a_multi_node_replica():
+    from aim_core.benchmarksweep.plan import _facts
+
+    _, two, _ = two_node_world(service("x"), gpus=8)
+    assert _facts(two, "Cluster")["gpuCount"] == 16
+    assert _facts(qwen_template(gpus=8), "Cluster")["gpuCount"] == 8

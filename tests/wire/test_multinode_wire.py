@@ -8,11 +8,13 @@ the tests then write what the controller and the kubelet would.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 
 import pytest
 
+from aim_core.cli import main
 from aim_core.reconcile.naming import inference_service_name, shared_cache_name
 from aim_testing.crdschema import third_party_crd, validate_against_crd
 from tests.wire.conftest import eventually
@@ -80,7 +82,9 @@ def lws_pod(lws: dict, worker: int, *, ready: bool = True, scheduled: bool = Tru
     }
 
 
-async def test_a_two_node_service_runs_on_a_leaderworkerset_behind_its_leaders(kube, api, cluster, operator):
+async def test_a_two_node_service_runs_on_a_leaderworkerset_behind_its_leaders(
+    kube, api, cluster, operator, kubeconfig, capsys
+):
     two_node_template(kube)
     await create(api, kube, big_service(cluster))
     name = inference_service_name("qwen-big", NS)
@@ -165,6 +169,10 @@ async def test_a_two_node_service_runs_on_a_leaderworkerset_behind_its_leaders(k
         return svc
 
     await eventually(running, timeout=15)
+    # `aim-engine describe` shows the LeaderWorkerSet the service runs on
+    assert await asyncio.to_thread(main, ["describe", "service", "qwen-big", "-n", NS]) == 0
+    out = capsys.readouterr().out
+    assert any(f"LeaderWorkerSet {NS}/{name}" in line and "Ready" in line for line in out.splitlines()), out
 
 
 async def test_autoscaled_groups_get_a_scaledobject_on_the_leaderworkerset(kube, api, cluster, operator):
