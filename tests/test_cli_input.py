@@ -131,6 +131,10 @@ def test_a_broken_kubeconfig_is_one_line_for_run_and_doctor(tmp_path):
     (tmp_path / "kubeconfig").write_text("apiVersion: v1\nkind: Config\nclusters: []\n")
     code, _, err = cli("doctor", cwd=tmp_path, env={"KUBECONFIG": str(tmp_path / "kubeconfig")})
     assert code == 1 and "cannot use the kubeconfig" in one_line(err)
+    (tmp_path / "kubeconfig").write_text("clusters: 5\ncontexts: x\ncurrent-context: a\n")  # YAML, not a kubeconfig
+    for command in ("doctor", "describe service chat", "bench show run-1", "templates clone --from-gpu A --to-gpu B"):
+        code, _, err = cli(*command.split(), "--kubeconfig", "kubeconfig", cwd=tmp_path)
+        assert code == 1 and one_line(err).startswith("aim-engine: cannot use the kubeconfig kubeconfig: "), command
     code, _, err = cli("run", "--kubeconfig", "missing", "--context", "dev", cwd=tmp_path)
     assert code == 2 and one_line(err) == "aim-engine: missing: no such file or directory"
 

@@ -208,9 +208,17 @@ def login(kubeconfig: str | None, context: str | None, *, in_cluster_first: bool
             problem = kubeconfig_problem(path)
             if problem:
                 raise LoginError(f"cannot use the kubeconfig {problem}")
+    said = _Said()  # the kubernetes client logs what an exec plugin said on the root logger: into our line
+    root = logging.getLogger()
+    root.addHandler(said)
     try:
-        return credentials(kubeconfig, context, in_cluster_first=in_cluster_first)
+        found = credentials(kubeconfig, context, in_cluster_first=in_cluster_first)
+        for line in said.lines:  # e.g. an exec plugin that could not run: the server will say 401 next
+            sys.stderr.write(f"aim-engine: warning: kubeconfig: {line}\n")
+        return found
     except LoginError as exc:
+        if said.lines:
+            raise LoginError(f"{exc} ({'; '.join(said.lines)})") from exc
         existing = [p for p in paths if os.path.exists(p)]
         if not (kubeconfig or context) and existing:
             import re
@@ -230,9 +238,26 @@ def login(kubeconfig: str | None, context: str | None, *, in_cluster_first: bool
         raise
     except Exception as exc:  # noqa: BLE001 - the client's loader fails in many ways on a malformed file
         named = kubeconfig or os.pathsep.join(paths) or "~/.kube/config"
+        more = f" ({'; '.join(said.lines)})" if said.lines else ""
         raise LoginError(
-            f"cannot use the kubeconfig {named}{' context ' + context if context else ''}: {type(exc).__name__}: {exc}"
+            f"cannot use the kubeconfig {named}{' context ' + context if context else ''}: "
+            f"{type(exc).__name__}: {exc}{more}"
         ) from exc
+    finally:
+        root.removeHandler(said)
+
+
+class _Said(logging.Handler):
+    """Collects the messages logged while credentials are read."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage().strip()
+        if text:
+            self.lines.append(text.splitlines()[0][:200])
 
 
 @contextlib.asynccontextmanager
