@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def download(args: argparse.Namespace) -> int:
-    from aim_core.cli.common import TransferProgress
+    from aim_core.cli.progress import TransferProgress
     from aim_core.downloader import monitor
     from aim_core.downloader.run import download
 
@@ -65,7 +65,7 @@ def download(args: argparse.Namespace) -> int:
 
 
 def check_size(args: argparse.Namespace) -> int:
-    from aim_core.cli.common import stderr_progress
+    from aim_core.cli.progress import stderr_progress
     from aim_core.downloader.run import check_size
 
     # listing a large repository takes a while; a spinner with the time on a terminal, nothing when piped

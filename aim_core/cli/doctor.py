@@ -12,9 +12,9 @@ from aim_core.cli.common import (
     cluster_client,
     command_parser,
     error,
-    stderr_progress,
     stdout_console,
 )
+from aim_core.cli.progress import stderr_progress
 
 DEFAULT_SERVICE_ACCOUNT = "aim-engine-controller-manager"
 _STYLES = {"ok": "green", "warn": "yellow", "fail": "bold red"}  # by Finding.level; printed upper-case

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from aim_core.cli.common import add_output_option, command_parser, error, stderr_progress
+from aim_core.cli.common import add_output_option, command_parser, error
+from aim_core.cli.progress import stderr_progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -24,9 +24,9 @@ from aim_core.cli.common import (
     add_output_option,
     command_parser,
     error,
-    stderr_progress,
     stdout_console,
 )
+from aim_core.cli.progress import stderr_progress
 
 _BAD = ("Failed", "Degraded")
 
