@@ -357,3 +357,22 @@ def test_a_sweep_counts_every_gpu_of_a_multi_node_replica():
     _, two, _ = two_node_world(service("x"), gpus=8)
     assert _facts(two, "Cluster")["gpuCount"] == 16
     assert _facts(qwen_template(gpus=8), "Cluster")["gpuCount"] == 8
+
+
+def test_group_pods_are_admitted_wherever_the_inferenceservice_pod_is(svc):
+    """Pod Security Admission looks at the pod-level and container-level security fields and the volume
+    types: the leader and worker templates carry exactly what the KServe predictor carries (baseline)."""
+    one = service("one").model_name("qwen3-32b")
+    plan, _ = run(one, *ready_world(one, gpus=8))
+    [isvc] = applied(plan, "InferenceService")
+    predictor = isvc["spec"]["predictor"]
+    plan, _ = run(svc, *two_node_world(svc))
+    [lws] = applied(plan, "LeaderWorkerSet")
+    checked = ("securityContext", "hostNetwork", "hostPID", "hostIPC", "hostUsers")
+    for pod in pod_specs(lws):
+        assert {k: pod.get(k) for k in checked} == {k: predictor.get(k) for k in checked}
+        assert pod["containers"][0].get("securityContext") == predictor["containers"][0].get("securityContext")
+        kinds = {key for volume in pod["volumes"] for key in volume if key != "name"}
+        assert kinds <= {"emptyDir", "persistentVolumeClaim"}  # no hostPath: baseline admits them
+        shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
+        assert shm["emptyDir"]["medium"] == "Memory"
