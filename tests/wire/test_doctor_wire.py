@@ -39,6 +39,7 @@ THIRD_PARTY = [
     "gateway.networking.k8s.io_httproutes.yaml",
     "gateway.networking.k8s.io_gateways.yaml",
     "keda.sh_scaledobjects.yaml",
+    "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
 ]
 
 
@@ -68,6 +69,42 @@ def access_reviews():
     and doctor compares the roles in the cluster instead."""
 
 
+def lws_controller(kube) -> None:
+    """The LWS controller's webhooks registered and its webhook Service's endpoint ready, as its install
+    leaves them. The webhooks match nothing here (no rules): a real server would otherwise call them."""
+    service = {"name": "lws-webhook-service", "namespace": "lws-system"}
+    hooks = [
+        {
+            "name": name,
+            "admissionReviewVersions": ["v1"],
+            "sideEffects": "None",
+            "failurePolicy": "Ignore",
+            "clientConfig": {"service": {**service, "path": path}},
+            "rules": [],
+        }
+        for name, path in (
+            ("mleaderworkerset.kb.io", "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset"),
+            ("mpod.kb.io", "/mutate--v1-pod"),
+        )
+    ]
+    kube.put_object(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "lws-mutating-webhook-configuration"},
+            "webhooks": hooks,
+        }
+    )
+    kube.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": dict(service),
+            "subsets": [{"addresses": [{"ip": "10.0.0.7"}], "ports": [{"port": 9443}]}],
+        }
+    )
+
+
 @pytest.fixture()
 def cluster(kube, kubeconfig, request, monkeypatch):
     """Everything AIM needs: CRDs (ours and third-party), KServe in Standard mode, a GPU node, the RBAC of deploy/."""
@@ -91,6 +128,7 @@ def cluster(kube, kubeconfig, request, monkeypatch):
             "data": {"deploy": json.dumps({"defaultDeploymentMode": "Standard"})},
         }
     )
+    lws_controller(kube)
     kube.put_object(amd_node("gpu-node-01"))
     kube.put_object(cpu_node())
     for name in ("role.yaml", "role_binding.yaml", "leader_election_role.yaml", "leader_election_role_binding.yaml"):
@@ -384,3 +422,29 @@ async def test_a_gateway_that_routing_names_but_does_not_exist_warns(cluster, ca
     )
     assert await doctor() == 0
     assert "Gateway edge/gw" not in capsys.readouterr().out
+
+
+async def test_a_stopped_lws_controller_fails_once_a_template_spans_nodes(cluster, capsys):
+    cluster.put_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Endpoints",
+            "metadata": {"name": "lws-webhook-service", "namespace": "lws-system"},
+            "subsets": [],
+        }
+    )
+    assert await doctor() == 0  # nothing spans nodes yet: a warning
+    out = capsys.readouterr().out
+    assert "WARN  the LWS controller's webhook Service lws-system/lws-webhook-service has no ready endpoint" in out
+    cluster.put_object(
+        {
+            "apiVersion": "aim.eai.amd.com/v1alpha1",
+            "kind": "AIMClusterServiceTemplate",
+            "metadata": {"name": "big-2x8"},
+            "spec": {"modelName": "big", "hardware": {"nodes": 2, "gpu": {"requests": 8}}},
+        }
+    )
+    assert await doctor() == 1
+    out = capsys.readouterr().out
+    assert "FAIL  the LWS controller's webhook Service" in out
+    assert "1 template(s) span several nodes: big-2x8" in out

@@ -35,6 +35,11 @@ BUILTIN_RESOURCES: dict[str, dict[str, Any]] = {
     "v1/serviceaccounts": {"kind": "ServiceAccount", "namespaced": True},
     "v1/persistentvolumeclaims": {"kind": "PersistentVolumeClaim", "namespaced": True, "subresources": _STATUS},
     "v1/services": {"kind": "Service", "namespaced": True, "subresources": _STATUS},
+    "v1/endpoints": {"kind": "Endpoints", "namespaced": True},
+    "admissionregistration.k8s.io/v1/mutatingwebhookconfigurations": {
+        "kind": "MutatingWebhookConfiguration",
+        "namespaced": False,
+    },
     "apps/v1/deployments": {"kind": "Deployment", "namespaced": True, "subresources": ["status", "scale"]},
     "batch/v1/jobs": {"kind": "Job", "namespaced": True, "subresources": _STATUS},
     "coordination.k8s.io/v1/leases": {"kind": "Lease", "namespaced": True},
