@@ -112,3 +112,15 @@ def test_zsh_and_fish_completion_scripts_parse(shell, tmp_path):
     script.write_text(done.stdout)
     check = subprocess.run([shell, "-n", str(script)], capture_output=True, text=True, check=False)
     assert check.returncode == 0, check.stderr
+
+
+def test_a_bad_option_value_names_the_option_and_what_it_takes():
+    done = cli("run", "--workers", "0")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == "aim-engine run: error: argument --workers: '0': at least 1"
+    done = cli("render", "-f", "examples", "-o", "yml")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "aim-engine render: error: -o/--output: unknown value 'yml' (did you mean 'yaml'?); "
+        "choose yaml, json, summary or report"
+    )

@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--workers",
-        type=int,
+        type=positive_int,
         default=64,
         help="concurrent reconciles (each waits on the API server most of its time; default 64)",
     )
@@ -145,6 +145,17 @@ def boolean(text: str) -> bool:
     if value in ("false", "0", "no", "f"):
         return False
     raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+
+
+def positive_int(text: str) -> int:
+    """A count of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least 1")
+    return value
 
 
 def seconds(text: str) -> float:
