@@ -41,9 +41,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=inspect)
 
 
+def _check_pull_secret(path: str | None) -> None:
+    """An unreadable --pull-secret file is named as every unreadable input is (exit 2)."""
+    if path:
+        from aim_core.cli.inputs import read_text
+
+        read_text(path, stdin_ok=False)
+
+
 def tags(args: argparse.Namespace) -> int:
     import asyncio
 
+    _check_pull_secret(args.pull_secret)
     from aim_core.modelsource.preview import format_preview, preview
     from aim_core.plugin.manager import get_plugin_manager
 
@@ -72,6 +81,7 @@ def tags(args: argparse.Namespace) -> int:
 def inspect(args: argparse.Namespace) -> int:
     import asyncio
 
+    _check_pull_secret(args.pull_secret)
     from aim_core.cli.inspection import format_inspection, inspect_image
     from aim_core.plugin.manager import get_plugin_manager
     from aim_core.registry import InvalidImageReference, InvalidPullSecret, RegistryError
