@@ -55,7 +55,7 @@ def test_every_help_has_examples_and_exit_codes(path, parser):
     for line in text.split("Examples:")[1].splitlines()[1:]:
         if not line.strip():
             break
-        assert line.strip().split()[0] in ("aim-engine", "source", "kubectl", "TARGET_DIR=/tmp/m"), line
+        assert line.strip().split()[0] in ("aim-engine", "source", "echo", "kubectl", "TARGET_DIR=/tmp/m"), line
 
 
 @pytest.mark.parametrize(("path", "parser"), PARSERS, ids=[" ".join(p) or "aim-engine" for p, _ in PARSERS])

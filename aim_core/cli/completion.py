@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         [
             "source <(aim-engine completion bash)                    # bash, this shell",
             "aim-engine completion bash > /etc/bash_completion.d/aim-engine",
-            'aim-engine completion zsh > "${fpath[1]}/_aim-engine"   # zsh, then start a new shell',
+            "echo 'source <(aim-engine completion zsh)' >> ~/.zshrc   # zsh",
             "aim-engine completion fish > ~/.config/fish/completions/aim-engine.fish",
         ],
         codes="Exit status: 0 printed; 2 bad usage.",
@@ -114,8 +114,8 @@ complete -o filenames -F _aim_engine aim-engine
 
 def zsh(tree: dict) -> str:
     return (
-        "#compdef aim-engine\n# zsh completion for aim-engine (aim-engine completion zsh): the bash script through\n"
-        "# zsh's bashcompinit, which reads complete -F\n"
+        "# zsh completion for aim-engine: source <(aim-engine completion zsh), e.g. in ~/.zshrc. The bash\n"
+        "# script through zsh's bashcompinit, which reads complete -F\n"
         "autoload -U +X bashcompinit && bashcompinit\n" + bash(tree)
     )
 
