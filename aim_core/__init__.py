@@ -41,6 +41,7 @@ from aim_core.plugin.providers import (
 )
 from aim_core.reconcile.durations import to_gateway_duration
 from aim_core.reconcile.health import Category, Health, State
+from aim_core.reconcile.naming import derived_name
 from aim_core.reconcile.workloads import inspect_job, inspect_pods, inspect_pvc
 from aim_core.registry import (
     ImageInfo,
@@ -104,6 +105,7 @@ __all__ = [
     "check_crd",
     "credentials_fingerprint",
     "credentials_for",
+    "derived_name",
     "hookimpl",
     "inspect_job",
     "inspect_pods",

@@ -10,6 +10,8 @@ hand-kept list:
 - the children the service controller's providers build (runtime builders,
   route builder), of every kind they declare: create and patch (server-side
   apply creates when absent), delete (an object a builder stops returning);
+  and what the Roles they build grant (``grants``: a Role may only grant what
+  its creator holds);
 - every ``<...>.want(RESOURCE, ...)`` and ``<...>.kube.<verb>(RESOURCE, ...)``
   call in ``aim_core`` (found by parsing the source), with the verb it needs;
 - the controllers' own kinds: patch (finalizers); the status subresource of
@@ -180,6 +182,11 @@ def code_needs() -> tuple[set[Need], set[Need]]:
     providers = service_controller(rt).providers
     for child in providers.owned_kinds():
         cluster |= {(child.group, child.plural, verb, None) for verb in (*APPLY, "delete")}
+    # what the Roles a builder creates grant (its optional ``grants``): the API server lets the
+    # operator create a Role only with permissions it holds itself (RBAC escalation prevention)
+    for builder in (*providers.runtimes, providers.route):
+        for group, plural, verbs in getattr(builder, "grants", ()) or ():
+            cluster |= {(group, plural, verb, None) for verb in verbs}
     # each controller patches its own kind (finalizers) and, if it writes status, its status subresource
     for controller in rt.engine.controllers.values():
         ref = controller.resource

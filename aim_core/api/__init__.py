@@ -71,7 +71,6 @@ from aim_core.api.common import (
     AIMProfileMetadata,
     AIMRecommendedDeployment,
     AIMResolvedReference,
-    AIMRuntimeRoutingConfig,
     AIMStorageConfig,
     AIMTemplateProfile,
 )
@@ -120,6 +119,12 @@ from aim_core.api.model import (
     AIMModelDiscoveryConfig,
     AIMModelSpec,
     AIMModelStatus,
+)
+from aim_core.api.routing import (
+    AIMConfigMapKeyRef,
+    AIMEndpointPickerConfig,
+    AIMInferencePoolConfig,
+    AIMRuntimeRoutingConfig,
 )
 from aim_core.api.runtimeconfig import (
     AIMArtifactConfig,
@@ -229,6 +234,9 @@ __all__ = [
     "AIMRuntimeConfigSpec",
     "AIMRuntimeConfigStatus",
     "AIMRuntimeRoutingConfig",
+    "AIMInferencePoolConfig",
+    "AIMEndpointPickerConfig",
+    "AIMConfigMapKeyRef",
     "AIMService",
     "AIMServiceAutoScaling",
     "AIMServiceCacheStatus",

@@ -7,7 +7,7 @@ from typing import Any
 import attrs
 
 from aim_core.api.fields import field, optional, schema
-from aim_core.api.k8s import QUANTITY_PATTERN, EnvVar, ParentReference, env_list, quantity
+from aim_core.api.k8s import QUANTITY_PATTERN, EnvVar, env_list, quantity
 
 API_GROUP = "aim.eai.amd.com"
 API_VERSION = "aim.eai.amd.com/v1alpha1"
@@ -178,25 +178,6 @@ class AIMStorageConfig:
         format="int32",
     )
     download_filter: AIMDownloadFilter | None = optional(description="Default file filter for artifact downloads.")
-
-
-REQUEST_TIMEOUT_PATTERN = r"^\+?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(h|m|s|ms|us|ns))+)$"
-
-
-@attrs.define(kw_only=True)
-@schema(description="HTTP routing through the Gateway API.")
-class AIMRuntimeRoutingConfig:
-    enabled: bool | None = optional(description="Manage an HTTPRoute for inference services.")
-    gateway_ref: ParentReference | None = optional(description="Gateway that receives the routes.")
-    path_template: str | None = optional(
-        description="Route path template with {jsonpath} placeholders over the service."
-    )
-    request_timeout: str | None = optional(
-        description="Request timeout of the route, a duration such as 60s, 5m or 1h30m.",
-        # Go's duration spelling (what upstream parses), without a sign: anything else can never be a timeout
-        pattern=REQUEST_TIMEOUT_PATTERN,
-    )
-    annotations: dict[str, str] | None = optional(description="Annotations for the HTTPRoutes.")
 
 
 @attrs.define(kw_only=True)

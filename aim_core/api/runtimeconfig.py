@@ -8,7 +8,6 @@ from aim_core.api.common import (
     API_VERSION,
     AIMLabelPropagationConfig,
     AIMMeasuredPreference,
-    AIMRuntimeRoutingConfig,
     AIMStorageConfig,
     affinity_field,
     conditions_field,
@@ -18,6 +17,7 @@ from aim_core.api.common import (
 )
 from aim_core.api.fields import field, optional, schema
 from aim_core.api.k8s import Affinity, Condition, EnvVar, Toleration, env_list, quantity
+from aim_core.api.routing import AIMRuntimeRoutingConfig
 
 
 @attrs.define(kw_only=True)

@@ -14,7 +14,6 @@ from aim_core.api.common import (
     AIMMeasuredPreference,
     AIMModelSource,
     AIMResolvedReference,
-    AIMRuntimeRoutingConfig,
     AIMStorageConfig,
     affinity_field,
     conditions_field,
@@ -34,6 +33,7 @@ from aim_core.api.k8s import (
     Toleration,
     env_list,
 )
+from aim_core.api.routing import AIMRuntimeRoutingConfig
 
 SERVICE_STATUS_VALUES = ("Pending", "Starting", "Running", "Degraded", "Failed")
 

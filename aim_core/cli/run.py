@@ -86,6 +86,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "(default: $AIM_ARTIFACT_DOWNLOAD_IMAGE, else ghcr.io/silogen/aim-artifact-downloader:0.2.0)",
     )
     p.add_argument(
+        "--endpoint-picker-image",
+        default=None,
+        metavar="IMAGE",
+        help="image of the endpoint pickers of services with routing.inferencePool on (default: "
+        "$AIM_ENDPOINT_PICKER_IMAGE, else registry.k8s.io/gateway-api-inference-extension/epp:v1.3.0)",
+    )
+    p.add_argument(
         "--metrics-bind-address",
         default=":8443",
         metavar="ADDR",

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import threading
 from collections.abc import Callable, Coroutine
@@ -17,7 +18,13 @@ from aim_core import metrics as metering
 from aim_core.operator import collection, handlers, logs
 from aim_core.operator.controllers import build_controllers
 from aim_core.operator.probes import EndpointError, Endpoints, Readiness
-from aim_core.operator.settings import ERROR_BACKOFFS, Settings, gpu_preference, operator_namespace
+from aim_core.operator.settings import (
+    ENDPOINT_PICKER_IMAGE_ENV,
+    ERROR_BACKOFFS,
+    Settings,
+    gpu_preference,
+    operator_namespace,
+)
 from aim_core.operator.wiring import Runtime
 from aim_core.plugin.manager import get_plugin_manager
 from aim_core.runtime.leader import default_identity
@@ -38,6 +45,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         resync_seconds=args.resync_seconds,
         gpu_preference=gpu_preference(args.gpu_preference),
         artifact_download_image=getattr(args, "artifact_download_image", None),
+        endpoint_picker_image=getattr(args, "endpoint_picker_image", None),
         metrics_bind_address=getattr(args, "metrics_bind_address", "0"),
         health_probe_bind_address=getattr(args, "health_probe_bind_address", "0"),
         metrics_secure=getattr(args, "metrics_secure", False),
@@ -67,6 +75,9 @@ async def operate(
     on_endpoints: Callable[[Endpoints], None] | None = None,
 ) -> Runtime:
     """Run the operator until ``stop_flag`` is set (or forever). Returns the runtime when stopped."""
+    if settings.endpoint_picker_image:
+        # The route builder (a plugin) reads the picker image where a user would set it.
+        os.environ[ENDPOINT_PICKER_IMAGE_ENV] = settings.endpoint_picker_image
     logs.quiet_http_clients()  # one line per request is DEBUG, whoever set up logging
     metrics = metering.Metrics()
     metering.activate(metrics)  # this task and every task it starts record here

@@ -9,6 +9,7 @@ import attrs
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 DEFAULT_OPERATOR_NAMESPACE = "aim-system"
+ENDPOINT_PICKER_IMAGE_ENV = "AIM_ENDPOINT_PICKER_IMAGE"  # read by the route builder
 
 # Delays between attempts of a failing API request of a watch stream (kopf's and ours): 38 s in all,
 # more than an API server restart usually takes, before kopf reports the request as failed.
@@ -56,6 +57,9 @@ class Settings:
     resync_seconds: float = 0.0
     gpu_preference: tuple[str, ...] = ()  # GPU models best first for template selection; empty: the vendors' (2.11)
     artifact_download_image: str | None = None  # None: AIM_ARTIFACT_DOWNLOAD_IMAGE, else the upstream downloader
+    # image of the endpoint pickers of inference pools (routing.inferencePool); None: AIM_ENDPOINT_PICKER_IMAGE,
+    # else the route builder's pinned release
+    endpoint_picker_image: str | None = None
     # HOST:PORT or :PORT of /metrics and of /healthz + /readyz; "0": off (the CLI defaults are :8080 and :8081)
     metrics_bind_address: str = "0"
     health_probe_bind_address: str = "0"

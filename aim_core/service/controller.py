@@ -341,9 +341,7 @@ class ServiceController(Controller):
                             break
         owned = owned_children(store, self.providers, obj)
         served = ctx.extras.get("served")
-        unserved = frozenset(
-            b.resource for b in self.providers.all_runtimes() if callable(served) and not served(b.resource)
-        )
+        unserved = frozenset(ref for ref in self.providers.owned_kinds() if callable(served) and not served(ref))
         artifacts = tuple(
             a
             for uri in dict.fromkeys(adapter_sources(obj))

@@ -159,5 +159,6 @@ class Observed:
     artifacts: tuple[dict[str, Any], ...] = ()  # artifacts of the namespace with an adapter's sourceUri
     #: per kind a builder declares, the objects the service controls (its controller owner reference)
     owned: dict[ResourceRef, tuple[dict[str, Any], ...]] = attrs.field(factory=dict)
-    #: runtime builders' main kinds the cluster does not serve (their CRD is not installed)
+    #: kinds the builders declare (their main kinds included) that the cluster does not serve: their CRD
+    #: is not installed (a runtime's, or an optional one such as a route builder's InferencePool)
     unserved: frozenset[ResourceRef] = frozenset()

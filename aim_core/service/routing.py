@@ -53,6 +53,8 @@ from aim_core.reconcile.durations import to_gateway_duration
 from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.plan import Issue
 from aim_core.runtimeconfig import routing_enabled
+from aim_core.service.routing_settings import own_routing as _own_routing
+from aim_core.service.routing_settings import routing_settings
 from aim_core.service.view import ServiceView
 
 GATEWAY_NOT_CONFIGURED = "GatewayNotConfigured"
@@ -284,10 +286,6 @@ def default_path(service: Mapping[str, Any] | ServiceView) -> str:
 # ---------------------------------------------------------------- the request
 
 
-def _own_routing(service: Mapping[str, Any]) -> Mapping[str, Any]:
-    return ServiceView.of(service).routing or {}
-
-
 def _pick(service: Mapping[str, Any], config: Mapping[str, Any], field: str) -> tuple[Any, str]:
     """A routing field, service first: ``(value, where it came from)``; ``(None, "")`` when unset."""
     own = _own_routing(service).get(field)
@@ -376,7 +374,7 @@ def route_request(
         backend_port=BACKEND_PORT,
         request_timeout=request_timeout,
         endpoint=endpoint if endpoint is not None else ServingEndpoint({}),
-        settings={**(config.get("routing") or {}), **_own_routing(service)},
+        settings=routing_settings(service, config),
     )
 
 

@@ -8,12 +8,12 @@ import attrs
 
 from aim_core.api.common import DEFAULT_GPU_RESOURCE
 from aim_core.plugin.providers import KubeObject, ServingEndpoint, declared_kinds, gpu_resource_names, serving_endpoint
-from aim_core.reconcile.health import Category, Health
+from aim_core.reconcile.health import Category, Health, State
 from aim_core.reconcile.labels import COMPONENT_LABEL
 from aim_core.reconcile.obj import Obj
 from aim_core.reconcile.plan import Deletion, Issue, Plan
 from aim_core.reconcile.workloads import inspect_pods
-from aim_core.service import routing
+from aim_core.service import routing, routing_settings
 from aim_core.service.layout import engine_layout
 from aim_core.service.observed import ROUTING_ROLE, RUNTIME_ROLE, Observed
 from aim_core.service.placement import service_placement
@@ -169,14 +169,51 @@ def plan_route(plan: Plan, svc: Obj, ob: Observed, config: Obj, serving_name: st
     if request is None:
         return
     objects = providers.route.build(request)
-    built = want_built(plan, providers.route, objects if isinstance(objects, list) else [objects], ROUTING_ROLE)
+    objects = objects if isinstance(objects, list) else [objects]
+    live = ob.live.get("route")
+    missing = not_served(objects, ob, providers.route)
+    if missing:
+        # Nothing of the route changes (the route applied before keeps serving) until the API is there.
+        plan.component(ROUTE, Health(State.DEGRADED, "CRDNotInstalled", missing))
+        plan.requeue(NOT_SERVED_RECHECK)
+        return
+    built = want_built(plan, providers.route, objects, ROUTING_ROLE)
     if built is None:
         return
+    plan.notes += routing_settings.inference_pool_notes(svc, config, request.settings, objects)
     prune(plan, ob, ROUTING_ROLE, built, svc)
-    live = ob.live.get("route")
-    plan.component(ROUTE, providers.route.health(live))
+    health_of = getattr(providers.route, "health_of", None)
+    plan.component(ROUTE, health_of(live, ob.owned) if callable(health_of) else providers.route.health(live))
     if live is not None:
         plan.status["routing"] = {"path": request.path}
+
+
+#: seconds between looks at a kind the cluster did not serve (its CRD may be installed meanwhile)
+NOT_SERVED_RECHECK = 60.0
+
+
+def not_served(objects: list[KubeObject], ob: Observed, builder: Any) -> str | None:
+    """What a builder returned of a kind the API server does not serve (its CRD is not installed), said
+    so that the user knows what to install; ``None`` when every kind is served.
+
+    A builder may explain what asked for the kind and how to install it (optional
+    ``not_served_hint(ref) -> str``).
+    """
+    kinds = {(ref.api_version, ref.kind): ref for ref in ob.unserved}
+    returned = dict.fromkeys((str(o.get("apiVersion")), str(o.get("kind"))) for o in objects)
+    missing = [kinds[key] for key in returned if key in kinds]
+    if not missing:
+        return None
+    names = ", ".join(f"{ref.kind} {ref.api_version}" for ref in missing)
+    hint = getattr(builder, "not_served_hint", None)
+    hints = [h for h in (hint(ref) for ref in missing) if h] if callable(hint) else []
+    return " ".join(
+        [
+            f"the cluster does not serve {names}: its CRD is not installed.",
+            *hints,
+            "Nothing of the route changes until then (aim-engine doctor checks the CRDs).",
+        ]
+    )
 
 
 def want_built(

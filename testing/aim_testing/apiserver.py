@@ -152,6 +152,8 @@ def test_crds() -> list[dict[str, Any]]:
         "gateway.networking.k8s.io_gatewayclasses.yaml",
         "gateway.networking.k8s.io_gateways.yaml",
         "gateway.networking.k8s.io_httproutes.yaml",
+        "inference.networking.k8s.io_inferencepools.yaml",
+        "inference.networking.x-k8s.io_inferencepools.yaml",
         "keda.sh_scaledobjects.yaml",
         "keda.sh_triggerauthentications.yaml",
         "leaderworkerset.x-k8s.io_leaderworkersets.yaml",

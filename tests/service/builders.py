@@ -471,6 +471,7 @@ def observed(
     read_errors: Iterable[Any] = (),
     with_providers: Providers | None = None,
     owned: Mapping[Any, Iterable[Mapping[str, Any]]] | None = None,
+    unserved: Iterable[Any] = (),
 ) -> Observed:
     """What the controller's observe step would hand the plan, given the objects in the store.
 
@@ -507,6 +508,7 @@ def observed(
         providers=chosen,
         artifacts=tuple(by_kind.get("AIMArtifact", [])),  # type: ignore[arg-type]
         owned={ref: tuple(objs) for ref, objs in (owned or {}).items()},  # type: ignore[misc]
+        unserved=frozenset(unserved),
     )
 
 

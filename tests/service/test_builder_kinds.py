@@ -212,9 +212,10 @@ def test_every_builder_kind_is_watched_and_only_labelled_objects_of_extra_kinds(
     mains = ctl.providers.main_kinds()
     selected = {ref: selections for ref, selections in ctl.selections().items() if ref in kinds}
     assert not set(selected) & set(mains)  # main kinds: whole
-    # extra kinds (the lws builder's leader Service and ScaledObject): only what a service made
+    # extra kinds (the lws builder's leader Service and ScaledObject, the route builder's pool and picker): only what a service made
     assert all(
         [str(s.label_selector) for s in selections] == ["aim.eai.amd.com/service.name"]
         for selections in selected.values()
     )
     assert set(selected) == set(kinds) - set(mains)
+    assert {"InferencePool", "Deployment", "ConfigMap", "Role"} <= {k.kind for k in selected}

@@ -73,6 +73,27 @@ async def test_the_operator_reconciles_services_under_the_rbac_of_deploy_without
     assert len(ours) > 20  # the operator did talk to the server as its ServiceAccount
 
 
+async def test_the_picker_role_of_an_inference_pool_is_created_under_the_rbac_of_deploy(kube, api, cluster, operator):
+    """The API server lets the operator create a Role only with what it holds itself (escalation
+    prevention): the endpoint picker's Role (pods and inferencepools, read) and RoleBinding go through."""
+    await create(api, kube, cluster["qwen-pool"])
+
+    def created():
+        roles = kube.list("rbac.authorization.k8s.io/v1/roles", NS, label_selector="aim.eai.amd.com/service.name=qwen-pool")
+        bindings = kube.list(
+            "rbac.authorization.k8s.io/v1/rolebindings", NS, label_selector="aim.eai.amd.com/service.name=qwen-pool"
+        )
+        assert len(roles) == 1 and len(bindings) == 1
+        assert kube.list("inference.networking.k8s.io/v1/inferencepools", NS)
+        assert kube.list("apps/v1/deployments", NS, label_selector="aim.eai.amd.com/service.name=qwen-pool")
+        return roles[0]
+
+    role = await eventually(created, timeout=30)
+    assert {g for rule in role["rules"] for g in rule["apiGroups"]} == {"", "inference.networking.k8s.io"}
+    await operator.settle()
+    assert refused_to_the_operator(kube) == []
+
+
 async def test_a_permission_deploy_lacks_is_refused_and_seen(kube, api, operator_token):
     """The check above can fail: a request the ClusterRole does not grant is answered 403 and recorded."""
     import httpx

@@ -3,7 +3,9 @@
 The core resolves the route (name, path, parent reference, backend Service,
 timeout already spelled as a Gateway API duration); this module places it in
 the HTTPRoute shape: one rule that matches the path prefix, strips it with a
-``URLRewrite`` filter, and sends the request to the backend Service.
+``URLRewrite`` filter, and sends the request to the backend Service, or, with
+``routing.inferencePool.enabled``, to an InferencePool and its endpoint picker
+(:mod:`aim_plugin_gateway.inferencepool`), built beside the route.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aim_core import Category, Health, KubeObject, ResourceRef, RouteRequest, State
+from aim_plugin_gateway import inferencepool
 
 HTTPROUTE = ResourceRef("gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes")
 
@@ -21,12 +24,48 @@ MANAGED_BY = "aim-engine"
 
 
 class HTTPRouteBuilder:
-    """Builds a Gateway API HTTPRoute and reads its acceptance back."""
+    """Builds a Gateway API HTTPRoute (and, when asked, its InferencePool and endpoint picker) and reads
+    their health back."""
 
     name = "gateway-api"
     resource = HTTPROUTE
+    kinds = inferencepool.KINDS
+    #: what the Roles it builds grant (the operator must hold it too)
+    grants = inferencepool.PICKER_RULES
 
-    def build(self, request: RouteRequest) -> KubeObject:
+    def build(self, request: RouteRequest) -> KubeObject | list[KubeObject]:
+        """The HTTPRoute alone, exactly as without inference pools, unless ``routing.inferencePool`` is
+        enabled: then the route (its backend the pool) followed by the pool and the picker's objects."""
+        route = self._route(request)
+        pool = inferencepool.pool_settings(request.settings)
+        if pool is None:
+            return route
+        route["spec"]["rules"][0]["backendRefs"] = [inferencepool.backend_ref(request, pool)]
+        labels = {**request.labels, LABEL_MANAGED_BY: MANAGED_BY}
+        pool_labels = {**labels, LABEL_COMPONENT: "routing"}
+        picker_labels = {**labels, LABEL_COMPONENT: inferencepool.PICKER_COMPONENT}
+        pool_obj, *picker = inferencepool.build_pool_objects(request, pool, picker_labels)
+        pool_obj["metadata"]["labels"] = pool_labels
+        return [route, pool_obj, *picker]
+
+    def health_of(self, live: Mapping[str, Any] | None, owned: Mapping[Any, Any]) -> Health:
+        """Route health, and with an InferencePool backend the pool's and the picker's too."""
+        health = self.health(live)
+        if live is None:
+            return health
+        return inferencepool.pool_health(live, health, owned)
+
+    def not_served_hint(self, ref: ResourceRef) -> str | None:
+        if ref.kind != "InferencePool":
+            return None
+        return (
+            f"routing.inferencePool asks for {ref.api_version}: install the Gateway API Inference Extension "
+            "CRDs (kubectl apply -f https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/"
+            "download/v1.3.0/manifests.yaml), set routing.inferencePool.apiVersion to the one your gateway and "
+            "cluster serve, or set routing.inferencePool.enabled to false."
+        )
+
+    def _route(self, request: RouteRequest) -> KubeObject:
         rule: dict[str, Any] = {
             "matches": [{"path": {"type": "PathPrefix", "value": request.path}}],
             "filters": [

@@ -80,6 +80,13 @@ THIRD_PARTY_RESOURCES: dict[str, dict[str, Any]] = {
         "namespaced": False,
         "subresources": _STATUS,
     },
+    # both InferencePool APIs of the Gateway API Inference Extension (gateways speak one or the other)
+    "inference.networking.k8s.io/v1/inferencepools": {"kind": "InferencePool", "namespaced": True, "subresources": _STATUS},
+    "inference.networking.x-k8s.io/v1alpha2/inferencepools": {
+        "kind": "InferencePool",
+        "namespaced": True,
+        "subresources": _STATUS,
+    },
     "keda.sh/v1alpha1/scaledobjects": {"kind": "ScaledObject", "namespaced": True, "subresources": _STATUS},
     "keda.sh/v1alpha1/triggerauthentications": {"kind": "TriggerAuthentication", "namespaced": True},
     "leaderworkerset.x-k8s.io/v1/leaderworkersets": {
