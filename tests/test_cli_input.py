@@ -226,13 +226,14 @@ def test_a_misspelt_kind_is_warned_about_with_a_suggestion(tmp_path):
 
 
 def test_skipped_documents_and_duplicates_are_warned_about(tmp_path):
-    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n"
-    (tmp_path / "in.yaml").write_text(SERVICE.format(name="a") + "---\n" + config_map)
+    # a kind no controller reads or watches (ConfigMaps are: the endpoint pickers' of inference pools)
+    policy = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: settings\n"
+    (tmp_path / "in.yaml").write_text(SERVICE.format(name="a") + "---\n" + policy)
     (tmp_path / "again.yaml").write_text(SERVICE.format(name="a"))
     code, _, err = cli("render", "-f", "in.yaml", "-f", "again.yaml", "-o", "summary", cwd=tmp_path)
     assert code == 0 and "Traceback" not in err
     assert "again.yaml:1: AIMService ml-team/a is also at in.yaml:1; this later one is used" in err
-    assert "in.yaml:10: skipped ConfigMap settings (v1)" in err
+    assert "in.yaml:10: skipped NetworkPolicy settings (networking.k8s.io/v1)" in err
 
 
 def test_kind_takes_any_case_plurals_and_short_names_and_names_the_choices():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,7 @@ from aim_testing.crdschema import crd_errors
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 UPSTREAM_CRDS = Path("/work/shared/reference/upstream-crds")
-OUR_CRDS = Path(__file__).resolve().parents[1] / "aim_core" / "crds" / "aim.eai.amd.com_crds.yaml"
 FILES = sorted(EXAMPLES.glob("*.yaml"))
-# Fields this project adds to the upstream API (docs/beyond-upstream.md): an example that uses one is
-# checked against upstream's schema without it, and whole against ours.
-BEYOND_UPSTREAM = (("spec", "routing", "inferencePool"),)
 
 
 def _documents() -> list[Any]:
@@ -68,30 +63,7 @@ def test_aim_documents_fit_the_upstream_crd_schema(filename, doc):
     """Enums, patterns and exact field names, which the converter leaves to the API server."""
     crd = UPSTREAM_CRDS / f"aim.eai.amd.com_{doc['kind'].lower()}s.yaml"
 
-    assert crd_errors(_upstream_part(doc), crd) == []
-
-
-def _upstream_part(doc: dict[str, Any]) -> dict[str, Any]:
-    doc = copy.deepcopy(doc)
-    for *parents, field in BEYOND_UPSTREAM:
-        holder = doc
-        for key in parents:
-            holder = holder.get(key) if isinstance(holder, dict) else None
-        if isinstance(holder, dict):
-            holder.pop(field, None)
-    return doc
-
-
-@pytest.mark.parametrize(("filename", "doc"), [p for p in DOCUMENTS if p.values[1].get("apiVersion") == API_VERSION])
-def test_aim_documents_fit_our_crd_schema(filename, doc, tmp_path):
-    """Whole, fields beyond upstream included, against the CRDs this project installs."""
-    [crd] = [
-        c for c in yaml.safe_load_all(OUR_CRDS.read_text(encoding="utf-8")) if c["spec"]["names"]["kind"] == doc["kind"]
-    ]
-    path = tmp_path / "crd.yaml"
-    path.write_text(yaml.safe_dump(crd), encoding="utf-8")
-
-    assert crd_errors(doc, path) == []
+    assert crd_errors(doc, crd) == []
 
 
 def test_nodes_are_plain_nodes_with_amd_gpu_labels():

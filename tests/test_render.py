@@ -25,11 +25,7 @@ def test_render_examples_prints_the_objects_and_status_the_operator_would_write(
     assert chat["resolvedTemplate"]["name"].endswith("1x-mi300x-lat-fp8-31dd")  # MI325X is not in the cluster
     isvcs = [d for d in docs if d.get("kind") == "InferenceService"]
     # only the services of the template whose shared cache is Ready get one; qwen-by-image shares it
-    assert sorted(i["metadata"]["name"] for i in isvcs) == [
-        "qwen-by-image-a04542d9",
-        "qwen-chat-a04542d9",
-        *(f"qwen-pool{suffix}-a04542d9" for suffix in ("", "-alpha", "-optout", "-unrouted", "-v1")),
-    ]
+    assert sorted(i["metadata"]["name"] for i in isvcs) == ["qwen-by-image-a04542d9", "qwen-chat-a04542d9"]
     chat_isvc = next(i for i in isvcs if i["metadata"]["name"] == "qwen-chat-a04542d9")
     assert chat_isvc["spec"]["predictor"]["containers"][0]["image"] == "amdenterpriseai/aim-qwen-qwen3-32b:0.8.5"
     assert chat_isvc["metadata"]["ownerReferences"][0]["name"] == "qwen-chat"
@@ -118,7 +114,7 @@ def test_yaml_output_starts_with_the_summary_as_comments(capsys):
     assert "Starting" in chat and "HTTPRoute qwen-chat-a04542d9, InferenceService qwen-chat-a04542d9" in chat
     named = next(line for line in head if "ml-team/qwen-batch " in line)
     assert "named in spec.template" in named
-    assert len(head) == 1 + 10  # the header and the ten services of examples/
+    assert len(head) == 1 + 5  # the header and the five services of examples/
     assert all(line.startswith("#") for line in head)
     documents(out)  # still one valid YAML stream
 
@@ -129,7 +125,7 @@ def test_summary_output_is_only_the_table_and_says_why_no_template(capsys, tmp_p
             shutil.copy(f, tmp_path / f.name)
     assert main(["render", "-f", str(tmp_path), "-o", "summary"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split()[:2] == ["SERVICE", "TEMPLATE"] and len(lines) == 11
+    assert lines[0].split()[:2] == ["SERVICE", "TEMPLATE"] and len(lines) == 6
     chat = next(line for line in lines if line.startswith("ml-team/qwen-chat "))
     assert chat.split()[1] == "-"
     assert "TemplateNotFound: no template's GPU (MI300X, MI325X) is present in the cluster" in chat
@@ -172,7 +168,7 @@ def test_progress_goes_to_a_terminal_stderr_only(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["render", "-f", str(ROOT / "examples"), "-o", "summary"]) == 0
     shown = terminal.getvalue()
-    assert "planning" in shown and "(of 27)" in shown  # the display ends on the last object of the 27
+    assert "planning" in shown and "(of 21)" in shown  # the display ends on the last object of the 21
     assert "planning" not in capsys.readouterr().out
 
 

@@ -1,10 +1,11 @@
 """The bundled examples with model-aware routing render as their comments say, and nothing fails by accident.
 
-``examples/inference-pool.yaml`` holds a runtime config that turns ``routing.inferencePool`` on and
+``docs/routing-examples.yaml`` holds a runtime config that turns ``routing.inferencePool`` on and
 five services: one inherits it, one turns it on itself (v1), one on the older API (v1alpha2), one
-opts out and one has routing off. Rendered offline with the rest of ``examples/`` (the same planners
-the operator runs), each gets what ``examples/README.md`` promises, every pool and route fits the
-real third-party CRDs, and ``--explain``'s notes say where the pool settings came from.
+opts out and one has routing off. Rendered offline over the cluster of ``examples/`` (the same
+planners the operator runs; they live beside the docs so that ``examples/`` stays a screenful in
+``./scripts/demo``), each gets what its comment promises, every pool and route fits the real
+third-party CRDs, and ``--explain``'s notes say where the pool settings came from.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from aim_core.plugin.manager import get_plugin_manager
 from aim_testing.crdschema import third_party_crd, validate_against_crd
 
 ROOT = Path(__file__).resolve().parents[2]
+ROUTING_EXAMPLES = ROOT / "docs" / "routing-examples.yaml"
+OUR_CRDS = ROOT / "aim_core" / "crds" / "aim.eai.amd.com_crds.yaml"
 POOL_CRDS = {
     "inference.networking.k8s.io/v1": "inference.networking.k8s.io_inferencepools.yaml",
     "inference.networking.x-k8s.io/v1alpha2": "inference.networking.x-k8s.io_inferencepools.yaml",
@@ -29,7 +32,7 @@ PICKER = ["ConfigMap", "Deployment", "Role", "RoleBinding", "Service", "ServiceA
 
 @pytest.fixture(scope="module")
 def rendered() -> dict[str, Any]:
-    docs = load_documents([ROOT / "examples"])
+    docs = load_documents([ROOT / "examples", ROUTING_EXAMPLES])
     results = asyncio.run(render(docs, plugins=get_plugin_manager()))
     return {f"{r.obj['kind']} {r.obj['metadata'].get('namespace')}/{r.obj['metadata']['name']}": r for r in results}
 
@@ -43,6 +46,22 @@ def by_kind(result: Any) -> dict[str, list[dict[str, Any]]]:
     for obj in result.apply:
         found.setdefault(obj["kind"], []).append(obj)
     return found
+
+
+def test_the_routing_examples_fit_our_crds_and_parse(tmp_path):
+    import yaml
+
+    from aim_core.api import parse
+    from aim_testing.crdschema import crd_errors
+
+    crds = {c["spec"]["names"]["kind"]: c for c in yaml.safe_load_all(OUR_CRDS.read_text(encoding="utf-8"))}
+    docs = load_documents([ROUTING_EXAMPLES])
+    assert sorted(d["kind"] for d in docs) == ["AIMRuntimeConfig", *["AIMService"] * 5]
+    for doc in docs:
+        path = tmp_path / f"{doc['kind']}.yaml"
+        path.write_text(yaml.safe_dump(crds[doc["kind"]]), encoding="utf-8")
+        assert crd_errors(doc, path) == [], doc["metadata"]["name"]
+        assert type(parse(doc)).__name__ == doc["kind"]
 
 
 def test_no_example_service_fails_or_is_degraded(rendered):

@@ -11,10 +11,12 @@ running and the service says which CRD is missing.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from aim_core.cli.offline import load_documents
 from aim_testing.crdschema import third_party_crd, validate_against_crd
 from tests.wire.conftest import eventually
 from tests.wire.serving import accept_route
@@ -32,6 +34,19 @@ PICKER = {
     "RoleBinding": "rbac.authorization.k8s.io/v1/rolebindings",
 }
 LABEL = "aim.eai.amd.com/service.name"
+ROUTING_EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "routing-examples.yaml"
+
+
+@pytest.fixture()
+def routed(kube, cluster):
+    """The cluster of examples/ plus docs/routing-examples.yaml: its runtime config seeded, its services returned."""
+    services = dict(cluster)
+    for doc in load_documents([ROUTING_EXAMPLES]):
+        if doc["kind"] == "AIMService":
+            services[doc["metadata"]["name"]] = doc
+        else:
+            kube.put_object(copy.deepcopy(doc))
+    return services
 
 
 def mine(kube: Any, resource: str, name: str) -> list[dict[str, Any]]:
@@ -57,8 +72,8 @@ async def patch_service(api: Any, kube: Any, name: str, spec: dict[str, Any]) ->
     assert response.status_code == 200, response.text
 
 
-async def test_a_service_with_the_pool_gets_pool_picker_and_a_route_to_the_pool(kube, api, cluster, operator):
-    await create(api, kube, cluster["qwen-pool"])
+async def test_a_service_with_the_pool_gets_pool_picker_and_a_route_to_the_pool(kube, api, routed, operator):
+    await create(api, kube, routed["qwen-pool"])
 
     def built():
         found = pool_objects(kube, "qwen-pool")
@@ -88,7 +103,12 @@ async def test_a_service_with_the_pool_gets_pool_picker_and_a_route_to_the_pool(
     validate_against_crd(route, third_party_crd("gateway.networking.k8s.io_httproutes.yaml"))
     [backend] = route["spec"]["rules"][0]["backendRefs"]
     backend.pop("weight", None)  # the server's default
-    assert backend == {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": pool["metadata"]["name"], "namespace": NS}
+    assert backend == {
+        "group": "inference.networking.k8s.io",
+        "kind": "InferencePool",
+        "name": pool["metadata"]["name"],
+        "namespace": NS,
+    }
 
     # The gateway accepts the route; the picker has no available replica (nothing runs pods here).
     accept_route(kube, route)
@@ -102,8 +122,8 @@ async def test_a_service_with_the_pool_gets_pool_picker_and_a_route_to_the_pool(
     assert deployment["metadata"]["name"] in ready["message"]
 
 
-async def test_turning_the_pool_off_deletes_it_and_switching_the_api_replaces_it(kube, api, cluster, operator):
-    body = copy.deepcopy(cluster["qwen-pool-v1"])
+async def test_turning_the_pool_off_deletes_it_and_switching_the_api_replaces_it(kube, api, routed, operator):
+    body = copy.deepcopy(routed["qwen-pool-v1"])
     await create(api, kube, body)
     first = await eventually(lambda: pool_objects(kube, "qwen-pool-v1")[V1][0], timeout=15)
     await eventually(lambda: all(pool_objects(kube, "qwen-pool-v1")[k] for k in PICKER), timeout=15)
@@ -128,7 +148,10 @@ async def test_turning_the_pool_off_deletes_it_and_switching_the_api_replaces_it
 
     def restored():
         found = pool_objects(kube, "qwen-pool-v1")
-        leftover = {k: [o["metadata"]["name"] for o in v if not o["metadata"].get("deletionTimestamp")] for k, v in found.items()}
+        leftover = {
+            k: [o["metadata"]["name"] for o in v if not o["metadata"].get("deletionTimestamp")]
+            for k, v in found.items()
+        }
         assert all(not names for names in leftover.values()), leftover
         [route] = kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-pool-v1")
         [backend] = route["spec"]["rules"][0]["backendRefs"]
@@ -147,10 +170,10 @@ def without_pool_crds(kube):
 
 @pytest.mark.emulator_only("the real API server of the session has the CRDs installed for every test")
 async def test_without_the_crds_the_operator_runs_and_the_service_says_what_is_missing(
-    kube, api, cluster, without_pool_crds, operator
+    kube, api, routed, without_pool_crds, operator
 ):
-    await create(api, kube, cluster["qwen-chat"])  # no pool: untouched by the missing CRDs
-    await create(api, kube, cluster["qwen-pool"])
+    await create(api, kube, routed["qwen-chat"])  # no pool: untouched by the missing CRDs
+    await create(api, kube, routed["qwen-pool"])
 
     def reported():
         svc = kube.get(SVC, NS, "qwen-pool")

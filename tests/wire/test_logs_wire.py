@@ -84,7 +84,7 @@ async def test_every_write_is_one_line_and_no_request_is(kube, api, cluster, lin
             assert (kube.get(SVC, NS, name).get("status") or {}).get("status"), name
         return True
 
-    await eventually(all_have_a_status, timeout=45)  # ten services, on a loaded machine
+    await eventually(all_have_a_status, timeout=15)
     await eventually(lambda: kube.list("batch/v1/jobs", NS))
     await operator.settle()
     messages = operator_lines(lines)

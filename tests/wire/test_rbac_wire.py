@@ -15,6 +15,7 @@ import yaml
 
 from aim_testing.apiserver import OPERATOR_SA_NAME, OPERATOR_SA_NAMESPACE, OPERATOR_TOKEN
 from tests.wire.conftest import eventually
+from tests.wire.test_inference_pool_wire import routed  # noqa: F401 - fixture
 from tests.wire.test_services_wire import ISVC, NS, ROUTE, SVC, cluster, condition, create  # noqa: F401 - fixture
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,13 +74,15 @@ async def test_the_operator_reconciles_services_under_the_rbac_of_deploy_without
     assert len(ours) > 20  # the operator did talk to the server as its ServiceAccount
 
 
-async def test_the_picker_role_of_an_inference_pool_is_created_under_the_rbac_of_deploy(kube, api, cluster, operator):
+async def test_the_picker_role_of_an_inference_pool_is_created_under_the_rbac_of_deploy(kube, api, routed, operator):
     """The API server lets the operator create a Role only with what it holds itself (escalation
     prevention): the endpoint picker's Role (pods and inferencepools, read) and RoleBinding go through."""
-    await create(api, kube, cluster["qwen-pool"])
+    await create(api, kube, routed["qwen-pool"])
 
     def created():
-        roles = kube.list("rbac.authorization.k8s.io/v1/roles", NS, label_selector="aim.eai.amd.com/service.name=qwen-pool")
+        roles = kube.list(
+            "rbac.authorization.k8s.io/v1/roles", NS, label_selector="aim.eai.amd.com/service.name=qwen-pool"
+        )
         bindings = kube.list(
             "rbac.authorization.k8s.io/v1/rolebindings", NS, label_selector="aim.eai.amd.com/service.name=qwen-pool"
         )

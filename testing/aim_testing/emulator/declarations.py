@@ -81,7 +81,11 @@ THIRD_PARTY_RESOURCES: dict[str, dict[str, Any]] = {
         "subresources": _STATUS,
     },
     # both InferencePool APIs of the Gateway API Inference Extension (gateways speak one or the other)
-    "inference.networking.k8s.io/v1/inferencepools": {"kind": "InferencePool", "namespaced": True, "subresources": _STATUS},
+    "inference.networking.k8s.io/v1/inferencepools": {
+        "kind": "InferencePool",
+        "namespaced": True,
+        "subresources": _STATUS,
+    },
     "inference.networking.x-k8s.io/v1alpha2/inferencepools": {
         "kind": "InferencePool",
         "namespaced": True,
