@@ -296,8 +296,7 @@ class ServiceController(Controller):
 
     async def observe(self, ctx: Context, obj: dict[str, Any]) -> Observed:
         store, service = ctx.store, ServiceView.of(obj)
-        ns = service.namespace
-        name = service.config_name
+        ns, name = service.namespace, service.config_name
         config = resolve(name, store.get(RUNTIME_CONFIGS, ns, name), store.get(CLUSTER_RUNTIME_CONFIGS, None, name))
         models = {
             "namespaced": {m["metadata"]["name"]: m for m in store.list(MODELS, ns)},
@@ -339,9 +338,7 @@ class ServiceController(Controller):
                         except Exception as exc:  # noqa: BLE001 - a failed read becomes a condition, not a crash
                             read_errors.append(describe(exc))
                             break
-        owned = owned_children(store, self.providers, obj)
-        served = ctx.extras.get("served")
-        unserved = frozenset(ref for ref in self.providers.owned_kinds() if callable(served) and not served(ref))
+        served = ctx.extras.get("served") or (lambda ref: True)  # offline (render): every kind is served
         artifacts = tuple(
             a
             for uri in dict.fromkeys(adapter_sources(obj))
@@ -349,8 +346,8 @@ class ServiceController(Controller):
         )
         return Observed(
             artifacts=artifacts,
-            owned=owned,
-            unserved=unserved,
+            owned=owned_children(store, self.providers, obj),
+            unserved=frozenset(ref for ref in self.providers.owned_kinds() if not served(ref)),
             config=config,
             models=models,
             templates=templates,
