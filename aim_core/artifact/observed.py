@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from aim_core.reconcile.errors import ErrorInfo
 from aim_core.reconcile.obj import Obj
 from aim_core.runtimeconfig import Resolution
 
@@ -55,7 +56,7 @@ class Observed:
     pods: tuple[Obj, ...] = ()  # pods of the artifact's Jobs
     events: tuple[Obj, ...] = ()
     logs: Mapping[str, str] = attrs.field(factory=dict)  # pod name -> log tail
-    read_errors: tuple[str, ...] = ()
+    read_errors: tuple[ErrorInfo, ...] = ()
     in_use: bool = False  # a live service uses a template cache listing this artifact
     quota: Quota = attrs.field(factory=Quota)
     usage: Usage = attrs.field(factory=Usage)

@@ -135,8 +135,8 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
     if problems:
         plan.issue(Category.INVALID_SPEC, "InvalidSpec", "; ".join(problems))
         return plan
-    if ob.read_errors:
-        plan.issue(Category.INFRASTRUCTURE, "InfrastructureError", "; ".join(ob.read_errors))
+    for error in ob.read_errors:  # a failed read (a log, an Event) is classified as the error it was
+        plan.issue(error.category, error.reason, error.message)
 
     if ob.in_use:
         last = _parse_time(art.last_used)

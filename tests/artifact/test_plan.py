@@ -515,3 +515,21 @@ def test_size_check_and_download_jobs_follow_the_runtime_config_placement():
 def test_jobs_without_runtime_config_placement_have_none():
     (job_,) = wanted(_ready_for_download(make_artifact(size="1Gi")), "Job")
     assert not {"nodeSelector", "tolerations", "affinity"} & set(job_["spec"]["template"]["spec"])
+
+
+def test_a_failed_read_becomes_a_condition_of_its_own_kind():
+    from aim_core.reconcile.errors import ApiError, NetworkError, describe
+
+    art = make_artifact()
+    refused = describe(ApiError(403, "Forbidden", 'pods "x" is forbidden: cannot get resource "pods/log"'))
+    unreachable = describe(NetworkError("refused", "connection refused"))
+
+    plan = plan_artifact(art, observed(read_errors=(refused, unreachable)))
+
+    assert [(i.category.value, i.reason) for i in plan.issues] == [
+        (refused.category.value, refused.reason),
+        (unreachable.category.value, unreachable.reason),
+    ]
+    assert "pods/log" in plan.issues[0].message
+    status = status_after(art, plan)
+    assert any("pods/log" in (c.get("message") or "") for c in status["conditions"])
