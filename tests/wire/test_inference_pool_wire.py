@@ -190,3 +190,15 @@ async def test_without_the_crds_the_operator_runs_and_the_service_says_what_is_m
     chat = await eventually(lambda: condition(kube.get(SVC, NS, "qwen-chat"), "HTTPRouteReady"))
     assert chat["reason"] == "HTTPRouteCreating" or chat["reason"].startswith("HTTPRoute"), chat
     assert operator.runtime is not None
+
+
+async def test_a_service_with_the_pool_settles_with_zero_writes(kube, api, routed, operator):
+    """The pool, the picker's objects and the route to the pool, as the server stores them (its defaults
+    in a Deployment, a Service, a backendRef's weight), are not applied again once settled."""
+    from tests.wire.test_settled_wire import quiet_pass
+
+    await create(api, kube, routed["qwen-pool-alpha"])
+    await eventually(lambda: all(pool_objects(kube, "qwen-pool-alpha")[k] for k in [*PICKER, V1ALPHA2]), timeout=15)
+    await eventually(lambda: kube.list(ROUTE, NS, label_selector="aim.eai.amd.com/service=qwen-pool-alpha"))
+
+    assert await quiet_pass(operator, kube) == []
