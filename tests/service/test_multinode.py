@@ -376,3 +376,13 @@ def test_group_pods_are_admitted_wherever_the_inferenceservice_pod_is(svc):
         assert kinds <= {"emptyDir", "persistentVolumeClaim"}  # no hostPath: baseline admits them
         shm = next(v for v in pod["volumes"] if v["name"] == "dshm")
         assert shm["emptyDir"]["medium"] == "Memory"
+
+
+def test_an_inference_pool_of_a_two_node_service_selects_the_leaders_only():
+    s = service("pooled").model_name("qwen3-32b").routing(gateway=GATEWAY, inferencePool={"enabled": True})
+    plan, _ = run(s, *two_node_world(s))
+    [pool] = applied(plan, "InferencePool")
+    name = inference_service_name("pooled", NS)
+    selector = pool["spec"]["selector"]
+    labels = selector.get("matchLabels", selector)
+    assert labels == {"leaderworkerset.sigs.k8s.io/name": name, "leaderworkerset.sigs.k8s.io/worker-index": "0"}
