@@ -17,6 +17,8 @@ from typing import Any
 from aim_core.reconcile.health import Category
 from aim_core.reconcile.obj import controller_uid, meta_of
 from aim_core.reconcile.plan import Deletion, Desired, Issue
+from aim_core.reconcile.resources import NAMESPACES
+from aim_core.runtime.controller import namespace_going
 from aim_core.runtime.patches import issue_from
 
 log = logging.getLogger("aim_engine.engine")
@@ -103,3 +105,25 @@ def requeue(requeue_after: float | None, issues: list[Issue]) -> float | None:
     if any(i.reason == NAME_CONFLICT for i in issues):
         return min(requeue_after or CONFLICT_RECHECK, CONFLICT_RECHECK)
     return requeue_after
+
+
+async def gone(kube: Any, meta: Mapping[str, Any], refused: dict[str, str | None]) -> bool:
+    """Whether the namespace of a child we applied before and that has since vanished is being deleted.
+
+    Watch streams of different kinds arrive in no common order: the deletion of a namespace's content
+    can reach the store before the namespace's own Terminating, and re-creating what vanished would
+    be a create the server refuses. Asked of the server once per such re-create (rare: a child
+    someone deleted); a namespace going is remembered in ``refused`` as a refused create would be.
+    """
+    namespace = meta.get("namespace")
+    if not namespace:
+        return False
+    try:
+        ns = await kube.get(NAMESPACES, None, namespace)
+    except Exception:  # noqa: BLE001 - unknown: the apply goes ahead and its own answer decides
+        return False
+    if ns is not None and not namespace_going(ns):
+        return False
+    refused[namespace] = meta_of(ns).get("uid") if ns is not None else None
+    log.info("namespace %s is being deleted; nothing more is created there", namespace)
+    return True

@@ -206,6 +206,9 @@ class AppliedForms:
     def __len__(self) -> int:
         return len(self._forms)
 
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._forms
+
 
 def _comparable(body: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a body that the live object is compared on (apiVersion/kind are not stored per se)."""

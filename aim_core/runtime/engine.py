@@ -297,6 +297,8 @@ class Engine:
                 continue
             if self.terminating(meta.get("namespace")):
                 return issues  # seen going while this reconcile ran: an apply there would be refused (or undone)
+            if live is None and child in self._applied and await adoption.gone(self.kube, meta, self._refused):
+                return issues  # a child of ours vanished: its namespace may be going before its watch says so
             try:
                 result = await applyset.send(self.kube, desired, body, controller.field_manager)
             except Exception as exc:  # noqa: BLE001 - reported as a condition

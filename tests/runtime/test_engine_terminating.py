@@ -106,3 +106,41 @@ async def test_an_active_namespace_gets_the_applies_the_status_and_the_events():
     await engine.reconcile(engine.controllers["slow"], "team", "a")
     assert engine.kube.writes[:2] == ["apply child-1", "apply child-2"]
     assert "patch a status" in engine.kube.writes
+
+
+async def test_a_vanished_child_is_not_recreated_while_the_server_says_its_namespace_is_going():
+    # The deletion of the namespace's content arrived before the namespace's own Terminating (streams of
+    # different kinds come in no common order): the children are gone from the store, the store's
+    # namespace still Active. Re-creating them would be a create the server refuses.
+    engine = engine_with("")
+    await engine.reconcile(engine.controllers["slow"], "team", "a")
+    for n in (1, 2):
+        engine.store.delete(CHILDREN, "team", f"child-{n}")
+    kube = engine.kube
+    kube.writes.clear()
+    asked: list[str] = []
+
+    async def get(resource, namespace_, name):
+        asked.append(f"{resource.kind} {name}")
+        return namespace("Terminating")
+
+    kube.get = get
+    await engine.reconcile(engine.controllers["slow"], "team", "a")
+    assert kube.writes == []
+    assert asked == ["Namespace team"]  # once: remembered as a refused create would be
+    assert engine.terminating("team")
+
+
+async def test_a_vanished_child_is_recreated_in_a_namespace_that_stays():
+    engine = engine_with("")
+    await engine.reconcile(engine.controllers["slow"], "team", "a")
+    engine.store.delete(CHILDREN, "team", "child-1")
+    kube = engine.kube
+    kube.writes.clear()
+
+    async def get(resource, namespace_, name):
+        return namespace("Active")
+
+    kube.get = get
+    await engine.reconcile(engine.controllers["slow"], "team", "a")
+    assert kube.writes[:1] == ["apply child-1"]
