@@ -15,6 +15,7 @@ from aim_core.plugin.benchtools import (
     BenchmarkTool,
     Percentiles,
 )
+from aim_core.plugin.builders import carry_over_storage, plain_copy
 from aim_core.plugin.hookspecs import hookimpl
 from aim_core.plugin.providers import (
     Autoscaler,
@@ -102,6 +103,7 @@ __all__ = [
     "max_nodes",
     "State",
     "VendorRegistryClient",
+    "carry_over_storage",
     "check_crd",
     "credentials_fingerprint",
     "credentials_for",
@@ -111,6 +113,7 @@ __all__ = [
     "inspect_pods",
     "inspect_pvc",
     "parse_link_next",
+    "plain_copy",
     "repository_matches",
     "to_gateway_duration",
 ]

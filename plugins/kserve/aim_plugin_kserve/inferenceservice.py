@@ -23,7 +23,7 @@ import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from aim_core import Health, KubeObject, ResourceRef, RuntimeRequest, State
+from aim_core import Health, KubeObject, ResourceRef, RuntimeRequest, State, carry_over_storage, plain_copy
 
 INFERENCESERVICE = ResourceRef("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices")
 
@@ -67,7 +67,7 @@ class InferenceServiceBuilder:
             predictor["minReplicas"] = minimum
             predictor["maxReplicas"] = request.max_replicas if request.max_replicas is not None else minimum
         if request.image_pull_secrets:
-            predictor["imagePullSecrets"] = _plain(request.image_pull_secrets)
+            predictor["imagePullSecrets"] = plain_copy(request.image_pull_secrets)
         if request.service_account_name:
             predictor["serviceAccountName"] = request.service_account_name
         if request.priority_class_name:
@@ -79,17 +79,22 @@ class InferenceServiceBuilder:
             "ports": [{"containerPort": CONTAINER_PORT, "name": "http", "protocol": "TCP"}],
         }
         if request.env:
-            container["env"] = _plain(request.env)
+            container["env"] = plain_copy(request.env)
         if request.resources:
-            container["resources"] = _plain(request.resources)
-        container["volumeMounts"] = [{"name": SHM_VOLUME, "mountPath": SHM_MOUNT_PATH}, *_plain(request.volume_mounts)]
+            container["resources"] = plain_copy(request.resources)
+        container["volumeMounts"] = [
+            {"name": SHM_VOLUME, "mountPath": SHM_MOUNT_PATH},
+            *plain_copy(request.volume_mounts),
+        ]
         volumes = [
             {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}},
-            *_plain(request.volumes),
+            *plain_copy(request.volumes),
         ]
         if request.live is not None:
-            _carry_over_storage(
-                request.live,
+            live_pod = (request.live.get("spec") or {}).get("predictor") or {}
+            carry_over_storage(
+                live_pod,
+                _live_container(live_pod),
                 container["volumeMounts"],
                 volumes,
                 tuple(getattr(request, "owned_volume_prefixes", ()) or ()),
@@ -98,13 +103,13 @@ class InferenceServiceBuilder:
         predictor["volumes"] = volumes
         affinity = request.affinity
         if affinity:
-            predictor["affinity"] = _plain(affinity)
+            predictor["affinity"] = plain_copy(affinity)
         elif request.node_affinity:
-            predictor["affinity"] = {"nodeAffinity": _plain(request.node_affinity)}
+            predictor["affinity"] = {"nodeAffinity": plain_copy(request.node_affinity)}
         if request.node_selector:
             predictor["nodeSelector"] = dict(request.node_selector)
         if request.tolerations:
-            predictor["tolerations"] = _plain(request.tolerations)
+            predictor["tolerations"] = plain_copy(request.tolerations)
 
         labels = {**request.labels, LABEL_COMPONENT: "inference", LABEL_MANAGED_BY: MANAGED_BY}
         isvc: KubeObject = {
@@ -169,51 +174,13 @@ class InferenceServiceBuilder:
         return {POD_SELECTOR_LABEL: name}
 
 
-def _carry_over_storage(
-    live: Mapping[str, Any],
-    mounts: list[dict[str, Any]],
-    volumes: list[dict[str, Any]],
-    owned_prefixes: tuple[str, ...] = (),
-) -> None:
-    """Keep volumes and mounts the live object has and the new one lacks, by name (F51, Q16).
-
-    Cache volumes are resolved only when the object is created; later builds
-    may not know them, and server-side apply would otherwise remove them. A
-    carried mount whose path is already taken is skipped, since the API
-    server rejects two mounts at one path. Names starting with one of
-    ``owned_prefixes`` are never carried: the request alone decides those.
-    """
-    predictor = (live.get("spec") or {}).get("predictor") or {}
-    have_volumes = {v.get("name") for v in volumes}
-    for volume in predictor.get("volumes") or ():
-        if owned_prefixes and str(volume.get("name") or "").startswith(owned_prefixes):
-            continue
-        if volume.get("name") not in have_volumes:
-            volumes.append(_plain(volume))
-            have_volumes.add(volume.get("name"))
+def _live_container(predictor: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The serving container of the live predictor; its first container if none has our name."""
     containers = predictor.get("containers") or ()
-    live_container = next((c for c in containers if c.get("name") == CONTAINER_NAME), None)
-    if live_container is None and containers:
-        live_container = containers[0]
-    have_names = {m.get("name") for m in mounts}
-    have_paths = {m.get("mountPath") for m in mounts}
-    for mount in (live_container or {}).get("volumeMounts") or ():
-        if owned_prefixes and str(mount.get("name") or "").startswith(owned_prefixes):
-            continue
-        if mount.get("name") in have_names or mount.get("mountPath") in have_paths:
-            continue
-        mounts.append(_plain(mount))
-        have_names.add(mount.get("name"))
-        have_paths.add(mount.get("mountPath"))
-
-
-def _plain(value: Any) -> Any:
-    """A deep copy made of plain dicts and lists, so built objects share nothing with the request."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+    found = next((c for c in containers if c.get("name") == CONTAINER_NAME), None)
+    if found is None and containers:
+        return containers[0]
+    return found
 
 
 def _condition(obj: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:

@@ -32,7 +32,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aim_core import EngineLayout, Health, KubeObject, ResourceRef, RuntimeRequest, ServingEndpoint
+from aim_core import (
+    EngineLayout,
+    Health,
+    KubeObject,
+    ResourceRef,
+    RuntimeRequest,
+    ServingEndpoint,
+    carry_over_storage,
+    plain_copy,
+)
 
 LEADERWORKERSET = ResourceRef("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets")
 SERVICE = ResourceRef("v1", "Service", "services")
@@ -125,32 +134,37 @@ class LeaderWorkerSetBuilder:
         if env:
             container["env"] = env
         if request.resources:
-            container["resources"] = _plain(request.resources)
-        mounts = [{"name": SHM_VOLUME, "mountPath": SHM_MOUNT_PATH}, *_plain(request.volume_mounts)]
+            container["resources"] = plain_copy(request.resources)
+        mounts = [{"name": SHM_VOLUME, "mountPath": SHM_MOUNT_PATH}, *plain_copy(request.volume_mounts)]
         volumes = [
             {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE}},
-            *_plain(request.volumes),
+            *plain_copy(request.volumes),
         ]
         if request.live is not None:
-            _carry_over_storage(
-                request.live, mounts, volumes, tuple(getattr(request, "owned_volume_prefixes", ()) or ()), leader
+            # Each template keeps what its own live template has: the leader's may differ from the workers'.
+            live_pod = _pod_template(request.live, leader)
+            live_container = next(
+                (c for c in live_pod.get("containers") or () if c.get("name") == CONTAINER_NAME), None
+            )
+            carry_over_storage(
+                live_pod, live_container, mounts, volumes, tuple(getattr(request, "owned_volume_prefixes", ()) or ())
             )
         container["volumeMounts"] = mounts
         pod: dict[str, Any] = {"containers": [container], "volumes": volumes}
         if request.image_pull_secrets:
-            pod["imagePullSecrets"] = _plain(request.image_pull_secrets)
+            pod["imagePullSecrets"] = plain_copy(request.image_pull_secrets)
         if request.service_account_name:
             pod["serviceAccountName"] = request.service_account_name
         if request.priority_class_name:
             pod["priorityClassName"] = request.priority_class_name
         if request.affinity:
-            pod["affinity"] = _plain(request.affinity)
+            pod["affinity"] = plain_copy(request.affinity)
         elif request.node_affinity:
-            pod["affinity"] = {"nodeAffinity": _plain(request.node_affinity)}
+            pod["affinity"] = {"nodeAffinity": plain_copy(request.node_affinity)}
         if request.node_selector:
             pod["nodeSelector"] = dict(request.node_selector)
         if request.tolerations:
-            pod["tolerations"] = _plain(request.tolerations)
+            pod["tolerations"] = plain_copy(request.tolerations)
         return pod
 
     def health(
@@ -200,11 +214,11 @@ class LeaderWorkerSetBuilder:
 
 
 def _env(request: RuntimeRequest, nodes: int, layout: EngineLayout | None, *, leader: bool) -> list[dict[str, Any]]:
-    env = [_plain(e) for e in request.env]
+    env = [plain_copy(e) for e in request.env]
     if nodes <= 1 or layout is None:
         return env
     args: dict[str, Any] = {
-        **_plain(dict(layout.engine_args)),
+        **plain_copy(dict(layout.engine_args)),
         "tensor-parallel-size": layout.tensor_parallel,
         "pipeline-parallel-size": layout.pipeline_parallel,
         "nnodes": nodes,
@@ -233,44 +247,3 @@ def _pod_template(live: Mapping[str, Any], leader: bool) -> Mapping[str, Any]:
         "leaderTemplate" if leader else "workerTemplate"
     ) or {}
     return template.get("spec") or {}
-
-
-def _carry_over_storage(
-    live: Mapping[str, Any],
-    mounts: list[dict[str, Any]],
-    volumes: list[dict[str, Any]],
-    owned_prefixes: tuple[str, ...],
-    leader: bool,
-) -> None:
-    """Keep the volumes and mounts the live pod template has and the new one lacks, by name.
-
-    Cache volumes are resolved only when the object is created, as for an InferenceService: a
-    later build may not know them, and server-side apply would otherwise remove them.
-    """
-    spec = _pod_template(live, leader)
-    have = {v.get("name") for v in volumes}
-    for volume in spec.get("volumes") or ():
-        name = str(volume.get("name") or "")
-        if (owned_prefixes and name.startswith(owned_prefixes)) or name in have:
-            continue
-        volumes.append(_plain(volume))
-        have.add(name)
-    containers = spec.get("containers") or ()
-    live_container = next((c for c in containers if c.get("name") == CONTAINER_NAME), None)
-    names = {m.get("name") for m in mounts}
-    paths = {m.get("mountPath") for m in mounts}
-    for mount in (live_container or {}).get("volumeMounts") or ():
-        name = str(mount.get("name") or "")
-        if (owned_prefixes and name.startswith(owned_prefixes)) or name in names or mount.get("mountPath") in paths:
-            continue
-        mounts.append(_plain(mount))
-        names.add(name)
-        paths.add(mount.get("mountPath"))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
