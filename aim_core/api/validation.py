@@ -44,25 +44,36 @@ def cause(field: str, message: str, kind: str) -> Cause:
     return {"reason": kind, "message": message, "field": field}
 
 
-def _regex_error(message: str, fmt: str, *examples: str) -> str:
+_QUALIFIED_MESSAGE = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_QUALIFIED_EXAMPLES = ("MyName", "my.name", "123-abc")
+
+
+def _regex_error(message: str, regex: re.Pattern[str], *examples: str) -> str:
     shown = ",  or ".join(f"'{e}'" for e in examples)
-    return f"{message} (e.g. {shown}, regex used for validation is '{fmt}')"
+    return f"{message} (e.g. {shown}, regex used for validation is '{regex.pattern}')"
+
+
+def _format_errors(value: str, max_length: int, regex: re.Pattern[str], message: str, *examples: str) -> list[str]:
+    """What the API server says of a string longer than ``max_length`` and of one ``regex`` does not match."""
+    errors = []
+    if len(value) > max_length:
+        errors.append(f"must be no more than {max_length} characters")
+    if not regex.fullmatch(value):
+        errors.append(_regex_error(message, regex, *examples))
+    return errors
 
 
 def _subdomain_errors(value: str) -> list[str]:
-    errors = []
-    if len(value) > 253:
-        errors.append("must be no more than 253 characters")
-    if not _SUBDOMAIN.fullmatch(value):
-        errors.append(
-            _regex_error(
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-                "and must start and end with an alphanumeric character",
-                _SUBDOMAIN_FMT,
-                "example.com",
-            )
-        )
-    return errors
+    return _format_errors(
+        value,
+        253,
+        _SUBDOMAIN,
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+        "and must start and end with an alphanumeric character",
+        "example.com",
+    )
 
 
 def _qualified_name_errors(value: str) -> list[str]:
@@ -70,14 +81,7 @@ def _qualified_name_errors(value: str) -> list[str]:
     if len(parts) > 2:
         return [
             "a qualified name "
-            + _regex_error(
-                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                "alphanumeric character",
-                _QUALIFIED_FMT,
-                "MyName",
-                "my.name",
-                "123-abc",
-            )
+            + _regex_error(_QUALIFIED_MESSAGE, _QUALIFIED, *_QUALIFIED_EXAMPLES)
             + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     errors = []
@@ -90,41 +94,23 @@ def _qualified_name_errors(value: str) -> list[str]:
     name = parts[-1]
     if not name:
         errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if not _QUALIFIED.fullmatch(name):
-        errors.append(
-            "name part "
-            + _regex_error(
-                "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-                "alphanumeric character",
-                _QUALIFIED_FMT,
-                "MyName",
-                "my.name",
-                "123-abc",
-            )
-        )
+    errors += ["name part " + e for e in _format_errors(name, 63, _QUALIFIED, _QUALIFIED_MESSAGE, *_QUALIFIED_EXAMPLES)]
     return errors
 
 
 def _label_value_errors(value: Any) -> list[str]:
     if not isinstance(value, str):
         return ["must be a string"]
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.fullmatch(value):
-        errors.append(
-            _regex_error(
-                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-                "and must start and end with an alphanumeric character",
-                _LABEL_VALUE_FMT,
-                "MyValue",
-                "my_value",
-                "12345",
-            )
-        )
-    return errors
+    return _format_errors(
+        value,
+        63,
+        _LABEL_VALUE,
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+        "and must start and end with an alphanumeric character",
+        "MyValue",
+        "my_value",
+        "12345",
+    )
 
 
 def _invalid(field: str, value: Any, detail: str) -> Cause:
