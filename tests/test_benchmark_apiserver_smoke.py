@@ -7,36 +7,27 @@ counted from the server's audit log. No timing is asserted (speed targets are be
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = str(Path(__file__).resolve().parents[1])
-if ROOT not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, ROOT)
-
-from aim_testing import apiserver as envtest  # noqa: E402
-from benchmarks.bench_apiserver import PROCESSES, Config, render, run_benchmark  # noqa: E402
+from aim_testing import apiserver as envtest
+from benchmarks import bench_apiserver
+from benchmarks.bench_apiserver import PROCESSES, render
 
 
 @pytest.mark.skipif(envtest.unavailable_reason() is not None, reason=envtest.unavailable_reason() or "")
-def test_the_apiserver_benchmark_runs_and_holds_its_invariants(tmp_path: Path) -> None:
+def test_the_apiserver_benchmark_runs_and_holds_its_invariants(small_benchmark) -> None:
     """Every phase with a few services; what must hold at any size: nothing written when nothing changes
     (steady, and a restart over Running services), at most 4 requests per new service, one status write
     and one Event per service going Ready. No timing is asserted."""
-    cfg = Config(
+    results = small_benchmark(
+        bench_apiserver,
         services=8,
         namespaces=2,
-        nodes=1,
         paced=0,
         quiet_seconds=0.5,
-        settle_quiet=0.5,
-        timeout=180,
         bare=False,  # the wall ratio is no invariant: benchmarks/README.md has it
         existing=6,
     )
-    results = run_benchmark(cfg, tmp_path, say=lambda _: None)
 
     burst = results["burst"]
     assert burst["applied"] == 8  # every service's InferenceService seen on the driver's watch

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = str(Path(__file__).resolve().parents[1])
-if ROOT not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, ROOT)
-
-from benchmarks.bench_modelsources import bench_filtering, catalog, render  # noqa: E402
+from benchmarks.bench_modelsources import bench_filtering, catalog, render
 
 
 def test_the_catalog_has_the_asked_size_and_a_mix_of_tags():

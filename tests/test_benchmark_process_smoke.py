@@ -2,22 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = str(Path(__file__).resolve().parents[1])
-if ROOT not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, ROOT)
-
-from benchmarks.bench_process import Config, run_benchmark  # noqa: E402
-from benchmarks.process_report import render  # noqa: E402
+from benchmarks import bench_process
+from benchmarks.process_report import render
 
 
-def test_separate_process_benchmark_runs_and_reports_numbers(tmp_path: Path) -> None:
-    cfg = Config(
-        services=10, namespaces=2, nodes=1, paced=2, quiet_seconds=1.0, rss_objects=30, settle_quiet=0.5, timeout=180
-    )
-    results = run_benchmark(cfg, tmp_path, say=lambda _: None)
+def test_separate_process_benchmark_runs_and_reports_numbers(small_benchmark) -> None:
+    results = small_benchmark(bench_process, services=10, namespaces=2, paced=2, quiet_seconds=1.0, rss_objects=30)
 
     burst = results["burst"]
     assert burst["applied"] == 10
@@ -35,20 +25,12 @@ def test_separate_process_benchmark_runs_and_reports_numbers(tmp_path: Path) -> 
     assert "Targets" in render(results)
 
 
-def test_the_big_cluster_mode_runs_and_reports_peak_memory(tmp_path: Path) -> None:
+def test_the_big_cluster_mode_runs_and_reports_peak_memory(small_benchmark) -> None:
     from benchmarks.process_report import render_big_cluster
 
-    cfg = Config(
-        services=4,
-        namespaces=1,
-        nodes=1,
-        settle_quiet=0.5,
-        timeout=180,
-        unrelated_secrets=5,
-        unrelated_secret_kib=10,
-        unrelated_pods=10,
+    results = small_benchmark(
+        bench_process, services=4, namespaces=1, unrelated_secrets=5, unrelated_secret_kib=10, unrelated_pods=10
     )
-    results = run_benchmark(cfg, tmp_path, say=lambda _: None)
     assert results["burst"]["applied"] == 4
     assert [m.get("restarted", False) for m in results["memory"]] == [False, True]
     assert all(m["VmHWM"] > 0 for m in results["memory"])

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = str(Path(__file__).resolve().parents[1])
-if ROOT not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, ROOT)
-
-from benchmarks.bench_services import Config, run_benchmark  # noqa: E402
-from benchmarks.report import render  # noqa: E402
+from benchmarks.bench_services import Config, run_benchmark
+from benchmarks.report import render
 
 
 async def test_benchmark_runs_end_to_end_and_reports_numbers() -> None:

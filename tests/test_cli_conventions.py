@@ -6,26 +6,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from aim_core.cli import build_parser
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "aim_core.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
+from tests.cliprocess import ROOT, cli
 
 
 def parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):

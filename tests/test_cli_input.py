@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.cliprocess import ROOT
+from tests.cliprocess import cli as run_cli
+
 EXAMPLES = ROOT / "examples"
 
 SERVICE = """\
@@ -35,16 +35,7 @@ def cli(*args: str, stdin: str | None = None, cwd: Path | None = None, env: dict
         k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "AIM_ENGINE_DEBUG")
     }
     base["HOME"] = str(cwd or ROOT)  # no ~/.kube/config
-    proc = subprocess.run(
-        [sys.executable, "-m", "aim_core.cli", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        cwd=cwd or ROOT,
-        env={**base, **(env or {})},
-        timeout=120,
-        check=False,
-    )
+    proc = run_cli(*args, stdin=stdin, cwd=cwd or ROOT, env={**base, **(env or {})})
     return proc.returncode, proc.stdout, proc.stderr
 
 

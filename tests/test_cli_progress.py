@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from aim_core.cli.progress import TransferProgress, human_bytes
+from tests.cliprocess import cli
 
 SIZE = 50_000_000
 
@@ -39,14 +40,7 @@ def simulated(tmp_path: Path) -> dict[str, str]:
 
 
 def test_a_piped_download_logs_plain_progress_lines(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "aim_core.cli", "artifact", "download", "hf://org/llama"],
-        env=simulated(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = cli("artifact", "download", "hf://org/llama", env=simulated(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "\x1b[" not in done.stderr  # no escape codes in a log
     assert re.search(r"INFO downloading hf://org/llama: 0 B of 47\.7 MiB \(0%\)", done.stderr), done.stderr
@@ -98,14 +92,7 @@ def test_the_plain_line_says_sizes_share_rate_and_time_left():
 
 @pytest.mark.parametrize("uri", ["hf://org/llama"])
 def test_check_size_prints_its_line_and_nothing_else_on_stdout(tmp_path, uri):
-    done = subprocess.run(
-        [sys.executable, "-m", "aim_core.cli", "artifact", "check-size", uri],
-        env=simulated(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = cli("artifact", "check-size", uri, env=simulated(tmp_path))
     assert done.returncode == 0, done.stderr
     assert done.stdout == f'{{"url": "{uri}", "sizeBytes": {SIZE}}}\n'
     assert "\x1b[" not in done.stderr  # the spinner only on a terminal

@@ -2,27 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.cliprocess import ROOT, cli
+
 BENCH = "examples/bench/results.yaml"
-
-
-def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "AIM_ENGINE_DEBUG"}
-    return subprocess.run(
-        [sys.executable, "-m", "aim_core.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_the_demo_is_a_screenful_that_fits_the_terminal_and_says_how_to_see_more():
