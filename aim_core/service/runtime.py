@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from aim_core.model import ModelView
+from aim_core.plugin.builders import plain_copy
 from aim_core.plugin.providers import ReplicaStatus, RuntimeRequest, ScalingRequest
 from aim_core.reconcile import labels as keys
 from aim_core.reconcile import naming
@@ -64,15 +65,6 @@ from aim_core.service.environment import (
 CPU_PER_GPU = 4
 MEMORY_REQUEST_GI_PER_GPU = 32
 MEMORY_LIMIT_GI_PER_GPU = 48
-
-
-def _plain(value: Any) -> Any:
-    """A deep copy of JSON-like data as dicts and lists, sharing nothing with the input."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 # ---------------------------------------------------------------- resources
@@ -102,7 +94,7 @@ def _overlay(result: dict[str, dict[str, Any]], layer: Mapping[str, Any] | None,
             if name == gpu and name not in (layer.get(other) or {}):
                 result.setdefault(other, {})[name] = quantity  # extended resources need request == limit
     if layer.get("claims"):
-        result["claims"] = _plain(layer["claims"])
+        result["claims"] = plain_copy(layer["claims"])
 
 
 def template_cpu(template: Mapping[str, Any] | TemplateView) -> dict[str, Any] | None:
@@ -270,7 +262,7 @@ def scaling_request(service: Mapping[str, Any] | ServiceView) -> ScalingRequest 
         return None
     minimum = view.min_replicas or 1
     maximum = view.max_replicas or view.min_replicas or 1
-    metrics = tuple(_plain(m) for m in (view.auto_scaling.get("metrics") or ()))
+    metrics = tuple(plain_copy(m) for m in (view.auto_scaling.get("metrics") or ()))
     return ScalingRequest(min_replicas=int(minimum), max_replicas=max(int(maximum), int(minimum)), metrics=metrics)
 
 
@@ -335,7 +327,9 @@ def runtime_request(
         mounts = [*(dict(m) for m in adapters.mounts), *mounts]
     scaling = scaling_request(view)
     if placement is None:
-        placement = Placement(affinity={"nodeAffinity": gpu} if (gpu := _plain(tview.resolved_node_affinity)) else None)
+        placement = Placement(
+            affinity={"nodeAffinity": gpu} if (gpu := plain_copy(tview.resolved_node_affinity)) else None
+        )
     return RuntimeRequest(
         service=service,
         name=name,

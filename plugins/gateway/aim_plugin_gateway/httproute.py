@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aim_core import Category, Health, KubeObject, ResourceRef, RouteRequest, State
+from aim_core import Category, Health, KubeObject, ResourceRef, RouteRequest, State, plain_copy
 from aim_plugin_gateway import inferencepool
 
 HTTPROUTE = ResourceRef("gateway.networking.k8s.io/v1", "HTTPRoute", "httproutes")
@@ -94,7 +94,7 @@ class HTTPRouteBuilder:
                 "labels": {**request.labels, LABEL_COMPONENT: "routing", LABEL_MANAGED_BY: MANAGED_BY},
                 "annotations": dict(request.annotations),
             },
-            "spec": {"parentRefs": [_plain(request.parent_ref)], "rules": [rule]},
+            "spec": {"parentRefs": [plain_copy(request.parent_ref)], "rules": [rule]},
         }
 
     def health(self, live: Mapping[str, Any] | None) -> Health:
@@ -143,11 +143,3 @@ def _parent_name(parent_status: Mapping[str, Any]) -> str:
     kind = ref.get("kind", "Gateway")
     where = f"{ref['namespace']}/" if ref.get("namespace") else ""
     return f"{kind} {where}{ref.get('name', '?')}"
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value

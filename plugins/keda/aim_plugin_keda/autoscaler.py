@@ -49,7 +49,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aim_core import Described, Health, KubeObject, ReplicaStatus, ResourceRef, ScalingRequest
+from aim_core import Described, Health, KubeObject, ReplicaStatus, ResourceRef, ScalingRequest, plain_copy
 from aim_plugin_keda import hpa, scaledobject
 
 AUTOSCALER_CLASS = "serving.kserve.io/autoscalerClass"
@@ -104,7 +104,7 @@ class KedaAutoscaler:
         predictor["maxReplicas"] = max(request.max_replicas, request.min_replicas)
         metrics = [translate_metric(m) for m in request.metrics]
         if not metrics:
-            metrics = [_copy(m) for m in DEFAULT_METRICS]
+            metrics = [plain_copy(m) for m in DEFAULT_METRICS]
         if any(m["type"] == "PodMetric" for m in metrics):
             annotations[OTEL_INJECT] = f"{metadata['name']}-predictor"
             annotations[PROMETHEUS_PORT] = SERVER_PORT
@@ -145,7 +145,7 @@ def translate_metric(metric: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "type": "PodMetric",
         "podmetric": {
-            "metric": {k: _copy(source[k]) for k in _POD_METRIC_FIELDS if source.get(k) is not None},
+            "metric": {k: plain_copy(source[k]) for k in _POD_METRIC_FIELDS if source.get(k) is not None},
             "target": {k: _quantity(k, target[k]) for k in _TARGET_FIELDS if target.get(k) is not None},
         },
     }
@@ -179,11 +179,3 @@ def _inference_service(objects: Sequence[KubeObject]) -> KubeObject:
     raise ValueError(
         f"the keda autoscaler works through a KServe InferenceService, but the serving objects are: {kinds}"
     )
-
-
-def _copy(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _copy(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_copy(v) for v in value]
-    return value
