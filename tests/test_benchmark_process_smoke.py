@@ -12,11 +12,11 @@ def test_separate_process_benchmark_runs_and_reports_numbers(small_benchmark) ->
     burst = results["burst"]
     assert burst["applied"] == 10
     assert burst["latency_ms"]["count"] == 10
-    assert burst["operator_cpu_ms_per_service"] >= 0
+    assert burst["operator_cpu_ms_per_service"] > 0  # the operator did work for them
     assert burst["requests_per_service"] > 0  # at least the InferenceService apply
     assert burst["by_request_per_service"]["apply inferenceservices"] > 0
     assert results["paced"]["latency_ms"]["count"] == 2
-    assert results["quiet"]["writes_per_minute"] >= 0
+    assert results["quiet"]["writes_per_minute"] == 0  # nothing changed: the operator wrote nothing
     assert [m["aim_services"] for m in results["memory"]] == [12, 30, 30]  # the last after a restart
     assert results["memory"][-1]["restarted"]
     assert all(m["VmRSS"] > 0 for m in results["memory"])

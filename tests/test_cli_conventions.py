@@ -90,7 +90,7 @@ def test_bash_completion_completes_commands_options_and_choices(tmp_path):
 def test_zsh_and_fish_completion_scripts_parse(shell, tmp_path):
     done = cli("completion", shell)
     assert done.returncode == 0 and "aim-engine" in done.stdout
-    assert "render" in done.stdout and "--strict" in done.stdout or "-l strict" in done.stdout
+    assert "render" in done.stdout and ("--strict" in done.stdout or "-l strict" in done.stdout)
     if shutil.which(shell) is None:
         pytest.skip(f"no {shell} here to parse the script")
     script = tmp_path / f"aim-engine.{shell}"

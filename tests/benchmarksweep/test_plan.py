@@ -213,6 +213,7 @@ def test_a_sweep_whose_templates_all_failed_keeps_its_condition_message_writable
         plan = plan_sweep(s, observed(*(tpl(n) for n in names), services=failed))
         s = with_status(s, plan)
     assert s["status"]["status"] == "Failed"
+    assert len(s["status"]["templates"]) == len(names)
     for e in s["status"]["templates"]:  # every entry keeps its own detail, capped
         assert e["state"] == "Failed" and e["message"].startswith(f"AIMService {e['service']} Failed: Boom: EEE")
         assert len(e["message"]) <= 1024

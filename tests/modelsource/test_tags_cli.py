@@ -108,4 +108,5 @@ def test_a_terminal_stderr_shows_what_is_being_listed_and_a_pipe_sees_nothing(re
     monkeypatch.setattr(sys, "stderr", terminal)
     assert cli.main(["tags", "amdenterpriseai/aim-*", "--versions", "~0.8.0"]) == 0
     assert "listing: tags of docker.io/amdenterpriseai/" in terminal.getvalue()  # the last listing is shown at the end
-    assert all(line.startswith("amdenterpriseai/") for line in capsys.readouterr().out.splitlines())
+    listed = capsys.readouterr().out.splitlines()
+    assert listed and all(line.startswith("amdenterpriseai/") for line in listed)

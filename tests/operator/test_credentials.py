@@ -154,8 +154,10 @@ async def test_a_rotated_token_file_is_read_again_when_the_old_token_is_refused(
         await client.list(NAMESPACES)  # refused once, read again, sent again
         assert kube.unauthorized() == 1
         assert client.auth.refused_for() is None
+        kube.put_object({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "rotated"}})
         events = [e async for e in client.watch(NAMESPACES, timeout_seconds=1)]  # watches carry it too
         assert all(e["type"] in ("ADDED", "BOOKMARK") for e in events)
+        assert "rotated" in {e["object"]["metadata"]["name"] for e in events if e["type"] == "ADDED"}, events
     finally:
         await client.aclose()
 
