@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = str(Path(__file__).resolve().parents[2])
-if ROOT not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, ROOT)
-
-from benchmarks.bench_downloader import render, run_benchmark  # noqa: E402
+from benchmarks.bench_downloader import render, run_benchmark
 
 
 async def test_the_downloader_benchmark_runs_and_reports_ratios_and_patch_counts() -> None:

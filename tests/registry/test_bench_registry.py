@@ -1,17 +1,11 @@
 """The registry benchmark runs, and its request counts (not its times) meet the targets."""
 
 import argparse
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = str(Path(__file__).resolve().parents[2])
-if ROOT not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, ROOT)
-
-from aim_testing.registry import find_registry_binary  # noqa: E402
-from benchmarks.bench_registry import check, render, run  # noqa: E402
+from aim_testing.registry import find_registry_binary
+from benchmarks.bench_registry import check, render, run
 
 
 @pytest.mark.skipif(find_registry_binary() is None, reason="docker-registry is not installed")

@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = str(Path(__file__).resolve().parents[2])
-if ROOT not in sys.path:  # benchmarks/ is not an installed package
-    sys.path.insert(0, ROOT)
-
-from benchmarks.bench_templates import Config, run_benchmark  # noqa: E402
+from benchmarks.bench_templates import Config, run_benchmark
 
 
 async def test_template_reconciles_read_no_nodes_and_steady_state_writes_nothing() -> None:
