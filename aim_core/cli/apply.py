@@ -77,13 +77,9 @@ def prepared(doc: dict[str, Any], namespace: str, namespaced: bool, freeze: bool
 
 
 def apply(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from aim_core.cli.common import cluster_client
+    from aim_core.cli.common import on_cluster
     from aim_core.cli.inputs import load_documents
-    from aim_core.operator.login import LoginError
     from aim_core.reconcile import resources
-    from aim_core.reconcile.errors import ApiError, NetworkError
 
     refs = {
         (r.api_version, r.kind): r
@@ -108,37 +104,28 @@ def apply(args: argparse.Namespace) -> int:
         )
         return 2
 
-    async def go() -> int:
-        async with cluster_client(args) as cluster:
-            namespace = args.namespace or cluster.credentials.default_namespace or "default"
-            for doc in docs:
-                ref = refs[(doc["apiVersion"], doc["kind"])]
-                obj = prepared(doc, namespace, ref.namespaced, args.freeze)
-                meta = obj["metadata"]
-                shown = f"{ref.kind.lower()}/{meta['name']}"
-                done = []
-                if not args.status_only:
-                    await cluster.apply(ref, obj, field_manager=FIELD_MANAGER)
-                    done.append("applied")
-                if (args.with_status or args.status_only) and doc.get("status"):
-                    await cluster.patch(
-                        ref,
-                        meta.get("namespace"),
-                        meta["name"],
-                        {"status": doc["status"]},
-                        subresource="status",
-                        field_manager=FIELD_MANAGER,
-                    )
-                    done.append("status written")
-                sys.stdout.write(f"{shown} {', '.join(done) or 'unchanged (no status)'}\n")
+    async def write(cluster: Any) -> int:
+        namespace = args.namespace or cluster.credentials.default_namespace or "default"
+        for doc in docs:
+            ref = refs[(doc["apiVersion"], doc["kind"])]
+            obj = prepared(doc, namespace, ref.namespaced, args.freeze)
+            meta = obj["metadata"]
+            shown = f"{ref.kind.lower()}/{meta['name']}"
+            done = []
+            if not args.status_only:
+                await cluster.apply(ref, obj, field_manager=FIELD_MANAGER)
+                done.append("applied")
+            if (args.with_status or args.status_only) and doc.get("status"):
+                await cluster.patch(
+                    ref,
+                    meta.get("namespace"),
+                    meta["name"],
+                    {"status": doc["status"]},
+                    subresource="status",
+                    field_manager=FIELD_MANAGER,
+                )
+                done.append("status written")
+            sys.stdout.write(f"{shown} {', '.join(done) or 'unchanged (no status)'}\n")
         return 0
 
-    try:
-        return asyncio.run(go())
-    except LoginError as exc:
-        error(str(exc))
-    except NetworkError as exc:
-        error(f"cannot reach the API server: {exc}")
-    except ApiError as exc:
-        error(f"the API server refused: {exc}")
-    return 1
+    return 1 if on_cluster(args, write) is None else 0

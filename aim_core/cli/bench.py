@@ -138,31 +138,19 @@ def _load(args: argparse.Namespace, kind: str, names: list[str]) -> list[dict[st
 
 
 def _from_cluster(args: argparse.Namespace, kind: str, names: list[str]) -> list[dict[str, Any]] | None:
-    import asyncio
-
-    from aim_core.cli.common import cluster_client
-    from aim_core.operator.login import LoginError
-    from aim_core.reconcile.errors import ApiError, NetworkError
+    from aim_core.cli.common import on_cluster
     from aim_core.reconcile.resources import AIM_RESOURCES
 
     ref = next(r for r in AIM_RESOURCES if r.kind == kind)
 
-    async def go() -> tuple[str, list[dict[str, Any] | None]]:
-        async with cluster_client(args) as cluster:
-            namespace = args.namespace or cluster.credentials.default_namespace or "default"
-            return namespace, [await cluster.get(ref, namespace, n) for n in names]
+    async def read(cluster: Any) -> tuple[str, list[dict[str, Any] | None]]:
+        namespace = args.namespace or cluster.credentials.default_namespace or "default"
+        return namespace, [await cluster.get(ref, namespace, n) for n in names]
 
-    try:
-        namespace, found = asyncio.run(go())
-    except LoginError as exc:
-        error(str(exc))
+    read_back = on_cluster(args, read)
+    if read_back is None:
         return None
-    except NetworkError as exc:
-        error(f"cannot reach the API server: {exc}")
-        return None
-    except ApiError as exc:
-        error(f"the API server refused: {exc}")
-        return None
+    namespace, found = read_back
     missing = [n for n, o in zip(names, found, strict=True) if o is None]
     if missing:
         error(f"{kind} {', '.join(f'{namespace}/{n}' for n in missing)} not found")

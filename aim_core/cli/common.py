@@ -6,8 +6,10 @@ import argparse
 import contextlib
 import logging
 import sys
-from collections.abc import AsyncIterator, Sequence
-from typing import Any, NoReturn
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, NoReturn, TypeVar
+
+T = TypeVar("T")
 
 GPU_PREFERENCE_HELP = (
     "GPU models best first for template auto-selection, comma-separated (e.g. MI355X,MI350X,MI325X,MI300X); "
@@ -274,6 +276,32 @@ async def cluster_client(args: argparse.Namespace) -> AsyncIterator[Any]:
         yield client
     finally:
         await client.aclose()
+
+
+def on_cluster(args: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T | None:
+    """``work(client)`` with the client of :func:`cluster_client`; ``None`` when the login, the network or
+    the API server failed, which is said on stderr in one line.
+
+    :raises aim_core.cli.inputs.InputError: an unreadable kubeconfig file.
+    """
+    import asyncio
+
+    from aim_core.operator.login import LoginError
+    from aim_core.reconcile.errors import ApiError, NetworkError
+
+    async def go() -> T:
+        async with cluster_client(args) as cluster:
+            return await work(cluster)
+
+    try:
+        return asyncio.run(go())
+    except LoginError as exc:
+        error(str(exc))
+    except NetworkError as exc:
+        error(f"cannot reach the API server: {exc}")
+    except ApiError as exc:
+        error(f"the API server refused: {exc}")
+    return None
 
 
 # --------------------------------------------------------------------------- the terminal

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from aim_core.cli.common import (
     add_cluster_options,
     add_output_option,
-    cluster_client,
     command_parser,
     error,
+    on_cluster,
     stdout_console,
     subcommands,
 )
@@ -52,31 +53,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def service(args: argparse.Namespace) -> int:
-    import asyncio
-
     from aim_core.cli.chain import describe_service
-    from aim_core.operator.login import LoginError
     from aim_core.plugin.manager import get_plugin_manager
-    from aim_core.reconcile.errors import ApiError, NetworkError
 
     plugins = get_plugin_manager()
 
-    async def go() -> tuple[str, object]:
-        async with cluster_client(args) as cluster:
-            namespace = args.namespace or cluster.credentials.default_namespace or "default"
-            return namespace, await describe_service(cluster, plugins, namespace, args.name)
+    async def read(cluster: Any) -> tuple[str, object]:
+        namespace = args.namespace or cluster.credentials.default_namespace or "default"
+        return namespace, await describe_service(cluster, plugins, namespace, args.name)
 
-    try:
-        namespace, chain = asyncio.run(go())
-    except LoginError as exc:
-        error(str(exc))
+    read_back = on_cluster(args, read)
+    if read_back is None:
         return 1
-    except NetworkError as exc:
-        error(f"cannot reach the API server: {exc}")
-        return 1
-    except ApiError as exc:
-        error(f"the API server refused: {exc}")
-        return 1
+    namespace, chain = read_back
     if chain is None:
         error(f"AIMService {namespace}/{args.name} not found (kubectl get aimservices -n {namespace} lists them)")
         return 1

@@ -61,23 +61,7 @@ def _from_files(paths: list[str]) -> list[dict]:
 
 
 def _from_cluster(args: argparse.Namespace) -> list[dict] | None:
-    import asyncio
-
-    from aim_core.cli.common import cluster_client
-    from aim_core.operator.login import LoginError
-    from aim_core.reconcile.errors import ApiError, NetworkError
+    from aim_core.cli.common import on_cluster
     from aim_core.reconcile.resources import CLUSTER_TEMPLATES
 
-    async def go() -> list[dict]:
-        async with cluster_client(args) as cluster:
-            return await cluster.list(CLUSTER_TEMPLATES)
-
-    try:
-        return asyncio.run(go())
-    except LoginError as exc:
-        error(str(exc))
-    except NetworkError as exc:
-        error(f"cannot reach the API server: {exc}")
-    except ApiError as exc:
-        error(f"the API server refused: {exc}")
-    return None
+    return on_cluster(args, lambda cluster: cluster.list(CLUSTER_TEMPLATES))
