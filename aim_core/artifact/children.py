@@ -85,6 +85,22 @@ def _job(
     }
 
 
+def _job_pod(
+    container: dict[str, Any],
+    volumes: list[dict[str, Any]],
+    pull_secrets: Sequence[Mapping[str, Any]] | None,
+    placement: Placement | None,
+) -> dict[str, Any]:
+    """The pod of an artifact's Job: never restarted, unprivileged, placed as the runtime config says."""
+    pod: dict[str, Any] = {"restartPolicy": "Never", "securityContext": _pod_security(), "containers": [container]}
+    if volumes:
+        pod["volumes"] = volumes
+    if secrets := _pull_secrets(pull_secrets):
+        pod["imagePullSecrets"] = secrets
+    apply_to_pod(pod, placement)
+    return pod
+
+
 def _pull_secrets(secrets: Sequence[Mapping[str, Any]] | None) -> list[dict[str, str]]:
     return [{"name": s["name"]} for s in secrets or () if s.get("name")]
 
@@ -130,23 +146,15 @@ def check_size_job(
 ) -> dict[str, Any]:
     """The Job measuring the source (F70); its last log line carries the size."""
     labels = job_labels(artifact, COMPONENT_CHECK_SIZE)
-    pod = {
-        "restartPolicy": "Never",
-        "securityContext": _pod_security(),
-        "containers": [
-            {
-                "name": CHECK_SIZE_CONTAINER,
-                "image": image,
-                "imagePullPolicy": "IfNotPresent",
-                "command": [CHECK_SIZE_COMMAND, source_uri],
-                "env": list(env),
-                "securityContext": _container_security(),
-            }
-        ],
+    container = {
+        "name": CHECK_SIZE_CONTAINER,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": [CHECK_SIZE_COMMAND, source_uri],
+        "env": list(env),
+        "securityContext": _container_security(),
     }
-    if secrets := _pull_secrets(pull_secrets):
-        pod["imagePullSecrets"] = secrets
-    apply_to_pod(pod, placement)
+    pod = _job_pod(container, [], pull_secrets, placement)
     return _job(name, namespace, labels, pod, CHECK_SIZE_BACKOFF_LIMIT, CHECK_SIZE_TTL_SECONDS)
 
 
@@ -164,25 +172,17 @@ def download_job(
 ) -> dict[str, Any]:
     """The Job filling the PVC (F73); placed as the artifact's runtime config says (issue 20)."""
     labels = job_labels(artifact, COMPONENT_DOWNLOAD)
-    pod = {
-        "restartPolicy": "Never",
-        "securityContext": _pod_security(),
-        "containers": [
-            {
-                "name": DOWNLOAD_CONTAINER,
-                "image": image,
-                "imagePullPolicy": "IfNotPresent",
-                "args": [source_uri],
-                "env": list(env),
-                "securityContext": _container_security(),
-                "volumeMounts": [{"name": "cache", "mountPath": MOUNT_PATH}],
-            }
-        ],
-        "volumes": [{"name": "cache", "persistentVolumeClaim": {"claimName": pvc}}],
+    container = {
+        "name": DOWNLOAD_CONTAINER,
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "args": [source_uri],
+        "env": list(env),
+        "securityContext": _container_security(),
+        "volumeMounts": [{"name": "cache", "mountPath": MOUNT_PATH}],
     }
-    if secrets := _pull_secrets(pull_secrets):
-        pod["imagePullSecrets"] = secrets
-    apply_to_pod(pod, placement)
+    volumes = [{"name": "cache", "persistentVolumeClaim": {"claimName": pvc}}]
+    pod = _job_pod(container, volumes, pull_secrets, placement)
     return _job(name, namespace, labels, pod, DOWNLOAD_BACKOFF_LIMIT, DOWNLOAD_TTL_SECONDS)
 
 

@@ -25,7 +25,6 @@ identity labels).
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 import attrs
@@ -41,7 +40,7 @@ from aim_core.artifact.progress import (
     was_downloaded,
 )
 from aim_core.artifact.quantities import GIB, INT64_MAX, display_size, gib_with_headroom
-from aim_core.artifact.retention import plan_retention
+from aim_core.artifact.retention import parse_time, plan_retention
 from aim_core.artifact.storage import EVICTION_REQUEUE, artifact_label, plan_pvc
 from aim_core.artifact.validation import (
     effective_filter,
@@ -72,15 +71,6 @@ OUTPUT_REQUEUE = 10.0  # seconds before reading a finished size check's output a
 # slow look is a safety net for what no watch reports, such as an Event explaining a stuck pod.
 RUNNING_REQUEUE = 60.0
 LAST_USED_REFRESH = 300.0  # seconds: status.lastUsed of an artifact in use is at most this old
-
-
-def _parse_time(value: str | None) -> datetime.datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
-    except ValueError:
-        return None
 
 
 def download_image(spec: Obj, default_image: str) -> str:
@@ -139,8 +129,8 @@ def plan_artifact(obj: Obj, ob: Observed) -> Plan:
         plan.issue(error.category, error.reason, error.message)
 
     if ob.in_use:
-        last = _parse_time(art.last_used)
-        now = _parse_time(ob.now)
+        last = parse_time(art.last_used)
+        now = parse_time(ob.now)
         if last is None or now is None or (now - last).total_seconds() >= LAST_USED_REFRESH:
             plan.status["lastUsed"] = ob.now
         plan.requeue(LAST_USED_REFRESH)
@@ -274,8 +264,8 @@ def _report_job(plan: Plan, component: str, job: Health, pods: Health | None) ->
 
 
 def _older(job: Obj, pvc: Obj) -> bool:
-    born = _parse_time(meta_of(job).get("creationTimestamp"))
-    volume = _parse_time(meta_of(pvc).get("creationTimestamp"))
+    born = parse_time(meta_of(job).get("creationTimestamp"))
+    volume = parse_time(meta_of(pvc).get("creationTimestamp"))
     return born is not None and volume is not None and born < volume
 
 

@@ -27,7 +27,8 @@ from aim_core.service import ADAPTER_LABEL, FIELD_MANAGER
 RETENTION = "Retention"
 
 
-def _time(value: str | None) -> datetime.datetime | None:
+def parse_time(value: str | None) -> datetime.datetime | None:
+    """A timestamp as the API server writes it (``2025-01-31T12:00:00Z``); None if unset or not in that form."""
     if not value:
         return None
     try:
@@ -63,7 +64,7 @@ def plan_retention(plan: Plan, artifact: Obj, ob: Observed) -> bool:
         return False  # reported on the runtime config and on this artifact (its RuntimeConfig component)
     if keep is None:
         return False
-    since, now = _time(art.last_used) or _time(art.creation_timestamp), _time(ob.now)
+    since, now = parse_time(art.last_used) or parse_time(art.creation_timestamp), parse_time(ob.now)
     if since is None or now is None:
         return False
     idle = (now - since).total_seconds()
