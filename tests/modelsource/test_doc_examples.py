@@ -214,6 +214,7 @@ async def test_another_source_s_models_are_reported_by_name_and_source_and_never
     plan, _ = await run(first)
     assert all(d.create_only for d in plan.apply)
     theirs = [as_live(obj) for obj in created(plan)]
+    assert theirs  # else the message below would have no one to name
 
     second = {**first, "metadata": {**first["metadata"], "name": "second"}}
     again, status = await run(second, others=theirs)

@@ -116,6 +116,7 @@ async def test_every_builders_output_settles_with_zero_writes(kube, api, cluster
             )
             assert response.status_code == 200, response.text
             paused.append(model["metadata"]["name"])
+    assert paused, "the service made no model from its image"
     # The operator must have seen the pause before the quiet pass starts: a retry firing in
     # between would still write the model's status, as it should for an unpaused model.
     store = operator.runtime.engine.store
