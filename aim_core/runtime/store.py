@@ -58,9 +58,10 @@ class _Table:
 
     Indexes are kept small (at 10,000 objects with nine indexes a set per object
     and index was 2 KB an object): an index value with one object maps to its
-    key itself, only one with several to a set; an object's values are a tuple
-    of the index's own copies (index functions make a new tuple per object),
-    and an object without values has no entry.
+    key itself, only one with several to a set. What an object was
+    indexed under is not kept: index functions are pure, so the object being
+    replaced or removed gives its values again (a tuple per object and index was
+    about 1 KB a service).
     """
 
     def __init__(self) -> None:
@@ -68,14 +69,10 @@ class _Table:
         self.by_namespace: dict[str | None, dict[ObjectKey, None]] = defaultdict(dict)
         self.index_fns: dict[str, IndexFn] = {}
         self.indexes: dict[str, dict[Hashable, ObjectKey | set[ObjectKey]]] = {}
-        self.reverse: dict[str, dict[ObjectKey, tuple[Hashable, ...]]] = {}
-        self.values: dict[str, dict[Hashable, Hashable]] = {}  # per index: each value held, to itself
 
     def add_index(self, name: str, fn: IndexFn) -> None:
         self.index_fns[name] = fn
         self.indexes[name] = {}
-        self.reverse[name] = {}
-        self.values[name] = {}
         for key, obj in self.objects.items():
             self._index_one(name, key, obj)
 
@@ -89,13 +86,8 @@ class _Table:
         computed = self.index_fns[name](obj)
         if not computed:
             return
-        held = self.values[name]
-        values = tuple(dict.fromkeys(held.setdefault(value, value) for value in computed))
-        if not values:
-            return
-        self.reverse[name][key] = values
         index = self.indexes[name]
-        for value in values:
+        for value in dict.fromkeys(computed):
             bucket = index.get(value)
             if bucket is None:
                 index[value] = key
@@ -104,13 +96,14 @@ class _Table:
             elif bucket != key:
                 index[value] = {bucket, key}  # type: ignore[arg-type]
 
-    def _unindex(self, key: ObjectKey) -> None:
-        for name, reverse in self.reverse.items():
-            values = reverse.pop(key, None)
-            if not values:
+    def _unindex(self, key: ObjectKey, obj: dict[str, Any]) -> None:
+        """Take ``key`` out of the indexes ``obj`` (what the table holds under it) put it in."""
+        for name, fn in self.index_fns.items():
+            computed = fn(obj)
+            if not computed:
                 continue
             index = self.indexes[name]
-            for value in values:
+            for value in dict.fromkeys(computed):
                 bucket = index.get(value)
                 if bucket is None:
                     continue
@@ -120,15 +113,14 @@ class _Table:
                         index[value] = next(iter(bucket))  # type: ignore[call-overload]
                     elif not bucket:
                         del index[value]
-                        self.values[name].pop(value, None)
                 elif bucket == key:
                     del index[value]
-                    self.values[name].pop(value, None)
 
     def put(self, obj: dict[str, Any]) -> dict[str, Any] | None:
         key = object_key(obj)
         old = self.objects.get(key)
-        self._unindex(key)
+        if old is not None:
+            self._unindex(key, old)
         self.objects[key] = obj
         self.by_namespace[key[0]][key] = None
         for name in self.index_fns:
@@ -136,11 +128,14 @@ class _Table:
         return old
 
     def remove(self, key: ObjectKey) -> dict[str, Any] | None:
-        self._unindex(key)
+        old = self.objects.pop(key, None)
+        if old is None:
+            return None
+        self._unindex(key, old)
         bucket = self.by_namespace.get(key[0])
         if bucket is not None:
             bucket.pop(key, None)
-        return self.objects.pop(key, None)
+        return old
 
 
 class Store:
