@@ -88,30 +88,83 @@ def _owned_paths_form(fields: dict[str, Any]) -> dict[str, Any]:
 def pod_essentials(pod: dict[str, Any]) -> dict[str, Any]:
     """A pod as its readers in the store use it (a shallow copy when something goes).
 
-    Metadata and status stay whole (inspection reads phases, conditions,
-    container states and owners; Job and serving pods are found by labels).
-    Of the spec only the volumes that mount a PersistentVolumeClaim (artifact
-    usage, F76) and the node stay: a serving pod's containers, init
-    containers, probes and environment are most of its size and nothing here
-    reads them. At 10,000 running services their pods would otherwise weigh
-    more than everything else in the store.
+    Metadata stays whole (pods are found by labels, owners and uid). Of the
+    spec only the volumes that mount a PersistentVolumeClaim (artifact usage,
+    F76) and the node stay: a serving pod's containers, probes and environment
+    are most of its size and nothing here reads them. Of the status what pod
+    inspection and the plans read (:func:`pod_status_essentials`). At 10,000
+    running services their pods would otherwise weigh more than everything
+    else in the store.
     """
     spec = pod.get("spec")
-    if not isinstance(spec, dict):
+    status = pod.get("status")
+    kept_spec = spec
+    if isinstance(spec, dict):
+        kept_spec = {}
+        claims = [v for v in spec.get("volumes") or () if isinstance(v, dict) and "persistentVolumeClaim" in v]
+        if claims:
+            kept_spec["volumes"] = claims
+        if spec.get("nodeName"):
+            kept_spec["nodeName"] = spec["nodeName"]
+        if kept_spec == spec:
+            kept_spec = spec
+    kept_status = pod_status_essentials(status) if isinstance(status, dict) else status
+    if kept_spec is spec and kept_status is status:
         return pod
-    kept: dict[str, Any] = {}
-    claims = [v for v in spec.get("volumes") or () if isinstance(v, dict) and "persistentVolumeClaim" in v]
-    if claims:
-        kept["volumes"] = claims
-    if spec.get("nodeName"):
-        kept["nodeName"] = spec["nodeName"]
-    if kept == spec:
-        return pod
-    return {**pod, "spec": kept}
+    return {**pod, "spec": kept_spec, "status": kept_status}
+
+
+_POD_STATUS = ("phase", "reason", "message")
+_POD_CONDITIONS = frozenset({"Ready", "PodScheduled"})  # what inspection asks of a pod's conditions
+_CONDITION_KEYS = ("type", "status", "reason", "message")
+_CONTAINER_KEYS = ("name", "ready", "restartCount")
+
+
+def pod_status_essentials(status: dict[str, Any]) -> dict[str, Any]:
+    """A pod's status as inspection reads it (``status`` itself when that is all it has).
+
+    Phase, reason and message; the Ready and PodScheduled conditions without
+    their times; per container its name, readiness, restart count, state and
+    last termination (running since when is not read; a waiting container keeps
+    its image, which a pull failure names). Addresses, QoS class, start time,
+    image IDs and the other conditions go: on a running pod they were two
+    thirds of its status.
+    """
+    out: dict[str, Any] = {key: status[key] for key in _POD_STATUS if key in status}
+    conditions = [
+        {key: c[key] for key in _CONDITION_KEYS if key in c}
+        for c in status.get("conditions") or ()
+        if isinstance(c, dict) and c.get("type") in _POD_CONDITIONS
+    ]
+    if conditions:
+        out["conditions"] = conditions
+    for field in ("initContainerStatuses", "containerStatuses"):
+        containers = [_container_essentials(cs) for cs in status.get(field) or () if isinstance(cs, dict)]
+        if containers:
+            out[field] = containers
+    return status if out == status else out
+
+
+def _container_essentials(cs: dict[str, Any]) -> dict[str, Any]:
+    out = {key: cs[key] for key in _CONTAINER_KEYS if key in cs}
+    state = cs.get("state")
+    if isinstance(state, dict):
+        out["state"] = {k: ({} if k == "running" else v) for k, v in state.items()}
+        if "waiting" in state and "image" in cs:
+            out["image"] = cs["image"]
+    last = (cs.get("lastState") or {}).get("terminated") if isinstance(cs.get("lastState"), dict) else None
+    if last:
+        out["lastState"] = {"terminated": last}
+    return out
 
 
 _SHORT = 128  # strings up to this length are interned: names, reasons, messages, times repeat across objects
 _SHARED_MAX = 4096
+
+
+def _fit(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` in a table of its size: a decoder sizes maps of 6 to 10 keys for 16 (352 bytes, not 272)."""
+    return dict(value.items()) if len(value) > 5 else value
 
 
 def compact(value: Any, shared: dict[bytes, Any]) -> Any:
@@ -138,12 +191,14 @@ def compact(value: Any, shared: dict[bytes, Any]) -> Any:
         elif cls is dict:
             if key == "spec":
                 value[key] = _shared(item, shared)
-            elif key == "status":
-                _compact_status(item, shared)
-            elif key == "metadata":
-                _compact_meta(item, shared)
             else:
-                _compact(item, shared)
+                value[key] = item = _fit(item)
+                if key == "status":
+                    _compact_status(item, shared)
+                elif key == "metadata":
+                    _compact_meta(item, shared)
+                else:
+                    _compact(item, shared)
         elif cls is list:
             _compact(item, shared)
     return value
@@ -157,7 +212,9 @@ def _compact_meta(meta: dict[str, Any], shared: dict[bytes, Any]) -> None:
                 meta[key] = sys.intern(item)
         elif key == "managedFields" or key == "annotations":
             meta[key] = _shared(item, shared)
-        elif cls is dict or cls is list:
+        elif cls is dict:
+            meta[key] = _compact(_fit(item), shared)
+        elif cls is list:
             _compact(item, shared)
 
 
@@ -181,7 +238,9 @@ def _compact(value: Any, shared: dict[bytes, Any]) -> Any:
             if cls is str:
                 if len(item) <= _SHORT:
                     value[key] = sys.intern(item)
-            elif cls is dict or cls is list:
+            elif cls is dict:
+                value[key] = _compact(_fit(item), shared)
+            elif cls is list:
                 _compact(item, shared)
     elif value.__class__ is list:
         for index, item in enumerate(value):
@@ -189,7 +248,9 @@ def _compact(value: Any, shared: dict[bytes, Any]) -> Any:
             if cls is str:
                 if len(item) <= _SHORT:
                     value[index] = sys.intern(item)
-            elif cls is dict or cls is list:
+            elif cls is dict:
+                value[index] = _compact(_fit(item), shared)
+            elif cls is list:
                 _compact(item, shared)
     return value
 
@@ -201,7 +262,7 @@ def _shared(value: Any, shared: dict[bytes, Any]) -> Any:
     digest = value_digest(value)
     found = shared.get(digest)
     if found is None:
-        found = _compact(value, shared)
+        found = _compact(_fit(value) if value.__class__ is dict else value, shared)
         if len(shared) >= _SHARED_MAX:
             _sweep(shared)
         shared[digest] = found
