@@ -22,6 +22,7 @@ import asyncio
 import json
 import logging
 import time
+from asyncio import sslproto
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -40,7 +41,18 @@ APPLY_PATCH = "application/apply-patch+yaml"
 USER_AGENT = "aim-engine"
 READ_VERBS = frozenset({"get", "list", "watch"})
 KEEPALIVE_SECONDS = 30.0
+# asyncio gives each TLS connection a read buffer of 256 KiB, zeroed when the connection opens (so resident);
+# the operator holds up to three connections per worker and one per watch (about 25 MiB at 64 workers). 64 KiB
+# still takes four full TLS records per read.
+TLS_READ_BUFFER = 64 * 1024
 RETIRED_POOL_SECONDS = 10.0  # how long connections made with a replaced client certificate may finish requests  # idle connections are closed before an API server's (or proxy's) idle timeout
+
+
+def small_tls_buffers() -> None:
+    """Give asyncio's TLS connections of this process :data:`TLS_READ_BUFFER` to read into (a class setting)."""
+    protocol = sslproto.SSLProtocol
+    if getattr(protocol, "max_size", 0) > TLS_READ_BUFFER:
+        protocol.max_size = TLS_READ_BUFFER
 
 
 class Kube:
@@ -54,6 +66,7 @@ class Kube:
 
     def __init__(self, credentials: Credentials, *, timeout: float = 30.0, connections: int = 16) -> None:
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        small_tls_buffers()
         self.auth = Authenticator(credentials)  # the Authorization header goes with each request: it can change
         # Asked before every write; False: the write is not sent (a leader whose lease ran out writes nothing).
         self.write_guard: Callable[[], bool] | None = None
