@@ -192,7 +192,9 @@ def kubeconfig_paths(kubeconfig: str | None) -> list[str]:
     return [default] if os.path.exists(default) else []
 
 
-def login(kubeconfig: str | None, context: str | None, *, in_cluster_first: bool = False) -> Any:
+def login(
+    kubeconfig: str | None, context: str | None, *, in_cluster_first: bool = False, isolated: bool = False
+) -> Any:
     """Credentials for ``--kubeconfig``/``--context``, as ``run``, ``doctor`` and the other cluster commands
     read them, with one message for each way they can be missing.
 
@@ -214,7 +216,7 @@ def login(kubeconfig: str | None, context: str | None, *, in_cluster_first: bool
     root = logging.getLogger()
     root.addHandler(said)
     try:
-        found = credentials(kubeconfig, context, in_cluster_first=in_cluster_first)
+        found = credentials(kubeconfig, context, in_cluster_first=in_cluster_first, isolated=isolated)
         for line in said.lines:  # e.g. an exec plugin that could not run: the server will say 401 next
             sys.stderr.write(f"aim-engine: warning: kubeconfig: {line}\n")
         return found

@@ -183,7 +183,7 @@ def command(args: argparse.Namespace) -> int:
 
     # before the operator loop: without credentials kopf would retry its login forever, with tracebacks
     try:
-        login(args.kubeconfig, args.context, in_cluster_first=True)
+        login(args.kubeconfig, args.context, in_cluster_first=True, isolated=True)  # the operator's own process
     except LoginError as exc:
         error(str(exc))
         return 1

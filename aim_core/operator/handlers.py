@@ -62,7 +62,10 @@ def login(memo: kopf.Memo, logger: logging.Logger, **kwargs: Any) -> kopf.Connec
             # not kopf.login_via_client: it leaves a kubeconfig's inline client key in a temporary file
             settings = getattr(memo.runtime, "settings", None)  # --kubeconfig and --context of `aim-engine run`
             creds = login_credentials(
-                getattr(settings, "kubeconfig", None), getattr(settings, "context", None), in_cluster_first=True
+                getattr(settings, "kubeconfig", None),
+                getattr(settings, "context", None),
+                in_cluster_first=True,
+                isolated=True,
             )
             info = connection_info(creds)
         except Exception as exc:  # noqa: BLE001 - fall back to kopf's own readers

@@ -19,8 +19,13 @@ it writes them into a private directory that is removed as soon as their content
 
 from __future__ import annotations
 
+import base64
 import functools
+import json
+import logging
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +34,9 @@ import attrs
 from aim_core.kube import Credentials, private_dir
 
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+CHILD_SECONDS = 120.0  # an exec plugin may ask a cloud's token service
+
+log = logging.getLogger("aim_engine.login")
 
 
 class LoginError(Exception):
@@ -36,24 +44,25 @@ class LoginError(Exception):
 
 
 def credentials(
-    kubeconfig: str | None = None, context: str | None = None, *, in_cluster_first: bool = False
+    kubeconfig: str | None = None, context: str | None = None, *, in_cluster_first: bool = False, isolated: bool = False
 ) -> Credentials:
     """Credentials of the chosen kubeconfig context, else of the pod's service account.
 
     :param in_cluster_first: try the pod's service account before the kubeconfig (the operator),
         unless a kubeconfig or context was named.
+    :param isolated: read the kubeconfig in a child process (the operator): the kubernetes client
+        and the pydantic models it brings cost a long-running process about 16 MB it never uses again.
     :raises LoginError: saying what was tried.
     """
-    import kubernetes.config
-
+    read = _from_kubeconfig_in_child if isolated else _from_kubeconfig
     if in_cluster_first and not (kubeconfig or context):
         try:
             return _in_cluster()
-        except kubernetes.config.ConfigException:
+        except NotConfigured:
             pass
     try:
-        return _from_kubeconfig(kubeconfig, context)
-    except (kubernetes.config.ConfigException, OSError) as kube_error:
+        return read(kubeconfig, context)
+    except (NotConfigured, OSError) as kube_error:
         if kubeconfig or context:
             raise LoginError(
                 f"cannot use the kubeconfig{' ' + kubeconfig if kubeconfig else ''}"
@@ -61,14 +70,27 @@ def credentials(
             ) from kube_error
         try:
             return _in_cluster()
-        except kubernetes.config.ConfigException as cluster_error:
+        except NotConfigured as cluster_error:
             raise LoginError(
                 f"no kubeconfig ({kube_error}) and not in a cluster ({cluster_error}); "
                 "pass --kubeconfig or set KUBECONFIG"
             ) from cluster_error
 
 
+class NotConfigured(Exception):
+    """This way of logging in is not configured here (the kubernetes client's ConfigException, or ours)."""
+
+
 def _from_kubeconfig(kubeconfig: str | None, context: str | None) -> Credentials:
+    import kubernetes.config
+
+    try:
+        return _read_kubeconfig(kubeconfig, context)
+    except kubernetes.config.ConfigException as exc:
+        raise NotConfigured(str(exc)) from exc
+
+
+def _read_kubeconfig(kubeconfig: str | None, context: str | None) -> Credentials:
     import kubernetes.client
     from kubernetes.config import kube_config
 
@@ -99,19 +121,108 @@ def _from_kubeconfig(kubeconfig: str | None, context: str | None) -> Credentials
     return creds
 
 
-def _in_cluster() -> Credentials:
-    import kubernetes.client
-    import kubernetes.config
-    from kubernetes.config import incluster_config
+SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+SERVICE_TOKEN_FILENAME = str(SERVICE_ACCOUNT / "token")
+SERVICE_CERT_FILENAME = str(SERVICE_ACCOUNT / "ca.crt")
 
-    config = kubernetes.client.Configuration()
-    kubernetes.config.load_incluster_config(client_configuration=config)
+
+def _in_cluster() -> Credentials:
+    """The pod's service account, read as the kubernetes client's ``load_incluster_config`` reads it.
+
+    Read here rather than through the client, so that an operator in a cluster never imports it.
+    """
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT")
+    if not host or not port:
+        raise NotConfigured("Service host/port is not set.")
+    if not os.path.isfile(SERVICE_TOKEN_FILENAME):
+        raise NotConfigured("Service token file does not exist.")
+    token = Path(SERVICE_TOKEN_FILENAME).read_text(encoding="utf-8").strip()
+    if not token:
+        raise NotConfigured("Token file exists but empty.")
+    if not os.path.isfile(SERVICE_CERT_FILENAME):
+        raise NotConfigured("Service certification file does not exist.")
     try:
         namespace = SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or None
     except OSError:
         namespace = None
+    address = f"[{host}]" if ":" in host else host  # an IPv6 address
     # bound service-account tokens expire (an hour by default); the kubelet rewrites the file in time
-    return attrs.evolve(_credentials(config, namespace, None), token_file=incluster_config.SERVICE_TOKEN_FILENAME)
+    return Credentials(
+        server=f"https://{address}:{port}",
+        token=token,
+        ca_path=SERVICE_CERT_FILENAME,
+        default_namespace=namespace or "default",
+        token_file=SERVICE_TOKEN_FILENAME,
+    )
+
+
+def _from_kubeconfig_in_child(kubeconfig: str | None, context: str | None) -> Credentials:
+    """:func:`_from_kubeconfig` in a child process; what it logged (an exec plugin's words) is logged here.
+
+    The credentials come back over a pipe, never through a file. An exec plugin's credentials name
+    this function to run it again.
+    """
+    command = [sys.executable, "-m", "aim_core.operator.login"]
+    if kubeconfig:
+        command += ["--kubeconfig", kubeconfig]
+    if context:
+        command += ["--context", context]
+    done = subprocess.run(command, capture_output=True, check=False, timeout=CHILD_SECONDS)
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no answer"]
+        raise NotConfigured(f"reading the kubeconfig failed ({tail[0]})") from None
+    for line in answer.get("said") or ():
+        log.warning("%s", line)
+    if "error" in answer:
+        if answer.get("kind") == "os":
+            raise OSError(answer["error"])
+        raise NotConfigured(answer["error"])
+    fields = answer["credentials"]
+    for key in ("ca_data", "certificate_data", "private_key_data"):
+        if fields.get(key) is not None:
+            fields[key] = base64.b64decode(fields[key])
+    creds = Credentials(**fields)
+    if answer.get("exec"):
+        creds = attrs.evolve(creds, relogin=functools.partial(_from_kubeconfig_in_child, kubeconfig, context))
+    return creds
+
+
+def _child(argv: list[str]) -> int:
+    """``python -m aim_core.operator.login``: one kubeconfig read, answered as JSON on stdout."""
+    import argparse
+    import logging
+
+    parser = argparse.ArgumentParser(prog="python -m aim_core.operator.login")
+    parser.add_argument("--kubeconfig")
+    parser.add_argument("--context")
+    args = parser.parse_args(argv)
+    said: list[str] = []
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    logging.getLogger().addHandler(Said(logging.WARNING))
+    answer: dict[str, Any]
+    try:
+        creds = _from_kubeconfig(args.kubeconfig, args.context)
+    except NotConfigured as exc:
+        answer = {"error": str(exc), "kind": "config"}
+    except OSError as exc:
+        answer = {"error": str(exc), "kind": "os"}
+    else:
+        fields = attrs.asdict(creds, filter=lambda a, _: a.name != "relogin")
+        for key in ("ca_data", "certificate_data", "private_key_data"):
+            if isinstance(fields.get(key), str):
+                fields[key] = fields[key].encode()
+            if fields.get(key) is not None:
+                fields[key] = base64.b64encode(fields[key]).decode()
+        answer = {"credentials": fields, "exec": creds.relogin is not None}
+    answer["said"] = said
+    sys.stdout.write(json.dumps(answer))
+    return 0
 
 
 def _credentials(config: Any, namespace: str | None, scratch: str | None) -> Credentials:
@@ -144,3 +255,7 @@ def _credentials(config: Any, namespace: str | None, scratch: str | None) -> Cre
         insecure=not config.verify_ssl,
         default_namespace=namespace or "default",
     )
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))

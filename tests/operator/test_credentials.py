@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -248,18 +250,17 @@ async def test_refused_fresh_credentials_are_an_auth_failure_that_healthz_report
 
 
 def test_in_cluster_credentials_name_the_token_file(monkeypatch, tmp_path):
-    from kubernetes.config import incluster_config
-
     token, ca = tmp_path / "token", tmp_path / "ca.crt"
     token.write_text("pod-token\n")
     ca.write_text("not read here")
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
-    monkeypatch.setattr(incluster_config, "SERVICE_TOKEN_FILENAME", str(token))
-    monkeypatch.setattr(incluster_config, "SERVICE_CERT_FILENAME", str(ca))
+    monkeypatch.setattr(login, "SERVICE_TOKEN_FILENAME", str(token))
+    monkeypatch.setattr(login, "SERVICE_CERT_FILENAME", str(ca))
     creds = login._in_cluster()
     assert creds.token == "pod-token"
     assert creds.token_file == str(token)
+    assert (creds.server, creds.ca_path) == ("https://10.0.0.1:443", str(ca))
 
 
 async def test_a_refresh_that_fails_keeps_the_old_credentials(kube, tmp_path):
@@ -379,3 +380,35 @@ async def test_an_unverified_api_server_certificate_gets_one_warning_at_start(ca
         warn_if_unverified(Credentials(server="http://127.0.0.1:8001", insecure=True))  # kubectl proxy: no TLS
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(warnings) == 1 and "insecure-skip-tls-verify" in warnings[0]
+
+
+def test_the_operator_reads_its_kubeconfig_in_a_child_and_never_imports_the_kubernetes_client(tmp_path):
+    """The operator's process keeps neither the client nor its models; an exec plugin still runs again."""
+    user, issued = exec_plugin(tmp_path, lifetime=3600)
+    config = write_kubeconfig(tmp_path / "config", "https://127.0.0.1:6443", user)
+    script = textwrap.dedent(f"""
+        import json, sys
+        from aim_core.operator import handlers, login, run  # kopf and the operator's modules
+        creds = login.credentials({str(config)!r}, None, in_cluster_first=True, isolated=True)
+        again = creds.relogin()
+        try:
+            login.credentials({str(config)!r}, "nowhere", isolated=True)
+        except login.LoginError as exc:
+            refused = str(exc)
+        print(json.dumps({{"server": creds.server, "token": creds.token, "again": again.token,
+                           "expires": creds.expires is not None, "refused": refused,
+                           "client": sorted(m for m in sys.modules if m.split(".")[0] in ("kubernetes", "pydantic"))}}))
+    """)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_SERVICE")}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert (found["server"], found["token"], found["again"], found["expires"]) == (
+        "https://127.0.0.1:6443",
+        "t1",
+        "t2",
+        True,
+    )
+    assert len(issued.read_text().splitlines()) == 2  # the plugin ran once per login
+    assert "nowhere" in found["refused"]
+    assert found["client"] == []
