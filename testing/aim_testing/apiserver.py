@@ -251,6 +251,9 @@ class ControlPlane:
     audit: bool = False
     audit_file: Path | None = None
 
+    def __repr__(self) -> str:  # not its baseline and resources (see ApiServerKube.__repr__)
+        return f"<ControlPlane {self.url}>"
+
     # --------------------------------------------------------------- start and stop
 
     def start(self) -> ControlPlane:
@@ -752,6 +755,9 @@ class RecordingProxy:
     _stopped: asyncio.Event | None = None
     _cluster_scoped: set[str] = attrs.field(factory=set)
 
+    def __repr__(self) -> str:  # not every recorded request (see ApiServerKube.__repr__)
+        return f"<RecordingProxy {self.url}, {len(self.calls)} calls>"
+
     def start(self) -> RecordingProxy:
         self._cluster_scoped = {key for key, info in self.plane.resources.items() if not info.namespaced}
         self._cluster_scoped.add("v1/namespaces")
@@ -876,6 +882,11 @@ class ApiServerKube:
     proxy: RecordingProxy | None = None  # None: seeds and reads only (the benchmark counts from the audit log)
     backend = "apiserver"
     token = ADMIN_TOKEN  # the bearer token of the admin user (kubeconfig fixture)
+
+    def __repr__(self) -> str:
+        # Short: a failing assertion on ``kube.get(...)`` shows this repr, and the generated one would
+        # format every request the proxy recorded (see aim_testing.emulator.storage.Storage.__repr__).
+        return f"<ApiServerKube at {self.plane.url}>"
 
     @property
     def recorder(self) -> RecordingProxy:

@@ -176,6 +176,10 @@ class Kube:
     backend = "emulator"
     token = "emulator"  # the bearer token clients send (the emulator takes any)
 
+    def __repr__(self) -> str:
+        # Short: a failing assertion on ``kube.get(...)`` shows this repr (see Storage.__repr__).
+        return f"<Kube on the emulator at {self.url}>"
+
     @property
     def url(self) -> str:
         """The base URL of the API server, e.g. ``http://127.0.0.1:41234``."""

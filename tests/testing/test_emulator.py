@@ -639,3 +639,30 @@ async def test_a_list_with_a_limit_comes_in_pages_that_continue(api: httpx.Async
     whole = (await api.get(WIDGETS)).json()
     assert "continue" not in whole["metadata"] and len(whole["items"]) == 7
     assert (await api.get(WIDGETS, params={"continue": "not-a-token"})).status_code == 400
+
+
+async def test_test_reactions_answer_the_requests_their_filters_and_slices_select(
+    api: httpx.AsyncClient, kube: Kube
+) -> None:
+    # The emulator decides which reaction sees a request by the reaction's filters (not by scanning
+    # every earlier request, as kmock does); slices still count the requests that came before.
+    await create(api, widget("w1"))
+    kube["patch"] << 500
+    failing = await api.patch(f"{WIDGETS}/w1", headers=MERGE, json={"spec": {"size": 2}})
+    assert failing.status_code == 500
+    assert kube.get("widgets", "ns1", "w1")["spec"] == {}  # the reaction answered: no write
+    assert (await api.get(f"{WIDGETS}/w1")).status_code == 200  # a GET passes that filter by
+
+    calls = 0
+
+    def counted(request: Any) -> bool:
+        nonlocal calls
+        calls += 1
+        return request.method == "GET" and request.url.path.endswith("/w2")
+
+    await create(api, widget("w2"))
+    kube[counted][:1] << 503  # the first GET of w2 ever (slices count from the first request)
+    assert (await api.get(f"{WIDGETS}/w2")).status_code == 503
+    assert (await api.get(f"{WIDGETS}/w2")).status_code == 200  # then the emulator again
+    assert (await api.get(f"{WIDGETS}/w1")).status_code == 200
+    assert calls > 0

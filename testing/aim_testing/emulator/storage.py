@@ -76,6 +76,12 @@ class Storage(kmock.KubernetesEmulator):
     _compacted: int = attrs.field(default=0, init=False)  # watches from a version below this get 410 Gone
     _watchers: set[asyncio.Queue[Change]] = attrs.field(factory=set, init=False)
 
+    def __repr__(self) -> str:
+        # Short on purpose: pytest's assertion rewriting shows the repr of whatever a failing assertion
+        # touched (``kube.get`` is a bound method of the facade holding this), and a poll that fails
+        # until it holds would otherwise format every stored change each time, seconds per test.
+        return f"<{type(self).__name__} at rv {self._rv}, {len(self._changes)} changes kept>"
+
     # ----------------------------------------------------------------- test helpers
 
     def resolve(self, resource: str | kmock.resource) -> kmock.resource:
