@@ -1,6 +1,6 @@
 """Benchmark: the operator's memory with many objects in its store (issue 9: 10,000 under 200 MB RSS).
 
-    python benchmarks/bench_store_memory.py [--objects 10000] [--no-children]
+    python benchmarks/bench_store_memory.py [--objects 10000] [--no-children] [--no-pods]
 
 1. Capture real objects: the operator reconciles one AIMService against the API
    emulator (created the way ``kubectl apply`` does, with its last-applied
@@ -8,9 +8,13 @@
    managedFields of every writer) and its InferenceService are the templates.
 2. In a fresh interpreter per variant, build the operator's runtime (plugins,
    controllers, store, indexes, engine) and feed it N copies of the service
-   (and N InferenceServices) through the watch path, ``Runtime.on_watch_event``,
-   as a stream would. Report the process's RSS before and after, with the
-   store slimming on (what the operator does) and off (everything kept).
+   (and N InferenceServices, and N predictor pods as the kubelet reports them
+   running) through the watch path, ``Runtime.on_watch_event``, as a stream
+   would. Each copy's condition times differ (services created at different
+   moments share none). Report the process's RSS before and after, with the
+   store slimming on (what the operator does) and off (everything kept), and
+   per kind the bytes an object takes (``sys.getsizeof`` over its parts,
+   what objects share counted once) and its indexes.
 3. Then what the engine remembers once it has written these objects itself
    (an operator that created the 10,000 services): per InferenceService the
    applied body's stored form, per service the status written
@@ -101,7 +105,92 @@ def _child(isvc: dict[str, Any], service: dict[str, Any], i: int, namespaces: in
     return child
 
 
-def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: bool, out: Any) -> None:
+def _timed(obj: dict[str, Any], i: int) -> dict[str, Any]:
+    """``obj`` with condition times of its own: copy i changed state i * 7 s after the first."""
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_780_000_000 + 7 * i))
+    for cond in (obj.get("status") or {}).get("conditions") or ():
+        if "lastTransitionTime" in cond:
+            cond["lastTransitionTime"] = at
+    return obj
+
+
+def _pod(isvc: dict[str, Any], i: int) -> dict[str, Any]:
+    """The predictor pod of the i-th InferenceService copy, running and Ready, as a kubelet reports it."""
+    meta = isvc["metadata"]
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_780_000_000 + 7 * i))
+    digest = f"{i:064x}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{meta['name']}-predictor-{i:05x}",
+            "namespace": meta["namespace"],
+            "uid": _uid(i, "p"),
+            "resourceVersion": str(30_000 + i),
+            "creationTimestamp": at,
+            "labels": {
+                "serving.kserve.io/inferenceservice": meta["name"],
+                "component": "predictor",
+                "app": f"isvc.{meta['name']}-predictor",
+                "pod-template-hash": f"{i:010x}",
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"{meta['name']}-predictor-{i:05x}",
+                    "uid": _uid(i, "r"),
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": {"nodeName": "gpu-node-1", "containers": [{"name": "kserve-container", "image": "aim:bench"}]},
+        "status": {
+            "phase": "Running",
+            "hostIP": "10.0.0.5",
+            "podIP": f"10.244.{i // 250}.{i % 250}",
+            "qosClass": "Burstable",
+            "startTime": at,
+            "conditions": [
+                {"type": t, "status": "True", "lastProbeTime": None, "lastTransitionTime": at}
+                for t in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled")
+            ],
+            "containerStatuses": [
+                {
+                    "name": "kserve-container",
+                    "image": "aim:bench",
+                    "imageID": f"docker.io/library/aim@sha256:{'a' * 64}",
+                    "containerID": f"containerd://{digest}",
+                    "ready": True,
+                    "started": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": at}},
+                    "lastState": {},
+                }
+            ],
+        },
+    }
+
+
+def _deep(value: Any, seen: set[int]) -> int:
+    """Bytes of ``value`` and what it holds, each object counted once over all calls with ``seen``."""
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+    return total
+
+
+def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: bool, out: Any, pods: bool) -> None:
     """In a fresh interpreter: the runtime's RSS empty, then with ``n`` services (and InferenceServices)."""
     import aim_core.runtime.store as store_module
     from aim_core.kube import dumps, loads  # what the watch streams decode with (orjson)
@@ -109,7 +198,7 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
     from aim_core.operator.settings import Settings
     from aim_core.operator.wiring import Runtime
     from aim_core.plugin.manager import get_plugin_manager
-    from aim_core.reconcile.resources import SERVICES
+    from aim_core.reconcile.resources import PODS, SERVICES
 
     if not slim:  # everything kept as decoded (what the store did before)
         store_module.slim = lambda obj, field_managers: obj  # type: ignore[assignment]
@@ -121,10 +210,12 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
     empty = rss_mb()
     for i in range(n):
         # what a stream hands over: freshly decoded JSON, one object at a time
-        runtime.on_watch_event(SERVICES, "ADDED", loads(dumps(_renamed(service, i, 10))))
+        runtime.on_watch_event(SERVICES, "ADDED", loads(dumps(_timed(_renamed(service, i, 10), i))))
         if isvc is not None:
-            child = _child(isvc, service, i, 10)
+            child = _timed(_child(isvc, service, i, 10), i)
             runtime.on_watch_event(isvc_ref, "ADDED", loads(dumps(child)))
+            if pods:
+                runtime.on_watch_event(PODS, "ADDED", loads(dumps(_pod(child, i))))
     gc.collect()
     full = rss_mb()
     engine = runtime.engine
@@ -148,14 +239,27 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
                 (isvc_ref, meta["namespace"], child["metadata"]["name"]), body, loads(dumps(child))
             )
     gc.collect()
+    forms = rss_mb()
+    seen: set[int] = set()
+    kinds = {}
+    for ref in (SERVICES, isvc_ref, PODS):
+        table = runtime.store._tables[ref]  # noqa: SLF001 - a benchmark looks inside
+        held = list(table.objects.values())
+        if held:
+            kinds[ref.plural] = {
+                "objects": len(held),
+                "bytes_each": round(sum(_deep(obj, seen) for obj in held) / len(held)),
+                "index_bytes_each": round(_deep(table.indexes, seen) / len(held)),
+            }
     out.put(
         {
             "slim": slim,
-            "objects": runtime.store.count(SERVICES) + runtime.store.count(isvc_ref),
+            "objects": runtime.store.count(SERVICES) + runtime.store.count(isvc_ref) + runtime.store.count(PODS),
             "rss_empty_mb": round(empty, 1),
             "rss_full_mb": round(full, 1),
-            "rss_forms_mb": round(rss_mb(), 1),
+            "rss_forms_mb": round(forms, 1),
             "queued_keys": engine.queue.pending(),
+            "kinds": kinds,
         }
     )
 
@@ -163,7 +267,8 @@ def measure(service: dict[str, Any], isvc: dict[str, Any] | None, n: int, slim: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--objects", type=int, default=10_000, help="AIMServices in the store")
-    parser.add_argument("--no-children", action="store_true", help="no InferenceService per service")
+    parser.add_argument("--no-children", action="store_true", help="no InferenceService (nor pod) per service")
+    parser.add_argument("--no-pods", action="store_true", help="no predictor pod per InferenceService")
     args = parser.parse_args()
     service, isvc = asyncio.run(capture())
     sizes = {"service_json_bytes": len(json.dumps(service)), "isvc_json_bytes": len(json.dumps(isvc))}
@@ -175,7 +280,10 @@ def main() -> None:
     ctx = multiprocessing.get_context("spawn")
     for slim in (False, True):
         out = ctx.Queue()
-        proc = ctx.Process(target=measure, args=(service, None if args.no_children else isvc, args.objects, slim, out))
+        proc = ctx.Process(
+            target=measure,
+            args=(service, None if args.no_children else isvc, args.objects, slim, out, not args.no_pods),
+        )
         proc.start()
         result = out.get(timeout=600)
         proc.join()
@@ -184,6 +292,11 @@ def main() -> None:
             f"empty -> {result['rss_full_mb']} MB full ({result['queued_keys']} keys queued) -> "
             f"{result['rss_forms_mb']} MB with the engine's applied forms"
         )
+        for plural, kind in result["kinds"].items():
+            print(
+                f"  {plural}: {kind['objects']} objects, {kind['bytes_each']} B each, "
+                f"indexes {kind['index_bytes_each']} B each"
+            )
 
 
 if __name__ == "__main__":
