@@ -215,11 +215,14 @@ def ssl_context(creds: Credentials) -> ssl.SSLContext | bool:
     """How to verify the server and present a client certificate: ``False`` (no verification) when ``insecure``."""
     if creds.insecure:
         return False
-    ctx = ssl.create_default_context()
+    # A named CA is the only trust for the API server, as for client-go; the system's store (about
+    # 1 MB per context) is loaded only when the kubeconfig names none.
     if creds.ca_path:
-        ctx.load_verify_locations(cafile=creds.ca_path)
+        ctx = ssl.create_default_context(cafile=creds.ca_path)
     elif creds.ca_data:
-        ctx.load_verify_locations(cadata=pem(creds.ca_data).decode())
+        ctx = ssl.create_default_context(cadata=pem(creds.ca_data).decode())
+    else:
+        ctx = ssl.create_default_context()
     if not (creds.certificate_path or creds.certificate_data):
         return ctx
     # ssl loads a client certificate and key from files only: inline data is written (0600, in a 0700

@@ -217,7 +217,9 @@ class Endpoints:
         tls = None
         if what == "metrics" and self.metrics_secure:
             try:
-                tls, watcher = secure.serving_context(*self._cert)
+                tls, watcher = await asyncio.to_thread(secure.serving_context, *self._cert)
+            except RuntimeError as exc:  # the self-signed certificate could not be made
+                raise EndpointError(f"{exc}; or give one with --metrics-cert-path") from None
             except (OSError, ssl.SSLError, ValueError) as exc:
                 raise EndpointError(
                     f"cannot load the metrics certificate from {self._cert[0]}: {exc}; check "

@@ -28,6 +28,8 @@ import json
 import logging
 import os
 import ssl
+import subprocess
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -67,7 +69,7 @@ def serving_context(
         )
         return watcher.context, watcher
     ctx = _server_context()
-    cert, key = self_signed()
+    cert, key = self_signed_in_child()
     with private_dir() as scratch:
         cert_path, key_path = os.path.join(scratch, "tls.crt"), os.path.join(scratch, "tls.key")
         for path, data in ((cert_path, cert), (key_path, key)):
@@ -77,7 +79,23 @@ def serving_context(
     return ctx, None
 
 
-def self_signed(host: str = "aim-engine-controller-manager-metrics-service") -> tuple[bytes, bytes]:
+METRICS_HOST = "aim-engine-controller-manager-metrics-service"
+
+
+def self_signed_in_child(host: str = METRICS_HOST) -> tuple[bytes, bytes]:
+    """:func:`self_signed`, made by a child process: the operator never loads the cryptography package
+    (its native library is about 10 MB resident in a process that signs once). The key comes back over
+    a pipe, never through a file."""
+    done = subprocess.run(
+        [sys.executable, "-m", "aim_core.operator.secure", host], capture_output=True, check=False, timeout=60
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"making the metrics certificate failed: {done.stderr.decode(errors='replace')[-300:]}")
+    pair = json.loads(done.stdout)
+    return pair["cert"].encode(), pair["key"].encode()
+
+
+def self_signed(host: str = METRICS_HOST) -> tuple[bytes, bytes]:
     """A self-signed certificate and its key (PEM), valid for a year, as controller-runtime makes when given none."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -236,3 +254,8 @@ def _user_key(user: dict[str, Any]) -> str:
         else {},
     }
     return _digest(json.dumps(whole, sort_keys=True))
+
+
+if __name__ == "__main__":  # the child of self_signed_in_child
+    made = self_signed(*sys.argv[1:2])
+    sys.stdout.write(json.dumps({"cert": made[0].decode(), "key": made[1].decode()}))

@@ -176,7 +176,7 @@ def compact(value: Any, shared: dict[bytes, Any]) -> Any:
     to the one copy): the ``spec`` (every InferenceService of one template in
     one namespace has the same; so have most services), the maps in the
     ``status`` (a service's resolved model, template, runtime config, cache),
-    the annotations and the ``managedFields`` kept (:func:`owned_form`). Stored objects are
+    the annotations, the finalizers and the ``managedFields`` kept (:func:`owned_form`). Stored objects are
     read-only for everyone (as they always were): shared parts must never be
     modified (:meth:`Store.damaged_shares` checks, the wire tests call it). In
     place, because rebuilding every container cost twice the time.
@@ -210,7 +210,7 @@ def _compact_meta(meta: dict[str, Any], shared: dict[bytes, Any]) -> None:
         if cls is str:
             if len(item) <= _SHORT:
                 meta[key] = sys.intern(item)
-        elif key == "managedFields" or key == "annotations":
+        elif key == "managedFields" or key == "annotations" or key == "finalizers":
             meta[key] = _shared(item, shared)
         elif cls is dict:
             meta[key] = _compact(_fit(item), shared)
