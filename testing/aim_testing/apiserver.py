@@ -414,15 +414,13 @@ class ControlPlane:
         return "\n".join(text.splitlines()[-lines:])
 
     def stop(self) -> None:
+        # Killed, not terminated: the plane and its folder are thrown away, and kube-apiserver's graceful
+        # shutdown takes 20 s (then the session's last test, or a benchmark, waited for it).
         for proc in reversed(self._procs):
             if proc.poll() is None:
-                proc.terminate()
-        for proc in reversed(self._procs):
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
                 proc.kill()
-                proc.wait()
+        for proc in reversed(self._procs):
+            proc.wait()
         self._procs.clear()
         if self.tokens is not None:
             self.tokens.stop()
