@@ -427,12 +427,15 @@ class Driver:
         while not ready and time.monotonic() < deadline:  # /readyz: every stream has listed
             self.op.check()
             time.sleep(0.5)
-            found = re.search(r"/readyz on (\S+)", (self.workdir / "operator.log").read_text(errors="replace"))
+            # this run's lines only: the restart appends to the log, whose first lines name the old port
+            found = re.search(r"/readyz on (\S+)", self.op.new_log())
             if found:
                 try:
                     ready = httpx.get(f"http://{found[1]}/readyz", timeout=5).status_code == 200
                 except httpx.HTTPError:
                     pass
+        if not ready:
+            raise TimeoutError(f"the restarted operator was not ready within {self.cfg.timeout} s")
         listed = time.perf_counter() - start
         _end, idle = self.cpu_idle(window=5.0)
         return {**self.op.memory(), "listed_s": listed, "went_idle": idle}

@@ -10,6 +10,7 @@ picks the tool plugin (``spec.tool``, else the only one installed, else ``genai-
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
@@ -132,6 +133,7 @@ class BenchmarkController(Controller):
             job=job,
             pods=pods,
             same_target=same,
+            now=datetime.datetime.now(datetime.UTC),
         )
 
     def _target(self, ctx: Context, run: BenchmarkView) -> Target:

@@ -31,6 +31,7 @@ run's ``historyLimit`` are deleted (runs with an owner, e.g. a sweep's, are neve
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,7 @@ from aim_core.benchmark.job import (
 )
 from aim_core.benchmark.view import BenchmarkView
 from aim_core.plugin.benchtools import BenchmarkReportError, BenchmarkResult, BenchmarkTool, Percentiles
+from aim_core.reconcile.conditions import parse_time
 from aim_core.reconcile.health import Health, State
 from aim_core.reconcile.obj import Obj, meta_of
 from aim_core.reconcile.plan import Deletion, Plan
@@ -77,6 +79,9 @@ class Target:
     pull_secrets: tuple[Mapping[str, Any], ...] = ()  # the service's effective pull secrets
 
 
+POD_GRACE = datetime.timedelta(seconds=30)  # how long a completed Job's pod may take to be seen
+
+
 @attrs.frozen
 class Observed:
     target: Target
@@ -85,6 +90,7 @@ class Observed:
     job: Obj | None = None
     pods: Sequence[Obj] = ()
     same_target: Sequence[Obj] = ()  # other AIMBenchmarks of the same target and namespace
+    now: datetime.datetime | None = None  # the controller's clock; None: no wait for a pod still on its way
 
 
 def plan_benchmark(obj: Obj | BenchmarkView, observed: Observed) -> Plan:
@@ -209,6 +215,18 @@ def _plan(run: BenchmarkView, observed: Observed) -> Plan:
         "lastTransitionTime"
     )
     if terminated is None:
+        completed = parse_time(str(plan.status.get("completionTime") or ""))
+        if observed.now is not None and completed is not None and observed.now - completed < POD_GRACE:
+            # the Job's completion and its pod's termination come on separate watches, in either order
+            plan.component(
+                JOB,
+                Health.progressing(
+                    "WaitingForPod", f"Job {meta_of(job)['name']} completed; waiting for its pod's termination message"
+                ),
+            )
+            plan.status["status"] = "Running"
+            plan.requeue(POD_GRACE.total_seconds())
+            return plan
         return _fail(plan, status, "ReportUnparsable", "the benchmark pod and its termination message are gone")
     try:
         parsed = list(tool.parse(terminated.get("message") or "", request))

@@ -286,3 +286,17 @@ def test_the_job_takes_the_services_resolved_placement_and_pull_secrets():
     pod = plan.apply[0].obj["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"pool": "a"} and pod["tolerations"] == [{"key": "k", "operator": "Exists"}]
     assert pod["imagePullSecrets"] == [{"name": "from-template"}, {"name": "own"}]
+
+
+def test_a_completed_job_whose_pod_is_not_seen_yet_is_waited_for_then_reported_gone():
+    import datetime
+
+    done = datetime.datetime(2026, 11, 29, 8, 0, tzinfo=datetime.UTC)
+    job = job_of(conditions=[{"type": "Complete", "status": "True"}], completionTime="2026-11-29T08:00:00Z")
+    soon = Observed(target=ENDPOINT, tool=FakeTool(), job=job, now=done + datetime.timedelta(seconds=5))
+    plan = plan_benchmark(run(), soon)  # the pod's termination comes on another watch, maybe later
+    assert plan.status["status"] == "Running" and plan.components["Job"].reason == "WaitingForPod"
+    assert plan.requeue_after
+    late = Observed(target=ENDPOINT, tool=FakeTool(), job=job, now=done + datetime.timedelta(seconds=40))
+    plan = plan_benchmark(run(), late)
+    assert plan.status["status"] == "Failed" and plan.components["Job"].reason == "ReportUnparsable"
