@@ -167,7 +167,12 @@ def _from_kubeconfig_in_child(kubeconfig: str | None, context: str | None) -> Cr
         command += ["--kubeconfig", kubeconfig]
     if context:
         command += ["--context", context]
-    done = subprocess.run(command, capture_output=True, check=False, timeout=CHILD_SECONDS)
+    try:
+        done = subprocess.run(command, capture_output=True, check=False, timeout=CHILD_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise NotConfigured(
+            f"reading the kubeconfig took over {CHILD_SECONDS:.0f} s (an exec plugin that hangs?)"
+        ) from None
     try:
         answer = json.loads(done.stdout)
     except ValueError:

@@ -86,9 +86,12 @@ def self_signed_in_child(host: str = METRICS_HOST) -> tuple[bytes, bytes]:
     """:func:`self_signed`, made by a child process: the operator never loads the cryptography package
     (its native library is about 10 MB resident in a process that signs once). The key comes back over
     a pipe, never through a file."""
-    done = subprocess.run(
-        [sys.executable, "-m", "aim_core.operator.secure", host], capture_output=True, check=False, timeout=60
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "aim_core.operator.secure", host], capture_output=True, check=False, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError("making the metrics certificate took over 60 s") from None
     if done.returncode != 0:
         raise RuntimeError(f"making the metrics certificate failed: {done.stderr.decode(errors='replace')[-300:]}")
     pair = json.loads(done.stdout)

@@ -412,3 +412,22 @@ def test_the_operator_reads_its_kubeconfig_in_a_child_and_never_imports_the_kube
     assert len(issued.read_text().splitlines()) == 2  # the plugin ran once per login
     assert "nowhere" in found["refused"]
     assert found["client"] == []
+
+
+def test_a_kubeconfig_read_that_hangs_is_a_login_error_not_a_traceback(tmp_path, monkeypatch):
+    """An exec plugin that never answers: the child is stopped and the operator says why."""
+    script = tmp_path / "hang.py"
+    script.write_text("import time\ntime.sleep(60)\n")
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "command": sys.executable,
+            "args": [str(script)],
+            "interactiveMode": "Never",
+        }
+    }
+    config = write_kubeconfig(tmp_path / "config", "https://127.0.0.1:6443", user)
+    monkeypatch.setattr(login, "CHILD_SECONDS", 3.0)
+    with pytest.raises(login.LoginError) as caught:
+        login.credentials(str(config), None, isolated=True)
+    assert "took over 3 s" in str(caught.value)
